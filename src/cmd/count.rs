@@ -1,0 +1,153 @@
+//! `nqueens count N`: count the solutions for an N×N board.
+
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::builder::{PossibleValue, PossibleValuesParser};
+use nqueens::report::{render_count, CountReport};
+use nqueens::{engine, known, Count, CountOptions, Error};
+
+use crate::cli::{parse_n, Global};
+use crate::exit::Exit;
+use crate::progress::{human, Bar};
+
+/// Arguments of `nqueens count`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Board size, 1 to 32
+    #[arg(
+        value_parser = parse_n,
+        allow_negative_numbers = true,
+        required_unless_present = "stdin"
+    )]
+    pub n: Option<u32>,
+
+    /// Counting engine (auto picks the fastest for N)
+    #[arg(short, long, default_value = engine::AUTO, value_parser = engine_values())]
+    pub engine: String,
+
+    /// Rows pre-placed per task [default: chosen for the thread count]
+    #[arg(long, value_name = "ROWS")]
+    pub split_depth: Option<u32>,
+
+    /// Also count fundamental solutions (distinct up to rotation and reflection)
+    #[arg(long)]
+    pub unique: bool,
+
+    /// Judge format: read one N per line from stdin (a line "0" or end of input ends), print
+    /// one count per line
+    #[arg(long, conflicts_with = "n")]
+    pub stdin: bool,
+}
+
+/// The engine names with their one-line summaries, for `--help`.
+fn engine_values() -> PossibleValuesParser {
+    let auto = PossibleValue::new(engine::AUTO).help("the fastest engine for N on this machine");
+    let rest = engine::ENGINES
+        .iter()
+        .map(|e| PossibleValue::new(e.name()).help(e.summary()));
+    PossibleValuesParser::new(std::iter::once(auto).chain(rest))
+}
+
+/// Runs `nqueens count`.
+pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
+    let options = CountOptions::new()
+        .engine(&args.engine)
+        .threads(global.threads())
+        .split_depth(args.split_depth)
+        .unique(args.unique);
+    if args.stdin {
+        return judge(&options, global);
+    }
+    let n = args.n.context("N is required")?;
+    let bar = Bar::new(global.quiet);
+    let result = nqueens::count_with_progress(n, &options, &bar);
+    bar.finish();
+    let count = result?;
+    render_count(
+        &CountReport::from(&count),
+        global.format(),
+        &mut std::io::stdout().lock(),
+    )?;
+    if !global.quiet {
+        eprintln!("nqueens: {}", commentary(&count));
+    }
+    Ok(verdict(&count).into())
+}
+
+/// One line for people: what was counted, how, how fast, and whether it matches OEIS.
+fn commentary(c: &Count) -> String {
+    let secs = c.elapsed.as_secs_f64();
+    let rate = c.total as f64 / secs.max(1e-9);
+    let check = match c.verified {
+        Some(true) => "matches OEIS A000170",
+        Some(false) => "DOES NOT MATCH OEIS A000170",
+        None => "no published value to check against",
+    };
+    format!(
+        "N = {}: {} solutions; {} engine ({}, {} tasks), {} threads, {:.3} s, {} solutions/s; {}",
+        c.n,
+        c.total,
+        c.engine,
+        c.plan,
+        c.tasks,
+        c.threads,
+        secs,
+        human(rate),
+        check
+    )
+}
+
+/// Exit status for a finished count; reports a disagreement with OEIS loudly.
+fn verdict(c: &Count) -> Exit {
+    if c.is_consistent() {
+        return Exit::Ok;
+    }
+    if c.verified == Some(false) {
+        let expected = known::total(c.n).unwrap_or_default();
+        eprintln!(
+            "nqueens: WRONG ANSWER: computed {} solutions for N = {}, but OEIS A000170 says {}. \
+             Suspect the hardware (CPU, memory, overclock) or a bug.",
+            c.total, c.n, expected
+        );
+    }
+    if let (Some(u), Some(false)) = (c.unique, c.unique_verified) {
+        let expected = known::unique(c.n).unwrap_or_default();
+        eprintln!(
+            "nqueens: WRONG ANSWER: computed {u} fundamental solutions for N = {}, \
+             but OEIS A002562 says {expected}.",
+            c.n
+        );
+    }
+    Exit::Mismatch
+}
+
+/// The judge format: one N per line in, one count per line out.
+fn judge(options: &CountOptions, global: &Global) -> anyhow::Result<ExitCode> {
+    let mut status = Exit::Ok;
+    let mut out = std::io::stdout().lock();
+    for (index, line) in std::io::stdin().lock().lines().enumerate() {
+        let line = line.context("reading standard input")?;
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        if text == "0" {
+            break;
+        }
+        let n = parse_n(text).map_err(|message| Error::Parse {
+            source_name: "<stdin>".to_string(),
+            line: index + 1,
+            column: None,
+            message,
+        })?;
+        let count = nqueens::count(n, options)?;
+        render_count(&CountReport::from(&count), global.format(), &mut out)?;
+        out.flush()?;
+        if verdict(&count) != Exit::Ok {
+            status = Exit::Mismatch;
+        }
+    }
+    Ok(status.into())
+}

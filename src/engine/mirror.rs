@@ -1,0 +1,235 @@
+//! The mirror engine: the project's baseline design.
+//!
+//! The first row's queen is restricted to the left half of the board and every count doubled
+//! (the mirror image of each solution has its first queen in the right half). For odd N the
+//! middle column of the first row is handled separately, with the second row's queen in the
+//! left half, also doubled. The first `split_depth` rows are expanded into independent tasks;
+//! each task is finished by the interleaved kernel in [`super::kernel`].
+
+use super::kernel::{self, bits, expand_at_least, expand_to, Node, Rows, LANES};
+use super::{Engine, PlanOptions};
+use crate::error::{check_n, Error};
+use crate::plan::{fingerprint_words, Plan};
+
+/// The mirror-symmetry engine (`--engine mirror`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Mirror;
+
+/// Split depths users may ask for.
+const MIN_DEPTH: u32 = 1;
+const MAX_DEPTH: u32 = 8;
+
+/// Automatic split: the smallest depth from 2 with at least this many tasks per thread.
+const TASKS_PER_THREAD: usize = 64;
+const MAX_AUTO_DEPTH: u32 = 5;
+
+/// Start nodes handed to the kernel per task, so its lanes stay busy.
+const KERNEL_NODES: usize = 16 * LANES;
+
+impl Engine for Mirror {
+    fn name(&self) -> &'static str {
+        "mirror"
+    }
+
+    fn summary(&self) -> &'static str {
+        "bitmask backtracking with mirror symmetry (the baseline design)"
+    }
+
+    fn version(&self) -> u32 {
+        1
+    }
+
+    fn plan(&self, n: u32, options: &PlanOptions) -> Result<Box<dyn Plan>, Error> {
+        check_n(n)?;
+        let depth = match options.split_depth {
+            Some(d) => check_depth(n, d)?,
+            None => auto_depth(n, options.threads),
+        };
+        Ok(Box::new(MirrorPlan::new(n, depth)))
+    }
+}
+
+/// Validates a user-chosen split depth.
+fn check_depth(n: u32, depth: u32) -> Result<u32, Error> {
+    let max = MAX_DEPTH.min(n);
+    if (MIN_DEPTH..=max).contains(&depth) {
+        Ok(depth)
+    } else {
+        Err(Error::SplitDepth {
+            n,
+            depth,
+            min: MIN_DEPTH,
+            max,
+        })
+    }
+}
+
+/// The smallest depth from 2 that gives every thread enough tasks to balance.
+fn auto_depth(n: u32, threads: usize) -> u32 {
+    let want = TASKS_PER_THREAD * threads.max(1);
+    let cap = MAX_AUTO_DEPTH.min(n);
+    (2.min(cap)..=cap)
+        .find(|&d| start_tasks(n, d).len() >= want)
+        .unwrap_or(cap)
+}
+
+/// The tasks at `depth` with their symmetry weights.
+fn start_tasks(n: u32, depth: u32) -> Vec<(Node, u8)> {
+    let rows = Rows::full(n);
+    let mut tasks = Vec::new();
+    for (start, weight) in mirror_starts(n, &rows) {
+        let nodes = expand_to(&rows, vec![start], depth.max(start.row));
+        tasks.extend(nodes.into_iter().map(|x| (x, weight)));
+    }
+    tasks
+}
+
+/// The mirror-symmetric starting placements: first-row queen in the left half (weight 2);
+/// for odd N, first-row queen in the middle with the second-row queen in the left half
+/// (weight 2). A 1×1 board has the single placement, weight 1.
+fn mirror_starts(n: u32, rows: &Rows) -> Vec<(Node, u8)> {
+    if n == 1 {
+        return vec![(Node::ROOT, 1)];
+    }
+    let half = n / 2;
+    let left = (1u32 << half) - 1;
+    let mut starts: Vec<(Node, u8)> = bits(left).map(|b| (Node::ROOT.place(b), 2)).collect();
+    if n % 2 == 1 {
+        let middle = Node::ROOT.place(1 << half);
+        starts.extend(bits(middle.free(rows) & left).map(|b| (middle.place(b), 2)));
+    }
+    starts
+}
+
+/// The mirror engine's plan for one board size and split depth.
+#[derive(Debug, Clone)]
+pub struct MirrorPlan {
+    n: u32,
+    depth: u32,
+    rows: Rows,
+    tasks: Vec<(Node, u8)>,
+    costs: Vec<u64>,
+}
+
+impl MirrorPlan {
+    /// Expands the mirror starts of an `n`×`n` board to `depth` rows.
+    pub fn new(n: u32, depth: u32) -> Self {
+        let rows = Rows::full(n);
+        let tasks = start_tasks(n, depth);
+        let costs = tasks
+            .iter()
+            .map(|(node, _)| expand_to(&rows, vec![*node], node.row + 2).len() as u64)
+            .collect();
+        MirrorPlan {
+            n,
+            depth,
+            rows,
+            tasks,
+            costs,
+        }
+    }
+
+    /// The split depth this plan was built with.
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+}
+
+impl Plan for MirrorPlan {
+    fn n(&self) -> u32 {
+        self.n
+    }
+
+    fn engine(&self) -> &'static str {
+        Mirror.name()
+    }
+
+    fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    fn cost(&self, task: usize) -> u64 {
+        self.costs[task]
+    }
+
+    fn solve(&self, task: usize) -> u128 {
+        let (node, weight) = self.tasks[task];
+        let nodes = expand_at_least(&self.rows, vec![node], KERNEL_NODES);
+        u128::from(kernel::count(&self.rows, &nodes)) * u128::from(weight)
+    }
+
+    fn fingerprint(&self) -> String {
+        let head = [
+            u64::from_le_bytes(*b"mirror\0\0"),
+            u64::from(Mirror.version()),
+            u64::from(self.n),
+            u64::from(self.depth),
+        ];
+        let body = self.tasks.iter().flat_map(|(x, w)| {
+            [
+                u64::from(x.row) << 32 | u64::from(*w),
+                u64::from(x.cols) << 32 | u64::from(x.ld),
+                u64::from(x.rd),
+            ]
+        });
+        fingerprint_words(head.into_iter().chain(body))
+    }
+
+    fn describe(&self) -> String {
+        format!("split depth {}", self.depth)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::known;
+
+    fn total(plan: &MirrorPlan) -> u128 {
+        (0..plan.len()).map(|t| plan.solve(t)).sum()
+    }
+
+    #[test]
+    fn mirror_plan_matches_known_values_up_to_12() {
+        for n in 1..=12 {
+            let plan = MirrorPlan::new(n, auto_depth(n, 2));
+            assert_eq!(Some(total(&plan)), known::total(n), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn every_split_depth_gives_the_same_total() {
+        for n in [1, 2, 3, 5, 8, 9] {
+            for depth in 1..=MAX_DEPTH.min(n) {
+                let plan = MirrorPlan::new(n, depth);
+                assert_eq!(
+                    Some(total(&plan)),
+                    known::total(n),
+                    "n = {n}, depth {depth}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn depth_outside_the_range_is_an_error() {
+        assert!(check_depth(10, 0).is_err());
+        assert!(check_depth(4, 5).is_err());
+        assert!(check_depth(10, 3).is_ok());
+    }
+
+    #[test]
+    fn automatic_depth_gives_enough_tasks() {
+        let depth = auto_depth(16, 2);
+        assert!((2..=3).contains(&depth));
+        assert!(start_tasks(16, depth).len() >= 128);
+    }
+
+    #[test]
+    fn fingerprint_depends_on_depth_and_n() {
+        let a = MirrorPlan::new(10, 2).fingerprint();
+        assert_eq!(a, MirrorPlan::new(10, 2).fingerprint());
+        assert_ne!(a, MirrorPlan::new(10, 3).fingerprint());
+        assert_ne!(a, MirrorPlan::new(11, 2).fingerprint());
+    }
+}

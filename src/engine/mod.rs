@@ -1,0 +1,99 @@
+//! Counting engines: one module per engine, all behind the [`Engine`] trait.
+//!
+//! An engine turns a board size into a [`Plan`] of independent tasks; the executor in
+//! [`crate::plan`] runs any plan in parallel. Adding an engine means adding a module and a
+//! line to [`ENGINES`]; the CLI lists the names from here.
+
+pub mod kernel;
+pub mod mirror;
+
+use crate::error::{check_n, Error};
+use crate::plan::Plan;
+
+/// Parameters an engine may use when it builds its plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanOptions {
+    /// Number of pre-placed rows per task, or `None` to let the engine choose.
+    pub split_depth: Option<u32>,
+    /// Worker threads the plan will run on (guides the automatic split).
+    pub threads: usize,
+}
+
+impl Default for PlanOptions {
+    fn default() -> Self {
+        PlanOptions {
+            split_depth: None,
+            threads: 1,
+        }
+    }
+}
+
+/// A way of counting N-Queens solutions.
+pub trait Engine: Sync {
+    /// The name users select it by (`--engine NAME`).
+    fn name(&self) -> &'static str;
+    /// One line describing the method, for `--help`.
+    fn summary(&self) -> &'static str;
+    /// Version of the engine's plan layout; part of every plan fingerprint.
+    fn version(&self) -> u32;
+    /// Builds the plan of tasks for an `n`×`n` board.
+    fn plan(&self, n: u32, options: &PlanOptions) -> Result<Box<dyn Plan>, Error>;
+}
+
+/// Every engine, in the order `--help` lists them.
+pub static ENGINES: &[&dyn Engine] = &[&mirror::Mirror];
+
+/// The pseudo-engine name that picks the fastest engine for the board.
+pub const AUTO: &str = "auto";
+
+/// The names accepted by [`find`]: `auto`, then every engine.
+pub fn names() -> Vec<&'static str> {
+    std::iter::once(AUTO)
+        .chain(ENGINES.iter().map(|e| e.name()))
+        .collect()
+}
+
+/// Looks an engine up by name; `auto` picks the fastest one for `n`.
+pub fn find(name: &str, n: u32) -> Result<&'static dyn Engine, Error> {
+    if name == AUTO {
+        return Ok(auto(n));
+    }
+    ENGINES
+        .iter()
+        .copied()
+        .find(|e| e.name() == name)
+        .ok_or_else(|| Error::UnknownEngine {
+            name: name.to_string(),
+            choices: names().join(", "),
+        })
+}
+
+/// The fastest engine for an `n`×`n` board on this machine.
+pub fn auto(n: u32) -> &'static dyn Engine {
+    let _ = n;
+    &mirror::Mirror
+}
+
+/// Builds the plan of the engine called `name` for an `n`×`n` board.
+pub fn plan(name: &str, n: u32, options: &PlanOptions) -> Result<Box<dyn Plan>, Error> {
+    check_n(n)?;
+    find(name, n)?.plan(n, options)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_name_resolves() {
+        for name in names() {
+            assert!(find(name, 8).is_ok(), "{name}");
+        }
+    }
+
+    #[test]
+    fn unknown_names_list_the_choices() {
+        let err = find("quantum", 8).err().expect("should fail").to_string();
+        assert!(err.contains("mirror") && err.contains("auto"), "{err}");
+    }
+}

@@ -1,0 +1,119 @@
+//! The library's error type.
+//!
+//! Every fallible library function returns [`Error`]; user input never causes a panic. The
+//! binary maps these to exit codes (see `src/exit.rs`).
+
+use std::path::PathBuf;
+
+/// The smallest board size the counters accept.
+pub const MIN_N: u32 = 1;
+/// The largest board size the counters accept (row masks are `u32`, totals `u128`).
+pub const MAX_N: u32 = 32;
+
+/// Everything that can go wrong in the library.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The board size is outside the supported range.
+    #[error("N must be between {min} and {max}, got {n}")]
+    BoardSize {
+        /// The size that was asked for.
+        n: i64,
+        /// Smallest accepted size.
+        min: u32,
+        /// Largest accepted size.
+        max: u32,
+    },
+    /// The thread count is zero or absurdly large.
+    #[error("thread count must be between 1 and {max}, got {threads}")]
+    Threads {
+        /// The count that was asked for.
+        threads: usize,
+        /// Largest accepted count.
+        max: usize,
+    },
+    /// The split depth does not fit the board.
+    #[error("split depth must be between {min} and {max} for N = {n}, got {depth}")]
+    SplitDepth {
+        /// Board size.
+        n: u32,
+        /// Depth that was asked for.
+        depth: u32,
+        /// Smallest accepted depth.
+        min: u32,
+        /// Largest accepted depth.
+        max: u32,
+    },
+    /// The engine name is not one the library knows.
+    #[error("unknown engine '{name}' (choose one of: {choices})")]
+    UnknownEngine {
+        /// The name that was asked for.
+        name: String,
+        /// Comma-separated list of valid names.
+        choices: String,
+    },
+    /// The engine cannot count this N (or this option).
+    #[error("the {engine} engine does not support {what}")]
+    Unsupported {
+        /// Engine name.
+        engine: &'static str,
+        /// What it cannot do, e.g. "N = 40".
+        what: String,
+    },
+    /// The rayon thread pool could not be built.
+    #[error("could not start the worker threads: {0}")]
+    ThreadPool(String),
+    /// Malformed input text (masks, judge input, permutations, result files).
+    #[error("{source_name}: line {line}{}: {message}", column.map(|c| format!(", column {c}")).unwrap_or_default())]
+    Parse {
+        /// Where the text came from (a path or "<stdin>").
+        source_name: String,
+        /// 1-based line number.
+        line: usize,
+        /// 1-based column, when it is known.
+        column: Option<usize>,
+        /// What is wrong.
+        message: String,
+    },
+    /// Reading or writing a file failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The run was interrupted (Ctrl-C or SIGTERM) before it finished.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl Error {
+    /// Whether this error was caused by bad user input (exit status 2) rather than a
+    /// run-time failure.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            Error::BoardSize { .. }
+                | Error::Threads { .. }
+                | Error::SplitDepth { .. }
+                | Error::UnknownEngine { .. }
+                | Error::Unsupported { .. }
+                | Error::Parse { .. }
+        )
+    }
+}
+
+/// Checks that `n` is a board size the counters accept.
+pub fn check_n(n: u32) -> Result<(), Error> {
+    if (MIN_N..=MAX_N).contains(&n) {
+        Ok(())
+    } else {
+        Err(Error::BoardSize {
+            n: i64::from(n),
+            min: MIN_N,
+            max: MAX_N,
+        })
+    }
+}

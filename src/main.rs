@@ -1,0 +1,68 @@
+//! The `nqueens` command-line tool: a thin layer over the `nqueens` library.
+
+mod cli;
+mod cmd;
+mod exit;
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::error::ErrorKind;
+use clap::Parser;
+
+use crate::cli::Cli;
+use crate::exit::Exit;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return usage_error(&err),
+    };
+    match cmd::run(&cli) {
+        Ok(code) => code,
+        Err(err) => runtime_error(&err),
+    }
+}
+
+/// Prints a clap error as one line (help and version print in full).
+fn usage_error(err: &clap::Error) -> ExitCode {
+    match err.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = err.print();
+            Exit::Ok.into()
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = err.print();
+            Exit::Usage.into()
+        }
+        _ => {
+            let text = err.to_string();
+            let first = text.lines().next().unwrap_or("invalid arguments");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            eprintln!("nqueens: {first} (see 'nqueens --help')");
+            Exit::Usage.into()
+        }
+    }
+}
+
+/// Prints an error chain once and picks the exit status from its cause.
+fn runtime_error(err: &anyhow::Error) -> ExitCode {
+    if is_broken_pipe(err) {
+        return Exit::Ok.into();
+    }
+    eprintln!("nqueens: {err:#}");
+    let lib = err.chain().find_map(|e| e.downcast_ref::<nqueens::Error>());
+    match lib {
+        Some(nqueens::Error::Interrupted) => Exit::Interrupted.into(),
+        Some(e) if e.is_usage() => Exit::Usage.into(),
+        _ => Exit::Failure.into(),
+    }
+}
+
+/// Whether the error is a closed stdout (e.g. piped into `head`): not a failure.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,54 @@
+//! Markdown rendering: GitHub-style tables.
+
+use std::io::{self, Write};
+
+use super::{verdict, CountReport};
+
+/// Writes a markdown table: a header row, the separator, then the body rows.
+pub fn table(header: &[&str], body: &[Vec<String>], out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "| {} |", header.join(" | "))?;
+    let rule: Vec<&str> = header.iter().map(|_| "---").collect();
+    writeln!(out, "| {} |", rule.join(" | "))?;
+    for row in body {
+        writeln!(out, "| {} |", row.join(" | "))?;
+    }
+    Ok(())
+}
+
+/// One count as a one-row table.
+pub fn count(r: &CountReport, out: &mut dyn Write) -> io::Result<()> {
+    let header = [
+        "N",
+        "solutions",
+        "unique",
+        "engine",
+        "threads",
+        "time (s)",
+        "verified",
+    ];
+    let row = vec![
+        r.n.to_string(),
+        r.total.clone(),
+        r.unique.clone().unwrap_or_else(|| "-".to_string()),
+        r.engine.clone(),
+        r.threads.to_string(),
+        format!("{:.3}", r.elapsed_s),
+        verdict(r.verified).to_string(),
+    ];
+    table(&header, &[row], out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_has_header_rule_and_rows() {
+        let mut out = Vec::new();
+        table(&["a", "b"], &[vec!["1".into(), "2".into()]], &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "| a | b |\n| --- | --- |\n| 1 | 2 |\n"
+        );
+    }
+}

@@ -1,0 +1,104 @@
+//! The report model and its renderers.
+//!
+//! Commands build a serde model ([`CountReport`]) and hand it to a pure renderer: text
+//! ([`text`]), JSON ([`json`]) or markdown ([`markdown`]). Nothing here computes anything.
+
+pub mod json;
+pub mod markdown;
+pub mod text;
+
+use std::io::{self, Write};
+
+use serde::{Deserialize, Serialize};
+
+use crate::Count;
+
+/// The schema tag of a count report.
+pub const COUNT_SCHEMA: &str = "nqueens.count/1";
+
+/// Output format of a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// Plain values, one per line.
+    #[default]
+    Text,
+    /// One JSON object.
+    Json,
+    /// A markdown table.
+    Markdown,
+}
+
+/// One finished count, as printed and exported.
+///
+/// JSON fields: `schema` (`"nqueens.count/1"`), `version` (of the tool), `n`, `total` and
+/// `unique` (decimal strings, so no digit is lost past 2^53; `unique` is null unless asked
+/// for), `engine`, `plan`, `tasks`, `threads`, `elapsed_s`, `verified` and `unique_verified`
+/// (true/false against OEIS, null when no value is published), `code_path` (the kernel
+/// variant chosen for this CPU).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CountReport {
+    /// Schema tag, [`COUNT_SCHEMA`].
+    pub schema: String,
+    /// Version of nqueens that produced the report.
+    pub version: String,
+    /// Board size.
+    pub n: u32,
+    /// Number of solutions, as a decimal string.
+    pub total: String,
+    /// Number of fundamental solutions, as a decimal string.
+    pub unique: Option<String>,
+    /// Engine name.
+    pub engine: String,
+    /// Plan parameters.
+    pub plan: String,
+    /// Number of tasks in the plan.
+    pub tasks: usize,
+    /// Worker threads.
+    pub threads: usize,
+    /// Wall-clock seconds.
+    pub elapsed_s: f64,
+    /// Agreement of `total` with OEIS A000170.
+    pub verified: Option<bool>,
+    /// Agreement of `unique` with OEIS A002562.
+    pub unique_verified: Option<bool>,
+    /// Kernel code path used on this CPU.
+    pub code_path: String,
+}
+
+impl From<&Count> for CountReport {
+    fn from(c: &Count) -> Self {
+        CountReport {
+            schema: COUNT_SCHEMA.to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            n: c.n,
+            total: c.total.to_string(),
+            unique: c.unique.map(|u| u.to_string()),
+            engine: c.engine.to_string(),
+            plan: c.plan.clone(),
+            tasks: c.tasks,
+            threads: c.threads,
+            elapsed_s: c.elapsed.as_secs_f64(),
+            verified: c.verified,
+            unique_verified: c.unique_verified,
+            code_path: crate::engine::kernel::code_path().to_string(),
+        }
+    }
+}
+
+/// Writes `report` in `format`.
+pub fn render_count(report: &CountReport, format: Format, out: &mut dyn Write) -> io::Result<()> {
+    match format {
+        Format::Text => text::count(report, out),
+        Format::Json => json::write(report, out),
+        Format::Markdown => markdown::count(report, out),
+    }
+}
+
+/// Formats an optional verification flag for people.
+pub fn verdict(verified: Option<bool>) -> &'static str {
+    match verified {
+        Some(true) => "yes",
+        Some(false) => "NO",
+        None => "unknown",
+    }
+}
