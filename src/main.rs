@@ -39,7 +39,13 @@ fn usage_error(err: &clap::Error) -> ExitCode {
             let text = err.to_string();
             let first = text.lines().next().unwrap_or("invalid arguments");
             let first = first.strip_prefix("error: ").unwrap_or(first);
-            eprintln!("nqueens: {first} (see 'nqueens --help')");
+            let choices = text
+                .lines()
+                .map(str::trim)
+                .find(|l| l.starts_with("[possible values:"))
+                .map(|l| format!(" {l}"))
+                .unwrap_or_default();
+            eprintln!("nqueens: {first}{choices} (see 'nqueens --help')");
             Exit::Usage.into()
         }
     }
