@@ -219,9 +219,9 @@ fn count_near_end(rows: &Rows, node: &Node) -> u64 {
 }
 
 /// One stack level of one lane. Slot `r + 1` holds row `r`; the layout is fixed because the
-/// x86-64 step addresses the fields by offset.
-#[repr(C, align(32))]
-#[derive(Clone, Copy, Debug, Default)]
+/// x86-64 step addresses the fields by offset (one 64-byte line per slot).
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug)]
 struct Slot {
     /// Occupied columns (offset 0).
     cols: u32,
@@ -234,20 +234,43 @@ struct Slot {
     /// Cells this row may use; fixed per board (offset 16).
     allowed: u32,
     _pad: u32,
-    /// 1 in the last row's slot, else 0 (offset 24): every visit to the last row is one take
-    /// step plus one pop step, so the sum of `visit` over all steps is twice the solutions.
+    /// 1 in the last row's slot, else 0 (offset 24). The last row is entered once per
+    /// solution and left after exactly one step, so the sum of `visit` over all steps is the
+    /// number of solutions: no row test in the loop.
     visit: u64,
+    /// Where to go when this slot is exhausted (offset 32): the nearest slot below with an
+    /// untried cell. Exhausted slots are skipped at once ("eager pop"), so every step places
+    /// a queen and no step is spent popping.
+    resume: *mut Slot,
+    _tail: [u64; 3],
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot {
+            cols: 0,
+            ld: 0,
+            rd: 0,
+            free: 0,
+            allowed: 0,
+            _pad: 0,
+            visit: 0,
+            resume: std::ptr::null_mut(),
+            _tail: [0; 3],
+        }
+    }
 }
 
 /// Slots per lane: a sentinel below row 0, rows 0..n-1, and row n (never entered).
 const SLOTS: usize = MAX_ROWS + 2;
 
-/// One search step on the lane whose current slot is `*p`: take the lowest untried cell of the
-/// current row, write the child into the slot above, move up if the child's row has a free
-/// cell, stay if not, move down if the current row had no untried cell.
+/// One search step on the lane whose current slot is `*p` (which has an untried cell): take
+/// the lowest untried cell, write the child into the slot above (with its resume point), move
+/// up if the child's row has a free cell, else stay if this row has cells left, else resume.
 trait Step {
     /// # Safety
-    /// `*p` and `*p + 1` must point into the same lane's slot array, and `*p - 1` must too.
+    /// `*p` must be a lane's slot with `free != 0` below its last slot, and every `resume`
+    /// pointer reachable from it must point into the same lane (or its sentinel).
     unsafe fn step(p: &mut *mut Slot, visits: &mut u64);
 }
 
@@ -257,22 +280,23 @@ struct RustStep;
 impl Step for RustStep {
     #[inline(always)]
     unsafe fn step(p: &mut *mut Slot, visits: &mut u64) {
-        // SAFETY: the caller guarantees the slots around `*p` are in bounds.
+        // SAFETY: the caller guarantees `*p` and the slot above it are in bounds.
         let (cur, next) = unsafe { (&mut **p, &mut *(*p).add(1)) };
         let avail = cur.free;
         let bit = avail & avail.wrapping_neg();
         cur.free = avail ^ bit;
+        let resume = if cur.free != 0 { *p } else { cur.resume };
+        next.resume = resume;
         next.cols = cur.cols | bit;
         next.ld = (cur.ld | bit) << 1;
         next.rd = (cur.rd | bit) >> 1;
         next.free = next.allowed & !(next.cols | next.ld | next.rd);
         *visits += cur.visit;
-        let up = if next.free != 0 {
+        *p = if next.free != 0 {
             (*p).wrapping_add(1)
         } else {
-            *p
+            resume
         };
-        *p = if avail != 0 { up } else { (*p).wrapping_sub(1) };
     }
 }
 
@@ -285,15 +309,18 @@ struct AsmStep;
 impl Step for AsmStep {
     #[inline(always)]
     unsafe fn step(p: &mut *mut Slot, visits: &mut u64) {
-        // SAFETY: the caller guarantees the slots around `*p` are in bounds and the CPU has
-        // BMI1 (`blsi`, `andn`); offsets follow `Slot`'s `repr(C)` layout (32 bytes a slot).
+        // SAFETY: the caller guarantees the slots involved are in bounds and the CPU has BMI1
+        // (`blsi`, `andn`); offsets follow `Slot`'s `repr(C)` layout (64 bytes a slot).
         unsafe {
             std::arch::asm!(
                 "mov {a:e}, dword ptr [{p} + 12]",
                 "blsi {b:e}, {a:e}",
-                "mov {t:e}, {a:e}",
-                "xor {t:e}, {b:e}",
-                "mov dword ptr [{p} + 12], {t:e}",
+                "xor {a:e}, {b:e}",
+                "mov dword ptr [{p} + 12], {a:e}",
+                "mov {t}, qword ptr [{p} + 32]",
+                "test {a:e}, {a:e}",
+                "cmovnz {t}, {p}",
+                "mov qword ptr [{p} + 96], {t}",
                 "mov {c:e}, dword ptr [{p}]",
                 "or {c:e}, {b:e}",
                 "mov {l:e}, dword ptr [{p} + 4]",
@@ -301,20 +328,17 @@ impl Step for AsmStep {
                 "add {l:e}, {l:e}",
                 "or {b:e}, dword ptr [{p} + 8]",
                 "shr {b:e}, 1",
-                "mov dword ptr [{p} + 32], {c:e}",
-                "mov dword ptr [{p} + 36], {l:e}",
-                "mov dword ptr [{p} + 40], {b:e}",
+                "mov dword ptr [{p} + 64], {c:e}",
+                "mov dword ptr [{p} + 68], {l:e}",
+                "mov dword ptr [{p} + 72], {b:e}",
                 "or {c:e}, {l:e}",
                 "or {c:e}, {b:e}",
-                "andn {c:e}, {c:e}, dword ptr [{p} + 48]",
-                "mov dword ptr [{p} + 44], {c:e}",
-                "lea {t}, [{p} + 32]",
-                "cmovz {t}, {p}",
-                "lea {l}, [{p} - 32]",
-                "test {a:e}, {a:e}",
-                "cmovz {t}, {l}",
                 "add {v}, qword ptr [{p} + 24]",
-                "mov {p}, {t}",
+                "andn {c:e}, {c:e}, dword ptr [{p} + 80]",
+                "mov dword ptr [{p} + 76], {c:e}",
+                "lea {l}, [{p} + 64]",
+                "cmovz {l}, {t}",
+                "mov {p}, {l}",
                 p = inout(reg) *p,
                 v = inout(reg) *visits,
                 a = out(reg) _,
@@ -350,20 +374,26 @@ impl Lanes {
     /// Counts completions of all `nodes` (each has row + 1 < n).
     #[inline(always)]
     fn run<S: Step>(&mut self, rows: &Rows, nodes: &[Node]) -> u64 {
-        let mut queue = nodes.iter();
+        let mut queue = nodes.iter().filter(|x| x.free(rows) != 0);
         let mut visits = 0u64;
         let mut cur = [std::ptr::null_mut::<Slot>(); LANES];
         let mut base = [std::ptr::null_mut::<Slot>(); LANES];
+        let mut full = true;
         for i in 0..LANES {
             match queue.next() {
                 Some(node) => (cur[i], base[i]) = self.load(i, rows, node),
-                None => (cur[i], base[i]) = self.idle(i),
+                None => {
+                    (cur[i], base[i]) = self.idle(i);
+                    full = false;
+                }
             }
         }
         // SAFETY: every `cur[i]` stays within lane i's slots: it starts at a node's row
-        // (<= n - 2), moves up only into rows < n, and is stepped only while >= its base.
+        // (<= n - 2) with a free cell, moves up only into rows < n (row n allows nothing),
+        // resumes only to slots at or above its base's sentinel, and is stepped only while it
+        // is at or above its base.
         unsafe {
-            'outer: loop {
+            'outer: while full {
                 for lane in cur.iter_mut() {
                     S::step(lane, &mut visits);
                 }
@@ -383,7 +413,7 @@ impl Lanes {
                 }
             }
         }
-        visits / 2
+        visits
     }
 
     /// Starts lane `i` on `node`; returns its current and base slot pointers.
@@ -394,6 +424,7 @@ impl Lanes {
         slot.rd = node.rd;
         slot.free = node.free(rows);
         let p: *mut Slot = slot;
+        slot.resume = p.wrapping_sub(1);
         (p, p)
     }
 
@@ -453,6 +484,44 @@ mod tests {
         let nodes = expand_at_least(&rows, vec![Node::ROOT], 100);
         assert!(nodes.len() >= 100);
         assert_eq!(count(&rows, &nodes), 352);
+    }
+
+    #[test]
+    fn dead_nodes_and_fewer_nodes_than_lanes_are_handled() {
+        let rows = Rows::full(8);
+        let dead = Node {
+            row: 2,
+            cols: 0b1111_1111,
+            ld: 0,
+            rd: 0,
+        };
+        let live = expand_to(&rows, vec![Node::ROOT], 1);
+        for k in 0..=live.len() {
+            let mut nodes = vec![dead; 3];
+            nodes.extend_from_slice(&live[..k]);
+            let expected: u64 = live[..k].iter().map(|x| recursive(&rows, *x)).sum();
+            assert_eq!(count(&rows, &nodes), expected, "{k} live nodes");
+            assert_eq!(count_portable(&rows, &nodes), expected, "{k} live nodes");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn both_step_implementations_agree_with_recursion_on_random_masks(
+            n in 4u32..=9,
+            holes in proptest::collection::vec(0u32..81, 0..12),
+            depth in 0u32..4,
+        ) {
+            let mut masks = vec![full_mask(n); n as usize];
+            for h in holes {
+                masks[(h / 9 % n) as usize] &= !(1 << (h % 9 % n));
+            }
+            let rows = Rows::from_masks(&masks);
+            let nodes = expand_to(&rows, vec![Node::ROOT], depth);
+            let expected = recursive(&rows, Node::ROOT);
+            proptest::prop_assert_eq!(count(&rows, &nodes), expected);
+            proptest::prop_assert_eq!(count_portable(&rows, &nodes), expected);
+        }
     }
 
     #[test]
