@@ -393,15 +393,17 @@ impl Lanes {
         // resumes only to slots at or above its base's sentinel, and is stepped only while it
         // is at or above its base.
         unsafe {
-            'outer: while full {
-                for lane in cur.iter_mut() {
-                    S::step(lane, &mut visits);
-                }
-                for i in 0..LANES {
-                    if cur[i] < base[i] {
-                        match queue.next() {
-                            Some(node) => (cur[i], base[i]) = self.load(i, rows, node),
-                            None => break 'outer,
+            if full {
+                'outer: loop {
+                    for lane in cur.iter_mut() {
+                        S::step(lane, &mut visits);
+                    }
+                    for i in 0..LANES {
+                        if cur[i] < base[i] {
+                            match queue.next() {
+                                Some(node) => (cur[i], base[i]) = self.load(i, rows, node),
+                                None => break 'outer,
+                            }
                         }
                     }
                 }
