@@ -17,6 +17,7 @@
 
 pub mod engine;
 pub mod error;
+pub mod hw;
 pub mod known;
 pub mod plan;
 pub mod report;

@@ -3,6 +3,7 @@
 mod cli;
 mod cmd;
 mod exit;
+mod plot;
 mod progress;
 
 use std::process::ExitCode;
@@ -57,6 +58,9 @@ fn runtime_error(err: &anyhow::Error) -> ExitCode {
         return Exit::Ok.into();
     }
     eprintln!("nqueens: {err:#}");
+    if err.chain().any(|e| e.is::<exit::UsageError>()) {
+        return Exit::Usage.into();
+    }
     let lib = err.chain().find_map(|e| e.downcast_ref::<nqueens::Error>());
     match lib {
         Some(nqueens::Error::Interrupted) => Exit::Interrupted.into(),
