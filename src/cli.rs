@@ -72,6 +72,8 @@ pub enum FormatArg {
 pub enum Command {
     /// Count the solutions for an N×N board
     Count(cmd::count::Args),
+    /// Check and add up shard result files (from `count --shard I/K --out FILE`)
+    Merge(cmd::merge::Args),
     /// Print shell completions
     Completions(cmd::completions::Args),
 }

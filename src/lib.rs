@@ -20,6 +20,7 @@ pub mod error;
 pub mod known;
 pub mod plan;
 pub mod report;
+pub mod shard;
 
 use std::time::{Duration, Instant};
 

@@ -2,6 +2,8 @@
 
 pub mod completions;
 pub mod count;
+pub mod merge;
+pub mod resumable;
 
 use std::process::ExitCode;
 
@@ -11,6 +13,7 @@ use crate::cli::{Cli, Command};
 pub fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Count(args) => count::run(args, &cli.global),
+        Command::Merge(args) => merge::run(args, &cli.global),
         Command::Completions(args) => completions::run(args),
     }
 }
