@@ -24,6 +24,7 @@ scratch=$(mktemp -d /tmp/nqueens-slurm.XXXXXX)
 export SLURM_CONF=$scratch/slurm.conf
 started_munge=no
 made_policy=no
+passed=no
 
 say() { echo "slurm-ci: $*"; }
 
@@ -68,6 +69,11 @@ cleanup() {
     if [ "$made_policy" = yes ]; then
         rm -f /usr/sbin/policy-rc.d
     fi
+    if [ "$passed" = yes ]; then
+        rm -rf "$scratch"
+    else
+        say "logs and job files kept in $scratch"
+    fi
 }
 trap cleanup EXIT
 
@@ -98,7 +104,6 @@ if [ ${#need[@]} -gt 0 ]; then
         --no-install-recommends "${need[@]}" >"$scratch/apt.log" 2>&1 ||
         { tail -n 20 "$scratch/apt.log" >&2; infra_fail "apt-get install ${need[*]} failed"; }
 fi
-say "$(sbatch --version)"
 
 # --- 2. munge -----------------------------------------------------------------------------
 if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
@@ -115,7 +120,7 @@ if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
     done
     munge -n | unmunge >/dev/null || infra_fail "munge credentials do not work"
 fi
-say "munge works"
+say "munge works; $(dpkg-query -W -f '${Package} ${Version}' slurmctld)"
 
 # --- 3. slurm.conf for this one node --------------------------------------------------------
 host=$(hostname -s)
@@ -213,3 +218,4 @@ bad=$(NQUEENS=$bin sbatch --parsable --wait --output="$scratch/run/partial.out" 
 grep -q 'is missing' "$scratch/run/partial.out" || fail "the refused merge does not name the missing shards"
 say "a merge job with missing shards fails as it should: $(grep -c 'is missing' "$scratch/run/partial.out") missing named"
 say "PASSED (N=$N, K=$K, total $merged)"
+passed=yes
