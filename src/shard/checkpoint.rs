@@ -201,7 +201,7 @@ impl Recorder {
     /// A copy of the current state, with the elapsed time brought up to date.
     pub fn snapshot(&self) -> Checkpoint {
         let mut cp = self.state().clone();
-        cp.elapsed_s = self.elapsed().as_secs_f64();
+        cp.elapsed_s = sealed::millis(self.elapsed().as_secs_f64());
         cp
     }
 

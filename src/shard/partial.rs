@@ -120,7 +120,7 @@ impl PartialResult {
             shard,
             total: tasks.total(),
             tasks,
-            elapsed_s: elapsed.as_secs_f64(),
+            elapsed_s: sealed::millis(elapsed.as_secs_f64()),
             host: gethostname::gethostname().to_string_lossy().into_owned(),
             checksum: String::new(),
         }
@@ -171,7 +171,7 @@ impl AddAssign<&PartialResult> for PartialResult {
             .0
             .extend(rhs.tasks.0.iter().map(|(&k, &v)| (k, v)));
         self.total += rhs.total;
-        self.elapsed_s += rhs.elapsed_s;
+        self.elapsed_s = sealed::millis(self.elapsed_s + rhs.elapsed_s);
         self.checksum.clear();
     }
 }

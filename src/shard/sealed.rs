@@ -108,6 +108,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
+/// Seconds rounded to whole milliseconds.
+///
+/// Sealed files hold floats only in this form: a short decimal parses back to exactly the same
+/// `f64`, so the checksum of a re-read file always matches (serde_json's default float parser
+/// may be off by one unit in the last place for long decimals).
+pub(crate) fn millis(seconds: f64) -> f64 {
+    (seconds * 1000.0).round() / 1000.0
+}
+
 /// Serde helpers for `u128` counts as decimal strings (no digit lost past 2^53 in JSON tools).
 pub(crate) mod decimal {
     use serde::{Deserialize, Deserializer, Serializer};

@@ -282,3 +282,22 @@ fn partial_results_add_up() {
     assert_eq!(sum.total, 92);
     assert_eq!(sum.tasks.len(), p.len());
 }
+
+#[test]
+fn sealed_files_with_any_elapsed_time_read_back_intact() {
+    let tmp = dir();
+    let p = plan(6);
+    for micros in [1u64, 67_094_557, 99_781_864, 3_600_123_456, 123_456_789_012] {
+        let elapsed = Duration::from_nanos(micros * 1_000 + 7);
+        let path = tmp.path().join(format!("{micros}.json"));
+        PartialResult::new(
+            p.as_ref(),
+            ShardSpec::whole(),
+            TaskCounts::default(),
+            elapsed,
+        )
+        .save(&path)
+        .unwrap();
+        assert!(PartialResult::load(&path).is_ok(), "{elapsed:?}");
+    }
+}
