@@ -401,3 +401,17 @@ fn issue_5_bad_shard_and_interval_values_are_usage_errors() {
         nqueens().args(args).assert().code(2);
     }
 }
+
+#[test]
+fn issue_5_an_unwritable_result_or_checkpoint_file_fails_before_counting() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("no-such-folder");
+    for flag in ["--out", "--checkpoint"] {
+        nqueens()
+            .args(["count", "10", flag, s(&missing.join("f"))])
+            .assert()
+            .code(1)
+            .stdout("")
+            .stderr(contains("no-such-folder"));
+    }
+}

@@ -65,7 +65,12 @@ pub fn run(
         None => Checkpoint::new(plan.as_ref(), shard),
     };
     let resumed = start.remaining(&ids).len() < ids.len();
+    if let Some(out) = &args.out {
+        check_writable(out)?;
+    }
     let recorder = Arc::new(Recorder::new(args.checkpoint.clone(), start));
+    // Fail now, not hours from now, if the checkpoint cannot be written.
+    recorder.save()?;
     if let Some(path) = &args.checkpoint {
         save_on_signal(Arc::clone(&recorder), global.quiet)?;
         if resumed && !global.quiet {
@@ -84,6 +89,22 @@ pub fn run(
         Some(out) => write_shard(plan.as_ref(), shard, &recorder, out, global),
         None => report_count(plan.as_ref(), total, options, &recorder, global),
     }
+}
+
+/// Checks up front that the result file can be created (its folder exists and is writable),
+/// so a long shard does not fail only at the end.
+fn check_writable(out: &Path) -> anyhow::Result<()> {
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let probe = dir.join(format!(
+        ".{}.probe",
+        out.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    std::fs::write(&probe, b"")
+        .and_then(|()| std::fs::remove_file(&probe))
+        .with_context(|| format!("cannot write the result file '{}'", out.display()))
 }
 
 /// On Ctrl-C or SIGTERM: save what is finished and exit with status 130 at once (tasks in
