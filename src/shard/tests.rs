@@ -301,3 +301,73 @@ fn sealed_files_with_any_elapsed_time_read_back_intact() {
         assert!(PartialResult::load(&path).is_ok(), "{elapsed:?}");
     }
 }
+
+/// A plan of another engine: task `t` costs `t % 7 + 1` and counts `t * t`.
+struct Fake(u32, usize);
+
+impl Plan for Fake {
+    fn n(&self) -> u32 {
+        self.0
+    }
+    fn engine(&self) -> &'static str {
+        "fake"
+    }
+    fn len(&self) -> usize {
+        self.1
+    }
+    fn cost(&self, task: usize) -> u64 {
+        task as u64 % 7 + 1
+    }
+    fn solve(&self, task: usize) -> u128 {
+        (task * task) as u128
+    }
+    fn fingerprint(&self) -> String {
+        crate::plan::fingerprint_words([u64::from(self.0), self.1 as u64])
+    }
+    fn describe(&self) -> String {
+        format!("{} tasks", self.1)
+    }
+}
+
+#[test]
+fn a_checkpoint_of_another_engine_is_refused() {
+    let tmp = dir();
+    let path = tmp.path().join("c");
+    let mut cp = Checkpoint::new(&Fake(10, 5), ShardSpec::whole());
+    cp.save(&path).unwrap();
+    let err = Checkpoint::resume_or_new(&path, plan(10).as_ref(), ShardSpec::whole()).unwrap_err();
+    assert!(err.to_string().contains("engine fake"), "{err}");
+}
+
+#[test]
+fn shards_checkpoints_and_merge_work_for_any_plan() {
+    let tmp = dir();
+    let fake = Fake(30, 1_000); // N = 30: no published total to disagree with
+    let expected: u128 = (0..1_000u128).map(|t| t * t).sum();
+    let pool = thread_pool(2).unwrap();
+    let mut files = Vec::new();
+    for i in 0..3 {
+        let spec = ShardSpec::new(i, 3).unwrap();
+        let ids = spec.ids(&fake);
+        let ckpt = tmp.path().join(format!("{i}.ckpt"));
+        let rec = Recorder::new(Some(ckpt), Checkpoint::new(&fake, spec));
+        run(
+            &fake,
+            &ids,
+            &pool,
+            &rec,
+            Duration::from_millis(1),
+            &NoProgress,
+        )
+        .unwrap();
+        let path = tmp.path().join(format!("{i}.json"));
+        PartialResult::new(&fake, spec, rec.snapshot().done, rec.elapsed())
+            .save(&path)
+            .unwrap();
+        files.push(path);
+    }
+    let report = merge(&files);
+    assert!(report.is_ok(), "{:?}", report.problems);
+    assert_eq!(report.total, Some(expected.to_string()));
+    assert_eq!(report.verified, None);
+}
