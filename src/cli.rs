@@ -102,6 +102,8 @@ pub enum Command {
     Count(cmd::count::Args),
     /// Benchmark this machine on a fixed, verified workload
     Bench(cmd::bench::Args),
+    /// Check and add up shard result files (from `count --shard I/K --out FILE`)
+    Merge(cmd::merge::Args),
     /// Print shell completions
     Completions(cmd::completions::Args),
 }

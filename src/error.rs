@@ -87,6 +87,25 @@ pub enum Error {
     /// The run was interrupted (Ctrl-C or SIGTERM) before it finished.
     #[error("interrupted")]
     Interrupted,
+    /// A shard specification (`I/K` or `auto`) is invalid or cannot be resolved.
+    #[error("invalid shard: {0}")]
+    Shard(String),
+    /// A checkpoint file is unreadable, truncated or fails its checksum; it is left untouched.
+    #[error("checkpoint '{}' is unusable: {message} (it was left untouched; move it away to start over)", path.display())]
+    CheckpointCorrupt {
+        /// The checkpoint file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A checkpoint belongs to another run (board size, engine, version, plan or shard).
+    #[error("checkpoint '{}' belongs to another run: {message}; refusing to mix results (use another --checkpoint FILE)", path.display())]
+    CheckpointMismatch {
+        /// The checkpoint file.
+        path: PathBuf,
+        /// Which identity fields differ.
+        message: String,
+    },
 }
 
 impl Error {
@@ -101,6 +120,9 @@ impl Error {
                 | Error::UnknownEngine { .. }
                 | Error::Unsupported { .. }
                 | Error::Parse { .. }
+                | Error::Shard(_)
+                | Error::CheckpointCorrupt { .. }
+                | Error::CheckpointMismatch { .. }
         )
     }
 }

@@ -21,6 +21,7 @@ pub mod hw;
 pub mod known;
 pub mod plan;
 pub mod report;
+pub mod shard;
 
 use std::time::{Duration, Instant};
 

@@ -3,6 +3,8 @@
 pub mod bench;
 pub mod completions;
 pub mod count;
+pub mod merge;
+pub mod resumable;
 
 use std::process::ExitCode;
 
@@ -13,6 +15,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Count(args) => count::run(args, &cli.global),
         Command::Bench(args) => bench::run(args, &cli.global),
+        Command::Merge(args) => merge::run(args, &cli.global),
         Command::Completions(args) => completions::run(args),
     }
 }
