@@ -76,13 +76,14 @@ pub enum Error {
         message: String,
     },
     /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
+    // The message already includes the I/O error, so it is not also a `source` (an error
+    // chain printed with `{:#}` would show it twice).
+    #[error("{}: {error}", path.display())]
     Io {
         /// The file involved.
         path: PathBuf,
         /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The run was interrupted (Ctrl-C or SIGTERM) before it finished.
     #[error("interrupted")]

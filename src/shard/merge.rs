@@ -108,9 +108,9 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
             out.push(path.clone());
             continue;
         }
-        let io = |source| Error::Io {
+        let io = |error| Error::Io {
             path: path.clone(),
-            source,
+            error,
         };
         let mut found = Vec::new();
         for entry in std::fs::read_dir(path).map_err(io)? {

@@ -84,7 +84,7 @@ pub(crate) fn load<T: Sealed + DeserializeOwned>(path: &Path, schema: &str) -> R
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let io = |p: &Path| {
         let p = p.to_path_buf();
-        move |source| Error::Io { path: p, source }
+        move |error| Error::Io { path: p, error }
     };
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -92,7 +92,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     };
     let name = path.file_name().ok_or_else(|| Error::Io {
         path: path.to_path_buf(),
-        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
+        error: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
     })?;
     let tmp = dir.join(format!(".{}.tmp", name.to_string_lossy()));
     let mut file = File::create(&tmp).map_err(io(&tmp))?;
