@@ -19,6 +19,7 @@ pub mod engine;
 pub mod error;
 pub mod known;
 pub mod plan;
+pub mod puzzles;
 pub mod report;
 
 use std::time::{Duration, Instant};

@@ -1,0 +1,353 @@
+//! One solution for huge n: an explicit construction and a min-conflicts search.
+//!
+//! [`Construction`] gives, for every n ≥ 4 (and n = 1), a solution whose value in each column
+//! is computed in O(1) from the column alone (the classic even-then-odd pattern with fixes for
+//! n mod 6 = 2 and 3; Hoffman, Loessi & Moore 1969). It needs no array, so n = 10^9 streams in
+//! constant memory. [`min_conflicts`] finds a random solution by local search (Sosic & Gu):
+//! a greedy start, then swaps of attacked queens that lower the number of diagonal collisions.
+//! [`write_line`] prints a long line with one large buffer and `itoa` (issue 6).
+
+use std::io::{self, Write};
+
+use crate::error::Error;
+
+/// The largest n `place` accepts (values are `u32`).
+pub const MAX_PLACE_N: u64 = u32::MAX as u64;
+
+/// Checks that `n` is in 1..=[`MAX_PLACE_N`] and that a solution exists (n ≠ 2, 3).
+///
+/// # Errors
+/// [`Error::BoardSize`] for 0 or too large, [`Error::NoSolution`] for 2 and 3.
+pub fn check_place_n(n: u64) -> Result<u32, Error> {
+    if n == 0 || n > MAX_PLACE_N {
+        return Err(Error::BoardSize {
+            n: i64::try_from(n).unwrap_or(i64::MAX),
+            min: 1,
+            max: u32::MAX,
+        });
+    }
+    if n == 2 || n == 3 {
+        return Err(Error::NoSolution { n });
+    }
+    Ok(n as u32)
+}
+
+/// The explicit solution for one n, computed column by column.
+///
+/// ```
+/// use nqueens::puzzles::place::Construction;
+/// let rows: Vec<u32> = Construction::new(8).unwrap().iter().collect();
+/// assert_eq!(rows, [2, 4, 6, 8, 3, 1, 7, 5]);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Construction {
+    n: u32,
+}
+
+impl Construction {
+    /// The construction for an `n`×`n` board.
+    ///
+    /// # Errors
+    /// See [`check_place_n`].
+    pub fn new(n: u64) -> Result<Construction, Error> {
+        Ok(Construction {
+            n: check_place_n(n)?,
+        })
+    }
+
+    /// The board size.
+    pub fn n(&self) -> u32 {
+        self.n
+    }
+
+    /// The 1-based row of the queen in 0-based column `col` (`col < n`).
+    ///
+    /// The list is the even rows 2, 4, … then the odd rows 1, 3, …; for n mod 6 = 2 the odd
+    /// part starts 3, 1 and 5 moves to its end; for n mod 6 = 3 the 2 moves to the end of the
+    /// even part and 1, 3 to the end of the odd part.
+    pub fn row(&self, col: u32) -> u32 {
+        let n = self.n;
+        let evens = n / 2;
+        let odds = n - evens;
+        match (n % 6, col.checked_sub(evens)) {
+            (3, None) if col + 1 == evens => 2,
+            (3, None) => 2 * col + 4,
+            (_, None) => 2 * col + 2,
+            (2, Some(0)) => 3,
+            (2, Some(1)) => 1,
+            (2, Some(j)) if j + 1 == odds => 5,
+            (2, Some(j)) => 2 * j + 3,
+            (3, Some(j)) if j + 2 == odds => 1,
+            (3, Some(j)) if j + 1 == odds => 3,
+            (3, Some(j)) => 2 * j + 5,
+            (_, Some(j)) => 2 * j + 1,
+        }
+    }
+
+    /// The rows of all columns, in column order.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.n).map(|c| self.row(c))
+    }
+}
+
+/// Output is flushed in blocks of this many bytes.
+const BUFFER: usize = 1 << 20;
+
+/// Writes `values` on one line, separated by spaces, through a large buffer.
+pub fn write_line(out: &mut impl Write, values: impl IntoIterator<Item = u32>) -> io::Result<()> {
+    let mut buf: Vec<u8> = Vec::with_capacity(BUFFER + 16);
+    let mut digits = itoa::Buffer::new();
+    for v in values {
+        buf.extend_from_slice(digits.format(v).as_bytes());
+        buf.push(b' ');
+        if buf.len() >= BUFFER {
+            out.write_all(&buf)?;
+            buf.clear();
+        }
+    }
+    match buf.last_mut() {
+        Some(last) => *last = b'\n',
+        None => buf.push(b'\n'),
+    }
+    out.write_all(&buf)
+}
+
+/// The board of a placement given as 1-based rows per column: one line per row.
+pub fn write_board(out: &mut impl Write, rows: &[u32]) -> io::Result<()> {
+    let mut col_of_row = vec![0u32; rows.len()];
+    for (c, &r) in rows.iter().enumerate() {
+        col_of_row[r as usize - 1] = c as u32;
+    }
+    crate::puzzles::solutions::write_board(out, &col_of_row)
+}
+
+/// Queens placed greedily at random before the rest are placed blindly (Sosic & Gu's "c").
+const BLIND_TAIL: u32 = 32;
+/// Random candidates tried per queen during the greedy start.
+const GREEDY_TRIES: u32 = 64;
+/// Random partners tried per attacked queen and pass before moving on.
+const PARTNER_TRIES: u32 = 64;
+
+/// A random solution for an `n`×`n` board by min-conflicts local search, reproducible by
+/// `seed`. Returns the 1-based row of the queen in each column.
+///
+/// ```
+/// let rows = nqueens::puzzles::place::min_conflicts(50, 7).unwrap();
+/// assert!(nqueens::puzzles::verify::check(&rows, Some(50)).is_valid());
+/// ```
+///
+/// # Errors
+/// See [`check_place_n`].
+pub fn min_conflicts(n: u64, seed: u64) -> Result<Vec<u32>, Error> {
+    let n = check_place_n(n)?;
+    let mut rng = fastrand::Rng::with_seed(seed);
+    loop {
+        let mut board = Board::greedy(n, &mut rng);
+        if board.repair(&mut rng) {
+            return Ok(board.rows.iter().map(|r| r + 1).collect());
+        }
+    }
+}
+
+/// A permutation with per-diagonal queen counts.
+struct Board {
+    /// 0-based row of the queen in each column.
+    rows: Vec<u32>,
+    /// Queens on each `col + row` diagonal.
+    sums: Vec<u32>,
+    /// Queens on each `col − row + n − 1` diagonal.
+    diffs: Vec<u32>,
+    /// Σ over diagonals of (queens − 1)⁺: zero iff the permutation is a solution.
+    collisions: u64,
+    /// Columns that may be attacked: every attacking pair has one of them.
+    suspects: Vec<u32>,
+}
+
+impl Board {
+    /// A random permutation built queen by queen, each at a random unused row that is free of
+    /// diagonal attacks when one is found quickly; the last few queens go anywhere.
+    fn greedy(n: u32, rng: &mut fastrand::Rng) -> Board {
+        let diagonals = 2 * n as usize - 1;
+        let mut board = Board {
+            rows: (0..n).collect(),
+            sums: vec![0; diagonals],
+            diffs: vec![0; diagonals],
+            collisions: 0,
+            suspects: Vec::new(),
+        };
+        for c in 0..n {
+            let tries = if c + BLIND_TAIL < n { GREEDY_TRIES } else { 1 };
+            for _ in 0..tries {
+                board.rows.swap(c as usize, rng.u32(c..n) as usize);
+                if !board.would_collide(c) {
+                    break;
+                }
+            }
+            if board.would_collide(c) {
+                board.suspects.push(c);
+            }
+            board.add(c);
+        }
+        board
+    }
+
+    fn sum(&self, c: u32) -> usize {
+        (c + self.rows[c as usize]) as usize
+    }
+
+    fn diff(&self, c: u32) -> usize {
+        (c + self.n() - 1 - self.rows[c as usize]) as usize
+    }
+
+    fn n(&self) -> u32 {
+        self.rows.len() as u32
+    }
+
+    fn would_collide(&self, c: u32) -> bool {
+        self.sums[self.sum(c)] > 0 || self.diffs[self.diff(c)] > 0
+    }
+
+    fn is_attacked(&self, c: u32) -> bool {
+        self.sums[self.sum(c)] > 1 || self.diffs[self.diff(c)] > 1
+    }
+
+    fn add(&mut self, c: u32) {
+        let (s, d) = (self.sum(c), self.diff(c));
+        self.collisions += u64::from(self.sums[s] > 0) + u64::from(self.diffs[d] > 0);
+        self.sums[s] += 1;
+        self.diffs[d] += 1;
+    }
+
+    fn remove(&mut self, c: u32) {
+        let (s, d) = (self.sum(c), self.diff(c));
+        self.sums[s] -= 1;
+        self.diffs[d] -= 1;
+        self.collisions -= u64::from(self.sums[s] > 0) + u64::from(self.diffs[d] > 0);
+    }
+
+    /// Swaps the rows of columns `a` and `b` (counters included).
+    fn swap(&mut self, a: u32, b: u32) {
+        self.remove(a);
+        self.remove(b);
+        self.rows.swap(a as usize, b as usize);
+        self.add(a);
+        self.add(b);
+    }
+
+    /// Swaps attacked queens with random partners while that lowers the collisions. Returns
+    /// whether a solution was reached before the step budget ran out (then: restart).
+    fn repair(&mut self, rng: &mut fastrand::Rng) -> bool {
+        let n = self.n();
+        let mut budget = 64 * u64::from(n) + 10_000;
+        while self.collisions > 0 {
+            let mut i = 0;
+            while i < self.suspects.len() {
+                let a = self.suspects[i];
+                i += 1;
+                for _ in 0..PARTNER_TRIES {
+                    if !self.is_attacked(a) || budget == 0 {
+                        break;
+                    }
+                    budget -= 1;
+                    let b = rng.u32(0..n);
+                    if b == a {
+                        continue;
+                    }
+                    let before = self.collisions;
+                    self.swap(a, b);
+                    if self.collisions >= before {
+                        self.swap(a, b);
+                    } else if self.is_attacked(b) {
+                        self.suspects.push(b);
+                    }
+                }
+            }
+            if budget == 0 {
+                return self.collisions == 0;
+            }
+            let mut attacked: Vec<u32> = self
+                .suspects
+                .iter()
+                .copied()
+                .filter(|&c| self.is_attacked(c))
+                .collect();
+            if attacked.is_empty() && self.collisions > 0 {
+                // Cannot happen while the invariant holds; a full scan keeps it safe anyway.
+                attacked = (0..n).filter(|&c| self.is_attacked(c)).collect();
+            }
+            self.suspects = attacked;
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::puzzles::verify::check;
+
+    #[test]
+    fn construction_is_valid_for_every_n_from_4_to_5000() {
+        for n in (4..=5000).chain([1]) {
+            let rows: Vec<u32> = Construction::new(n).unwrap().iter().collect();
+            let verdict = check(&rows, Some(n));
+            assert!(verdict.is_valid(), "n = {n}: {:?}", verdict.problems);
+        }
+    }
+
+    #[test]
+    fn construction_is_valid_for_large_n() {
+        for n in [100_003, 1_000_000, 1_000_002, 1_000_003, 2_000_009] {
+            let rows: Vec<u32> = Construction::new(n).unwrap().iter().collect();
+            assert!(check(&rows, Some(n)).is_valid(), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn two_and_three_have_no_solution() {
+        for n in [2, 3] {
+            assert!(matches!(
+                Construction::new(n),
+                Err(Error::NoSolution { .. })
+            ));
+            assert!(matches!(min_conflicts(n, 1), Err(Error::NoSolution { .. })));
+        }
+        assert!(matches!(Construction::new(0), Err(Error::BoardSize { .. })));
+    }
+
+    #[test]
+    fn min_conflicts_finds_solutions_for_many_seeds() {
+        for n in (1..=40)
+            .filter(|&n| n != 2 && n != 3)
+            .chain([100, 1000, 20_000])
+        {
+            for seed in 0..5 {
+                let rows = min_conflicts(n, seed).unwrap();
+                assert!(check(&rows, Some(n)).is_valid(), "n = {n}, seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn min_conflicts_is_reproducible_by_seed() {
+        assert_eq!(
+            min_conflicts(500, 42).unwrap(),
+            min_conflicts(500, 42).unwrap()
+        );
+        assert_ne!(
+            min_conflicts(500, 42).unwrap(),
+            min_conflicts(500, 43).unwrap()
+        );
+    }
+
+    #[test]
+    fn lines_and_boards_render() {
+        let mut out = Vec::new();
+        write_line(&mut out, [2, 4, 1, 3]).unwrap();
+        write_board(&mut out, &[2, 4, 1, 3]).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "2 4 1 3\n..Q.\nQ...\n...Q\n.Q..\n"
+        );
+    }
+}
