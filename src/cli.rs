@@ -50,7 +50,7 @@ impl Global {
         use nqueens::report::Format;
         match (self.json, self.format) {
             (true, _) | (false, FormatArg::Json) => Format::Json,
-            (false, FormatArg::Text) => Format::Text,
+            (false, FormatArg::Text | FormatArg::Board | FormatArg::Perm) => Format::Text,
             (false, FormatArg::Markdown) => Format::Markdown,
         }
     }
@@ -65,6 +65,10 @@ pub enum FormatArg {
     Json,
     /// A markdown table
     Markdown,
+    /// Boards of `.` and `Q` (solutions, place)
+    Board,
+    /// One line of 1-based positions per solution (solutions, place)
+    Perm,
 }
 
 /// The subcommands.
@@ -72,6 +76,15 @@ pub enum FormatArg {
 pub enum Command {
     /// Count the solutions for an N×N board
     Count(cmd::count::Args),
+    /// Print every solution of an N×N board, in lexicographic order
+    Solutions(cmd::solutions::Args),
+    /// Print one solution for an N×N board (N up to 4294967295)
+    Place(cmd::place::Args),
+    /// Check claimed solutions, one permutation per line
+    Verify(cmd::verify::Args),
+    /// Count the ways to put N black and N white queens on a board with blocked cells
+    #[command(name = "two-colour", visible_alias = "two-color")]
+    TwoColour(cmd::two_colour::Args),
     /// Print shell completions
     Completions(cmd::completions::Args),
 }

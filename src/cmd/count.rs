@@ -39,6 +39,11 @@ pub struct Args {
     /// one count per line
     #[arg(long, conflicts_with = "n")]
     pub stdin: bool,
+
+    /// Count on a board with blocked cells: FILE (or - for stdin) has N lines of N cells,
+    /// 1 or . allowed, 0 or # blocked
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["stdin", "unique", "split_depth"])]
+    pub mask: Option<std::path::PathBuf>,
 }
 
 /// The engine names with their one-line summaries, for `--help`.
@@ -61,6 +66,9 @@ pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         return judge(&options, global);
     }
     let n = args.n.context("N is required")?;
+    if let Some(path) = &args.mask {
+        return crate::cmd::count_mask::run(n, path, global);
+    }
     let bar = Bar::new(global.quiet);
     let result = nqueens::count_with_progress(n, &options, &bar);
     bar.finish();
@@ -100,7 +108,7 @@ fn commentary(c: &Count) -> String {
 }
 
 /// Exit status for a finished count; reports a disagreement with OEIS loudly.
-fn verdict(c: &Count) -> Exit {
+pub fn verdict(c: &Count) -> Exit {
     if c.is_consistent() {
         return Exit::Ok;
     }

@@ -2,6 +2,12 @@
 
 pub mod completions;
 pub mod count;
+pub mod count_mask;
+pub mod input;
+pub mod place;
+pub mod solutions;
+pub mod two_colour;
+pub mod verify;
 
 use std::process::ExitCode;
 
@@ -11,6 +17,10 @@ use crate::cli::{Cli, Command};
 pub fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Count(args) => count::run(args, &cli.global),
+        Command::Solutions(args) => solutions::run(args, &cli.global),
+        Command::Place(args) => place::run(args, &cli.global),
+        Command::Verify(args) => verify::run(args, &cli.global),
+        Command::TwoColour(args) => two_colour::run(args, &cli.global),
         Command::Completions(args) => completions::run(args),
     }
 }

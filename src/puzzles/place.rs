@@ -95,19 +95,29 @@ const BUFFER: usize = 1 << 20;
 
 /// Writes `values` on one line, separated by spaces, through a large buffer.
 pub fn write_line(out: &mut impl Write, values: impl IntoIterator<Item = u32>) -> io::Result<()> {
+    write_joined(out, values, b' ')?;
+    out.write_all(b"\n")
+}
+
+/// Writes `values` separated by `sep` (no line end), through a large buffer.
+pub fn write_joined(
+    out: &mut impl Write,
+    values: impl IntoIterator<Item = u32>,
+    sep: u8,
+) -> io::Result<()> {
     let mut buf: Vec<u8> = Vec::with_capacity(BUFFER + 16);
     let mut digits = itoa::Buffer::new();
-    for v in values {
+    let mut values = values.into_iter();
+    if let Some(v) = values.next() {
         buf.extend_from_slice(digits.format(v).as_bytes());
-        buf.push(b' ');
+    }
+    for v in values {
+        buf.push(sep);
+        buf.extend_from_slice(digits.format(v).as_bytes());
         if buf.len() >= BUFFER {
             out.write_all(&buf)?;
             buf.clear();
         }
-    }
-    match buf.last_mut() {
-        Some(last) => *last = b'\n',
-        None => buf.push(b'\n'),
     }
     out.write_all(&buf)
 }
