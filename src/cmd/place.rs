@@ -120,7 +120,13 @@ fn solve(
     match method {
         Method::Construct => {
             let c = Construction::new(n)?;
-            write(out, c.iter(), layout, n, "construct")?;
+            match layout {
+                Layout::Line => {
+                    c.write(out, b' ')?;
+                    out.write_all(b"\n")?;
+                }
+                _ => write(out, c.iter(), layout, n, "construct")?,
+            }
         }
         Method::MinConflicts => {
             let rows = place::min_conflicts(n, seed)?;

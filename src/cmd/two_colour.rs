@@ -17,6 +17,10 @@ pub struct Args {
     /// The board: a line with n, then n lines of n cells, 1 allowed and 0 blocked (- for stdin)
     #[arg(value_name = "FILE", default_value = "-")]
     pub file: PathBuf,
+
+    /// Process every solution instead of one per symmetry orbit (a slower cross-check)
+    #[arg(long)]
+    pub no_symmetry: bool,
 }
 
 /// The schema tag of the JSON output.
@@ -26,7 +30,7 @@ const SCHEMA: &str = "nqueens.two-colour/1";
 pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let text = input::read_to_string(&args.file)?;
     let mask = two_colour::parse(&text, &input::source_name(&args.file))?;
-    let result = two_colour::count(&mask, global.threads())?;
+    let result = two_colour::count_with_symmetry(&mask, global.threads(), !args.no_symmetry)?;
     let mut out = std::io::stdout().lock();
     match (global.json, global.format) {
         (true, _) | (false, FormatArg::Json) => {

@@ -88,6 +88,88 @@ impl Construction {
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         (0..self.n).map(|c| self.row(c))
     }
+
+    /// The solution as at most nine runs `(first row, length)` in column order; within a run
+    /// the row goes up by 2 from one column to the next.
+    pub fn runs(&self) -> Vec<(u32, u32)> {
+        let n = self.n;
+        let e = n / 2;
+        // Every column where `row`'s formula may change.
+        let mut cuts: Vec<u32> = [0, 1, 2, e.wrapping_sub(1), e, e + 1, e + 2, n - 2, n - 1]
+            .into_iter()
+            .filter(|&c| c < n)
+            .chain([n])
+            .collect();
+        cuts.sort_unstable();
+        cuts.dedup();
+        cuts.windows(2)
+            .map(|w| (self.row(w[0]), w[1] - w[0]))
+            .collect()
+    }
+
+    /// Writes the rows separated by `sep` (no line end). Each run is printed by adding 2 to
+    /// a decimal string in place, which is several times faster than formatting each number.
+    pub fn write(&self, out: &mut impl Write, sep: u8) -> io::Result<()> {
+        let mut buf: Vec<u8> = Vec::with_capacity(BUFFER + 32);
+        for (i, (first, len)) in self.runs().into_iter().enumerate() {
+            let mut digits = Decimal::new(first);
+            for k in 0..len {
+                if i > 0 || k > 0 {
+                    buf.push(sep);
+                }
+                buf.extend_from_slice(digits.as_bytes());
+                digits.add_two();
+                if buf.len() >= BUFFER {
+                    out.write_all(&buf)?;
+                    buf.clear();
+                }
+            }
+        }
+        out.write_all(&buf)
+    }
+}
+
+/// A number as right-aligned ASCII digits, for counting up by 2 without formatting.
+struct Decimal {
+    digits: [u8; 12],
+    len: usize,
+}
+
+impl Decimal {
+    fn new(value: u32) -> Decimal {
+        let mut d = Decimal {
+            digits: [b'0'; 12],
+            len: 0,
+        };
+        let text = itoa::Buffer::new().format(value).as_bytes().to_vec();
+        d.len = text.len();
+        d.digits[12 - d.len..].copy_from_slice(&text);
+        d
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.digits[12 - self.len..]
+    }
+
+    fn add_two(&mut self) {
+        let mut carry = 2;
+        let mut i = 11;
+        loop {
+            let v = self.digits[i] - b'0' + carry;
+            if v < 10 {
+                self.digits[i] = b'0' + v;
+                return;
+            }
+            self.digits[i] = b'0' + v - 10;
+            carry = 1;
+            if i == 12 - self.len {
+                self.len += 1;
+                self.digits[i - 1] = b'1';
+                return;
+            }
+            i -= 1;
+        }
+    }
 }
 
 /// Output is flushed in blocks of this many bytes.
@@ -310,6 +392,17 @@ mod tests {
         for n in [100_003, 1_000_000, 1_000_002, 1_000_003, 2_000_009] {
             let rows: Vec<u32> = Construction::new(n).unwrap().iter().collect();
             assert!(check(&rows, Some(n)).is_valid(), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn the_fast_writer_prints_the_same_rows() {
+        for n in (4..=300).chain([1, 9_999, 100_003, 1_000_000]) {
+            let c = Construction::new(n).unwrap();
+            let (mut fast, mut plain) = (Vec::new(), Vec::new());
+            c.write(&mut fast, b' ').unwrap();
+            write_joined(&mut plain, c.iter(), b' ').unwrap();
+            assert!(fast == plain, "n = {n}");
         }
     }
 

@@ -222,18 +222,10 @@ pub fn read_perms<R: BufRead>(
             break;
         }
         let len = buf.len();
-        for &byte in buf {
-            if let Some(line) = reader.feed(byte)? {
-                each(line, &reader.values)?;
-                reader.values.clear();
-            }
-        }
+        reader.feed(buf, &mut each)?;
         input.consume(len);
     }
-    if let Some(line) = reader.feed(b'\n')? {
-        each(line, &reader.values)?;
-    }
-    Ok(())
+    reader.feed(b"\n", &mut each)
 }
 
 /// The state of the streaming tokenizer.
@@ -242,7 +234,9 @@ struct PermReader<'a> {
     values: Vec<u32>,
     line: usize,
     column: usize,
-    number: Option<(u64, usize)>,
+    /// The number being read, and the column where it started (0: none).
+    value: u64,
+    start: usize,
 }
 
 impl<'a> PermReader<'a> {
@@ -252,46 +246,56 @@ impl<'a> PermReader<'a> {
             values: Vec::new(),
             line: 1,
             column: 0,
-            number: None,
+            value: 0,
+            start: 0,
         }
     }
 
-    /// Takes one byte; returns the line number when it completes a non-empty line.
-    #[inline]
-    fn feed(&mut self, byte: u8) -> Result<Option<usize>, Error> {
-        self.column += 1;
-        match byte {
-            b'0'..=b'9' => {
-                let (value, start) = self.number.unwrap_or((0, self.column));
-                let value = value * 10 + u64::from(byte - b'0');
+    /// Takes a block of input, calling `each` for every non-empty line it completes.
+    fn feed(
+        &mut self,
+        bytes: &[u8],
+        each: &mut impl FnMut(usize, &[u32]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        // Locals, not fields, in the hot loop: the pushes would otherwise force reloads.
+        let (mut value, mut start, mut column) = (self.value, self.start, self.column);
+        for &byte in bytes {
+            column += 1;
+            let digit = byte.wrapping_sub(b'0');
+            if digit < 10 {
+                start = if start == 0 { column } else { start };
+                value = value * 10 + u64::from(digit);
                 if value > u64::from(u32::MAX) {
+                    self.column = column;
                     return Err(self.error(start, "number too large".to_string()));
                 }
-                self.number = Some((value, start));
+                continue;
             }
-            b' ' | b'\t' | b'\r' => self.end_number(),
-            b'\n' => {
-                self.end_number();
-                let line = self.line;
-                self.line += 1;
-                self.column = 0;
-                return Ok((!self.values.is_empty()).then_some(line));
+            if start != 0 {
+                self.values.push(value as u32);
+                (start, value) = (0, 0);
             }
-            other => {
-                let message = format!(
-                    "unexpected character {:?}: expected numbers separated by blanks",
-                    char::from(other)
-                );
-                return Err(self.error(self.column, message));
+            match byte {
+                b' ' | b'\t' | b'\r' => {}
+                b'\n' => {
+                    if !self.values.is_empty() {
+                        each(self.line, &self.values)?;
+                        self.values.clear();
+                    }
+                    self.line += 1;
+                    column = 0;
+                }
+                other => {
+                    let message = format!(
+                        "unexpected character {:?}: expected numbers separated by blanks",
+                        char::from(other)
+                    );
+                    return Err(self.error(column, message));
+                }
             }
         }
-        Ok(None)
-    }
-
-    fn end_number(&mut self) {
-        if let Some((value, _)) = self.number.take() {
-            self.values.push(value as u32);
-        }
+        (self.value, self.start, self.column) = (value, start, column);
+        Ok(())
     }
 
     fn error(&self, column: usize, message: String) -> Error {
