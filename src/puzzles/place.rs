@@ -95,11 +95,21 @@ impl Construction {
         let n = self.n;
         let e = n / 2;
         // Every column where `row`'s formula may change.
-        let mut cuts: Vec<u32> = [0, 1, 2, e.wrapping_sub(1), e, e + 1, e + 2, n - 2, n - 1]
-            .into_iter()
-            .filter(|&c| c < n)
-            .chain([n])
-            .collect();
+        let mut cuts: Vec<u32> = [
+            0,
+            1,
+            2,
+            e.wrapping_sub(1),
+            e,
+            e + 1,
+            e + 2,
+            n.wrapping_sub(2),
+            n - 1,
+        ]
+        .into_iter()
+        .filter(|&c| c < n)
+        .chain([n])
+        .collect();
         cuts.sort_unstable();
         cuts.dedup();
         cuts.windows(2)
