@@ -378,7 +378,7 @@ mod tests {
                     x ^= x << 13;
                     x ^= x >> 7;
                     x ^= x << 17;
-                    m | u32::from(x % holes != 0) << c
+                    m | u32::from(!x.is_multiple_of(holes)) << c
                 })
             })
             .collect();
