@@ -42,7 +42,7 @@ pub struct Args {
 
     /// Count on a board with blocked cells: FILE (or - for stdin) has N lines of N cells,
     /// 1 or . allowed, 0 or # blocked
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["stdin", "unique", "split_depth"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["stdin", "unique", "split_depth", "engine"])]
     pub mask: Option<std::path::PathBuf>,
 }
 
