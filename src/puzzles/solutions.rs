@@ -7,7 +7,6 @@
 
 use std::io::{self, Write};
 
-use crate::engine::kernel::{Node, Rows};
 use crate::error::Error;
 use crate::puzzles::mask::Mask;
 
@@ -19,11 +18,19 @@ use crate::puzzles::mask::Mask;
 /// ```
 #[derive(Debug, Clone)]
 pub struct Solutions {
-    rows: Rows,
-    /// The open nodes of the current path and the cells of their row still to try.
-    stack: Vec<(Node, u32)>,
+    n: usize,
+    /// Allowed cells of each row.
+    allowed: [u32; 32],
+    /// Per row of the current path: occupied columns, the two diagonal masks, and the cells
+    /// still to try.
+    cols: [u32; 32],
+    ld: [u32; 32],
+    rd: [u32; 32],
+    free: [u32; 32],
+    /// The row being filled; `None` once the walk is over.
+    depth: Option<usize>,
     /// The 0-based column of the queen in each row of the current path.
-    cols: Vec<u32>,
+    chosen: Vec<u32>,
 }
 
 impl Solutions {
@@ -37,43 +44,58 @@ impl Solutions {
 
     /// The solutions whose queens all stand on cells `mask` allows.
     pub fn with_mask(mask: &Mask) -> Solutions {
-        let rows = mask.kernel_rows();
-        let free = Node::ROOT.free(&rows);
+        let n = mask.n() as usize;
+        let mut allowed = [0u32; 32];
+        allowed[..n].copy_from_slice(mask.row_masks());
+        let mut free = [0u32; 32];
+        free[0] = allowed[0];
         Solutions {
-            stack: vec![(Node::ROOT, free)],
-            cols: vec![0; rows.n() as usize],
-            rows,
+            n,
+            allowed,
+            cols: [0; 32],
+            ld: [0; 32],
+            rd: [0; 32],
+            free,
+            depth: Some(0),
+            chosen: vec![0; n],
         }
     }
 
     /// The board size.
     pub fn n(&self) -> u32 {
-        self.rows.n()
+        self.n as u32
     }
 
     /// Advances to the next solution and returns its columns (0-based, one per row), without
     /// allocating; `None` when every solution has been seen.
     pub fn next_solution(&mut self) -> Option<&[u32]> {
-        let n = self.rows.n();
-        while let Some((node, free)) = self.stack.last_mut() {
-            if *free == 0 {
-                self.stack.pop();
+        let mut d = self.depth?;
+        loop {
+            let f = self.free[d];
+            if f == 0 {
+                if d == 0 {
+                    self.depth = None;
+                    return None;
+                }
+                d -= 1;
                 continue;
             }
-            let bit = *free & free.wrapping_neg();
-            *free ^= bit;
-            let node = *node;
-            self.cols[node.row as usize] = bit.trailing_zeros();
-            let child = node.place(bit);
-            if child.row == n {
-                return Some(&self.cols);
+            let bit = f & f.wrapping_neg();
+            self.free[d] = f ^ bit;
+            self.chosen[d] = bit.trailing_zeros();
+            if d + 1 == self.n {
+                self.depth = Some(d);
+                return Some(&self.chosen);
             }
-            let child_free = child.free(&self.rows);
-            if child_free != 0 {
-                self.stack.push((child, child_free));
+            let cols = self.cols[d] | bit;
+            let ld = (self.ld[d] | bit) << 1;
+            let rd = (self.rd[d] | bit) >> 1;
+            let next = self.allowed[d + 1] & !(cols | ld | rd);
+            if next != 0 {
+                d += 1;
+                (self.cols[d], self.ld[d], self.rd[d], self.free[d]) = (cols, ld, rd, next);
             }
         }
-        None
     }
 }
 
