@@ -399,7 +399,9 @@ mod tests {
 
     #[test]
     fn construction_is_valid_for_large_n() {
-        for n in [100_003, 1_000_000, 1_000_002, 1_000_003, 2_000_009] {
+        for n in [
+            100_003, 1_000_000, 1_000_002, 1_000_003, 1_000_004, 1_000_005, 2_000_009,
+        ] {
             let rows: Vec<u32> = Construction::new(n).unwrap().iter().collect();
             assert!(check(&rows, Some(n)).is_valid(), "n = {n}");
         }
@@ -413,6 +415,16 @@ mod tests {
             c.write(&mut fast, b' ').unwrap();
             write_joined(&mut plain, c.iter(), b' ').unwrap();
             assert!(fast == plain, "n = {n}");
+        }
+    }
+
+    /// n around 10^8, residues 5, 2 and 3 mod 6 (0.4 GB each): `cargo test --release -- --ignored`.
+    #[test]
+    #[ignore]
+    fn construction_is_valid_for_a_hundred_million() {
+        for n in [100_000_007, 100_000_010, 100_000_011] {
+            let rows: Vec<u32> = Construction::new(n).unwrap().iter().collect();
+            assert!(check(&rows, Some(n)).is_valid(), "n = {n}");
         }
     }
 
