@@ -321,6 +321,49 @@ mod tests {
         Ok(all)
     }
 
+    /// Counts attacking pairs and out-of-range values pair by pair: the O(n²) definition.
+    fn brute_is_valid(rows: &[u32]) -> bool {
+        let n = rows.len() as i64;
+        rows.iter().all(|&r| (1..=n).contains(&i64::from(r)))
+            && (0..rows.len()).all(|a| {
+                (a + 1..rows.len()).all(|b| {
+                    let (ra, rb) = (i64::from(rows[a]), i64::from(rows[b]));
+                    ra != rb && (ra - rb).abs() != (b - a) as i64
+                })
+            })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn check_agrees_with_the_pairwise_definition(
+            rows in proptest::collection::vec(0u32..=9, 1..=9)
+        ) {
+            let verdict = check(&rows, None);
+            proptest::prop_assert_eq!(verdict.is_valid(), brute_is_valid(&rows));
+            proptest::prop_assert_eq!(verdict.problems.is_empty(), verdict.is_valid());
+        }
+
+        #[test]
+        fn every_listed_pair_really_attacks(
+            rows in proptest::collection::vec(1u32..=8, 8)
+        ) {
+            for p in check(&rows, None).problems {
+                match p {
+                    Problem::SameRow { first, second, row } => {
+                        proptest::prop_assert_eq!(rows[first as usize - 1], row as u32);
+                        proptest::prop_assert_eq!(rows[second as usize - 1], row as u32);
+                    }
+                    Problem::Diagonal { first, second } => {
+                        proptest::prop_assert_eq!(rows[first.0 as usize - 1], first.1 as u32);
+                        proptest::prop_assert_eq!(rows[second.0 as usize - 1], second.1 as u32);
+                        proptest::prop_assert_eq!(first.1.abs_diff(second.1), second.0 - first.0);
+                    }
+                    other => proptest::prop_assert!(false, "unexpected {other:?}"),
+                }
+            }
+        }
+    }
+
     #[test]
     fn valid_solutions_pass() {
         assert!(check(&[1], None).is_valid());
