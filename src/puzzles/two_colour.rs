@@ -11,6 +11,7 @@
 //! map disjoint pairs to disjoint pairs, so only one A per orbit is processed, weighted by the
 //! orbit size.
 
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -104,28 +105,25 @@ pub fn count_with_symmetry(
         .threads(threads)
         .checked_threads()?;
     let n = mask.n() as usize;
-    let set = SolutionSet::new(mask);
+    let pool = plan::thread_pool(threads)?;
+    let set = pool.install(|| SolutionSet::new(mask));
     let group = if use_symmetry {
         symmetries(mask)
     } else {
         vec![SQUARE[0]]
     };
-    let pool = plan::thread_pool(threads)?;
     let (pairs, representatives) = pool.install(|| {
-        (0..set.len)
+        let reps: Vec<(usize, u128)> = (0..set.len)
             .into_par_iter()
-            .with_min_len(64)
-            .map_init(
-                || vec![0u64; BLOCK],
-                |scratch, a| {
-                    let sol = set.solution(a);
-                    match orbit_size(sol, &group, n) {
-                        Some(size) => (size * u128::from(set.disjoint(sol, scratch)), 1),
-                        None => (0, 0),
-                    }
-                },
-            )
-            .reduce(|| (0, 0), |x, y| (x.0 + y.0, x.1 + y.1))
+            .with_min_len(256)
+            .filter_map(|a| orbit_size(set.solution(a), &group, n).map(|size| (a, size)))
+            .collect();
+        let batch = (reps.len() / (threads * 8)).clamp(16, 1024);
+        let pairs: u128 = reps
+            .par_chunks(batch)
+            .map(|chunk| set.weighted_disjoint(chunk))
+            .sum();
+        (pairs, reps.len() as u64)
     });
     Ok(TwoColour {
         n: mask.n(),
@@ -138,8 +136,9 @@ pub fn count_with_symmetry(
     })
 }
 
-/// Words handled per inner block (fits L1 with room to spare).
-const BLOCK: usize = 256;
+/// Words of every cell bitset handled together: the block of all n² cells stays in L2
+/// (n = 14: 196 × 4 KB) while a batch of black solutions is matched against it.
+const BLOCK: usize = 512;
 
 /// The fitting solutions and, per cell, the bitset of solutions with a queen there.
 struct SolutionSet {
@@ -154,13 +153,25 @@ struct SolutionSet {
 }
 
 impl SolutionSet {
+    /// Enumerates the solutions fitting `mask`, in parallel on the current rayon pool (one
+    /// task per first-row column; concatenated in order, so still lexicographic).
     fn new(mask: &Mask) -> SolutionSet {
         let n = mask.n() as usize;
-        let mut cols = Vec::new();
-        let mut walk = Solutions::with_mask(mask);
-        while let Some(s) = walk.next_solution() {
-            cols.extend(s.iter().map(|&c| c as u8));
-        }
+        let rows = mask.row_masks();
+        let cols: Vec<u8> = (0..n)
+            .into_par_iter()
+            .filter(|&c| rows[0] >> c & 1 == 1)
+            .flat_map_iter(|c| {
+                let mut first = rows.to_vec();
+                first[0] = 1 << c;
+                let mut walk = Solutions::with_mask(&Mask::from_rows(&first).expect("same size"));
+                let mut part = Vec::new();
+                while let Some(s) = walk.next_solution() {
+                    part.extend(s.iter().map(|&c| c as u8));
+                }
+                part
+            })
+            .collect();
         let len = cols.len() / n;
         let words = len.div_ceil(64);
         let mut cells = vec![0u64; n * n * words];
@@ -187,29 +198,41 @@ impl SolutionSet {
         &self.cells[start..start + self.words]
     }
 
-    /// The number of solutions sharing no cell with `sol`.
-    fn disjoint(&self, sol: &[u8], scratch: &mut [u64]) -> u64 {
-        let slices: Vec<&[u64]> = sol
+    /// Σ weight × (number of solutions sharing no cell with solution `a`) over `(a, weight)`
+    /// in `chunk`, one word block at a time for the whole chunk (cache blocking).
+    fn weighted_disjoint(&self, chunk: &[(usize, u128)]) -> u128 {
+        let mut hits = vec![0u64; chunk.len()];
+        let mut acc = vec![0u64; BLOCK];
+        let mut start = 0;
+        while start < self.words {
+            let end = (start + BLOCK).min(self.words);
+            for (h, &(a, _)) in hits.iter_mut().zip(chunk) {
+                *h += union_count(self, self.solution(a), start..end, &mut acc);
+            }
+            start = end;
+        }
+        let len = self.len as u64;
+        chunk
             .iter()
-            .enumerate()
-            .map(|(r, &c)| self.cell(r, c))
-            .collect();
-        self.len as u64 - union_count(&slices, self.words, scratch)
+            .zip(hits)
+            .map(|(&(_, weight), h)| weight * u128::from(len - h))
+            .sum()
     }
 }
 
-/// The number of bits set in the union of `slices` (each `words` long).
-fn union_count(slices: &[&[u64]], words: usize, scratch: &mut [u64]) -> u64 {
+/// The number of solutions in `words` that share a cell with `sol`: the popcount of the
+/// union of its cells' bitsets over that word range.
+fn union_count(set: &SolutionSet, sol: &[u8], words: Range<usize>, acc: &mut [u64]) -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx2")
             && std::arch::is_x86_feature_detected!("popcnt")
         {
             // SAFETY: the features the function was compiled for were just detected.
-            return unsafe { union_count_avx2(slices, words, scratch) };
+            return unsafe { union_count_avx2(set, sol, words, acc) };
         }
     }
-    union_count_generic(slices, words, scratch)
+    union_count_generic(set, sol, words, acc)
 }
 
 /// [`union_count`] compiled for AVX2 and POPCNT.
@@ -218,27 +241,35 @@ fn union_count(slices: &[&[u64]], words: usize, scratch: &mut [u64]) -> u64 {
 /// The CPU must support `avx2` and `popcnt`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,popcnt")]
-unsafe fn union_count_avx2(slices: &[&[u64]], words: usize, scratch: &mut [u64]) -> u64 {
-    union_count_generic(slices, words, scratch)
+unsafe fn union_count_avx2(
+    set: &SolutionSet,
+    sol: &[u8],
+    words: Range<usize>,
+    acc: &mut [u64],
+) -> u64 {
+    union_count_generic(set, sol, words, acc)
 }
 
 #[inline(always)]
-fn union_count_generic(slices: &[&[u64]], words: usize, scratch: &mut [u64]) -> u64 {
-    let mut total = 0u64;
-    let mut start = 0;
-    while start < words {
-        let end = (start + BLOCK).min(words);
-        let acc = &mut scratch[..end - start];
-        acc.copy_from_slice(&slices[0][start..end]);
-        for s in &slices[1..] {
-            for (a, x) in acc.iter_mut().zip(&s[start..end]) {
-                *a |= x;
-            }
+fn union_count_generic(set: &SolutionSet, sol: &[u8], words: Range<usize>, acc: &mut [u64]) -> u64 {
+    let acc = &mut acc[..words.len()];
+    let cell = |r: usize| &set.cell(r, sol[r])[words.clone()];
+    acc.copy_from_slice(cell(0));
+    // Four cells per pass: a quarter of the loads and stores of `acc`.
+    let mut r = 1;
+    while r + 4 <= sol.len() {
+        let (a, b, c, d) = (cell(r), cell(r + 1), cell(r + 2), cell(r + 3));
+        for ((((x, a), b), c), d) in acc.iter_mut().zip(a).zip(b).zip(c).zip(d) {
+            *x |= a | b | c | d;
         }
-        total += acc.iter().map(|x| u64::from(x.count_ones())).sum::<u64>();
-        start = end;
+        r += 4;
     }
-    total
+    for r in r..sol.len() {
+        for (x, a) in acc.iter_mut().zip(cell(r)) {
+            *x |= a;
+        }
+    }
+    acc.iter().map(|x| u64::from(x.count_ones())).sum()
 }
 
 /// A symmetry of the square, as a map of (row, column) on an `n`×`n` board.
