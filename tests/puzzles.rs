@@ -373,3 +373,36 @@ fn verify_json_names_the_problems() {
         .unwrap()
         .contains("columns 1 and 2"));
 }
+
+#[test]
+fn place_rejects_formats_it_cannot_draw() {
+    nqueens()
+        .args(["place", "1001", "--format", "board"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("n > 1000"));
+    nqueens()
+        .args(["place", "8", "--format", "markdown"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn count_with_a_mask_reports_json() {
+    let out = nqueens()
+        .args(["count", "6", "--mask", "-", "--json"])
+        .write_stdin(".#....\n......\n......\n......\n......\n......\n")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report: nqueens::report::CountReport = serde_json::from_slice(&out).unwrap();
+    // Of the 4 solutions of 6x6, one has its first queen in column 2.
+    let all = perms(&stdout_of(&["solutions", "6", "--format", "perm", "-q"]));
+    let expected = all.iter().filter(|p| p[0] != 2).count();
+    assert_eq!(expected, 3);
+    assert_eq!(report.total, expected.to_string());
+    assert_eq!(report.engine, "mask");
+    assert_eq!(report.verified, None);
+}
