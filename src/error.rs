@@ -66,7 +66,7 @@ pub enum Error {
     /// Malformed input text (masks, judge input, permutations, result files).
     #[error("{source_name}: line {line}{}: {message}", column.map(|c| format!(", column {c}")).unwrap_or_default())]
     Parse {
-        /// Where the text came from (a path or "<stdin>").
+        /// Where the text came from (a path or `<stdin>`).
         source_name: String,
         /// 1-based line number.
         line: usize,

@@ -17,7 +17,7 @@ pub fn run(n: u32, path: &Path, global: &Global) -> anyhow::Result<ExitCode> {
     let text = input::read_to_string(path)?;
     let mask = Mask::parse(&text, n, &input::source_name(path))?;
     let bar = Bar::new(global.quiet);
-    let result = count_masked(&mask, global.threads(), &bar);
+    let result = count_masked(&mask, global.single_threads()?, &bar);
     bar.finish();
     let count = result?;
     render_count(

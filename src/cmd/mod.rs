@@ -1,5 +1,6 @@
 //! One module per subcommand; each owns its `Args` and a `run` function.
 
+pub mod bench;
 pub mod completions;
 pub mod count;
 pub mod count_mask;
@@ -21,6 +22,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Place(args) => place::run(args, &cli.global),
         Command::Verify(args) => verify::run(args, &cli.global),
         Command::TwoColour(args) => two_colour::run(args, &cli.global),
+        Command::Bench(args) => bench::run(args, &cli.global),
         Command::Completions(args) => completions::run(args),
     }
 }

@@ -7,6 +7,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use anyhow::Context;
 use clap::ValueEnum;
 use nqueens::puzzles::place::{self, Construction};
+use nqueens::report::Format;
 use nqueens::Error;
 
 use crate::cli::{FormatArg, Global};
@@ -91,11 +92,11 @@ fn clock_seed() -> u64 {
 
 /// The layout the global format flags select.
 fn layout(global: &Global) -> Result<Layout, Error> {
-    match (global.json, global.format) {
-        (true, _) | (false, FormatArg::Json) => Ok(Layout::Json),
-        (false, FormatArg::Text | FormatArg::Perm) => Ok(Layout::Line),
-        (false, FormatArg::Board) => Ok(Layout::Board),
-        (false, FormatArg::Markdown) => Err(Error::Unsupported {
+    match global.format() {
+        Format::Json => Ok(Layout::Json),
+        Format::Text if global.format == FormatArg::Board => Ok(Layout::Board),
+        Format::Text => Ok(Layout::Line),
+        Format::Markdown => Err(Error::Unsupported {
             engine: "place",
             what: "--format markdown (use perm, board or json)".to_string(),
         }),

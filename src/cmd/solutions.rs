@@ -4,6 +4,7 @@ use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
 use nqueens::puzzles::solutions::{write_board, write_perm, Solutions};
+use nqueens::report::Format;
 
 use crate::cli::{parse_n, FormatArg, Global};
 use crate::exit::Exit;
@@ -51,11 +52,11 @@ pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
 
 /// The layout the global format flags select.
 fn layout(global: &Global) -> Result<Layout, nqueens::Error> {
-    match (global.json, global.format) {
-        (true, _) | (false, FormatArg::Json) => Ok(Layout::Json),
-        (false, FormatArg::Text | FormatArg::Board) => Ok(Layout::Board),
-        (false, FormatArg::Perm) => Ok(Layout::Perm),
-        (false, FormatArg::Markdown) => Err(nqueens::Error::Unsupported {
+    match global.format() {
+        Format::Json => Ok(Layout::Json),
+        Format::Text if global.format == FormatArg::Perm => Ok(Layout::Perm),
+        Format::Text => Ok(Layout::Board),
+        Format::Markdown => Err(nqueens::Error::Unsupported {
             engine: "solutions",
             what: "--format markdown (use board, perm or json)".to_string(),
         }),

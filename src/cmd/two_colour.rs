@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use nqueens::puzzles::two_colour::{self, TwoColour};
+use nqueens::report::Format;
 use serde_json::json;
 
-use crate::cli::{FormatArg, Global};
+use crate::cli::Global;
 use crate::cmd::input;
 use crate::exit::Exit;
 
@@ -30,14 +31,15 @@ const SCHEMA: &str = "nqueens.two-colour/1";
 pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let text = input::read_to_string(&args.file)?;
     let mask = two_colour::parse(&text, &input::source_name(&args.file))?;
-    let result = two_colour::count_with_symmetry(&mask, global.threads(), !args.no_symmetry)?;
+    let result =
+        two_colour::count_with_symmetry(&mask, global.single_threads()?, !args.no_symmetry)?;
     let mut out = std::io::stdout().lock();
-    match (global.json, global.format) {
-        (true, _) | (false, FormatArg::Json) => {
+    match global.format() {
+        Format::Json => {
             serde_json::to_writer(&mut out, &report(&result))?;
             writeln!(out)?;
         }
-        (false, FormatArg::Markdown) => {
+        Format::Markdown => {
             writeln!(out, "| n | fitting solutions | ordered pairs |")?;
             writeln!(out, "|---|---|---|")?;
             writeln!(
@@ -46,7 +48,7 @@ pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
                 result.n, result.solutions, result.pairs
             )?;
         }
-        _ => writeln!(out, "{}", result.pairs)?,
+        Format::Text => writeln!(out, "{}", result.pairs)?,
     }
     if !global.quiet {
         eprintln!("nqueens: {}", commentary(&result));

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use nqueens::puzzles::verify::{check, read_perms, Verdict};
+use nqueens::report::Format;
 use serde_json::json;
 
-use crate::cli::{FormatArg, Global};
+use crate::cli::Global;
 use crate::cmd::input;
 use crate::exit::Exit;
 
@@ -26,7 +27,7 @@ pub struct Args {
 
 /// Runs `nqueens verify`: one verdict per permutation; exit 1 if any is not a solution.
 pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
-    let json = global.json || global.format == FormatArg::Json;
+    let json = global.format() == Format::Json;
     let source = input::source_name(&args.file);
     let reader = input::open(&args.file)?;
     let mut out = std::io::stdout().lock();
