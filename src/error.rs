@@ -85,6 +85,12 @@ pub enum Error {
         /// The underlying error.
         error: std::io::Error,
     },
+    /// The puzzle has no solution (e.g. `place` for n = 2 or 3).
+    #[error("no solution exists for n = {n}")]
+    NoSolution {
+        /// The board size.
+        n: u64,
+    },
     /// The run was interrupted (Ctrl-C or SIGTERM) before it finished.
     #[error("interrupted")]
     Interrupted,

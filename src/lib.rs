@@ -20,6 +20,7 @@ pub mod error;
 pub mod hw;
 pub mod known;
 pub mod plan;
+pub mod puzzles;
 pub mod report;
 pub mod shard;
 

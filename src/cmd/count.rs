@@ -61,6 +61,11 @@ pub struct Args {
     /// `nqueens merge`) to FILE; without --shard it holds the whole count (shard 0/1)
     #[arg(long, value_name = "FILE", conflicts_with_all = ["stdin", "unique"])]
     pub out: Option<PathBuf>,
+
+    /// Count on a board with blocked cells: FILE (or - for stdin) has N lines of N cells,
+    /// 1 or . allowed, 0 or # blocked
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["stdin", "unique", "split_depth", "engine", "checkpoint", "shard", "out"])]
+    pub mask: Option<std::path::PathBuf>,
 }
 
 /// The engine names with their one-line summaries, for `--help`.
@@ -83,6 +88,9 @@ pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         return judge(&options, global);
     }
     let n = args.n.context("N is required")?;
+    if let Some(path) = &args.mask {
+        return crate::cmd::count_mask::run(n, path, global);
+    }
     if args.checkpoint.is_some() || args.out.is_some() {
         return resumable::run(args, n, &options, global);
     }
@@ -125,7 +133,7 @@ pub(super) fn commentary(c: &Count) -> String {
 }
 
 /// Exit status for a finished count; reports a disagreement with OEIS loudly.
-pub(super) fn verdict(c: &Count) -> Exit {
+pub fn verdict(c: &Count) -> Exit {
     if c.is_consistent() {
         return Exit::Ok;
     }
