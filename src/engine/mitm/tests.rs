@@ -1,0 +1,92 @@
+//! Tests of the meet-in-the-middle engine against the mirror engine and the known values.
+
+use super::*;
+use crate::known;
+use crate::plan::{execute, thread_pool, NoProgress};
+
+fn total(plan: &dyn Plan) -> u128 {
+    let ids: Vec<usize> = (0..plan.len()).collect();
+    let pool = thread_pool(2).unwrap();
+    execute(plan, &ids, &pool, &NoProgress).unwrap()
+}
+
+fn mitm(n: u32) -> u128 {
+    total(Mitm.plan(n, &PlanOptions::default()).unwrap().as_ref())
+}
+
+#[test]
+fn mitm_equals_the_mirror_engine_up_to_15() {
+    for n in 1..=15 {
+        let mirror = total(&MirrorPlan::new(n, 3.min(n)));
+        assert_eq!(mitm(n), mirror, "n = {n}");
+    }
+}
+
+#[test]
+fn mitm_matches_the_known_value_at_16() {
+    assert_eq!(Some(mitm(16)), known::total(16));
+}
+
+#[test]
+fn every_matcher_level_gives_the_same_total() {
+    for level in simd::available_levels() {
+        for n in [10, 11] {
+            let plan = MitmPlan::new(n, level);
+            assert_eq!(Some(total(&plan)), known::total(n), "{level:?} n = {n}");
+        }
+    }
+}
+
+#[test]
+fn symmetry_weights_reproduce_the_plain_count() {
+    for n in [4, 6, 8, 10, 12] {
+        let plan = MitmPlan::new(n, Level::detect());
+        let geo = Geometry::new(n);
+        let mut s = Scratch::default();
+        let all = free_rows(&geo, 0);
+        let plain: Vec<(u32, u64)> = subsets(all, geo.h)
+            .map(|e| (e, plan.ctx.solve_plain(e, &mut s)))
+            .collect();
+        let sum: u64 = plain.iter().map(|p| p.1).sum();
+        assert_eq!(Some(u128::from(sum)), known::total(n), "plain n = {n}");
+        let lookup = |e: u32| plain.iter().find(|p| p.0 == e).unwrap().1;
+        for &(e, count) in &plain {
+            assert_eq!(count, lookup(task::reverse(e, n)), "V symmetry, n = {n}");
+            assert_eq!(count, lookup(all & !e), "H symmetry, n = {n}");
+            let orbit = [e, task::reverse(e, n), all & !e, all & !task::reverse(e, n)];
+            let mut distinct = orbit.to_vec();
+            distinct.sort();
+            distinct.dedup();
+            let weights: u64 = distinct
+                .iter()
+                .map(|&x| ns_weight(x, n) * ew_weight(x, n, all))
+                .sum();
+            assert_eq!(weights, distinct.len() as u64, "orbit weights, n = {n}");
+        }
+        assert_eq!(Some(total(&plan)), known::total(n), "weighted n = {n}");
+    }
+}
+
+#[test]
+fn odd_plans_cover_centre_and_cross_tasks() {
+    let plan = MitmPlan::new(9, Level::Portable);
+    let cross = plan.tasks().iter().filter(|t| t.y > 0).count();
+    // y in 6..=8, E = 4-subsets of the 7 free rows.
+    assert_eq!(cross, 3 * 35);
+    assert!(plan.tasks().iter().all(|t| t.east.count_ones() == 4));
+}
+
+#[test]
+fn subsets_are_all_k_subsets_in_order() {
+    let s: Vec<u32> = subsets(0b1011, 2).collect();
+    assert_eq!(s, vec![0b0011, 0b1001, 0b1010]);
+    assert_eq!(subsets(0b111, 0).collect::<Vec<_>>(), vec![0]);
+    assert_eq!(subsets(0b11, 3).count(), 0);
+}
+
+#[test]
+fn fingerprint_depends_on_n() {
+    let a = MitmPlan::new(10, Level::Portable).fingerprint();
+    assert_eq!(a, MitmPlan::new(10, Level::Portable).fingerprint());
+    assert_ne!(a, MitmPlan::new(11, Level::Portable).fingerprint());
+}
