@@ -103,7 +103,7 @@ fn tasks(geo: &Geometry) -> Vec<Task> {
     let (n, h) = (geo.n, geo.h);
     let free = free_rows(geo, 0);
     let mut out: Vec<Task> = subsets(free, h)
-        .filter(|&e| n.is_multiple_of(2) || ns_weight(e, n) * ew_weight(e, n, free) > 0)
+        .filter(|&e| ns_weight(e, n) > 0 && (n.is_multiple_of(2) || ew_weight(e, n, free) > 0))
         .map(|east| Task { east, y: 0 })
         .collect();
     if !n.is_multiple_of(2) {
