@@ -9,9 +9,13 @@
 //! Each quarter placement maps to a *word* in key space; a half's key is the OR of its north
 //! and south words, and the two quarters of a half clash exactly when their words intersect
 //! (inside one half, every shared diagonal lies in the window). Bits that no east key can
-//! have ("holes") are squeezed out of both sides, which keeps the matcher's tables small.
+//! have ("holes") cost the matcher nothing: its chunks simply widen over them.
 
 use super::quarter::Placement;
+
+/// A key-space bit no key uses: marks words whose placement attacks a fixed queen outside
+/// the key window, so that one mask test filters every constraint.
+pub const SENTINEL: u64 = 1 << 63;
 
 /// The four quarters: north-east, south-east, north-west, south-west.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,17 +71,39 @@ impl Geometry {
         }
     }
 
-    /// The key-space word of placement `p` in quarter `q` (before compaction).
+    /// The key-space word of placement `p` in quarter `q`.
     pub fn word(&self, q: Quarter, p: Placement) -> u64 {
-        let (a, b, c) = (u64::from(p.a), u64::from(p.b), self.c);
+        let [la, ra, lb, rb] = self.shifts(q);
         let m = (1u64 << self.d) - 1;
-        let (ka, kb) = match q {
-            Quarter::Ne => (a, b >> c),
-            Quarter::Se => (a >> c, b),
-            Quarter::Nw => ((a << c) & m, b),
-            Quarter::Sw => (a, (b << c) & m),
-        };
+        let ka = ((u64::from(p.a) << la) >> ra) & m;
+        let kb = ((u64::from(p.b) << lb) >> rb) & m;
         ka | kb << self.d
+    }
+
+    /// The shifts that move a quarter's `a` and `b` masks into the key window:
+    /// `[a left, a right, b left, b right]`.
+    fn shifts(&self, q: Quarter) -> [u32; 4] {
+        let c = self.c;
+        match q {
+            Quarter::Ne => [0, 0, 0, c],
+            Quarter::Se => [0, c, 0, 0],
+            Quarter::Nw => [c, 0, 0, 0],
+            Quarter::Sw => [0, 0, c, 0],
+        }
+    }
+
+    /// Writes the key-space words of `list` in quarter `q` to `out`; placements touching the
+    /// local diagonals `forbid` (outside the key window) get [`SENTINEL`] added.
+    pub fn words(&self, q: Quarter, list: &[Placement], forbid: (u32, u32), out: &mut Vec<u64>) {
+        let [la, ra, lb, rb] = self.shifts(q);
+        let (m, d) = ((1u64 << self.d) - 1, self.d);
+        out.clear();
+        out.extend(list.iter().map(|p| {
+            let ka = ((u64::from(p.a) << la) >> ra) & m;
+            let kb = ((u64::from(p.b) << lb) >> rb) & m;
+            let bad = (p.a & forbid.0) | (p.b & forbid.1) != 0;
+            ka | kb << d | u64::from(bad) << 63
+        }));
     }
 
     /// The key bits of global diagonals `A = da` and `B = db` (those inside the window).
@@ -107,40 +133,6 @@ impl Geometry {
             Some(l) if l < self.d => 1 << l,
             _ => 0,
         }
-    }
-}
-
-/// Removes fixed bit positions ("holes") from keys, keeping the order of the others.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Compactor {
-    holes: Vec<u32>,
-    bits: u32,
-}
-
-impl Compactor {
-    /// Drops the set bits of `holes` from `bits`-bit keys.
-    pub fn new(bits: u32, holes: u64) -> Self {
-        let mut list: Vec<u32> = (0..bits).filter(|p| holes >> p & 1 == 1).collect();
-        list.reverse();
-        Compactor {
-            bits: bits - list.len() as u32,
-            holes: list,
-        }
-    }
-
-    /// Bits per key after compaction.
-    pub fn bits(&self) -> u32 {
-        self.bits
-    }
-
-    /// `key` without the hole bits.
-    #[inline]
-    pub fn apply(&self, mut key: u64) -> u64 {
-        for &p in &self.holes {
-            let low = (1u64 << p) - 1;
-            key = (key & low) | ((key >> 1) & !low);
-        }
-        key
     }
 }
 
@@ -218,15 +210,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn compaction_drops_holes_and_keeps_order() {
-        let c = Compactor::new(10, 0b00_1000_0100);
-        assert_eq!(c.bits(), 8);
-        assert_eq!(c.apply(0b11_0111_1011), 0b1111_1111);
-        assert_eq!(c.apply(0b10_0000_0010), 0b1000_0010);
-        assert_eq!(c.apply(0b00_1000_0100), 0);
     }
 
     #[test]

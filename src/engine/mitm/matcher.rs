@@ -32,11 +32,52 @@ impl Lanes {
     pub const ZERO: Lanes = Lanes([0; 8]);
 }
 
+/// Where each chunk of a key sits: chunk `j` is `(key >> shift[j]) & mask[j]`, and its
+/// `mask[j] + 1` table entries start at `offset[j]` within a block.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Layout {
+    /// Right shift of each chunk.
+    pub shift: Vec<u32>,
+    /// Mask of each chunk after the shift.
+    pub mask: Vec<u64>,
+    /// First table entry of each chunk.
+    pub offset: Vec<usize>,
+    /// Table entries per block.
+    pub per_block: usize,
+}
+
+impl Layout {
+    /// Chunks of `k` usable bits over the low `bits` key bits; a chunk widens over the
+    /// `holes` (bits no stored key has), which then cost nothing per query.
+    pub fn new(bits: u32, holes: u64, k: u32) -> Self {
+        let mut layout = Layout::default();
+        let mut p = 0;
+        while p < bits {
+            let mut width = 0;
+            let mut used = 0;
+            while p + width < bits && (used < k || holes >> (p + width) & 1 == 1) {
+                used += u32::from(holes >> (p + width) & 1 == 0);
+                width += 1;
+            }
+            layout.shift.push(p);
+            layout.mask.push((1u64 << width) - 1);
+            layout.offset.push(layout.per_block);
+            layout.per_block += 1 << width;
+            p += width;
+        }
+        layout
+    }
+
+    /// The number of chunks.
+    pub fn chunks(&self) -> usize {
+        self.shift.len()
+    }
+}
+
 /// A set of stored keys, ready to answer "how many are disjoint from this key" in bulk.
 #[derive(Debug, Default)]
 pub struct Sieve {
-    k: u32,
-    chunks: u32,
+    layout: Layout,
     blocks: usize,
     tables: Vec<Lanes>,
     rest: Vec<u64>,
@@ -48,12 +89,11 @@ impl Sieve {
         Self::default()
     }
 
-    /// Replaces the stored keys by `keys`, which use only the low `bits` bits, with matcher
-    /// chunks of `k` bits (1..=8).
-    pub fn fill(&mut self, keys: &[u64], bits: u32, k: u32, level: Level) {
-        assert!((1..=8).contains(&k) && bits <= 64, "bad matcher shape");
-        self.k = k;
-        self.chunks = bits.div_ceil(k).max(1);
+    /// Replaces the stored keys by `keys`, read through `layout`.
+    pub fn fill(&mut self, keys: &[u64], layout: &Layout, level: Level) {
+        if self.layout != *layout {
+            self.layout = layout.clone();
+        }
         let (full, extra) = (keys.len() / BLOCK, keys.len() % BLOCK);
         let sliced = if extra >= MIN_PARTIAL {
             keys.len()
@@ -63,17 +103,12 @@ impl Sieve {
         self.blocks = sliced.div_ceil(BLOCK);
         self.rest.clear();
         self.rest.extend_from_slice(&keys[sliced..]);
-        let per = self.per_block();
+        let per = layout.per_block;
         self.tables.resize(self.blocks * per, Lanes::ZERO);
         for (b, table) in self.tables.chunks_exact_mut(per).enumerate() {
             let block = &keys[b * BLOCK..((b + 1) * BLOCK).min(keys.len())];
-            simd::build_block(level, block, bits, k, table);
+            simd::build_block(level, block, layout, table);
         }
-    }
-
-    /// Table entries per block.
-    fn per_block(&self) -> usize {
-        (self.chunks as usize) << self.k
     }
 
     /// The number of stored keys.
@@ -89,10 +124,10 @@ impl Sieve {
     /// Adds to `counts[g]` the number of (stored key, query) pairs with disjoint bits, for
     /// each group of queries `groups[g]`.
     pub fn count_groups(&self, groups: &[&[u64]], counts: &mut [u64], level: Level) {
-        let per = self.per_block();
+        let per = self.layout.per_block;
         for table in self.tables.chunks_exact(per) {
             for (g, queries) in groups.iter().enumerate() {
-                counts[g] += simd::count_block(level, table, self.k, self.chunks, queries);
+                counts[g] += simd::count_block(level, table, &self.layout, queries);
             }
         }
         if !self.rest.is_empty() {
@@ -124,7 +159,7 @@ pub fn transpose64(m: &mut [u64; 64]) {
 
 /// Builds one block's tables from up to 512 keys, generic over the inlined CPU level.
 #[inline(always)]
-pub fn build_block_generic(keys: &[u64], bits: u32, k: u32, table: &mut [Lanes]) {
+pub fn build_block_generic(keys: &[u64], layout: &Layout, table: &mut [Lanes]) {
     let mut slices = [Lanes::ZERO; 64];
     let mut valid = Lanes::ZERO;
     for (lane, group) in keys.chunks(64).enumerate() {
@@ -133,8 +168,8 @@ pub fn build_block_generic(keys: &[u64], bits: u32, k: u32, table: &mut [Lanes])
             *row = !key;
         }
         transpose64(&mut m);
-        for (p, slice) in slices.iter_mut().enumerate().take(bits as usize) {
-            slice.0[lane] = m[p];
+        for (slice, row) in slices.iter_mut().zip(m) {
+            slice.0[lane] = row;
         }
         valid.0[lane] = if group.len() == 64 {
             !0
@@ -142,12 +177,11 @@ pub fn build_block_generic(keys: &[u64], bits: u32, k: u32, table: &mut [Lanes])
             (1u64 << group.len()) - 1
         };
     }
-    let size = 1usize << k;
-    for (j, chunk) in table.chunks_exact_mut(size).enumerate() {
+    for j in 0..layout.chunks() {
+        let chunk = &mut table[layout.offset[j]..][..layout.mask[j] as usize + 1];
         chunk[0] = if j == 0 { valid } else { Lanes::ONES };
-        let first = j * k as usize;
-        let width = (bits as usize).saturating_sub(first).min(k as usize);
-        for s in 1..1usize << width {
+        let first = layout.shift[j] as usize;
+        for s in 1..chunk.len() {
             let low = s.trailing_zeros() as usize;
             let prev = chunk[s & (s - 1)];
             let slice = &slices[first + low];
@@ -158,14 +192,13 @@ pub fn build_block_generic(keys: &[u64], bits: u32, k: u32, table: &mut [Lanes])
 
 /// Counts (key, query) pairs with disjoint bits for one block, generic over the CPU level.
 #[inline(always)]
-pub fn count_block_generic(table: &[Lanes], k: u32, chunks: u32, queries: &[u64]) -> u64 {
-    let mask = (1u64 << k) - 1;
+pub fn count_block_generic(table: &[Lanes], layout: &Layout, queries: &[u64]) -> u64 {
     let mut total = 0u64;
+    let (shift, mask, offset) = (&layout.shift, &layout.mask, &layout.offset);
     for &q in queries {
-        let mut acc = table[(q & mask) as usize].0;
-        for j in 1..chunks as usize {
-            let idx = (q >> (j as u32 * k)) & mask;
-            let t = &table[(j << k) + idx as usize].0;
+        let mut acc = table[(q & mask[0]) as usize].0;
+        for j in 1..shift.len() {
+            let t = &table[offset[j] + ((q >> shift[j]) & mask[j]) as usize].0;
             for w in 0..8 {
                 acc[w] &= t[w];
             }
@@ -245,7 +278,7 @@ mod tests {
                 let q1 = random_keys(99 + i as u64, 77, bits, 2);
                 let q2 = random_keys(5 + i as u64, 13, bits, 3);
                 let mut sieve = Sieve::new();
-                sieve.fill(&keys, bits, k, level);
+                sieve.fill(&keys, &Layout::new(bits, 0, k), level);
                 assert!(sieve.len() >= keys.len());
                 let mut counts = [0u64; 2];
                 sieve.count_groups(&[&q1, &q2], &mut counts, level);
@@ -256,11 +289,31 @@ mod tests {
     }
 
     #[test]
+    fn holes_widen_chunks_and_queries_with_hole_bits_still_count() {
+        let holes = 1 << 4 | 1 << 20;
+        let layout = Layout::new(34, holes, 5);
+        assert_eq!(layout.shift, vec![0, 6, 11, 16, 22, 27, 32]);
+        assert_eq!(layout.chunks(), 7);
+        for level in simd::available_levels() {
+            let keys: Vec<u64> = random_keys(21, 900, 34, 2)
+                .into_iter()
+                .map(|k| k & !holes)
+                .collect();
+            let queries = random_keys(22, 50, 34, 2);
+            let mut sieve = Sieve::new();
+            sieve.fill(&keys, &layout, level);
+            let mut counts = [0u64];
+            sieve.count_groups(&[&queries], &mut counts, level);
+            assert_eq!(counts[0], naive(&keys, &queries), "{level:?}");
+        }
+    }
+
+    #[test]
     fn a_zero_query_counts_every_key_but_no_padding() {
         for level in simd::available_levels() {
             let keys = random_keys(3, 600, 30, 2);
             let mut sieve = Sieve::new();
-            sieve.fill(&keys, 30, 5, level);
+            sieve.fill(&keys, &Layout::new(30, 0, 5), level);
             let mut counts = [0u64];
             sieve.count_groups(&[&[0]], &mut counts, level);
             assert_eq!(counts[0], 600, "{level:?}");

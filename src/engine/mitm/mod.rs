@@ -24,7 +24,7 @@ use super::{Engine, PlanOptions};
 use crate::error::{check_n, Error};
 use crate::plan::{fingerprint_words, Plan};
 use key::Geometry;
-use quarter::{placements_by_size, QuarterCache};
+use quarter::placements_by_size;
 use simd::Level;
 use task::{ew_weight, free_rows, ns_weight, Context, Scratch, Task};
 
@@ -81,11 +81,7 @@ impl MitmPlan {
         let model = CostModel::new(&geo);
         let costs = tasks.iter().map(|t| model.cost(&geo, *t)).collect();
         MitmPlan {
-            ctx: Context {
-                geo,
-                cache: QuarterCache::new(geo.h),
-                level,
-            },
+            ctx: Context::new(n, level),
             tasks,
             costs,
         }

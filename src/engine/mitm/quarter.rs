@@ -65,9 +65,17 @@ impl QuarterList {
 
     /// The placements whose column mask is `cols`.
     pub fn get(&self, cols: u32) -> &[Placement] {
-        let lo = self.offsets[cols as usize] as usize;
-        let hi = self.offsets[cols as usize + 1] as usize;
-        &self.entries[lo..hi]
+        &self.entries[self.range(cols)]
+    }
+
+    /// The positions in [`QuarterList::entries`] of the placements with column mask `cols`.
+    pub fn range(&self, cols: u32) -> std::ops::Range<usize> {
+        self.offsets[cols as usize] as usize..self.offsets[cols as usize + 1] as usize
+    }
+
+    /// Every placement, grouped by column mask.
+    pub fn entries(&self) -> &[Placement] {
+        &self.entries
     }
 
     /// The number of placements in the list.

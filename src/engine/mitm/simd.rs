@@ -5,7 +5,8 @@
 //! best level the running CPU supports is picked once. POPCNT matters most (about 3× on the
 //! published program); wider vectors help the block loops.
 
-use super::matcher::{self, Lanes};
+use super::half;
+use super::matcher::{self, Lanes, Layout};
 use std::sync::OnceLock;
 
 /// An instruction-set level the matcher can run at.
@@ -98,17 +99,121 @@ macro_rules! dispatch {
 
 dispatch! {
     /// Builds one block's tables (see [`matcher::build_block_generic`]).
-    fn build_block(keys: &[u64], bits: u32, k: u32, table: &mut [Lanes]) -> () =
+    fn build_block(keys: &[u64], layout: &Layout, table: &mut [Lanes]) -> () =
         matcher::build_block_generic;
-}
-
-dispatch! {
-    /// Counts disjoint pairs against one block (see [`matcher::count_block_generic`]).
-    fn count_block(table: &[Lanes], k: u32, chunks: u32, queries: &[u64]) -> u64 =
-        matcher::count_block_generic;
 }
 
 dispatch! {
     /// Counts disjoint pairs directly (see [`matcher::count_direct_generic`]).
     fn count_direct(keys: &[u64], queries: &[u64]) -> u64 = matcher::count_direct_generic;
+}
+
+/// Counts disjoint pairs against one block (see [`matcher::count_block_generic`]).
+#[inline]
+pub fn count_block(level: Level, table: &[Lanes], layout: &Layout, queries: &[u64]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if level == Level::Avx512 {
+        // SAFETY: Level::Avx512 is only constructed after detecting its features.
+        return unsafe { avx512::count_block(table, layout, queries) };
+    }
+    count_block_portable(level, table, layout, queries)
+}
+
+dispatch! {
+    /// The autovectorised block count, for levels below AVX-512.
+    fn count_block_portable(table: &[Lanes], layout: &Layout, queries: &[u64]) -> u64 =
+        matcher::count_block_generic;
+}
+
+/// Appends the OR of every disjoint pair of `north` × `south` (plus `extra`) to `out`.
+#[inline]
+pub fn join(level: Level, north: &[u64], south: &[u64], extra: u64, out: &mut Vec<u64>) {
+    // The longer list goes inside, where the vector loop runs.
+    let (outer, inner) = if north.len() <= south.len() {
+        (north, south)
+    } else {
+        (south, north)
+    };
+    #[cfg(target_arch = "x86_64")]
+    if level == Level::Avx512 {
+        // SAFETY: Level::Avx512 is only constructed after detecting its features.
+        return unsafe { avx512::join(outer, inner, extra, out) };
+    }
+    join_portable(level, outer, inner, extra, out)
+}
+
+dispatch! {
+    /// The scalar, branch-free join, for levels below AVX-512.
+    fn join_portable(north: &[u64], south: &[u64], extra: u64, out: &mut Vec<u64>) -> () =
+        half::join_generic;
+}
+
+/// Hand-written AVX-512 loops: one zmm per 512-key set, VPOPCNTQ lane counters reduced once
+/// per block, and VPCOMPRESSQ for the join.
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::super::matcher::{Lanes, Layout};
+    use std::arch::x86_64::*;
+
+    /// See [`super::count_block`].
+    #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,popcnt")]
+    pub fn count_block(table: &[Lanes], layout: &Layout, queries: &[u64]) -> u64 {
+        let (shift, mask, offset) = (&layout.shift, &layout.mask, &layout.offset);
+        let chunks = shift.len();
+        assert!(chunks > 0 && mask.len() == chunks && offset.len() == chunks);
+        // Every index below is offset[j] + (q >> shift[j] & mask[j]) < table.len().
+        assert!((0..chunks).all(|j| offset[j] + (mask[j] as usize) < table.len()));
+        let base = table.as_ptr() as *const __m512i;
+        let mut sum = _mm512_setzero_si512();
+        for &q in queries {
+            // SAFETY: indices are below per_block <= table.len() (asserted above); Lanes
+            // is 64-byte aligned.
+            unsafe {
+                let mut acc = _mm512_load_si512(base.add((q & mask[0]) as usize));
+                for j in 1..chunks {
+                    let i = offset[j] + ((q >> shift[j]) & mask[j]) as usize;
+                    acc = _mm512_and_si512(acc, _mm512_load_si512(base.add(i)));
+                }
+                sum = _mm512_add_epi64(sum, _mm512_popcnt_epi64(acc));
+            }
+        }
+        _mm512_reduce_add_epi64(sum) as u64
+    }
+
+    /// See [`super::join`].
+    #[target_feature(enable = "avx512f,popcnt")]
+    pub fn join(outer: &[u64], inner: &[u64], extra: u64, out: &mut Vec<u64>) {
+        let m = inner.len();
+        let tail = (1u8 << (m % 8)).wrapping_sub(1);
+        for &n in outer {
+            out.reserve(m + 8);
+            let base = out.len();
+            let vn = _mm512_set1_epi64(n as i64);
+            let vx = _mm512_set1_epi64((n | extra) as i64);
+            let mut len = 0usize;
+            let mut i = 0usize;
+            // SAFETY: loads stay inside `inner` (full vectors below m, then a masked tail);
+            // each store writes 8 slots at base + len with len <= i, inside the m + 8
+            // reserved ones.
+            unsafe {
+                let dst = out.as_mut_ptr().add(base);
+                while i + 8 <= m {
+                    let s = _mm512_loadu_si512(inner.as_ptr().add(i) as *const __m512i);
+                    let k = _mm512_testn_epi64_mask(vn, s);
+                    let r = _mm512_maskz_compress_epi64(k, _mm512_or_si512(s, vx));
+                    _mm512_storeu_si512(dst.add(len) as *mut __m512i, r);
+                    len += k.count_ones() as usize;
+                    i += 8;
+                }
+                if tail != 0 {
+                    let s = _mm512_maskz_loadu_epi64(tail, inner.as_ptr().add(i) as *const i64);
+                    let k = _mm512_testn_epi64_mask(vn, s) & tail;
+                    let r = _mm512_maskz_compress_epi64(k, _mm512_or_si512(s, vx));
+                    _mm512_storeu_si512(dst.add(len) as *mut __m512i, r);
+                    len += k.count_ones() as usize;
+                }
+                out.set_len(base + len);
+            }
+        }
+    }
 }

@@ -11,11 +11,16 @@
 //!   depend on x, so it is built and sliced once per (y, E); the west halves of every x are
 //!   then queried with the (h, x) queen's diagonals added to their keys.
 
-use super::half::{self, Buffers, HalfSpec, Side};
-use super::key::{Compactor, Geometry, Quarter};
-use super::matcher::Sieve;
-use super::quarter::QuarterCache;
+use std::borrow::Cow;
+
+use super::half::{self, Buffers, HalfSpec, Side, Words};
+use super::key::{Geometry, Quarter};
+use super::matcher::{Layout, Sieve};
+use super::quarter::{QuarterCache, QuarterList};
 use super::simd::Level;
+
+/// Matcher chunk width (usable key bits per table lookup).
+const CHUNK_BITS: u32 = 5;
 
 /// A task: east row mask over the N rows, and the middle column's queen row for odd N
 /// cross tasks (0 otherwise: even N or the centre queen).
@@ -30,6 +35,7 @@ pub struct Task {
 /// What a solving thread keeps between tasks.
 #[derive(Debug, Default)]
 pub struct Scratch {
+    words: [Vec<u64>; 4],
     east: [Vec<u64>; 4],
     west: [Vec<u64>; 4],
     bufs: Buffers,
@@ -45,17 +51,8 @@ pub struct Context {
     pub cache: QuarterCache,
     /// Matcher instruction level.
     pub level: Level,
-}
-
-/// The four row masks of a split: east north/south, west north/south (local to quarters).
-fn row_parts(geo: &Geometry, east: u32, west: u32) -> [u32; 4] {
-    let low = (1u32 << geo.h) - 1;
-    [
-        east & low,
-        (east >> geo.c) & low,
-        west & low,
-        (west >> geo.c) & low,
-    ]
+    /// Matcher layout per middle-column queen row `y` (index 0: even N and centre tasks).
+    pub layouts: Vec<Layout>,
 }
 
 /// The rows a task's halves share out: all rows, minus the middle row and `y` for odd N.
@@ -95,7 +92,32 @@ pub fn ew_weight(east: u32, n: u32, free: u32) -> u64 {
     }
 }
 
+/// The four quarters in task order: east north/south, west north/south.
+const QUARTERS: [Quarter; 4] = [Quarter::Ne, Quarter::Se, Quarter::Nw, Quarter::Sw];
+
 impl Context {
+    /// The shared context of an `n`×`n` plan.
+    pub fn new(n: u32, level: Level) -> Self {
+        let geo = Geometry::new(n);
+        let (h, bits) = (geo.h, geo.key_bits());
+        let layouts = (0..n)
+            .map(|y| {
+                let holes = if y == 0 {
+                    geo.window_bits(n - 1, n - 1)
+                } else {
+                    geo.window_bits(h + n - 1 - y, h + y)
+                };
+                Layout::new(bits, holes, CHUNK_BITS)
+            })
+            .collect();
+        Context {
+            geo,
+            cache: QuarterCache::new(h),
+            level,
+            layouts,
+        }
+    }
+
     /// The weighted number of solutions of `task`.
     pub fn solve(&self, task: Task, s: &mut Scratch) -> u128 {
         if task.y == 0 && self.geo.n.is_multiple_of(2) {
@@ -107,33 +129,43 @@ impl Context {
         }
     }
 
+    /// The quarter lists of a split and their key-space words (in `words`); `forbid(q)` gives
+    /// the local diagonals each quarter must avoid outside the key window.
+    fn quarters<'a>(
+        &'a self,
+        east: u32,
+        west: u32,
+        forbid: impl Fn(Quarter) -> (u32, u32),
+        words: &mut [Vec<u64>; 4],
+    ) -> [Cow<'a, QuarterList>; 4] {
+        let g = &self.geo;
+        let low = (1u32 << g.h) - 1;
+        let rows = [east & low, (east >> g.c) & low, west & low, (west >> g.c) & low];
+        let lists = rows.map(|r| self.cache.get(r));
+        for i in 0..4 {
+            let q = QUARTERS[i];
+            g.words(q, lists[i].entries(), forbid(q), &mut words[i]);
+        }
+        lists
+    }
+
     /// Even N (§4.3): diagonal-restricted east halves, west classes with factors.
     fn solve_even(&self, east: u32, s: &mut Scratch) -> u128 {
         let g = &self.geo;
         let (n, free) = (g.n, free_rows(g, 0));
         let ns = ns_weight(east, n);
         let ew = ew_weight(east, n, free);
-        let long = 1u32 << (g.h - 1);
-        let holes = g.window_bits(n - 1, n - 1);
-        let comp = Compactor::new(g.key_bits(), holes);
-        let ne = Side {
-            forbid: (long, 0),
-            ..Side::plain(Quarter::Ne)
-        };
-        let se = Side {
-            forbid: (0, long),
-            ..Side::plain(Quarter::Se)
-        };
-        let nw = Side {
-            split: (0, long),
-            ..Side::plain(Quarter::Nw)
-        };
-        let sw = Side {
-            split: (long, 0),
-            ..Side::plain(Quarter::Sw)
-        };
+        // The long diagonals' key bits: A = N − 1 (main), B = N − 1 (anti).
+        let (main, anti) = (g.window_bits(n - 1, 0), g.window_bits(0, n - 1));
+        let sides = [
+            Side::forbid(main),
+            Side::forbid(anti),
+            Side::split(anti),
+            Side::split(main),
+        ];
         let wanted = [ew > 0, true, true, true];
-        let counts = self.join_task(east, free & !east, &comp, [ne, se, nw, sw], wanted, s);
+        let lists = self.quarters(east, free & !east, |_| (0, 0), &mut s.words);
+        let counts = self.join_task(&lists, sides, wanted, &self.layouts[0], s);
         let factors = [ew, 2, 2, 4];
         let sum: u64 = counts.iter().zip(factors).map(|(c, f)| c * f).sum();
         u128::from(sum) * u128::from(ns)
@@ -142,18 +174,15 @@ impl Context {
     /// Odd N, centre queen: every quarter avoids the long diagonals.
     fn solve_centre(&self, east: u32, s: &mut Scratch) -> u128 {
         let g = &self.geo;
-        let (n, h, free) = (g.n, g.h, free_rows(g, 0));
+        let (n, free) = (g.n, free_rows(g, 0));
         let weight = ns_weight(east, n) * ew_weight(east, n, free);
         if weight == 0 {
             return 0;
         }
-        let comp = Compactor::new(g.key_bits(), g.window_bits(n - 1, n - 1));
-        let sides = [Quarter::Ne, Quarter::Se, Quarter::Nw, Quarter::Sw].map(|q| Side {
-            forbid: g.forbidden(q, h, h),
-            ..Side::plain(q)
-        });
+        let sides = [Side::forbid(g.window_bits(n - 1, n - 1)); 4];
         let wanted = [true, false, false, false];
-        let counts = self.join_task(east, free & !east, &comp, sides, wanted, s);
+        let lists = self.quarters(east, free & !east, |_| (0, 0), &mut s.words);
+        let counts = self.join_task(&lists, sides, wanted, &self.layouts[0], s);
         u128::from(counts[0]) * u128::from(weight)
     }
 
@@ -161,25 +190,24 @@ impl Context {
     /// counts each wanted west class against it.
     fn join_task(
         &self,
-        east: u32,
-        west: u32,
-        comp: &Compactor,
+        lists: &[Cow<'_, QuarterList>; 4],
         sides: [Side; 4],
         wanted: [bool; 4],
+        layout: &Layout,
         s: &mut Scratch,
     ) -> [u64; 4] {
-        let g = &self.geo;
-        let [en, es, wn, ws] = row_parts(g, east, west).map(|r| self.cache.get(r));
-        let full = (1u32 << g.h) - 1;
+        let w = |i: usize| Words {
+            list: &lists[i],
+            words: &s.words[i],
+        };
         clear(&mut s.east);
         let spec = HalfSpec {
-            geo: g,
-            compactor: comp,
-            north: (&en, sides[0]),
-            south: (&es, sides[1]),
-            cols: full,
+            north: (w(0), sides[0]),
+            south: (w(1), sides[1]),
+            cols: (1u32 << self.geo.h) - 1,
             extra: 0,
             wanted: [true, false, false, false],
+            level: self.level,
         };
         half::enumerate(&spec, &mut s.bufs, &mut s.east);
         if s.east[0].is_empty() {
@@ -187,45 +215,33 @@ impl Context {
         }
         clear(&mut s.west);
         let spec = HalfSpec {
-            north: (&wn, sides[2]),
-            south: (&ws, sides[3]),
+            north: (w(2), sides[2]),
+            south: (w(3), sides[3]),
             wanted,
             ..spec
         };
         half::enumerate(&spec, &mut s.bufs, &mut s.west);
-        self.count(comp.bits(), s)
-    }
-
-    /// Fills the sieve with `s.east[0]` and counts every west class against it.
-    fn count(&self, bits: u32, s: &mut Scratch) -> [u64; 4] {
-        let mut counts = [0u64; 4];
-        s.sieve.fill(&s.east[0], bits, chunk_bits(bits), self.level);
-        let groups: Vec<&[u64]> = s.west.iter().map(|v| v.as_slice()).collect();
-        s.sieve.count_groups(&groups, &mut counts, self.level);
-        counts
+        count(&s.east[0], &s.west, layout, self.level, &mut s.sieve)
     }
 
     /// Odd N with queens at (h, x) and (y, h) for every h < x < y: weight 8 each.
     fn solve_cross(&self, east: u32, y: u32, s: &mut Scratch) -> u128 {
         let g = &self.geo;
         let (h, free) = (g.h, free_rows(g, y));
-        let west = free & !east;
-        let comp = Compactor::new(g.key_bits(), g.window_bits(h + g.n - 1 - y, h + y));
-        let [en, es, wn, ws] = row_parts(g, east, west).map(|r| self.cache.get(r));
-        let yside = |q| Side {
-            forbid: g.forbidden(q, y, h),
-            ..Side::plain(q)
+        let lists = self.quarters(east, free & !east, |q| g.forbidden(q, y, h), &mut s.words);
+        let w = |i: usize| Words {
+            list: &lists[i],
+            words: &s.words[i],
         };
         let full = (1u32 << h) - 1;
         clear(&mut s.east);
         let spec = HalfSpec {
-            geo: g,
-            compactor: &comp,
-            north: (&en, yside(Quarter::Ne)),
-            south: (&es, yside(Quarter::Se)),
+            north: (w(0), Side::forbid(0)),
+            south: (w(1), Side::forbid(0)),
             cols: full,
             extra: 0,
             wanted: [true, false, false, false],
+            level: self.level,
         };
         half::enumerate(&spec, &mut s.bufs, &mut s.east);
         if s.east[0].is_empty() {
@@ -233,25 +249,36 @@ impl Context {
         }
         clear(&mut s.west);
         for x in h + 1..y {
-            let both = |q| {
-                let (ya, yb) = g.forbidden(q, y, h);
-                let (xa, xb) = g.forbidden(q, h, x);
-                Side {
-                    forbid: (ya | xa, yb | xb),
-                    ..Side::plain(q)
-                }
-            };
+            // The (h, x) queen's diagonals are key bits of every west quarter: west halves
+            // must avoid them, and they join each west key to rule out clashing east keys.
+            let xbits = g.window_bits(x + h, x + h);
             let spec = HalfSpec {
-                north: (&wn, both(Quarter::Nw)),
-                south: (&ws, both(Quarter::Sw)),
+                north: (w(2), Side::forbid(xbits)),
+                south: (w(3), Side::forbid(xbits)),
                 cols: full & !(1 << (x - g.c)),
-                extra: comp.apply(g.window_bits(x + h, x + h)),
+                extra: xbits,
                 ..spec
             };
             half::enumerate(&spec, &mut s.bufs, &mut s.west);
         }
-        u128::from(self.count(comp.bits(), s)[0]) * 8
+        let layout = &self.layouts[y as usize];
+        u128::from(count(&s.east[0], &s.west, layout, self.level, &mut s.sieve)[0]) * 8
     }
+}
+
+/// Fills `sieve` with `east` and counts every west class against it.
+fn count(
+    east: &[u64],
+    west: &[Vec<u64>; 4],
+    layout: &Layout,
+    level: Level,
+    sieve: &mut Sieve,
+) -> [u64; 4] {
+    let mut counts = [0u64; 4];
+    sieve.fill(east, layout, level);
+    let groups: Vec<&[u64]> = west.iter().map(|v| v.as_slice()).collect();
+    sieve.count_groups(&groups, &mut counts, level);
+    counts
 }
 
 /// Empties every key list, keeping the buffers.
@@ -259,21 +286,15 @@ fn clear(lists: &mut [Vec<u64>; 4]) {
     lists.iter_mut().for_each(Vec::clear);
 }
 
-/// Matcher chunk width for keys of `bits` bits.
-fn chunk_bits(bits: u32) -> u32 {
-    let _ = bits;
-    5
-}
-
 #[cfg(test)]
 impl Context {
     /// Even N without any symmetry: the number of solutions whose east rows are `east`.
     pub fn solve_plain(&self, east: u32, s: &mut Scratch) -> u64 {
-        let g = &self.geo;
-        let comp = Compactor::new(g.key_bits(), 0);
-        let sides = [Quarter::Ne, Quarter::Se, Quarter::Nw, Quarter::Sw].map(Side::plain);
+        let west = free_rows(&self.geo, 0) & !east;
+        let lists = self.quarters(east, west, |_| (0, 0), &mut s.words);
+        let sides = [Side::forbid(0); 4];
         let wanted = [true, false, false, false];
-        let west = free_rows(g, 0) & !east;
-        self.join_task(east, west, &comp, sides, wanted, s)[0]
+        let layout = Layout::new(self.geo.key_bits(), 0, CHUNK_BITS);
+        self.join_task(&lists, sides, wanted, &layout, s)[0]
     }
 }
