@@ -13,9 +13,11 @@
 pub mod half;
 pub mod key;
 pub mod matcher;
+pub mod prepared;
 pub mod quarter;
 pub mod simd;
 pub mod task;
+pub mod weights;
 
 use std::cell::RefCell;
 
@@ -26,7 +28,8 @@ use crate::plan::{fingerprint_words, Plan};
 use key::Geometry;
 use quarter::placements_by_size;
 use simd::Level;
-use task::{ew_weight, free_rows, ns_weight, Context, Scratch, Task};
+use task::{Context, Scratch, Task};
+use weights::{ew_weight, free_rows, ns_weight};
 
 /// Boards below this size are counted by the mirror engine.
 const MIN_N: u32 = 4;

@@ -125,9 +125,20 @@ dispatch! {
         matcher::count_block_generic;
 }
 
-/// Appends the OR of every disjoint pair of `north` × `south` (plus `extra`) to `out`.
+/// Appends `n | s | extra` for every pair of `north` × `south` with `n`, `s` and `forbid`
+/// pairwise disjoint.
 #[inline]
-pub fn join(level: Level, north: &[u64], south: &[u64], extra: u64, out: &mut Vec<u64>) {
+pub fn join(
+    level: Level,
+    north: &[u64],
+    south: &[u64],
+    forbid: u64,
+    extra: u64,
+    out: &mut Vec<u64>,
+) {
+    if north.is_empty() || south.is_empty() {
+        return;
+    }
     // The longer list goes inside, where the vector loop runs.
     let (outer, inner) = if north.len() <= south.len() {
         (north, south)
@@ -137,14 +148,16 @@ pub fn join(level: Level, north: &[u64], south: &[u64], extra: u64, out: &mut Ve
     #[cfg(target_arch = "x86_64")]
     if level == Level::Avx512 {
         // SAFETY: Level::Avx512 is only constructed after detecting its features.
-        return unsafe { avx512::join(outer, inner, extra, out) };
+        return unsafe { avx512::join(outer, inner, forbid, extra, out) };
     }
-    join_portable(level, outer, inner, extra, out)
+    join_portable(level, outer, inner, forbid, extra, out)
 }
 
 dispatch! {
     /// The scalar, branch-free join, for levels below AVX-512.
-    fn join_portable(north: &[u64], south: &[u64], extra: u64, out: &mut Vec<u64>) -> () =
+    fn join_portable(
+        north: &[u64], south: &[u64], forbid: u64, extra: u64, out: &mut Vec<u64>
+    ) -> () =
         half::join_generic;
 }
 
@@ -182,13 +195,13 @@ mod avx512 {
 
     /// See [`super::join`].
     #[target_feature(enable = "avx512f,popcnt")]
-    pub fn join(outer: &[u64], inner: &[u64], extra: u64, out: &mut Vec<u64>) {
+    pub fn join(outer: &[u64], inner: &[u64], forbid: u64, extra: u64, out: &mut Vec<u64>) {
         let m = inner.len();
         let tail = (1u8 << (m % 8)).wrapping_sub(1);
-        for &n in outer {
+        for &n in outer.iter().filter(|&&n| n & forbid == 0) {
             out.reserve(m + 8);
             let base = out.len();
-            let vn = _mm512_set1_epi64(n as i64);
+            let vn = _mm512_set1_epi64((n | forbid) as i64);
             let vx = _mm512_set1_epi64((n | extra) as i64);
             let mut len = 0usize;
             let mut i = 0usize;

@@ -11,16 +11,21 @@
 //!   depend on x, so it is built and sliced once per (y, E); the west halves of every x are
 //!   then queried with the (h, x) queen's diagonals added to their keys.
 
-use std::borrow::Cow;
-
-use super::half::{self, Buffers, HalfSpec, Side, Words};
-use super::key::{Geometry, Quarter};
+use super::half::{self, HalfSpec, Side};
+use super::key::Geometry;
 use super::matcher::{Layout, Sieve};
-use super::quarter::{QuarterCache, QuarterList};
+use super::prepared::{Prepared, PreparedCache, QUARTERS};
+use super::quarter::QuarterCache;
 use super::simd::Level;
+use super::weights::{ew_weight, free_rows, ns_weight};
 
 /// Matcher chunk width (usable key bits per table lookup).
 const CHUNK_BITS: u32 = 5;
+
+/// Task kinds, as indices into the prepared-quarter cache.
+const EVEN: usize = 0;
+const CENTRE: usize = 0;
+const CROSS: usize = 1;
 
 /// A task: east row mask over the N rows, and the middle column's queen row for odd N
 /// cross tasks (0 otherwise: even N or the centre queen).
@@ -35,10 +40,15 @@ pub struct Task {
 /// What a solving thread keeps between tasks.
 #[derive(Debug, Default)]
 pub struct Scratch {
-    words: [Vec<u64>; 4],
+    quarters: [Prepared; 4],
+    keys: Keys,
+}
+
+/// The keys of one task and the sieve they fill.
+#[derive(Debug, Default)]
+struct Keys {
     east: [Vec<u64>; 4],
     west: [Vec<u64>; 4],
-    bufs: Buffers,
     sieve: Sieve,
 }
 
@@ -49,51 +59,13 @@ pub struct Context {
     pub geo: Geometry,
     /// Quarter lists.
     pub cache: QuarterCache,
+    /// Quarter lists as filtered key-space words, per task kind.
+    pub prepared: PreparedCache,
     /// Matcher instruction level.
     pub level: Level,
     /// Matcher layout per middle-column queen row `y` (index 0: even N and centre tasks).
     pub layouts: Vec<Layout>,
 }
-
-/// The rows a task's halves share out: all rows, minus the middle row and `y` for odd N.
-pub fn free_rows(geo: &Geometry, y: u32) -> u32 {
-    let all = ((1u64 << geo.n) - 1) as u32;
-    if geo.n.is_multiple_of(2) {
-        all
-    } else {
-        all & !(1 << geo.h) & !(if y > 0 { 1 << y } else { 0 })
-    }
-}
-
-/// `mask` with its `n` low bits reversed (row r ↔ row n − 1 − r).
-pub fn reverse(mask: u32, n: u32) -> u32 {
-    mask.reverse_bits() >> (32 - n)
-}
-
-/// North/south weight: 2 if E < rev(E), 1 if equal, 0 otherwise.
-pub fn ns_weight(east: u32, n: u32) -> u64 {
-    match east.cmp(&reverse(east, n)) {
-        std::cmp::Ordering::Less => 2,
-        std::cmp::Ordering::Equal => 1,
-        std::cmp::Ordering::Greater => 0,
-    }
-}
-
-/// East/west weight over the free rows: 1 if E and rev(E) agree nowhere, otherwise 2 or 0
-/// by whether the first row where they agree is in E.
-pub fn ew_weight(east: u32, n: u32, free: u32) -> u64 {
-    let agree = !(east ^ reverse(east, n)) & free;
-    if agree == 0 {
-        1
-    } else if east & agree & agree.wrapping_neg() != 0 {
-        2
-    } else {
-        0
-    }
-}
-
-/// The four quarters in task order: east north/south, west north/south.
-const QUARTERS: [Quarter; 4] = [Quarter::Ne, Quarter::Se, Quarter::Nw, Quarter::Sw];
 
 impl Context {
     /// The shared context of an `n`×`n` plan.
@@ -113,6 +85,7 @@ impl Context {
         Context {
             geo,
             cache: QuarterCache::new(h),
+            prepared: PreparedCache::new(h, kinds(&geo)),
             level,
             layouts,
         }
@@ -129,24 +102,28 @@ impl Context {
         }
     }
 
-    /// The quarter lists of a split and their key-space words (in `words`); `forbid(q)` gives
-    /// the local diagonals each quarter must avoid outside the key window.
+    /// The four quarters of a split for task kind `kind`.
     fn quarters<'a>(
         &'a self,
+        kind: usize,
         east: u32,
         west: u32,
-        forbid: impl Fn(Quarter) -> (u32, u32),
-        words: &mut [Vec<u64>; 4],
-    ) -> [Cow<'a, QuarterList>; 4] {
+        spare: &'a mut [Prepared; 4],
+    ) -> [&'a Prepared; 4] {
         let g = &self.geo;
         let low = (1u32 << g.h) - 1;
-        let rows = [east & low, (east >> g.c) & low, west & low, (west >> g.c) & low];
-        let lists = rows.map(|r| self.cache.get(r));
-        for i in 0..4 {
-            let q = QUARTERS[i];
-            g.words(q, lists[i].entries(), forbid(q), &mut words[i]);
-        }
-        lists
+        let rows = [
+            east & low,
+            (east >> g.c) & low,
+            west & low,
+            (west >> g.c) & low,
+        ];
+        let mut i = 0;
+        spare.each_mut().map(|p| {
+            i += 1;
+            self.prepared
+                .get(g, &self.cache, (kind, i - 1, rows[i - 1]), p)
+        })
     }
 
     /// Even N (§4.3): diagonal-restricted east halves, west classes with factors.
@@ -155,17 +132,9 @@ impl Context {
         let (n, free) = (g.n, free_rows(g, 0));
         let ns = ns_weight(east, n);
         let ew = ew_weight(east, n, free);
-        // The long diagonals' key bits: A = N − 1 (main), B = N − 1 (anti).
-        let (main, anti) = (g.window_bits(n - 1, 0), g.window_bits(0, n - 1));
-        let sides = [
-            Side::forbid(main),
-            Side::forbid(anti),
-            Side::split(anti),
-            Side::split(main),
-        ];
+        let q = self.quarters(EVEN, east, free & !east, &mut s.quarters);
         let wanted = [ew > 0, true, true, true];
-        let lists = self.quarters(east, free & !east, |_| (0, 0), &mut s.words);
-        let counts = self.join_task(&lists, sides, wanted, &self.layouts[0], s);
+        let counts = self.join_task(q, 0, wanted, &self.layouts[0], &mut s.keys);
         let factors = [ew, 2, 2, 4];
         let sum: u64 = counts.iter().zip(factors).map(|(c, f)| c * f).sum();
         u128::from(sum) * u128::from(ns)
@@ -179,106 +148,152 @@ impl Context {
         if weight == 0 {
             return 0;
         }
-        let sides = [Side::forbid(g.window_bits(n - 1, n - 1)); 4];
+        let q = self.quarters(CENTRE, east, free & !east, &mut s.quarters);
         let wanted = [true, false, false, false];
-        let lists = self.quarters(east, free & !east, |_| (0, 0), &mut s.words);
-        let counts = self.join_task(&lists, sides, wanted, &self.layouts[0], s);
+        let counts = self.join_task(q, 0, wanted, &self.layouts[0], &mut s.keys);
         u128::from(counts[0]) * u128::from(weight)
     }
 
-    /// Builds east and west halves of a split, fills the sieve with the east class-0 keys and
-    /// counts each wanted west class against it.
+    /// Builds east and west halves of a prepared split (avoiding the key bits `forbid`),
+    /// fills the sieve with the east class-0 keys and counts each wanted west class against
+    /// it.
     fn join_task(
         &self,
-        lists: &[Cow<'_, QuarterList>; 4],
-        sides: [Side; 4],
+        q: [&Prepared; 4],
+        forbid: u64,
         wanted: [bool; 4],
         layout: &Layout,
-        s: &mut Scratch,
+        k: &mut Keys,
     ) -> [u64; 4] {
-        let w = |i: usize| Words {
-            list: &lists[i],
-            words: &s.words[i],
-        };
-        clear(&mut s.east);
+        clear(&mut k.east);
         let spec = HalfSpec {
-            north: (w(0), sides[0]),
-            south: (w(1), sides[1]),
+            north: q[0],
+            south: q[1],
             cols: (1u32 << self.geo.h) - 1,
+            queens: q[0].queens(),
+            forbid,
             extra: 0,
             wanted: [true, false, false, false],
             level: self.level,
         };
-        half::enumerate(&spec, &mut s.bufs, &mut s.east);
-        if s.east[0].is_empty() {
+        half::enumerate(&spec, &mut k.east);
+        if k.east[0].is_empty() {
             return [0; 4];
         }
-        clear(&mut s.west);
+        clear(&mut k.west);
         let spec = HalfSpec {
-            north: (w(2), sides[2]),
-            south: (w(3), sides[3]),
+            north: q[2],
+            south: q[3],
+            queens: q[2].queens(),
             wanted,
             ..spec
         };
-        half::enumerate(&spec, &mut s.bufs, &mut s.west);
-        count(&s.east[0], &s.west, layout, self.level, &mut s.sieve)
+        half::enumerate(&spec, &mut k.west);
+        k.count(layout, self.level)
     }
 
     /// Odd N with queens at (h, x) and (y, h) for every h < x < y: weight 8 each.
     fn solve_cross(&self, east: u32, y: u32, s: &mut Scratch) -> u128 {
         let g = &self.geo;
         let (h, free) = (g.h, free_rows(g, y));
-        let lists = self.quarters(east, free & !east, |q| g.forbidden(q, y, h), &mut s.words);
-        let w = |i: usize| Words {
-            list: &lists[i],
-            words: &s.words[i],
+        let west = free & !east;
+        // The (y, h) queen: in-window diagonals are key bits every half must avoid; for
+        // y = N − 1 they fall outside the window and the quarters are filtered directly.
+        let ybits = g.window_bits(h + g.n - 1 - y, h + y);
+        let q = if y == g.n - 1 {
+            self.cross_quarters_edge(east, west, y, &mut s.quarters)
+        } else {
+            self.quarters(CROSS, east, west, &mut s.quarters)
         };
+        let k = &mut s.keys;
+        let layout = &self.layouts[y as usize];
+        clear(&mut k.east);
         let full = (1u32 << h) - 1;
-        clear(&mut s.east);
         let spec = HalfSpec {
-            north: (w(0), Side::forbid(0)),
-            south: (w(1), Side::forbid(0)),
+            north: q[0],
+            south: q[1],
             cols: full,
+            queens: q[0].queens(),
+            forbid: ybits,
             extra: 0,
             wanted: [true, false, false, false],
             level: self.level,
         };
-        half::enumerate(&spec, &mut s.bufs, &mut s.east);
-        if s.east[0].is_empty() {
+        half::enumerate(&spec, &mut k.east);
+        if k.east[0].is_empty() {
             return 0;
         }
-        clear(&mut s.west);
+        clear(&mut k.west);
         for x in h + 1..y {
             // The (h, x) queen's diagonals are key bits of every west quarter: west halves
             // must avoid them, and they join each west key to rule out clashing east keys.
             let xbits = g.window_bits(x + h, x + h);
             let spec = HalfSpec {
-                north: (w(2), Side::forbid(xbits)),
-                south: (w(3), Side::forbid(xbits)),
+                north: q[2],
+                south: q[3],
                 cols: full & !(1 << (x - g.c)),
+                queens: q[2].queens(),
+                forbid: ybits | xbits,
                 extra: xbits,
                 ..spec
             };
-            half::enumerate(&spec, &mut s.bufs, &mut s.west);
+            half::enumerate(&spec, &mut k.west);
         }
-        let layout = &self.layouts[y as usize];
-        u128::from(count(&s.east[0], &s.west, layout, self.level, &mut s.sieve)[0]) * 8
+        u128::from(k.count(layout, self.level)[0]) * 8
+    }
+
+    /// The quarters of a cross task with y = N − 1, filtered against that queen directly.
+    fn cross_quarters_edge<'a>(
+        &self,
+        east: u32,
+        west: u32,
+        y: u32,
+        spare: &'a mut [Prepared; 4],
+    ) -> [&'a Prepared; 4] {
+        let g = &self.geo;
+        let low = (1u32 << g.h) - 1;
+        let rows = [
+            east & low,
+            (east >> g.c) & low,
+            west & low,
+            (west >> g.c) & low,
+        ];
+        for (i, p) in spare.iter_mut().enumerate() {
+            let q = QUARTERS[i];
+            let raw = g.forbidden(q, y, g.h);
+            p.prepare(g, q, &self.cache.get(rows[i]), raw, Side::forbid(0));
+        }
+        spare.each_ref()
     }
 }
 
-/// Fills `sieve` with `east` and counts every west class against it.
-fn count(
-    east: &[u64],
-    west: &[Vec<u64>; 4],
-    layout: &Layout,
-    level: Level,
-    sieve: &mut Sieve,
-) -> [u64; 4] {
-    let mut counts = [0u64; 4];
-    sieve.fill(east, layout, level);
-    let groups: Vec<&[u64]> = west.iter().map(|v| v.as_slice()).collect();
-    sieve.count_groups(&groups, &mut counts, level);
-    counts
+/// The quarter filters of each task kind of an `n`×`n` board.
+fn kinds(g: &Geometry) -> Vec<[Side; 4]> {
+    let n = g.n;
+    if n.is_multiple_of(2) {
+        // The long diagonals' key bits: A = N − 1 (main), B = N − 1 (anti).
+        let (main, anti) = (g.window_bits(n - 1, 0), g.window_bits(0, n - 1));
+        vec![[
+            Side::forbid(main),
+            Side::forbid(anti),
+            Side::split(anti),
+            Side::split(main),
+        ]]
+    } else {
+        let centre = Side::forbid(g.window_bits(n - 1, n - 1));
+        vec![[centre; 4], [Side::forbid(0); 4]]
+    }
+}
+
+impl Keys {
+    /// Fills the sieve with the east keys and counts every west class against it.
+    fn count(&mut self, layout: &Layout, level: Level) -> [u64; 4] {
+        let mut counts = [0u64; 4];
+        self.sieve.fill(&self.east[0], layout, level);
+        let groups: [&[u64]; 4] = self.west.each_ref().map(|v| v.as_slice());
+        self.sieve.count_groups(&groups, &mut counts, level);
+        counts
+    }
 }
 
 /// Empties every key list, keeping the buffers.
@@ -290,11 +305,22 @@ fn clear(lists: &mut [Vec<u64>; 4]) {
 impl Context {
     /// Even N without any symmetry: the number of solutions whose east rows are `east`.
     pub fn solve_plain(&self, east: u32, s: &mut Scratch) -> u64 {
-        let west = free_rows(&self.geo, 0) & !east;
-        let lists = self.quarters(east, west, |_| (0, 0), &mut s.words);
-        let sides = [Side::forbid(0); 4];
+        let g = &self.geo;
+        let west = free_rows(g, 0) & !east;
+        let low = (1u32 << g.h) - 1;
+        let rows = [
+            east & low,
+            (east >> g.c) & low,
+            west & low,
+            (west >> g.c) & low,
+        ];
+        for (i, p) in s.quarters.iter_mut().enumerate() {
+            let list = self.cache.get(rows[i]);
+            p.prepare(g, QUARTERS[i], &list, (0, 0), Side::forbid(0));
+        }
         let wanted = [true, false, false, false];
-        let layout = Layout::new(self.geo.key_bits(), 0, CHUNK_BITS);
-        self.join_task(&lists, sides, wanted, &layout, s)[0]
+        let layout = Layout::new(g.key_bits(), 0, CHUNK_BITS);
+        let q = s.quarters.each_ref();
+        self.join_task(q, 0, wanted, &layout, &mut s.keys)[0]
     }
 }

@@ -51,9 +51,14 @@ fn symmetry_weights_reproduce_the_plain_count() {
         assert_eq!(Some(u128::from(sum)), known::total(n), "plain n = {n}");
         let lookup = |e: u32| plain.iter().find(|p| p.0 == e).unwrap().1;
         for &(e, count) in &plain {
-            assert_eq!(count, lookup(task::reverse(e, n)), "V symmetry, n = {n}");
+            assert_eq!(count, lookup(weights::reverse(e, n)), "V symmetry, n = {n}");
             assert_eq!(count, lookup(all & !e), "H symmetry, n = {n}");
-            let orbit = [e, task::reverse(e, n), all & !e, all & !task::reverse(e, n)];
+            let orbit = [
+                e,
+                weights::reverse(e, n),
+                all & !e,
+                all & !weights::reverse(e, n),
+            ];
             let mut distinct = orbit.to_vec();
             distinct.sort();
             distinct.dedup();
