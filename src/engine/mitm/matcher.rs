@@ -47,15 +47,20 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// Chunks of `k` usable bits over the low `bits` key bits; a chunk widens over the
-    /// `holes` (bits no stored key has), which then cost nothing per query.
+    /// Chunks of at most `k` usable bits (as even as possible) over the low `bits` key bits;
+    /// a chunk widens over the `holes` (bits no stored key has), which then cost nothing per
+    /// query.
     pub fn new(bits: u32, holes: u64, k: u32) -> Self {
+        let usable = (0..bits).filter(|p| holes >> p & 1 == 0).count() as u32;
+        let chunks = usable.div_ceil(k).max(1);
         let mut layout = Layout::default();
         let mut p = 0;
-        while p < bits {
+        for j in 0..chunks {
+            // The first `usable % chunks` chunks take one bit more.
+            let want = usable / chunks + u32::from(j < usable % chunks);
             let mut width = 0;
             let mut used = 0;
-            while p + width < bits && (used < k || holes >> (p + width) & 1 == 1) {
+            while p + width < bits && (used < want || holes >> (p + width) & 1 == 1) {
                 used += u32::from(holes >> (p + width) & 1 == 0);
                 width += 1;
             }
@@ -72,7 +77,23 @@ impl Layout {
     pub fn chunks(&self) -> usize {
         self.shift.len()
     }
+
+    /// Writes the byte offset (within a block) of each query's table entry in every chunk:
+    /// entry `j` of query `i` goes to `out[j * stride + i]`.
+    #[inline(always)]
+    pub fn index_generic(&self, queries: &[u64], out: &mut [u32], stride: usize) {
+        for j in 0..self.chunks() {
+            let (shift, mask, offset) = (self.shift[j], self.mask[j], self.offset[j] as u64);
+            let row = &mut out[j * stride..][..queries.len()];
+            for (o, &q) in row.iter_mut().zip(queries) {
+                *o = ((((q >> shift) & mask) + offset) * LANES_BYTES) as u32;
+            }
+        }
+    }
 }
+
+/// Bytes per table entry.
+const LANES_BYTES: u64 = 64;
 
 /// A set of stored keys, ready to answer "how many are disjoint from this key" in bulk.
 #[derive(Debug, Default)]
@@ -81,6 +102,9 @@ pub struct Sieve {
     blocks: usize,
     tables: Vec<Lanes>,
     rest: Vec<u64>,
+    /// Per query and chunk, its table entry's byte offset (scratch for
+    /// [`Sieve::count_groups`]).
+    index: Vec<u32>,
 }
 
 impl Sieve {
@@ -123,11 +147,36 @@ impl Sieve {
 
     /// Adds to `counts[g]` the number of (stored key, query) pairs with disjoint bits, for
     /// each group of queries `groups[g]`.
-    pub fn count_groups(&self, groups: &[&[u64]], counts: &mut [u64], level: Level) {
-        let per = self.layout.per_block;
-        for table in self.tables.chunks_exact(per) {
+    pub fn count_groups(&mut self, groups: &[&[u64]], counts: &mut [u64], level: Level) {
+        let (per, chunks) = (self.layout.per_block, self.layout.chunks());
+        let total: usize = groups.iter().map(|g| g.len()).sum();
+        // Chunk-major byte offsets: entry j of query i at index[j * stride + i].
+        let stride = total.next_multiple_of(8);
+        // Every read position is written below; only grow, never clear.
+        if self.index.len() < stride * chunks {
+            self.index.resize(stride * chunks, 0);
+        }
+        let mut start = 0;
+        for queries in groups {
+            simd::index(
+                level,
+                &self.layout,
+                queries,
+                &mut self.index[start..],
+                stride,
+            );
+            start += queries.len();
+        }
+        // Two blocks at a time: each query's entries are read once for both.
+        for pair in self.tables.chunks(2 * per) {
+            let mut start = 0;
             for (g, queries) in groups.iter().enumerate() {
-                counts[g] += simd::count_block(level, table, &self.layout, queries);
+                let range = start..start + queries.len();
+                // SAFETY: `Layout::index` yields byte offsets of entries below `per` for
+                // every chunk, and `pair` holds one or two whole blocks of `per` entries.
+                let index = &self.index[..stride * chunks];
+                counts[g] += unsafe { simd::count_blocks(level, pair, per, index, stride, range) };
+                start += queries.len();
             }
         }
         if !self.rest.is_empty() {
@@ -190,20 +239,31 @@ pub fn build_block_generic(keys: &[u64], layout: &Layout, table: &mut [Lanes]) {
     }
 }
 
-/// Counts (key, query) pairs with disjoint bits for one block, generic over the CPU level.
+/// Counts (key, query) pairs with disjoint bits against the blocks of `tables` (`per`
+/// entries each), for the queries `range`, whose entries are byte offsets in `index`
+/// (chunk-major, see [`Layout::index_generic`]); generic over the CPU level.
 #[inline(always)]
-pub fn count_block_generic(table: &[Lanes], layout: &Layout, queries: &[u64]) -> u64 {
+pub fn count_blocks_generic(
+    tables: &[Lanes],
+    per: usize,
+    index: &[u32],
+    stride: usize,
+    range: std::ops::Range<usize>,
+) -> u64 {
+    let chunks = index.len() / stride.max(1);
     let mut total = 0u64;
-    let (shift, mask, offset) = (&layout.shift, &layout.mask, &layout.offset);
-    for &q in queries {
-        let mut acc = table[(q & mask[0]) as usize].0;
-        for j in 1..shift.len() {
-            let t = &table[offset[j] + ((q >> shift[j]) & mask[j]) as usize].0;
-            for w in 0..8 {
-                acc[w] &= t[w];
+    for i in range {
+        for block in tables.chunks_exact(per) {
+            let entry = |j: usize| &block[index[j * stride + i] as usize / LANES_BYTES as usize].0;
+            let mut acc = *entry(0);
+            for j in 1..chunks {
+                let t = entry(j);
+                for w in 0..8 {
+                    acc[w] &= t[w];
+                }
             }
+            total += acc.iter().map(|x| u64::from(x.count_ones())).sum::<u64>();
         }
-        total += acc.iter().map(|x| u64::from(x.count_ones())).sum::<u64>();
     }
     total
 }
@@ -292,8 +352,10 @@ mod tests {
     fn holes_widen_chunks_and_queries_with_hole_bits_still_count() {
         let holes = 1 << 4 | 1 << 20;
         let layout = Layout::new(34, holes, 5);
-        assert_eq!(layout.shift, vec![0, 6, 11, 16, 22, 27, 32]);
+        // 32 usable bits in 7 chunks: 5, 5, 5, 5, 4, 4, 4 (+ the holes at 4 and 20).
+        assert_eq!(layout.shift, vec![0, 6, 11, 16, 22, 26, 30]);
         assert_eq!(layout.chunks(), 7);
+        assert_eq!(layout.mask.last(), Some(&0b1111));
         for level in simd::available_levels() {
             let keys: Vec<u64> = random_keys(21, 900, 34, 2)
                 .into_iter()

@@ -108,21 +108,48 @@ dispatch! {
     fn count_direct(keys: &[u64], queries: &[u64]) -> u64 = matcher::count_direct_generic;
 }
 
-/// Counts disjoint pairs against one block (see [`matcher::count_block_generic`]).
+/// Counts disjoint pairs against one or two blocks (see
+/// [`matcher::count_blocks_generic`]).
+///
+/// # Safety
+/// `tables` must hold one or two whole blocks of `per` entries, and every offset in `index`
+/// must be that of an entry below `per` (the AVX-512 path reads without bounds checks).
 #[inline]
-pub fn count_block(level: Level, table: &[Lanes], layout: &Layout, queries: &[u64]) -> u64 {
+pub unsafe fn count_blocks(
+    level: Level,
+    tables: &[Lanes],
+    per: usize,
+    index: &[u32],
+    stride: usize,
+    range: std::ops::Range<usize>,
+) -> u64 {
     #[cfg(target_arch = "x86_64")]
     if level == Level::Avx512 {
-        // SAFETY: Level::Avx512 is only constructed after detecting its features.
-        return unsafe { avx512::count_block(table, layout, queries) };
+        // SAFETY: Level::Avx512 is only constructed after detecting its features; the
+        // caller guarantees the bounds.
+        return unsafe { avx512::count_blocks(tables, per, index, stride, range) };
     }
-    count_block_portable(level, table, layout, queries)
+    count_blocks_portable(level, tables, per, index, stride, range)
 }
 
 dispatch! {
     /// The autovectorised block count, for levels below AVX-512.
-    fn count_block_portable(table: &[Lanes], layout: &Layout, queries: &[u64]) -> u64 =
-        matcher::count_block_generic;
+    fn count_blocks_portable(
+        tables: &[Lanes], per: usize, index: &[u32], stride: usize, range: std::ops::Range<usize>
+    ) -> u64 = matcher::count_blocks_generic;
+}
+
+/// Writes the table entry offsets of `queries` (see [`Layout::index_generic`]).
+#[inline]
+pub fn index(level: Level, layout: &Layout, queries: &[u64], out: &mut [u32], stride: usize) {
+    index_portable(level, layout, queries, out, stride)
+}
+
+dispatch! {
+    /// The autovectorised query indexing.
+    fn index_portable(
+        layout: &Layout, queries: &[u64], out: &mut [u32], stride: usize
+    ) -> () = Layout::index_generic;
 }
 
 /// Appends `n | s | extra` for every pair of `north` × `south` with `n`, `s` and `forbid`
@@ -165,32 +192,69 @@ dispatch! {
 /// per block, and VPCOMPRESSQ for the join.
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::super::matcher::{Lanes, Layout};
+    use super::super::matcher::Lanes;
     use std::arch::x86_64::*;
 
-    /// See [`super::count_block`].
+    /// See [`super::count_blocks`]; the same safety contract.
     #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,popcnt")]
-    pub fn count_block(table: &[Lanes], layout: &Layout, queries: &[u64]) -> u64 {
-        let (shift, mask, offset) = (&layout.shift, &layout.mask, &layout.offset);
-        let chunks = shift.len();
-        assert!(chunks > 0 && mask.len() == chunks && offset.len() == chunks);
-        // Every index below is offset[j] + (q >> shift[j] & mask[j]) < table.len().
-        assert!((0..chunks).all(|j| offset[j] + (mask[j] as usize) < table.len()));
-        let base = table.as_ptr() as *const __m512i;
-        let mut sum = _mm512_setzero_si512();
-        for &q in queries {
-            // SAFETY: indices are below per_block <= table.len() (asserted above); Lanes
-            // is 64-byte aligned.
-            unsafe {
-                let mut acc = _mm512_load_si512(base.add((q & mask[0]) as usize));
-                for j in 1..chunks {
-                    let i = offset[j] + ((q >> shift[j]) & mask[j]) as usize;
-                    acc = _mm512_and_si512(acc, _mm512_load_si512(base.add(i)));
+    pub unsafe fn count_blocks(
+        tables: &[Lanes],
+        per: usize,
+        index: &[u32],
+        stride: usize,
+        range: std::ops::Range<usize>,
+    ) -> u64 {
+        let two = tables.len() == 2 * per;
+        let chunks = index.len() / stride.max(1);
+        assert!(range.end <= stride);
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            macro_rules! by_chunks {
+                ($($c:literal)*) => {
+                    match (chunks, two) {
+                        $(($c, false) => count::<$c, 1>(tables, per, index, stride, range),
+                          ($c, true) => count::<$c, 2>(tables, per, index, stride, range),)*
+                        _ => super::super::matcher::count_blocks_generic(
+                            tables, per, index, stride, range),
+                    }
+                };
+            }
+            by_chunks!(1 2 3 4 5 6 7 8 9 10)
+        }
+    }
+
+    /// [`count_blocks`] for `C` chunks and `B` blocks, fully unrolled.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,popcnt")]
+    unsafe fn count<const C: usize, const B: usize>(
+        tables: &[Lanes],
+        per: usize,
+        index: &[u32],
+        stride: usize,
+        range: std::ops::Range<usize>,
+    ) -> u64 {
+        let base = tables.as_ptr() as *const u8;
+        let rows: [&[u32]; C] = std::array::from_fn(|j| &index[j * stride..][..stride]);
+        let mut sums = [_mm512_setzero_si512(); B];
+        for i in range {
+            let e: [usize; C] = std::array::from_fn(|j| rows[j][i] as usize);
+            for (b, sum) in sums.iter_mut().enumerate() {
+                // SAFETY: block b starts at b·per entries, each offset is that of an entry
+                // below `per` (caller's contract); Lanes is 64-byte aligned.
+                unsafe {
+                    let t = base.add(b * per * 64);
+                    let at = |o: usize| _mm512_load_si512(t.add(o) as *const __m512i);
+                    let mut acc = at(e[0]);
+                    for &ej in &e[1..] {
+                        acc = _mm512_and_si512(acc, at(ej));
+                    }
+                    *sum = _mm512_add_epi64(*sum, _mm512_popcnt_epi64(acc));
                 }
-                sum = _mm512_add_epi64(sum, _mm512_popcnt_epi64(acc));
             }
         }
-        _mm512_reduce_add_epi64(sum) as u64
+        let total = sums
+            .iter()
+            .fold(_mm512_setzero_si512(), |a, &s| _mm512_add_epi64(a, s));
+        _mm512_reduce_add_epi64(total) as u64
     }
 
     /// See [`super::join`].
