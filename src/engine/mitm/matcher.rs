@@ -96,15 +96,38 @@ impl Layout {
 const LANES_BYTES: u64 = 64;
 
 /// A set of stored keys, ready to answer "how many are disjoint from this key" in bulk.
+///
+/// With sieve cuts (§4.2), a few key bits ("cut bits") sort the keys into buckets; a query
+/// only visits the buckets whose cut bits are disjoint from its own, and the matcher layout
+/// leaves the cut bits out.
 #[derive(Debug, Default)]
 pub struct Sieve {
     layout: Layout,
-    blocks: usize,
+    cuts: Vec<u32>,
+    buckets: Vec<Bucket>,
     tables: Vec<Lanes>,
     rest: Vec<u64>,
+    /// Keys or queries sorted by bucket (scratch).
+    sorted: Vec<u64>,
     /// Per query and chunk, its table entry's byte offset (scratch for
     /// [`Sieve::count_groups`]).
     index: Vec<u32>,
+}
+
+/// The keys of one bucket: whole blocks in `tables`, the remainder in `rest`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Bucket {
+    value: usize,
+    blocks: std::ops::Range<usize>,
+    rest: std::ops::Range<usize>,
+}
+
+/// The cut bits of `key`, packed: bit `i` is key bit `cuts[i]`.
+#[inline]
+fn bucket_of(key: u64, cuts: &[u32]) -> usize {
+    cuts.iter()
+        .enumerate()
+        .fold(0, |acc, (i, &p)| acc | ((key >> p & 1) as usize) << i)
 }
 
 impl Sieve {
@@ -113,31 +136,61 @@ impl Sieve {
         Self::default()
     }
 
-    /// Replaces the stored keys by `keys`, read through `layout`.
-    pub fn fill(&mut self, keys: &[u64], layout: &Layout, level: Level) {
+    /// Replaces the stored keys by `keys`, bucketed by the bit positions `cuts` and read
+    /// through `layout` (which must treat the cut bits as holes).
+    pub fn fill(&mut self, keys: &[u64], layout: &Layout, cuts: &[u32], level: Level) {
         if self.layout != *layout {
             self.layout = layout.clone();
         }
+        self.cuts.clear();
+        self.cuts.extend_from_slice(cuts);
+        self.buckets.clear();
+        self.tables.clear();
+        self.rest.clear();
+        if cuts.is_empty() {
+            self.add_bucket(0, keys, level);
+            return;
+        }
+        let mut sorted = std::mem::take(&mut self.sorted);
+        sorted.clear();
+        let ends = sort_by_bucket(keys, cuts, &mut sorted);
+        let mut start = 0;
+        for (value, &end) in ends.iter().enumerate() {
+            self.add_bucket(value, &sorted[start..end], level);
+            start = end;
+        }
+        self.sorted = sorted;
+    }
+
+    /// Slices one bucket's keys into blocks (a short remainder stays raw).
+    fn add_bucket(&mut self, value: usize, keys: &[u64], level: Level) {
         let (full, extra) = (keys.len() / BLOCK, keys.len() % BLOCK);
         let sliced = if extra >= MIN_PARTIAL {
             keys.len()
         } else {
             full * BLOCK
         };
-        self.blocks = sliced.div_ceil(BLOCK);
-        self.rest.clear();
-        self.rest.extend_from_slice(&keys[sliced..]);
-        let per = layout.per_block;
-        self.tables.resize(self.blocks * per, Lanes::ZERO);
-        for (b, table) in self.tables.chunks_exact_mut(per).enumerate() {
-            let block = &keys[b * BLOCK..((b + 1) * BLOCK).min(keys.len())];
-            simd::build_block(level, block, layout, table);
+        let per = self.layout.per_block;
+        let first = self.tables.len() / per;
+        let blocks = sliced.div_ceil(BLOCK);
+        self.tables.resize((first + blocks) * per, Lanes::ZERO);
+        let tables = &mut self.tables[first * per..];
+        for (b, table) in tables.chunks_exact_mut(per).enumerate() {
+            let block = &keys[b * BLOCK..((b + 1) * BLOCK).min(sliced)];
+            simd::build_block(level, block, &self.layout, table);
         }
+        let rest_start = self.rest.len();
+        self.rest.extend_from_slice(&keys[sliced..]);
+        self.buckets.push(Bucket {
+            value,
+            blocks: first..first + blocks,
+            rest: rest_start..self.rest.len(),
+        });
     }
 
-    /// The number of stored keys.
+    /// The number of stored keys (blocks count whole).
     pub fn len(&self) -> usize {
-        self.rest.len() + self.blocks * BLOCK
+        self.rest.len() + self.tables.len() / self.layout.per_block.max(1) * BLOCK
     }
 
     /// Whether the sieve holds no key.
@@ -148,43 +201,83 @@ impl Sieve {
     /// Adds to `counts[g]` the number of (stored key, query) pairs with disjoint bits, for
     /// each group of queries `groups[g]`.
     pub fn count_groups(&mut self, groups: &[&[u64]], counts: &mut [u64], level: Level) {
-        let (per, chunks) = (self.layout.per_block, self.layout.chunks());
-        let total: usize = groups.iter().map(|g| g.len()).sum();
-        // Chunk-major byte offsets: entry j of query i at index[j * stride + i].
-        let stride = total.next_multiple_of(8);
-        // Every read position is written below; only grow, never clear.
-        if self.index.len() < stride * chunks {
-            self.index.resize(stride * chunks, 0);
-        }
-        let mut start = 0;
+        let cuts = std::mem::take(&mut self.cuts);
+        let mut sorted = std::mem::take(&mut self.sorted);
+        sorted.clear();
+        // Segment (g, y): group g's queries with cut value y, at sorted[seg[s - 1]..seg[s]]
+        // for s = g·2^k + y.
+        let mut seg = vec![0usize];
         for queries in groups {
-            simd::index(
-                level,
-                &self.layout,
-                queries,
-                &mut self.index[start..],
-                stride,
-            );
-            start += queries.len();
+            seg.extend(sort_by_bucket(queries, &cuts, &mut sorted));
         }
-        // Two blocks at a time: each query's entries are read once for both.
-        for pair in self.tables.chunks(2 * per) {
-            let mut start = 0;
-            for (g, queries) in groups.iter().enumerate() {
-                let range = start..start + queries.len();
-                // SAFETY: `Layout::index` yields byte offsets of entries below `per` for
-                // every chunk, and `pair` holds one or two whole blocks of `per` entries.
-                let index = &self.index[..stride * chunks];
-                counts[g] += unsafe { simd::count_blocks(level, pair, per, index, stride, range) };
-                start += queries.len();
+        let stride = self.index_queries(&sorted, level);
+        let per = self.layout.per_block;
+        let values = 1usize << cuts.len();
+        for bucket in &self.buckets {
+            let compatible = |s: usize| (s % values) & bucket.value == 0;
+            let tables = &self.tables[bucket.blocks.start * per..bucket.blocks.end * per];
+            for pair in tables.chunks(2 * per) {
+                for s in (0..seg.len() - 1).filter(|&s| compatible(s)) {
+                    let range = seg[s]..seg[s + 1];
+                    if range.is_empty() {
+                        continue;
+                    }
+                    let index = &self.index[..stride * self.layout.chunks()];
+                    // SAFETY: `index_queries` wrote byte offsets of entries below `per` for
+                    // every chunk, and `pair` holds one or two whole blocks of `per` entries.
+                    counts[s / values] +=
+                        unsafe { simd::count_blocks(level, pair, per, index, stride, range) };
+                }
+            }
+            let rest = &self.rest[bucket.rest.clone()];
+            if !rest.is_empty() {
+                for s in (0..seg.len() - 1).filter(|&s| compatible(s)) {
+                    counts[s / values] +=
+                        simd::count_direct(level, rest, &sorted[seg[s]..seg[s + 1]]);
+                }
             }
         }
-        if !self.rest.is_empty() {
-            for (g, queries) in groups.iter().enumerate() {
-                counts[g] += simd::count_direct(level, &self.rest, queries);
-            }
-        }
+        self.cuts = cuts;
+        self.sorted = sorted;
     }
+
+    /// Writes every query's chunk entries to `self.index` (chunk-major); returns the stride.
+    fn index_queries(&mut self, queries: &[u64], level: Level) -> usize {
+        let stride = queries.len().next_multiple_of(8);
+        let need = stride * self.layout.chunks();
+        // Every read position is written below; only grow, never clear.
+        if self.index.len() < need {
+            self.index.resize(need, 0);
+        }
+        simd::index(level, &self.layout, queries, &mut self.index, stride);
+        stride
+    }
+}
+
+/// Appends `keys` to `out` sorted by their cut value (counting sort); returns each value's
+/// end position in `out`.
+fn sort_by_bucket(keys: &[u64], cuts: &[u32], out: &mut Vec<u64>) -> Vec<usize> {
+    let base = out.len();
+    if cuts.is_empty() {
+        out.extend_from_slice(keys);
+        return vec![out.len()];
+    }
+    let values = 1usize << cuts.len();
+    let mut next = vec![0usize; values];
+    for &k in keys {
+        next[bucket_of(k, cuts)] += 1;
+    }
+    let mut acc = base;
+    for slot in next.iter_mut() {
+        (acc, *slot) = (acc + *slot, acc);
+    }
+    out.resize(base + keys.len(), 0);
+    for &k in keys {
+        let b = bucket_of(k, cuts);
+        out[next[b]] = k;
+        next[b] += 1;
+    }
+    next
 }
 
 /// Transposes a 64×64 bit matrix in place: afterwards bit `i` of row `p` is what bit `p` of
@@ -338,7 +431,7 @@ mod tests {
                 let q1 = random_keys(99 + i as u64, 77, bits, 2);
                 let q2 = random_keys(5 + i as u64, 13, bits, 3);
                 let mut sieve = Sieve::new();
-                sieve.fill(&keys, &Layout::new(bits, 0, k), level);
+                sieve.fill(&keys, &Layout::new(bits, 0, k), &[], level);
                 assert!(sieve.len() >= keys.len());
                 let mut counts = [0u64; 2];
                 sieve.count_groups(&[&q1, &q2], &mut counts, level);
@@ -363,10 +456,30 @@ mod tests {
                 .collect();
             let queries = random_keys(22, 50, 34, 2);
             let mut sieve = Sieve::new();
-            sieve.fill(&keys, &layout, level);
+            sieve.fill(&keys, &layout, &[], level);
             let mut counts = [0u64];
             sieve.count_groups(&[&queries], &mut counts, level);
             assert_eq!(counts[0], naive(&keys, &queries), "{level:?}");
+        }
+    }
+
+    #[test]
+    fn cut_buckets_count_the_same_pairs() {
+        let cuts = [3u32, 7, 20];
+        let holes = cuts.iter().fold(0u64, |m, &p| m | 1 << p);
+        let layout = Layout::new(34, holes, 5);
+        for level in simd::available_levels() {
+            for len in [0, 40, 700, 3000] {
+                let keys = random_keys(31 + len as u64, len, 34, 2);
+                let q1 = random_keys(32, 90, 34, 2);
+                let q2 = random_keys(33, 17, 34, 1);
+                let mut sieve = Sieve::new();
+                sieve.fill(&keys, &layout, &cuts, level);
+                let mut counts = [0u64; 2];
+                sieve.count_groups(&[&q1, &q2], &mut counts, level);
+                let want = [naive(&keys, &q1), naive(&keys, &q2)];
+                assert_eq!(counts, want, "{level:?} len {len}");
+            }
         }
     }
 
@@ -375,7 +488,7 @@ mod tests {
         for level in simd::available_levels() {
             let keys = random_keys(3, 600, 30, 2);
             let mut sieve = Sieve::new();
-            sieve.fill(&keys, &Layout::new(30, 0, 5), level);
+            sieve.fill(&keys, &Layout::new(30, 0, 5), &[], level);
             let mut counts = [0u64];
             sieve.count_groups(&[&[0]], &mut counts, level);
             assert_eq!(counts[0], 600, "{level:?}");

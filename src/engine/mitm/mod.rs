@@ -79,15 +79,21 @@ thread_local! {
 impl MitmPlan {
     /// The plan for an `n`×`n` board (`n ≥ 4`), matching at CPU level `level`.
     pub fn new(n: u32, level: Level) -> Self {
-        let geo = Geometry::new(n);
+        Self::with_context(Context::new(n, level))
+    }
+
+    /// Like [`MitmPlan::new`], with sieves cut on `cuts` key bits (a tuning knob).
+    pub fn with_cuts(n: u32, level: Level, cuts: u32) -> Self {
+        Self::with_context(Context::with_cuts(n, level, cuts))
+    }
+
+    /// The plan around a prepared context.
+    fn with_context(ctx: Context) -> Self {
+        let geo = ctx.geo;
         let tasks = tasks(&geo);
         let model = CostModel::new(&geo);
         let costs = tasks.iter().map(|t| model.cost(&geo, *t)).collect();
-        MitmPlan {
-            ctx: Context::new(n, level),
-            tasks,
-            costs,
-        }
+        MitmPlan { ctx, tasks, costs }
     }
 
     /// The tasks of the plan.

@@ -63,23 +63,74 @@ pub struct Context {
     pub prepared: PreparedCache,
     /// Matcher instruction level.
     pub level: Level,
-    /// Matcher layout per middle-column queen row `y` (index 0: even N and centre tasks).
-    pub layouts: Vec<Layout>,
+    /// Matcher shape per middle-column queen row `y` (index 0: even N and centre tasks).
+    pub shapes: Vec<Shape>,
+}
+
+/// How the sieve reads keys: its chunk layout and its cut bits.
+#[derive(Debug, Clone)]
+pub struct Shape {
+    /// Chunk layout (cut bits and holes left out).
+    pub layout: Layout,
+    /// Cut bit positions.
+    pub cuts: Vec<u32>,
+}
+
+impl Shape {
+    /// The shape for keys of `bits` bits with `holes`, cut on `cuts` bits near the long
+    /// diagonals (where keys are densest, so buckets exclude the most pairs).
+    pub fn new(geo: &Geometry, holes: u64, cuts: u32) -> Self {
+        let (h, d) = (geo.h as i64, geo.d as i64);
+        let mut order = Vec::new();
+        for step in 1..h {
+            for offset in [-step, step] {
+                order.extend([h - 1 + offset, d + h - 1 + offset]);
+            }
+        }
+        let cuts: Vec<u32> = order
+            .into_iter()
+            .filter(|&p| (0..2 * d).contains(&p) && holes >> p & 1 == 0)
+            .map(|p| p as u32)
+            .take(cuts as usize)
+            .collect();
+        let cut_mask = cuts.iter().fold(0u64, |m, &p| m | 1 << p);
+        Shape {
+            layout: Layout::new(geo.key_bits(), holes | cut_mask, CHUNK_BITS),
+            cuts,
+        }
+    }
+}
+
+/// Sieve cut bits per board size (more keys per split: more buckets pay).
+fn cut_count(n: u32) -> u32 {
+    match n {
+        // Measured on sampled tasks (tests.rs `cut_timing`): cuts cost time up to N = 19,
+        // 4 cuts were fastest at N = 20 (1.7× over none); larger N have more keys per split.
+        0..=19 => 0,
+        20..=21 => 4,
+        22..=23 => 5,
+        _ => 6,
+    }
 }
 
 impl Context {
-    /// The shared context of an `n`×`n` plan.
+    /// The shared context of an `n`×`n` plan with the default sieve cuts.
     pub fn new(n: u32, level: Level) -> Self {
+        Self::with_cuts(n, level, cut_count(n))
+    }
+
+    /// The shared context of an `n`×`n` plan whose sieves cut on `cuts` key bits.
+    pub fn with_cuts(n: u32, level: Level, cuts: u32) -> Self {
         let geo = Geometry::new(n);
-        let (h, bits) = (geo.h, geo.key_bits());
-        let layouts = (0..n)
+        let h = geo.h;
+        let shapes = (0..n)
             .map(|y| {
                 let holes = if y == 0 {
                     geo.window_bits(n - 1, n - 1)
                 } else {
                     geo.window_bits(h + n - 1 - y, h + y)
                 };
-                Layout::new(bits, holes, CHUNK_BITS)
+                Shape::new(&geo, holes, cuts)
             })
             .collect();
         Context {
@@ -87,7 +138,7 @@ impl Context {
             cache: QuarterCache::new(h),
             prepared: PreparedCache::new(h, kinds(&geo)),
             level,
-            layouts,
+            shapes,
         }
     }
 
@@ -134,7 +185,7 @@ impl Context {
         let ew = ew_weight(east, n, free);
         let q = self.quarters(EVEN, east, free & !east, &mut s.quarters);
         let wanted = [ew > 0, true, true, true];
-        let counts = self.join_task(q, 0, wanted, &self.layouts[0], &mut s.keys);
+        let counts = self.join_task(q, 0, wanted, &self.shapes[0], &mut s.keys);
         let factors = [ew, 2, 2, 4];
         let sum: u64 = counts.iter().zip(factors).map(|(c, f)| c * f).sum();
         u128::from(sum) * u128::from(ns)
@@ -150,7 +201,7 @@ impl Context {
         }
         let q = self.quarters(CENTRE, east, free & !east, &mut s.quarters);
         let wanted = [true, false, false, false];
-        let counts = self.join_task(q, 0, wanted, &self.layouts[0], &mut s.keys);
+        let counts = self.join_task(q, 0, wanted, &self.shapes[0], &mut s.keys);
         u128::from(counts[0]) * u128::from(weight)
     }
 
@@ -162,7 +213,7 @@ impl Context {
         q: [&Prepared; 4],
         forbid: u64,
         wanted: [bool; 4],
-        layout: &Layout,
+        shape: &Shape,
         k: &mut Keys,
     ) -> [u64; 4] {
         clear(&mut k.east);
@@ -189,7 +240,7 @@ impl Context {
             ..spec
         };
         half::enumerate(&spec, &mut k.west);
-        k.count(layout, self.level)
+        k.count(shape, self.level)
     }
 
     /// Odd N with queens at (h, x) and (y, h) for every h < x < y: weight 8 each.
@@ -206,7 +257,7 @@ impl Context {
             self.quarters(CROSS, east, west, &mut s.quarters)
         };
         let k = &mut s.keys;
-        let layout = &self.layouts[y as usize];
+        let shape = &self.shapes[y as usize];
         clear(&mut k.east);
         let full = (1u32 << h) - 1;
         let spec = HalfSpec {
@@ -239,7 +290,7 @@ impl Context {
             };
             half::enumerate(&spec, &mut k.west);
         }
-        u128::from(k.count(layout, self.level)[0]) * 8
+        u128::from(k.count(shape, self.level)[0]) * 8
     }
 
     /// The quarters of a cross task with y = N − 1, filtered against that queen directly.
@@ -287,9 +338,10 @@ fn kinds(g: &Geometry) -> Vec<[Side; 4]> {
 
 impl Keys {
     /// Fills the sieve with the east keys and counts every west class against it.
-    fn count(&mut self, layout: &Layout, level: Level) -> [u64; 4] {
+    fn count(&mut self, shape: &Shape, level: Level) -> [u64; 4] {
         let mut counts = [0u64; 4];
-        self.sieve.fill(&self.east[0], layout, level);
+        self.sieve
+            .fill(&self.east[0], &shape.layout, &shape.cuts, level);
         let groups: [&[u64]; 4] = self.west.each_ref().map(|v| v.as_slice());
         self.sieve.count_groups(&groups, &mut counts, level);
         counts
@@ -319,8 +371,8 @@ impl Context {
             p.prepare(g, QUARTERS[i], &list, (0, 0), Side::forbid(0));
         }
         let wanted = [true, false, false, false];
-        let layout = Layout::new(g.key_bits(), 0, CHUNK_BITS);
+        let shape = Shape::new(g, 0, 2);
         let q = s.quarters.each_ref();
-        self.join_task(q, 0, wanted, &layout, &mut s.keys)[0]
+        self.join_task(q, 0, wanted, &shape, &mut s.keys)[0]
     }
 }

@@ -95,3 +95,34 @@ fn fingerprint_depends_on_n() {
     assert_eq!(a, MitmPlan::new(10, Level::Portable).fingerprint());
     assert_ne!(a, MitmPlan::new(11, Level::Portable).fingerprint());
 }
+
+#[test]
+fn sieve_cuts_do_not_change_totals() {
+    for n in [11, 12, 13] {
+        for cuts in 1..=4 {
+            let plan = MitmPlan::with_cuts(n, Level::detect(), cuts);
+            assert_eq!(Some(total(&plan)), known::total(n), "n = {n}, {cuts} cuts");
+        }
+    }
+}
+
+/// Tuning aid (prints, asserts nothing about time): CPU time of a sample of tasks for
+/// several cut counts. `cargo test -- --ignored cut_timing --nocapture`
+#[test]
+#[ignore]
+fn cut_timing() {
+    for (n, step, cuts) in [
+        (18, 10, [0, 1, 2]),
+        (19, 40, [0, 2, 3]),
+        (20, 40, [3, 4, 5]),
+    ] {
+        for cuts in cuts {
+            let plan = MitmPlan::with_cuts(n, Level::detect(), cuts);
+            let ids: Vec<usize> = (0..plan.len()).step_by(step).collect();
+            let start = std::time::Instant::now();
+            let sum: u128 = ids.iter().map(|&t| plan.solve(t)).sum();
+            let secs = start.elapsed().as_secs_f64();
+            println!("n {n} cuts {cuts}: {secs:.2} s (sum {sum})");
+        }
+    }
+}
