@@ -122,12 +122,14 @@ struct Bucket {
     rest: std::ops::Range<usize>,
 }
 
-/// The cut bits of `key`, packed: bit `i` is key bit `cuts[i]`.
-#[inline]
-fn bucket_of(key: u64, cuts: &[u32]) -> usize {
-    cuts.iter()
-        .enumerate()
-        .fold(0, |acc, (i, &p)| acc | ((key >> p & 1) as usize) << i)
+/// The cut bits of `key`, packed: bit `i` is key bit `cuts[i]` (unrolled for `K` cuts).
+#[inline(always)]
+fn bucket_of<const K: usize>(key: u64, cuts: &[u32; K]) -> usize {
+    let mut b = 0usize;
+    for (i, &p) in cuts.iter().enumerate() {
+        b |= ((key >> p & 1) as usize) << i;
+    }
+    b
 }
 
 impl Sieve {
@@ -257,13 +259,25 @@ impl Sieve {
 /// Appends `keys` to `out` sorted by their cut value (counting sort); returns each value's
 /// end position in `out`.
 fn sort_by_bucket(keys: &[u64], cuts: &[u32], out: &mut Vec<u64>) -> Vec<usize> {
+    macro_rules! by_len {
+        ($($k:literal)*) => {
+            match cuts.len() {
+                $($k => sort_k::<$k>(keys, cuts.try_into().expect("length checked"), out),)*
+                _ => panic!("at most 8 sieve cuts"),
+            }
+        };
+    }
+    by_len!(0 1 2 3 4 5 6 7 8)
+}
+
+/// [`sort_by_bucket`] for `K` cuts.
+fn sort_k<const K: usize>(keys: &[u64], cuts: &[u32; K], out: &mut Vec<u64>) -> Vec<usize> {
     let base = out.len();
-    if cuts.is_empty() {
+    if K == 0 {
         out.extend_from_slice(keys);
         return vec![out.len()];
     }
-    let values = 1usize << cuts.len();
-    let mut next = vec![0usize; values];
+    let mut next = vec![0usize; 1 << K];
     for &k in keys {
         next[bucket_of(k, cuts)] += 1;
     }
