@@ -71,7 +71,9 @@ pub fn find(name: &str, n: u32) -> Result<&'static dyn Engine, Error> {
 
 /// The fastest engine for an `n`×`n` board on this machine.
 pub fn auto(n: u32) -> &'static dyn Engine {
-    let _ = n;
+    if n >= mitm::AUTO_FROM {
+        return &mitm::Mitm;
+    }
     &mirror::Mirror
 }
 

@@ -27,6 +27,16 @@ fn mitm_matches_the_known_value_at_16() {
     assert_eq!(Some(mitm(16)), known::total(16));
 }
 
+/// N = 17..20 take about 1, 3, 25 and 200 CPU seconds; run before a release with
+/// `cargo test --release -- --ignored mitm_matches_the_known_values_17_to_20`.
+#[test]
+#[ignore]
+fn mitm_matches_the_known_values_17_to_20() {
+    for n in 17..=20 {
+        assert_eq!(Some(mitm(n)), known::total(n), "n = {n}");
+    }
+}
+
 #[test]
 fn every_matcher_level_gives_the_same_total() {
     for level in simd::available_levels() {
