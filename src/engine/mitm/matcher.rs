@@ -155,7 +155,7 @@ impl Sieve {
         }
         let mut sorted = std::mem::take(&mut self.sorted);
         sorted.clear();
-        let ends = sort_by_bucket(keys, cuts, &mut sorted);
+        let ends = sort_by_bucket(keys, cuts, &mut sorted, level);
         let mut start = 0;
         for (value, &end) in ends.iter().enumerate() {
             self.add_bucket(value, &sorted[start..end], level);
@@ -210,7 +210,7 @@ impl Sieve {
         // for s = g·2^k + y.
         let mut seg = vec![0usize];
         for queries in groups {
-            seg.extend(sort_by_bucket(queries, &cuts, &mut sorted));
+            seg.extend(sort_by_bucket(queries, &cuts, &mut sorted, level));
         }
         let stride = self.index_queries(&sorted, level);
         let per = self.layout.per_block;
@@ -258,7 +258,13 @@ impl Sieve {
 
 /// Appends `keys` to `out` sorted by their cut value (counting sort); returns each value's
 /// end position in `out`.
-fn sort_by_bucket(keys: &[u64], cuts: &[u32], out: &mut Vec<u64>) -> Vec<usize> {
+fn sort_by_bucket(keys: &[u64], cuts: &[u32], out: &mut Vec<u64>, level: Level) -> Vec<usize> {
+    if !cuts.is_empty() && level >= Level::Avx2 {
+        // Avx2 and Avx512 imply BMI2 (see `simd::available_levels`): one PEXT per key.
+        let mask = cuts.iter().fold(0u64, |m, &p| m | 1 << p);
+        debug_assert!(cuts.windows(2).all(|w| w[0] < w[1]), "cuts must ascend");
+        return simd::sort_pext(keys, mask, cuts.len(), out);
+    }
     macro_rules! by_len {
         ($($k:literal)*) => {
             match cuts.len() {

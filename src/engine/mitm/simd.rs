@@ -16,9 +16,9 @@ pub enum Level {
     Portable,
     /// x86-64 with POPCNT.
     Popcnt,
-    /// x86-64 with AVX2 and POPCNT.
+    /// x86-64 with AVX2, BMI2 and POPCNT.
     Avx2,
-    /// x86-64 with AVX-512F/BW and VPOPCNTQ.
+    /// x86-64 with AVX-512F/BW, VPOPCNTQ and BMI2.
     Avx512,
 }
 
@@ -52,10 +52,12 @@ pub fn available_levels() -> Vec<Level> {
     {
         if std::arch::is_x86_feature_detected!("popcnt") {
             levels.push(Level::Popcnt);
-            if std::arch::is_x86_feature_detected!("avx2") {
+            let bmi2 = std::arch::is_x86_feature_detected!("bmi2");
+            if bmi2 && std::arch::is_x86_feature_detected!("avx2") {
                 levels.push(Level::Avx2);
             }
-            if std::arch::is_x86_feature_detected!("avx512f")
+            if bmi2
+                && std::arch::is_x86_feature_detected!("avx512f")
                 && std::arch::is_x86_feature_detected!("avx512bw")
                 && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
             {
@@ -186,6 +188,49 @@ dispatch! {
         north: &[u64], south: &[u64], forbid: u64, extra: u64, out: &mut Vec<u64>
     ) -> () =
         half::join_generic;
+}
+
+/// Appends `keys` to `out` sorted by `pext(key, mask)` (a counting sort over `2^cuts`
+/// values); returns each value's end position in `out`. Needs BMI2: only called at levels
+/// that include it.
+pub fn sort_pext(keys: &[u64], mask: u64, cuts: usize, out: &mut Vec<u64>) -> Vec<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        assert!(std::arch::is_x86_feature_detected!("bmi2"));
+        // SAFETY: BMI2 was just checked.
+        unsafe { bmi2::sort_pext(keys, mask, cuts, out) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (keys, mask, cuts, out);
+        unreachable!("levels above Portable exist only on x86-64")
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod bmi2 {
+    use std::arch::x86_64::_pext_u64;
+
+    /// See [`super::sort_pext`].
+    #[target_feature(enable = "bmi2")]
+    pub fn sort_pext(keys: &[u64], mask: u64, cuts: usize, out: &mut Vec<u64>) -> Vec<usize> {
+        let base = out.len();
+        let mut next = vec![0usize; 1 << cuts];
+        for &k in keys {
+            next[_pext_u64(k, mask) as usize] += 1;
+        }
+        let mut acc = base;
+        for slot in next.iter_mut() {
+            (acc, *slot) = (acc + *slot, acc);
+        }
+        out.resize(base + keys.len(), 0);
+        for &k in keys {
+            let b = _pext_u64(k, mask) as usize;
+            out[next[b]] = k;
+            next[b] += 1;
+        }
+        next
+    }
 }
 
 /// Hand-written AVX-512 loops: one zmm per 512-key set, VPOPCNTQ lane counters reduced once

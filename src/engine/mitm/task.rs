@@ -87,12 +87,13 @@ impl Shape {
                 order.extend([h - 1 + offset, d + h - 1 + offset]);
             }
         }
-        let cuts: Vec<u32> = order
+        let mut cuts: Vec<u32> = order
             .into_iter()
             .filter(|&p| (0..2 * d).contains(&p) && holes >> p & 1 == 0)
             .map(|p| p as u32)
             .take(cuts as usize)
             .collect();
+        cuts.sort_unstable();
         let cut_mask = cuts.iter().fold(0u64, |m, &p| m | 1 << p);
         Shape {
             layout: Layout::new(geo.key_bits(), holes | cut_mask, CHUNK_BITS),
