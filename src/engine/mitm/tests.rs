@@ -136,3 +136,25 @@ fn cut_timing() {
         }
     }
 }
+
+/// Smoke test for the uncached code paths of N = 21..23 (hours to count in full): builds the
+/// plan and solves its cheapest and three median tasks, which must not panic (overflow checks are on in tests).
+#[test]
+#[ignore]
+fn large_boards_build_plans_and_solve_sample_tasks() {
+    for n in 21..=23 {
+        let plan = MitmPlan::new(n, Level::detect());
+        let ids: Vec<usize> = (0..plan.len()).collect();
+        let order = crate::plan::largest_first(&plan, &ids);
+        let cheap: u128 = order.iter().rev().take(50).map(|&t| plan.solve(t)).sum();
+        let mid: u128 = order[order.len() / 2..][..3]
+            .iter()
+            .map(|&t| plan.solve(t))
+            .sum();
+        println!(
+            "n {n}: {} tasks; 50 cheapest: {cheap}, 3 median: {mid}",
+            plan.len()
+        );
+        assert!(plan.len() > 100_000);
+    }
+}
