@@ -51,8 +51,8 @@ pub struct HalfSpec<'a> {
     pub south: &'a Prepared,
     /// Free columns of the half (local, h bits).
     pub cols: u32,
-    /// North quarter's number of queens.
-    pub queens: u32,
+    /// The column masks (h bits) with as many columns as the north quarter has queens.
+    pub masks: &'a [u32],
     /// Key bits no half may use (a fixed queen's diagonals).
     pub forbid: u64,
     /// Bits ORed into every key (the same diagonals, seen as part of this half).
@@ -65,22 +65,15 @@ pub struct HalfSpec<'a> {
 
 /// Appends the key of every half of `spec` to `out[class]`.
 pub fn enumerate(spec: &HalfSpec<'_>, out: &mut [Vec<u64>; 4]) {
-    let mut cn = spec.cols;
-    loop {
-        if cn.count_ones() == spec.queens {
-            let cs = spec.cols ^ cn;
-            for (class, keys) in out.iter_mut().enumerate() {
-                if spec.wanted[class] {
-                    let n = spec.north.get(class >> 1, cn);
-                    let s = spec.south.get(class & 1, cs);
-                    simd::join(spec.level, n, s, spec.forbid, spec.extra, keys);
-                }
+    for &cn in spec.masks.iter().filter(|&&cn| cn & !spec.cols == 0) {
+        let cs = spec.cols ^ cn;
+        for (class, keys) in out.iter_mut().enumerate() {
+            if spec.wanted[class] {
+                let n = spec.north.get(class >> 1, cn);
+                let s = spec.south.get(class & 1, cs);
+                simd::join(spec.level, n, s, spec.forbid, spec.extra, keys);
             }
         }
-        if cn == 0 {
-            break;
-        }
-        cn = (cn - 1) & spec.cols;
     }
 }
 

@@ -65,6 +65,8 @@ pub struct Context {
     pub level: Level,
     /// Matcher shape per middle-column queen row `y` (index 0: even N and centre tasks).
     pub shapes: Vec<Shape>,
+    /// The h-bit column masks by number of columns.
+    pub by_size: Vec<Vec<u32>>,
 }
 
 /// How the sieve reads keys: its chunk layout and its cut bits.
@@ -140,6 +142,9 @@ impl Context {
             prepared: PreparedCache::new(h, kinds(&geo)),
             level,
             shapes,
+            by_size: (0..=h)
+                .map(|k| (0..1u32 << h).filter(|m| m.count_ones() == k).collect())
+                .collect(),
         }
     }
 
@@ -222,7 +227,7 @@ impl Context {
             north: q[0],
             south: q[1],
             cols: (1u32 << self.geo.h) - 1,
-            queens: q[0].queens(),
+            masks: &self.by_size[q[0].queens() as usize],
             forbid,
             extra: 0,
             wanted: [true, false, false, false],
@@ -236,7 +241,7 @@ impl Context {
         let spec = HalfSpec {
             north: q[2],
             south: q[3],
-            queens: q[2].queens(),
+            masks: &self.by_size[q[2].queens() as usize],
             wanted,
             ..spec
         };
@@ -265,7 +270,7 @@ impl Context {
             north: q[0],
             south: q[1],
             cols: full,
-            queens: q[0].queens(),
+            masks: &self.by_size[q[0].queens() as usize],
             forbid: ybits,
             extra: 0,
             wanted: [true, false, false, false],
@@ -284,7 +289,7 @@ impl Context {
                 north: q[2],
                 south: q[3],
                 cols: full & !(1 << (x - g.c)),
-                queens: q[2].queens(),
+                masks: &self.by_size[q[2].queens() as usize],
                 forbid: ybits | xbits,
                 extra: xbits,
                 ..spec
