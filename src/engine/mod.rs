@@ -6,6 +6,7 @@
 
 pub mod kernel;
 pub mod mirror;
+pub mod mitm;
 
 use crate::error::{check_n, Error};
 use crate::plan::Plan;
@@ -41,7 +42,7 @@ pub trait Engine: Sync {
 }
 
 /// Every engine, in the order `--help` lists them.
-pub static ENGINES: &[&dyn Engine] = &[&mirror::Mirror];
+pub static ENGINES: &[&dyn Engine] = &[&mirror::Mirror, &mitm::Mitm];
 
 /// The pseudo-engine name that picks the fastest engine for the board.
 pub const AUTO: &str = "auto";
@@ -70,7 +71,9 @@ pub fn find(name: &str, n: u32) -> Result<&'static dyn Engine, Error> {
 
 /// The fastest engine for an `n`×`n` board on this machine.
 pub fn auto(n: u32) -> &'static dyn Engine {
-    let _ = n;
+    if n >= mitm::AUTO_FROM {
+        return &mitm::Mitm;
+    }
     &mirror::Mirror
 }
 

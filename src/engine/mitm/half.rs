@@ -1,0 +1,125 @@
+//! Half-board enumeration (ALGORITHMS.md §4.1.2).
+//!
+//! A half (east or west) is a north-quarter placement plus a south-quarter placement on the
+//! half's rows that together use exactly the half's free columns and share no diagonal. The
+//! quarter lists come as key-space words ([`super::prepared`]); for every split of the free
+//! columns between north and south, the two sub-lists are joined pairwise: a pair is a half
+//! exactly when its words are disjoint (and avoid the fixed queens' diagonals), and its key
+//! is their OR.
+//!
+//! Placements are sorted into two classes per quarter by one key bit (a queen on a long
+//! diagonal, for the symmetry factors of §4.3); a half's class is `2·north + south`, and each
+//! class goes to its own key list.
+
+use super::key::SENTINEL;
+use super::prepared::Prepared;
+use super::simd::{self, Level};
+
+/// How one quarter of a half is filtered and classified, as key-space masks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Side {
+    /// Words touching these bits are dropped ([`SENTINEL`] is always included).
+    pub forbid: u64,
+    /// Words touching these bits are class 1, the others class 0.
+    pub split: u64,
+}
+
+impl Side {
+    /// A side that drops the words touching `forbid` and has a single class.
+    pub fn forbid(forbid: u64) -> Self {
+        Side {
+            forbid: forbid | SENTINEL,
+            split: 0,
+        }
+    }
+
+    /// A side that keeps every valid word and classifies by `split`.
+    pub fn split(split: u64) -> Self {
+        Side {
+            forbid: SENTINEL,
+            split,
+        }
+    }
+}
+
+/// Everything fixed while enumerating the halves of one side of a task.
+#[derive(Debug, Clone, Copy)]
+pub struct HalfSpec<'a> {
+    /// The north quarter.
+    pub north: &'a Prepared,
+    /// The south quarter.
+    pub south: &'a Prepared,
+    /// Free columns of the half (local, h bits).
+    pub cols: u32,
+    /// The column masks (h bits) with as many columns as the north quarter has queens.
+    pub masks: &'a [u32],
+    /// Key bits no half may use (a fixed queen's diagonals).
+    pub forbid: u64,
+    /// Bits ORed into every key (the same diagonals, seen as part of this half).
+    pub extra: u64,
+    /// Which of the four classes (`2·north + south`) to produce.
+    pub wanted: [bool; 4],
+    /// Instruction level for the pair join.
+    pub level: Level,
+}
+
+/// Appends the key of every half of `spec` to `out[class]`.
+pub fn enumerate(spec: &HalfSpec<'_>, out: &mut [Vec<u64>; 4]) {
+    for &cn in spec.masks.iter().filter(|&&cn| cn & !spec.cols == 0) {
+        let cs = spec.cols ^ cn;
+        for (class, keys) in out.iter_mut().enumerate() {
+            if spec.wanted[class] {
+                let n = spec.north.get(class >> 1, cn);
+                let s = spec.south.get(class & 1, cs);
+                simd::join(spec.level, n, s, spec.forbid, spec.extra, keys);
+            }
+        }
+    }
+}
+
+/// Appends `n | s | extra` for every pair `(n, s)` with `n`, `s` and `forbid` pairwise
+/// disjoint, without branching per pair.
+#[inline(always)]
+pub fn join_generic(north: &[u64], south: &[u64], forbid: u64, extra: u64, out: &mut Vec<u64>) {
+    for &n in north.iter().filter(|&&n| n & forbid == 0) {
+        let n_or_f = n | forbid;
+        out.reserve(south.len());
+        let base = out.len();
+        let spare = &mut out.spare_capacity_mut()[..south.len()];
+        let mut len = 0usize;
+        for &s in south {
+            // Write unconditionally, advance only on a disjoint pair; `len` never passes
+            // the number of pairs seen, so the write stays in the reserved capacity.
+            spare[len.min(south.len() - 1)].write(n | s | extra);
+            len += usize::from(n_or_f & s == 0);
+        }
+        // SAFETY: the first `len` spare slots were initialised above.
+        unsafe { out.set_len(base + len) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_join_level_keeps_exactly_the_disjoint_pairs() {
+        let north: Vec<u64> = (0..13).map(|i| 1 << (i % 7) | 1 << (i % 5 + 8)).collect();
+        let south: Vec<u64> = (0..29).map(|i| 1 << (i % 9) | 1 << (i % 4 + 9)).collect();
+        let forbid = 1 << 3;
+        let mut want = vec![7u64];
+        for &n in north.iter().filter(|&&n| n & forbid == 0) {
+            let ok = south.iter().filter(|&&s| (n | forbid) & s == 0);
+            want.extend(ok.map(|&s| n | s | 1 << 40));
+        }
+        want[1..].sort();
+        for level in simd::available_levels() {
+            for (a, b) in [(&north, &south), (&south, &north)] {
+                let mut got = vec![7u64];
+                simd::join(level, a, b, forbid, 1 << 40, &mut got);
+                got[1..].sort();
+                assert_eq!(got, want, "{level:?}");
+            }
+        }
+    }
+}

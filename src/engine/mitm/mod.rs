@@ -1,0 +1,253 @@
+//! The meet-in-the-middle engine: the quadrant join (ALGORITHMS.md §4).
+//!
+//! The board is cut into four h×h quarters (plus the middle row and column for odd N).
+//! Quarter placements are generated per row mask ([`quarter`]), combined into east and west
+//! half boards ([`half`]), summarised by diagonal keys ([`key`]), and joined by counting, in
+//! bulk, the east/west pairs with disjoint keys ([`matcher`], dispatched per CPU in [`simd`]).
+//! No solution is ever formed.
+//!
+//! Every row split E (with the middle column's queen row for odd N) is a self-contained task
+//! ([`task`]) with its own sieve: no barriers and no serial phase, so threads scale, and the
+//! same task list feeds progress, checkpoints and shards. Small boards go to the mirror engine.
+
+pub mod half;
+pub mod key;
+pub mod matcher;
+pub mod prepared;
+pub mod quarter;
+pub mod simd;
+pub mod task;
+pub mod weights;
+
+use std::cell::RefCell;
+
+use super::mirror::MirrorPlan;
+use super::{Engine, PlanOptions};
+use crate::error::{check_n, Error};
+use crate::plan::{fingerprint_words, Plan};
+use key::Geometry;
+use quarter::placements_by_size;
+use simd::Level;
+use task::{Context, Scratch, Task};
+use weights::{ew_weight, free_rows, ns_weight};
+
+/// `--engine auto` picks this engine from this board size on (measured: level with the
+/// mirror engine at N = 12, faster from N = 13, by 30× or more from N = 16).
+pub const AUTO_FROM: u32 = 12;
+
+/// Boards below this size are counted by the mirror engine.
+const MIN_N: u32 = 4;
+
+/// Largest quarter size whose placement counts are enumerated for the cost model.
+const MAX_COST_H: u32 = 10;
+
+/// The meet-in-the-middle engine (`--engine mitm`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Mitm;
+
+impl Engine for Mitm {
+    fn name(&self) -> &'static str {
+        "mitm"
+    }
+
+    fn summary(&self) -> &'static str {
+        "meet in the middle: quarter placements joined by bit-sliced key matching"
+    }
+
+    fn version(&self) -> u32 {
+        1
+    }
+
+    fn plan(&self, n: u32, options: &PlanOptions) -> Result<Box<dyn Plan>, Error> {
+        check_n(n)?;
+        if n < MIN_N {
+            return Ok(Box::new(MirrorPlan::new(n, n.min(2))));
+        }
+        let _ = options;
+        Ok(Box::new(MitmPlan::new(n, Level::detect())))
+    }
+}
+
+/// The meet-in-the-middle plan for one board size.
+#[derive(Debug)]
+pub struct MitmPlan {
+    ctx: Context,
+    tasks: Vec<Task>,
+    costs: Vec<u64>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+impl MitmPlan {
+    /// The plan for an `n`×`n` board (`n ≥ 4`), matching at CPU level `level`.
+    pub fn new(n: u32, level: Level) -> Self {
+        Self::with_context(Context::new(n, level))
+    }
+
+    /// Like [`MitmPlan::new`], with sieves cut on `cuts` key bits (a tuning knob).
+    pub fn with_cuts(n: u32, level: Level, cuts: u32) -> Self {
+        Self::with_context(Context::with_cuts(n, level, cuts))
+    }
+
+    /// The plan around a prepared context.
+    fn with_context(ctx: Context) -> Self {
+        let geo = ctx.geo;
+        let tasks = tasks(&geo);
+        let model = CostModel::new(&geo);
+        let costs = tasks.iter().map(|t| model.cost(&geo, *t)).collect();
+        MitmPlan { ctx, tasks, costs }
+    }
+
+    /// The tasks of the plan.
+    pub fn tasks(&self) -> &[Task] {
+        &self.tasks
+    }
+}
+
+/// Every task with a non-zero weight: row splits E for even N; for odd N the centre-queen
+/// splits, then the (y, E) cross tasks.
+fn tasks(geo: &Geometry) -> Vec<Task> {
+    let (n, h) = (geo.n, geo.h);
+    let free = free_rows(geo, 0);
+    let mut out: Vec<Task> = subsets(free, h)
+        .filter(|&e| ns_weight(e, n) > 0 && (n.is_multiple_of(2) || ew_weight(e, n, free) > 0))
+        .map(|east| Task { east, y: 0 })
+        .collect();
+    if !n.is_multiple_of(2) {
+        for y in h + 2..n {
+            out.extend(subsets(free_rows(geo, y), h).map(|east| Task { east, y }));
+        }
+    }
+    out
+}
+
+/// The subsets of `set` with `k` elements, in colex order.
+fn subsets(set: u32, k: u32) -> impl Iterator<Item = u32> {
+    let size = set.count_ones();
+    let first = if k == 0 { 0 } else { (1u64 << k) - 1 };
+    let end = 1u64 << size;
+    let mut x = first;
+    std::iter::from_fn(move || {
+        if x >= end || k > size {
+            return None;
+        }
+        let out = deposit(x as u32, set);
+        if x == 0 {
+            x = end;
+        } else {
+            let low = x & x.wrapping_neg();
+            let ripple = x + low;
+            x = ripple | (((x ^ ripple) >> 2) / low);
+        }
+        Some(out)
+    })
+}
+
+/// Places the low bits of `x` into the set bit positions of `mask`, lowest first (pdep).
+fn deposit(mut x: u32, mut mask: u32) -> u32 {
+    let mut out = 0;
+    while mask != 0 && x != 0 {
+        let low = mask & mask.wrapping_neg();
+        if x & 1 == 1 {
+            out |= low;
+        }
+        x >>= 1;
+        mask ^= low;
+    }
+    out
+}
+
+/// Relative task costs from the number of quarter placements of each size.
+struct CostModel {
+    /// Average placements per (row mask, column mask) pair with k queens.
+    per_pair: Vec<f64>,
+}
+
+impl CostModel {
+    fn new(geo: &Geometry) -> Self {
+        let h = geo.h;
+        let per_pair = if h <= MAX_COST_H {
+            let sizes = placements_by_size(h);
+            (0..=h)
+                .map(|k| sizes[k as usize] as f64 / binomial(h, k).powi(2))
+                .collect()
+        } else {
+            // Rough shape for huge boards: only the task order depends on it.
+            (0..=h).map(|k| 0.7f64.powi((k * k) as i32 / 4)).collect()
+        };
+        CostModel { per_pair }
+    }
+
+    /// Estimated number of halves with `kn` north and `ks` south queens on `cols` columns.
+    fn halves(&self, kn: u32, ks: u32, cols: u32) -> f64 {
+        binomial(cols, kn) * self.per_pair[kn as usize] * self.per_pair[ks as usize]
+    }
+
+    fn cost(&self, geo: &Geometry, t: Task) -> u64 {
+        let low = (1u32 << geo.h) - 1;
+        let parts = |m: u32| ((m & low).count_ones(), ((m >> geo.c) & low).count_ones());
+        let west = free_rows(geo, t.y) & !t.east;
+        let ((en, es), (wn, ws)) = (parts(t.east), parts(west));
+        let east = self.halves(en, es, geo.h);
+        let (west, xs) = if t.y == 0 {
+            (self.halves(wn, ws, geo.h), 1.0)
+        } else {
+            let xs = f64::from(t.y - geo.h - 1);
+            (self.halves(wn, ws, geo.h - 1), xs)
+        };
+        (east * west * xs / 64.0 + 20.0 * (east + west * xs) + 1.0) as u64
+    }
+}
+
+/// C(n, k) as a float.
+fn binomial(n: u32, k: u32) -> f64 {
+    (0..k).fold(1.0, |acc, i| acc * f64::from(n - i) / f64::from(i + 1))
+}
+
+impl Plan for MitmPlan {
+    fn n(&self) -> u32 {
+        self.ctx.geo.n
+    }
+
+    fn engine(&self) -> &'static str {
+        Mitm.name()
+    }
+
+    fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    fn cost(&self, task: usize) -> u64 {
+        self.costs[task]
+    }
+
+    fn solve(&self, task: usize) -> u128 {
+        SCRATCH.with(|s| self.ctx.solve(self.tasks[task], &mut s.borrow_mut()))
+    }
+
+    fn fingerprint(&self) -> String {
+        let head = [
+            u64::from_le_bytes(*b"mitm\0\0\0\0"),
+            u64::from(Mitm.version()),
+            u64::from(self.ctx.geo.n),
+        ];
+        let body = self
+            .tasks
+            .iter()
+            .map(|t| u64::from(t.east) | u64::from(t.y) << 32);
+        fingerprint_words(head.into_iter().chain(body))
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "meet in the middle, quarters {h}×{h}, matcher {}",
+            self.ctx.level.name(),
+            h = self.ctx.geo.h
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,137 @@
+//! Quarter lists converted to key-space words, filtered and classified, ready to join
+//! (ALGORITHMS.md §4.1.1, §4.6 item 6).
+//!
+//! A task reads four quarters, each a row mask's placement list seen through one quarter's
+//! offsets and one filter ([`Side`]). For most tasks the filter depends only on the kind of
+//! task, so [`PreparedCache`] keeps each (kind, quarter, row mask) once it is built, for
+//! boards up to N = 19; larger boards rebuild them per task, which is cheap next to the task.
+
+use std::sync::OnceLock;
+
+use super::half::Side;
+use super::key::{Geometry, Quarter};
+use super::quarter::{QuarterCache, QuarterList};
+
+/// Largest quarter size whose prepared lists are cached (h = 9: about 20 MB per kind).
+const MAX_CACHED_H: u32 = 9;
+
+/// The four quarters in task order: east north/south, west north/south.
+pub const QUARTERS: [Quarter; 4] = [Quarter::Ne, Quarter::Se, Quarter::Nw, Quarter::Sw];
+
+/// One quarter of a task, ready to join: its valid placements as key-space words, split
+/// into two classes, each grouped by column mask.
+#[derive(Debug, Default, Clone)]
+pub struct Prepared {
+    queens: u32,
+    all: Vec<u64>,
+    words: [Vec<u64>; 2],
+    offsets: [Vec<u32>; 2],
+}
+
+impl Prepared {
+    /// Converts `list` (quarter `q`) to words, dropping placements that touch the local
+    /// diagonals `raw_forbid` or the key bits `side.forbid`, and classifying by `side.split`.
+    pub fn prepare(
+        &mut self,
+        geo: &Geometry,
+        q: Quarter,
+        list: &QuarterList,
+        raw_forbid: (u32, u32),
+        side: Side,
+    ) {
+        self.queens = list.rows().count_ones();
+        geo.words(q, list.entries(), raw_forbid, &mut self.all);
+        let masks = 1usize << geo.h;
+        let [w0, w1] = &mut self.words;
+        w0.resize(self.all.len(), 0);
+        w1.resize(self.all.len(), 0);
+        for o in &mut self.offsets {
+            o.clear();
+            o.push(0);
+        }
+        let (mut n0, mut n1) = (0usize, 0usize);
+        for cols in 0..masks as u32 {
+            for &w in &self.all[list.range(cols)] {
+                let keep = usize::from(w & side.forbid == 0);
+                let class = usize::from(w & side.split != 0);
+                // n0, n1 <= words seen so far < len: the writes stay in bounds.
+                w0[n0] = w;
+                w1[n1] = w;
+                n0 += keep & (class ^ 1);
+                n1 += keep & class;
+            }
+            self.offsets[0].push(n0 as u32);
+            self.offsets[1].push(n1 as u32);
+        }
+        w0.truncate(n0);
+        w1.truncate(n1);
+    }
+
+    /// Frees the working buffers, for a copy that is kept.
+    fn shrink(&mut self) {
+        self.all = Vec::new();
+        self.words.iter_mut().for_each(Vec::shrink_to_fit);
+        self.offsets.iter_mut().for_each(Vec::shrink_to_fit);
+    }
+
+    /// The number of queens of every placement (the row mask's size).
+    pub fn queens(&self) -> u32 {
+        self.queens
+    }
+
+    /// The words of class `class` with column mask `cols`.
+    pub fn get(&self, class: usize, cols: u32) -> &[u64] {
+        let o = &self.offsets[class];
+        &self.words[class][o[cols as usize] as usize..o[cols as usize + 1] as usize]
+    }
+}
+
+/// Prepared quarters by (kind, quarter, row mask), for the task kinds whose filters do not
+/// depend on the task.
+#[derive(Debug)]
+pub struct PreparedCache {
+    h: u32,
+    kinds: Vec<[Side; 4]>,
+    slots: Vec<OnceLock<Prepared>>,
+}
+
+impl PreparedCache {
+    /// A cache for the given kinds (each: the four quarters' filters); empty for large h.
+    pub fn new(h: u32, kinds: Vec<[Side; 4]>) -> Self {
+        let slots = if h <= MAX_CACHED_H {
+            (kinds.len() * 4) << h
+        } else {
+            0
+        };
+        PreparedCache {
+            h,
+            kinds,
+            slots: (0..slots).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// Quarter `i` (in [`QUARTERS`] order) of kind `kind` for row mask `rows`: from the cache,
+    /// or built into `spare` when the cache is off.
+    pub fn get<'a>(
+        &'a self,
+        geo: &Geometry,
+        lists: &QuarterCache,
+        (kind, i, rows): (usize, usize, u32),
+        spare: &'a mut Prepared,
+    ) -> &'a Prepared {
+        let side = self.kinds[kind][i];
+        let build = |p: &mut Prepared| p.prepare(geo, QUARTERS[i], &lists.get(rows), (0, 0), side);
+        match self.slots.get(((kind * 4 + i) << self.h) + rows as usize) {
+            Some(slot) => slot.get_or_init(|| {
+                let mut p = Prepared::default();
+                build(&mut p);
+                p.shrink();
+                p
+            }),
+            None => {
+                build(spare);
+                spare
+            }
+        }
+    }
+}

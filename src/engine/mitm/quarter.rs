@@ -1,0 +1,229 @@
+//! Quarter placements, generated on demand per row mask (ALGORITHMS.md §4.1.1, §4.6 item 6).
+//!
+//! A quarter is an h×h board. A placement puts one queen on each row of a row mask `R` (the
+//! other rows stay empty) with no two queens attacking; it is recorded by its column mask `C`
+//! and its local diagonal masks `a` (bit `j − i + h − 1`) and `b` (bit `i + j`). One list
+//! serves all four quarters of the board, because diagonals only shift under translation.
+//!
+//! The published program tabulates every `(R, C)` at once (4^h offsets, gigabytes past
+//! N ≈ 22). Here a task asks for the four row masks it needs; [`QuarterCache`] keeps the
+//! lists for small h (a few MB up to N = 19) and regenerates them for large h, where one list
+//! is cheap next to the pair work that consumes it.
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+/// Largest quarter size whose lists are all kept once generated (h = 10: about 70 MB).
+const MAX_CACHED_H: u32 = 10;
+
+/// One quarter placement: its local diagonal masks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Placement {
+    /// Diagonal mask `a`: bit `j − i + h − 1` for a queen at local (row i, column j).
+    pub a: u32,
+    /// Anti-diagonal mask `b`: bit `i + j`.
+    pub b: u32,
+}
+
+/// Every placement with queens on exactly the rows of one row mask, grouped by column mask.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuarterList {
+    rows: u32,
+    offsets: Vec<u32>,
+    entries: Vec<Placement>,
+}
+
+impl QuarterList {
+    /// Enumerates the placements of an h×h quarter with one queen on each row of `rows`.
+    pub fn generate(h: u32, rows: u32) -> Self {
+        let mut found: Vec<(u32, Placement)> = Vec::new();
+        place(h, rows, 0, Placement { a: 0, b: 0 }, &mut found);
+        let mut offsets = vec![0u32; (1usize << h) + 1];
+        for &(cols, _) in &found {
+            offsets[cols as usize + 1] += 1;
+        }
+        for i in 1..offsets.len() {
+            offsets[i] += offsets[i - 1];
+        }
+        let mut next = offsets.clone();
+        let mut entries = vec![Placement { a: 0, b: 0 }; found.len()];
+        for (cols, p) in found {
+            entries[next[cols as usize] as usize] = p;
+            next[cols as usize] += 1;
+        }
+        QuarterList {
+            rows,
+            offsets,
+            entries,
+        }
+    }
+
+    /// The row mask this list was generated for.
+    pub fn rows(&self) -> u32 {
+        self.rows
+    }
+
+    /// The placements whose column mask is `cols`.
+    pub fn get(&self, cols: u32) -> &[Placement] {
+        &self.entries[self.range(cols)]
+    }
+
+    /// The positions in [`QuarterList::entries`] of the placements with column mask `cols`.
+    pub fn range(&self, cols: u32) -> std::ops::Range<usize> {
+        self.offsets[cols as usize] as usize..self.offsets[cols as usize + 1] as usize
+    }
+
+    /// Every placement, grouped by column mask.
+    pub fn entries(&self) -> &[Placement] {
+        &self.entries
+    }
+
+    /// The number of placements in the list.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the row mask admits no placement at all.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// Places queens on the remaining rows of `rows` (lowest first), collecting complete ones.
+fn place(h: u32, rows: u32, cols: u32, p: Placement, out: &mut Vec<(u32, Placement)>) {
+    if rows == 0 {
+        out.push((cols, p));
+        return;
+    }
+    let i = rows.trailing_zeros();
+    let rest = rows & (rows - 1);
+    let mut free = !cols & ((1u32 << h) - 1);
+    while free != 0 {
+        let j = free.trailing_zeros();
+        free &= free - 1;
+        let a = 1u32 << (j + h - 1 - i);
+        let b = 1u32 << (i + j);
+        if p.a & a == 0 && p.b & b == 0 {
+            let next = Placement {
+                a: p.a | a,
+                b: p.b | b,
+            };
+            place(h, rest, cols | 1 << j, next, out);
+        }
+    }
+}
+
+/// Quarter lists by row mask: kept after first use for small h, regenerated for large h.
+#[derive(Debug)]
+pub struct QuarterCache {
+    h: u32,
+    lists: Vec<OnceLock<QuarterList>>,
+}
+
+impl QuarterCache {
+    /// A cache for h×h quarters (nothing is generated until asked for).
+    pub fn new(h: u32) -> Self {
+        let slots = if h <= MAX_CACHED_H { 1usize << h } else { 0 };
+        QuarterCache {
+            h,
+            lists: (0..slots).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// The quarter size h.
+    pub fn h(&self) -> u32 {
+        self.h
+    }
+
+    /// The list for row mask `rows` (local, h bits).
+    pub fn get(&self, rows: u32) -> Cow<'_, QuarterList> {
+        match self.lists.get(rows as usize) {
+            Some(slot) => Cow::Borrowed(slot.get_or_init(|| QuarterList::generate(self.h, rows))),
+            None => Cow::Owned(QuarterList::generate(self.h, rows)),
+        }
+    }
+}
+
+/// The number of placements of each size `k = 0..=h` on an h×h quarter (P_k).
+pub fn placements_by_size(h: u32) -> Vec<u64> {
+    let mut counts = vec![0u64; h as usize + 1];
+    count_sizes(h, 0, 0, 0, 0, 0, &mut counts);
+    counts
+}
+
+/// Counts placements row by row (each row: a queen in a free cell, or empty).
+fn count_sizes(h: u32, i: u32, k: usize, cols: u32, a: u32, b: u32, counts: &mut [u64]) {
+    if i == h {
+        counts[k] += 1;
+        return;
+    }
+    count_sizes(h, i + 1, k, cols, a, b, counts);
+    for j in 0..h {
+        let (ma, mb) = (1u32 << (j + h - 1 - i), 1u32 << (i + j));
+        if cols & 1 << j == 0 && a & ma == 0 && b & mb == 0 {
+            count_sizes(h, i + 1, k + 1, cols | 1 << j, a | ma, b | mb, counts);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every non-attacking queen set on an h×h board, by brute force over cell subsets, as
+    /// (rows, cols, a, b).
+    fn brute_force(h: u32) -> Vec<(u32, u32, Placement)> {
+        let cells = h * h;
+        let mut out = Vec::new();
+        'sets: for set in 0u32..1 << cells {
+            let (mut rows, mut cols, mut a, mut b) = (0u32, 0u32, 0u32, 0u32);
+            for cell in (0..cells).filter(|c| set >> c & 1 == 1) {
+                let (i, j) = (cell / h, cell % h);
+                let (mr, mc, ma, mb) = (1 << i, 1 << j, 1 << (j + h - 1 - i), 1 << (i + j));
+                if rows & mr != 0 || cols & mc != 0 || a & ma != 0 || b & mb != 0 {
+                    continue 'sets;
+                }
+                (rows, cols, a, b) = (rows | mr, cols | mc, a | ma, b | mb);
+            }
+            out.push((rows, cols, Placement { a, b }));
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn on_demand_lists_equal_a_full_enumeration_for_small_h() {
+        for h in 1..=4 {
+            let cache = QuarterCache::new(h);
+            let mut all = Vec::new();
+            for rows in 0..1u32 << h {
+                let list = cache.get(rows);
+                for cols in 0..1u32 << h {
+                    all.extend(list.get(cols).iter().map(|&p| (rows, cols, p)));
+                }
+            }
+            all.sort();
+            assert_eq!(all, brute_force(h), "h = {h}");
+        }
+    }
+
+    #[test]
+    fn list_sizes_add_up_to_the_published_table_sizes() {
+        // P(h) from ALGORITHMS.md §4.1.1.
+        for (h, total) in [(7, 16_870u64), (8, 118_969)] {
+            let cache = QuarterCache::new(h);
+            let sum: u64 = (0..1u32 << h).map(|r| cache.get(r).len() as u64).sum();
+            assert_eq!(sum, total, "h = {h}");
+            assert_eq!(placements_by_size(h).iter().sum::<u64>(), total);
+        }
+    }
+
+    #[test]
+    fn uncached_lists_equal_cached_ones() {
+        let list = QuarterList::generate(11, 0b101_1001_0110);
+        assert_eq!(list.rows(), 0b101_1001_0110);
+        assert!(!list.is_empty());
+        let cache = QuarterCache::new(11);
+        assert_eq!(*cache.get(0b101_1001_0110), list);
+    }
+}

@@ -1,0 +1,160 @@
+//! Tests of the meet-in-the-middle engine against the mirror engine and the known values.
+
+use super::*;
+use crate::known;
+use crate::plan::{execute, thread_pool, NoProgress};
+
+fn total(plan: &dyn Plan) -> u128 {
+    let ids: Vec<usize> = (0..plan.len()).collect();
+    let pool = thread_pool(2).unwrap();
+    execute(plan, &ids, &pool, &NoProgress).unwrap()
+}
+
+fn mitm(n: u32) -> u128 {
+    total(Mitm.plan(n, &PlanOptions::default()).unwrap().as_ref())
+}
+
+#[test]
+fn mitm_equals_the_mirror_engine_up_to_15() {
+    for n in 1..=15 {
+        let mirror = total(&MirrorPlan::new(n, 3.min(n)));
+        assert_eq!(mitm(n), mirror, "n = {n}");
+    }
+}
+
+#[test]
+fn mitm_matches_the_known_value_at_16() {
+    assert_eq!(Some(mitm(16)), known::total(16));
+}
+
+/// N = 17..20 take about 1, 3, 25 and 200 CPU seconds; run before a release with
+/// `cargo test --release -- --ignored mitm_matches_the_known_values_17_to_20`.
+#[test]
+#[ignore]
+fn mitm_matches_the_known_values_17_to_20() {
+    for n in 17..=20 {
+        assert_eq!(Some(mitm(n)), known::total(n), "n = {n}");
+    }
+}
+
+#[test]
+fn every_matcher_level_gives_the_same_total() {
+    for level in simd::available_levels() {
+        for n in [10, 11] {
+            let plan = MitmPlan::new(n, level);
+            assert_eq!(Some(total(&plan)), known::total(n), "{level:?} n = {n}");
+        }
+    }
+}
+
+#[test]
+fn symmetry_weights_reproduce_the_plain_count() {
+    for n in [4, 6, 8, 10, 12] {
+        let plan = MitmPlan::new(n, Level::detect());
+        let geo = Geometry::new(n);
+        let mut s = Scratch::default();
+        let all = free_rows(&geo, 0);
+        let plain: Vec<(u32, u64)> = subsets(all, geo.h)
+            .map(|e| (e, plan.ctx.solve_plain(e, &mut s)))
+            .collect();
+        let sum: u64 = plain.iter().map(|p| p.1).sum();
+        assert_eq!(Some(u128::from(sum)), known::total(n), "plain n = {n}");
+        let lookup = |e: u32| plain.iter().find(|p| p.0 == e).unwrap().1;
+        for &(e, count) in &plain {
+            assert_eq!(count, lookup(weights::reverse(e, n)), "V symmetry, n = {n}");
+            assert_eq!(count, lookup(all & !e), "H symmetry, n = {n}");
+            let orbit = [
+                e,
+                weights::reverse(e, n),
+                all & !e,
+                all & !weights::reverse(e, n),
+            ];
+            let mut distinct = orbit.to_vec();
+            distinct.sort();
+            distinct.dedup();
+            let weights: u64 = distinct
+                .iter()
+                .map(|&x| ns_weight(x, n) * ew_weight(x, n, all))
+                .sum();
+            assert_eq!(weights, distinct.len() as u64, "orbit weights, n = {n}");
+        }
+        assert_eq!(Some(total(&plan)), known::total(n), "weighted n = {n}");
+    }
+}
+
+#[test]
+fn odd_plans_cover_centre_and_cross_tasks() {
+    let plan = MitmPlan::new(9, Level::Portable);
+    let cross = plan.tasks().iter().filter(|t| t.y > 0).count();
+    // y in 6..=8, E = 4-subsets of the 7 free rows.
+    assert_eq!(cross, 3 * 35);
+    assert!(plan.tasks().iter().all(|t| t.east.count_ones() == 4));
+}
+
+#[test]
+fn subsets_are_all_k_subsets_in_order() {
+    let s: Vec<u32> = subsets(0b1011, 2).collect();
+    assert_eq!(s, vec![0b0011, 0b1001, 0b1010]);
+    assert_eq!(subsets(0b111, 0).collect::<Vec<_>>(), vec![0]);
+    assert_eq!(subsets(0b11, 3).count(), 0);
+}
+
+#[test]
+fn fingerprint_depends_on_n() {
+    let a = MitmPlan::new(10, Level::Portable).fingerprint();
+    assert_eq!(a, MitmPlan::new(10, Level::Portable).fingerprint());
+    assert_ne!(a, MitmPlan::new(11, Level::Portable).fingerprint());
+}
+
+#[test]
+fn sieve_cuts_do_not_change_totals() {
+    for n in [11, 12, 13] {
+        for cuts in 1..=4 {
+            let plan = MitmPlan::with_cuts(n, Level::detect(), cuts);
+            assert_eq!(Some(total(&plan)), known::total(n), "n = {n}, {cuts} cuts");
+        }
+    }
+}
+
+/// Tuning aid (prints, asserts nothing about time): CPU time of a sample of tasks for
+/// several cut counts. `cargo test -- --ignored cut_timing --nocapture`
+#[test]
+#[ignore]
+fn cut_timing() {
+    for (n, step, cuts) in [
+        (18, 10, [0, 1, 2]),
+        (19, 40, [0, 2, 3]),
+        (20, 40, [3, 4, 5]),
+    ] {
+        for cuts in cuts {
+            let plan = MitmPlan::with_cuts(n, Level::detect(), cuts);
+            let ids: Vec<usize> = (0..plan.len()).step_by(step).collect();
+            let start = std::time::Instant::now();
+            let sum: u128 = ids.iter().map(|&t| plan.solve(t)).sum();
+            let secs = start.elapsed().as_secs_f64();
+            println!("n {n} cuts {cuts}: {secs:.2} s (sum {sum})");
+        }
+    }
+}
+
+/// Smoke test for the uncached code paths of N = 21..23 (hours to count in full): builds the
+/// plan and solves its cheapest and three median tasks, which must not panic (overflow checks are on in tests).
+#[test]
+#[ignore]
+fn large_boards_build_plans_and_solve_sample_tasks() {
+    for n in 21..=23 {
+        let plan = MitmPlan::new(n, Level::detect());
+        let ids: Vec<usize> = (0..plan.len()).collect();
+        let order = crate::plan::largest_first(&plan, &ids);
+        let cheap: u128 = order.iter().rev().take(50).map(|&t| plan.solve(t)).sum();
+        let mid: u128 = order[order.len() / 2..][..3]
+            .iter()
+            .map(|&t| plan.solve(t))
+            .sum();
+        println!(
+            "n {n}: {} tasks; 50 cheapest: {cheap}, 3 median: {mid}",
+            plan.len()
+        );
+        assert!(plan.len() > 100_000);
+    }
+}
