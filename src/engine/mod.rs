@@ -6,6 +6,7 @@
 
 pub mod kernel;
 pub mod mirror;
+pub mod symmetry;
 
 use crate::error::{check_n, Error};
 use crate::plan::Plan;
@@ -41,7 +42,7 @@ pub trait Engine: Sync {
 }
 
 /// Every engine, in the order `--help` lists them.
-pub static ENGINES: &[&dyn Engine] = &[&mirror::Mirror];
+pub static ENGINES: &[&dyn Engine] = &[&mirror::Mirror, &symmetry::Symmetry];
 
 /// The pseudo-engine name that picks the fastest engine for the board.
 pub const AUTO: &str = "auto";

@@ -1,0 +1,236 @@
+//! The symmetry engine: full 8-fold symmetry through start constellations (issue 3).
+//!
+//! The queens on the four border lines are pre-placed as a [`Constellation`], one
+//! representative per orbit of the square's symmetries, weighted by its orbit size (8, 4 or 2).
+//! Each constellation becomes a [`Rows`] template for the shared kernel: a pre-placed row
+//! allows only its queen's cell, and every other row excludes the cells the pre-placed queens
+//! attack (border columns included), so the kernel prunes against queens it has not reached
+//! yet without any change to it. The top rows of each constellation are expanded into the
+//! plan's tasks; [`Plan::unique`] adds the fundamental count by Burnside's lemma
+//! ([`unique`]).
+
+pub mod constellation;
+pub mod unique;
+
+#[cfg(test)]
+mod tests;
+
+use self::constellation::{constellations, Constellation};
+use super::kernel::{self, expand_at_least, expand_to, Node, Rows, LANES};
+use super::{Engine, PlanOptions};
+use crate::error::{check_n, Error};
+use crate::plan::{fingerprint_words, Plan};
+
+/// The full-symmetry engine (`--engine symmetry`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Symmetry;
+
+/// Split depths users may ask for (rows filled per task, the constellation's row 0
+/// included).
+const MIN_DEPTH: u32 = 1;
+const MAX_DEPTH: u32 = 8;
+
+/// Automatic split: at least this many tasks per thread...
+const TASKS_PER_THREAD: usize = 64;
+/// ... and at least this many tasks in all, so long runs checkpoint in small steps.
+const MIN_TASKS: usize = 4_096;
+const MAX_AUTO_DEPTH: u32 = 6;
+
+/// Start nodes handed to the kernel per task, so its lanes stay busy.
+const KERNEL_NODES: usize = 16 * LANES;
+
+impl Engine for Symmetry {
+    fn name(&self) -> &'static str {
+        "symmetry"
+    }
+
+    fn summary(&self) -> &'static str {
+        "start constellations under all 8 symmetries; also counts fundamental solutions"
+    }
+
+    fn version(&self) -> u32 {
+        1
+    }
+
+    fn plan(&self, n: u32, options: &PlanOptions) -> Result<Box<dyn Plan>, Error> {
+        check_n(n)?;
+        let starts = Start::all(n);
+        let depth = match options.split_depth {
+            Some(d) => check_depth(n, d)?,
+            None => auto_depth(n, &starts, options.threads),
+        };
+        Ok(Box::new(SymmetryPlan::with_starts(n, depth, starts)))
+    }
+}
+
+/// Validates a user-chosen split depth.
+fn check_depth(n: u32, depth: u32) -> Result<u32, Error> {
+    let max = MAX_DEPTH.min(n);
+    if (MIN_DEPTH..=max).contains(&depth) {
+        Ok(depth)
+    } else {
+        Err(Error::SplitDepth {
+            n,
+            depth,
+            min: MIN_DEPTH,
+            max,
+        })
+    }
+}
+
+/// The smallest depth whose tasks are enough for the threads and for fine checkpoints.
+fn auto_depth(n: u32, starts: &[Start], threads: usize) -> u32 {
+    let want = (TASKS_PER_THREAD * threads.max(1)).max(MIN_TASKS);
+    let cap = MAX_AUTO_DEPTH.min(n);
+    (MIN_DEPTH..=cap)
+        .find(|&d| tasks(starts, d).len() >= want)
+        .unwrap_or(cap)
+}
+
+/// One constellation with its weight and kernel template.
+#[derive(Debug, Clone)]
+struct Start {
+    constellation: Constellation,
+    weight: u8,
+    rows: Rows,
+}
+
+impl Start {
+    /// Every start constellation of an `n`×`n` board.
+    fn all(n: u32) -> Vec<Start> {
+        constellations(n)
+            .into_iter()
+            .map(|(constellation, weight)| Start {
+                constellation,
+                weight,
+                rows: constellation.rows(n),
+            })
+            .collect()
+    }
+}
+
+/// The tasks at `depth`: (index of the start, node), starts in order.
+fn tasks(starts: &[Start], depth: u32) -> Vec<(u32, Node)> {
+    starts
+        .iter()
+        .enumerate()
+        .flat_map(|(s, start)| {
+            expand_to(&start.rows, vec![Node::ROOT], depth)
+                .into_iter()
+                .map(move |node| (s as u32, node))
+        })
+        .collect()
+}
+
+/// The symmetry engine's plan for one board size and split depth.
+#[derive(Debug, Clone)]
+pub struct SymmetryPlan {
+    n: u32,
+    depth: u32,
+    starts: Vec<Start>,
+    tasks: Vec<(u32, Node)>,
+    costs: Vec<u64>,
+}
+
+impl SymmetryPlan {
+    /// The constellations of an `n`×`n` board, expanded until `depth` rows are filled.
+    pub fn new(n: u32, depth: u32) -> Self {
+        Self::with_starts(n, depth, Start::all(n))
+    }
+
+    fn with_starts(n: u32, depth: u32, starts: Vec<Start>) -> Self {
+        let tasks = tasks(&starts, depth);
+        let costs = tasks
+            .iter()
+            .map(|&(s, node)| {
+                let rows = &starts[s as usize].rows;
+                expand_to(rows, vec![node], node.row + 3).len() as u64
+            })
+            .collect();
+        SymmetryPlan {
+            n,
+            depth,
+            starts,
+            tasks,
+            costs,
+        }
+    }
+
+    /// The split depth this plan was built with.
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// The number of start constellations.
+    pub fn constellations(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// The constellation task `task` belongs to, its weight, and the task's start node.
+    pub fn task(&self, task: usize) -> (Constellation, u8, Node) {
+        let (s, node) = self.tasks[task];
+        let start = &self.starts[s as usize];
+        (start.constellation, start.weight, node)
+    }
+}
+
+impl Plan for SymmetryPlan {
+    fn n(&self) -> u32 {
+        self.n
+    }
+
+    fn engine(&self) -> &'static str {
+        Symmetry.name()
+    }
+
+    fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    fn cost(&self, task: usize) -> u64 {
+        self.costs[task]
+    }
+
+    fn solve(&self, task: usize) -> u128 {
+        let (s, node) = self.tasks[task];
+        let start = &self.starts[s as usize];
+        let nodes = expand_at_least(&start.rows, vec![node], KERNEL_NODES);
+        u128::from(kernel::count(&start.rows, &nodes)) * u128::from(start.weight)
+    }
+
+    fn fingerprint(&self) -> String {
+        let head = [
+            u64::from_le_bytes(*b"symmetry"),
+            u64::from(Symmetry.version()),
+            u64::from(self.n),
+            u64::from(self.depth),
+        ];
+        let body = self.tasks.iter().flat_map(|&(s, x)| {
+            let start = &self.starts[s as usize];
+            let c = start.constellation;
+            [
+                u64::from(c.i) << 48 | u64::from(c.j) << 32 | u64::from(c.k) << 16 | u64::from(c.l),
+                u64::from(x.row) << 32 | u64::from(start.weight),
+                u64::from(x.cols) << 32 | u64::from(x.ld),
+                u64::from(x.rd),
+            ]
+        });
+        fingerprint_words(head.into_iter().chain(body))
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} constellations, split depth {}",
+            self.starts.len(),
+            self.depth
+        )
+    }
+
+    fn has_unique(&self) -> bool {
+        true
+    }
+
+    fn unique(&self, total: u128) -> Option<u128> {
+        unique::unique(self.n, total)
+    }
+}
