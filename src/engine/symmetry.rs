@@ -103,7 +103,7 @@ impl Start {
             .map(|(constellation, weight)| Start {
                 constellation,
                 weight,
-                rows: constellation.rows(n),
+                rows: constellation.search_image(n).rows(n),
             })
             .collect()
     }
