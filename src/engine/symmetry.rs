@@ -10,13 +10,14 @@
 //! ([`unique`]).
 
 pub mod constellation;
+pub mod starts;
 pub mod unique;
 
 #[cfg(test)]
 mod tests;
 
-use self::constellation::{constellations, Constellation};
-use super::kernel::{self, expand_at_least, expand_to, Node, Rows, LANES};
+use self::starts::{starts, Start};
+use super::kernel::{self, expand_at_least, expand_to, Node, LANES};
 use super::{Engine, PlanOptions};
 use crate::error::{check_n, Error};
 use crate::plan::{fingerprint_words, Plan};
@@ -54,7 +55,7 @@ impl Engine for Symmetry {
 
     fn plan(&self, n: u32, options: &PlanOptions) -> Result<Box<dyn Plan>, Error> {
         check_n(n)?;
-        let starts = Start::all(n);
+        let starts = starts(n);
         let depth = match options.split_depth {
             Some(d) => check_depth(n, d)?,
             None => auto_depth(n, &starts, options.threads),
@@ -87,28 +88,6 @@ fn auto_depth(n: u32, starts: &[Start], threads: usize) -> u32 {
         .unwrap_or(cap)
 }
 
-/// One constellation with its weight and kernel template.
-#[derive(Debug, Clone)]
-struct Start {
-    constellation: Constellation,
-    weight: u8,
-    rows: Rows,
-}
-
-impl Start {
-    /// Every start constellation of an `n`×`n` board.
-    fn all(n: u32) -> Vec<Start> {
-        constellations(n)
-            .into_iter()
-            .map(|(constellation, weight)| Start {
-                constellation,
-                weight,
-                rows: constellation.search_image(n).rows(n),
-            })
-            .collect()
-    }
-}
-
 /// The tasks at `depth`: (index of the start, node), starts in order.
 fn tasks(starts: &[Start], depth: u32) -> Vec<(u32, Node)> {
     starts
@@ -135,7 +114,7 @@ pub struct SymmetryPlan {
 impl SymmetryPlan {
     /// The constellations of an `n`×`n` board, expanded until `depth` rows are filled.
     pub fn new(n: u32, depth: u32) -> Self {
-        Self::with_starts(n, depth, Start::all(n))
+        Self::with_starts(n, depth, starts(n))
     }
 
     fn with_starts(n: u32, depth: u32, starts: Vec<Start>) -> Self {
@@ -161,16 +140,15 @@ impl SymmetryPlan {
         self.depth
     }
 
-    /// The number of start constellations.
-    pub fn constellations(&self) -> usize {
+    /// The number of start templates.
+    pub fn starts(&self) -> usize {
         self.starts.len()
     }
 
-    /// The constellation task `task` belongs to, its weight, and the task's start node.
-    pub fn task(&self, task: usize) -> (Constellation, u8, Node) {
+    /// The template task `task` belongs to and the task's start node.
+    pub fn task(&self, task: usize) -> (&Start, Node) {
         let (s, node) = self.tasks[task];
-        let start = &self.starts[s as usize];
-        (start.constellation, start.weight, node)
+        (&self.starts[s as usize], node)
     }
 }
 
@@ -207,9 +185,9 @@ impl Plan for SymmetryPlan {
         ];
         let body = self.tasks.iter().flat_map(|&(s, x)| {
             let start = &self.starts[s as usize];
-            let c = start.constellation;
+            let [i, j, k, l] = start.label.map(u64::from);
             [
-                u64::from(c.i) << 48 | u64::from(c.j) << 32 | u64::from(c.k) << 16 | u64::from(c.l),
+                i << 48 | j << 32 | (k & 0xffff) << 16 | (l & 0xffff),
                 u64::from(x.row) << 32 | u64::from(start.weight),
                 u64::from(x.cols) << 32 | u64::from(x.ld),
                 u64::from(x.rd),
@@ -220,7 +198,7 @@ impl Plan for SymmetryPlan {
 
     fn describe(&self) -> String {
         format!(
-            "{} constellations, split depth {}",
+            "{} start templates, split depth {}",
             self.starts.len(),
             self.depth
         )

@@ -142,7 +142,7 @@ pub fn attacks(p: Cell, q: Cell) -> bool {
 }
 
 /// The cells of row `r` a queen on `q` attacks (bit `c` = column `c`).
-fn attacked(n: u32, q: Cell, r: u32) -> u32 {
+pub(crate) fn attacked(n: u32, q: Cell, r: u32) -> u32 {
     let d = q.0.abs_diff(r);
     let mut mask = 1u32 << q.1;
     if q.1 + d < n {

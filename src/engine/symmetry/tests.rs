@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::constellation::{Cell, Constellation, SYMMETRIES};
+use super::constellation::{constellations, Cell, Constellation, SYMMETRIES};
 use super::unique::{half_turn_symmetric, quarter_turn_symmetric};
 use super::*;
 use crate::engine::mirror::MirrorPlan;
@@ -14,7 +14,7 @@ fn total(plan: &dyn Plan) -> u128 {
 }
 
 fn plan(n: u32) -> SymmetryPlan {
-    let starts = Start::all(n);
+    let starts = starts(n);
     let depth = auto_depth(n, &starts, 2);
     SymmetryPlan::with_starts(n, depth, starts)
 }
@@ -89,11 +89,30 @@ fn every_weight_is_two_four_or_eight() {
         for (c, w) in constellations(n) {
             assert!(matches!(w, 2 | 4 | 8), "n = {n}, {c:?} has weight {w}");
         }
+        let p = SymmetryPlan::new(n, 2.min(n));
+        for t in 0..p.len() {
+            let (start, _) = p.task(t);
+            assert!(matches!(start.weight, 2 | 4 | 8), "n = {n}, {start:?}");
+        }
     }
 }
 
 #[test]
 fn plan_weights_applied_to_a_full_enumeration_reproduce_the_total() {
+    for n in 1..=10 {
+        let templates = starts(n);
+        let solutions = brute_force(n);
+        let weighted: u128 = solutions
+            .iter()
+            .flat_map(|s| templates.iter().filter(|t| t.contains(s)))
+            .map(|t| u128::from(t.weight))
+            .sum();
+        assert_eq!(weighted, solutions.len() as u128, "n = {n}");
+    }
+}
+
+#[test]
+fn constellation_weights_applied_to_a_full_enumeration_reproduce_the_total() {
     for n in 1..=10 {
         let weights: HashMap<Constellation, u8> = constellations(n).into_iter().collect();
         let solutions = brute_force(n);
@@ -171,7 +190,7 @@ fn depth_outside_the_range_is_an_error() {
 
 #[test]
 fn automatic_depth_gives_enough_tasks() {
-    let starts = Start::all(16);
+    let starts = starts(16);
     let depth = auto_depth(16, &starts, 2);
     assert!(tasks(&starts, depth).len() >= MIN_TASKS);
     assert!(tasks(&starts, depth).len() >= TASKS_PER_THREAD * 2);
@@ -207,7 +226,7 @@ fn fingerprint_depends_on_depth_and_n() {
 #[test]
 fn the_largest_boards_plan_without_overflow() {
     let p = SymmetryPlan::new(32, 1);
-    assert!(p.constellations() > 0);
-    let (c, w, node) = p.task(0);
-    assert!(c.is_valid(32) && matches!(w, 2 | 4 | 8) && node.row == 1);
+    assert!(p.starts() > 0);
+    let (start, node) = p.task(p.len() - 1);
+    assert!(matches!(start.weight, 2 | 4 | 8) && node.row == 1);
 }
