@@ -1,13 +1,16 @@
-//! The symmetry engine: full 8-fold symmetry through start constellations (issue 3).
+//! The symmetry engine: full 8-fold symmetry through start constellations (issue 3,
+//! ALGORITHMS.md §1 and §3).
 //!
-//! The queens on the four border lines are pre-placed as a [`Constellation`], one
-//! representative per orbit of the square's symmetries, weighted by its orbit size (8, 4 or 2).
-//! Each constellation becomes a [`Rows`] template for the shared kernel: a pre-placed row
-//! allows only its queen's cell, and every other row excludes the cells the pre-placed queens
-//! attack (border columns included), so the kernel prunes against queens it has not reached
-//! yet without any change to it. The top rows of each constellation are expanded into the
-//! plan's tasks; [`Plan::unique`] adds the fundamental count by Burnside's lemma
-//! ([`unique`]).
+//! Every solution has one queen on each border line. The engine counts one image per orbit of
+//! the square's eight symmetries and weights it by the orbit size (8, 4 or 2):
+//! [`starts`](mod@starts) turns the border queens into kernel [`Rows`](super::kernel::Rows) templates — a
+//! pre-placed queen's row allows only its cell, the border columns are allowed only where the
+//! orbit rule puts their queens, and every row excludes the cells the pre-placed queens
+//! attack, so the shared kernel prunes against queens below it without any change to it.
+//! Templates come from [`constellation`] (the four border queens, one least tuple per orbit)
+//! and from a nearest-corner rule that lets one search cover many constellations at once.
+//! The top rows of each template are expanded into the plan's tasks. [`Plan::unique`] adds
+//! the number of fundamental solutions by Burnside's lemma ([`unique`]).
 
 pub mod constellation;
 pub mod starts;
@@ -31,10 +34,13 @@ pub struct Symmetry;
 const MIN_DEPTH: u32 = 1;
 const MAX_DEPTH: u32 = 8;
 
-/// Automatic split: at least this many tasks per thread...
+/// Automatic split: at least this many tasks per thread ...
 const TASKS_PER_THREAD: usize = 64;
-/// ... and at least this many tasks in all, so long runs checkpoint in small steps.
-const MIN_TASKS: usize = 4_096;
+/// ... and, for large boards, about `2^(N − 8)` tasks (capped), so that long runs
+/// checkpoint and shard in steps of similar size: the work grows by about 8× per N.
+const MAX_MIN_TASKS: usize = 1 << 18;
+/// The automatic split never makes more tasks than this (plan memory and build time).
+const MAX_AUTO_TASKS: usize = 1 << 21;
 const MAX_AUTO_DEPTH: u32 = 6;
 
 /// Start nodes handed to the kernel per task, so its lanes stay busy.
@@ -79,13 +85,32 @@ fn check_depth(n: u32, depth: u32) -> Result<u32, Error> {
     }
 }
 
-/// The smallest depth whose tasks are enough for the threads and for fine checkpoints.
+/// The smallest depth whose tasks are enough for the threads and for fine checkpoints, one
+/// less if that depth would make the plan itself heavy.
 fn auto_depth(n: u32, starts: &[Start], threads: usize) -> u32 {
-    let want = (TASKS_PER_THREAD * threads.max(1)).max(MIN_TASKS);
+    let want = (TASKS_PER_THREAD * threads.max(1)).max(min_tasks(n));
     let cap = MAX_AUTO_DEPTH.min(n);
-    (MIN_DEPTH..=cap)
-        .find(|&d| tasks(starts, d).len() >= want)
-        .unwrap_or(cap)
+    let mut depth = MIN_DEPTH;
+    while depth < cap {
+        let len = tasks(starts, depth).len();
+        if len >= want {
+            return if len > MAX_AUTO_TASKS {
+                (depth - 1).max(MIN_DEPTH)
+            } else {
+                depth
+            };
+        }
+        depth += 1;
+    }
+    cap
+}
+
+/// The task count long runs want for an `n`×`n` board, whatever the threads.
+fn min_tasks(n: u32) -> usize {
+    1usize
+        .checked_shl(n.saturating_sub(8))
+        .unwrap_or(usize::MAX)
+        .min(MAX_MIN_TASKS)
 }
 
 /// The tasks at `depth`: (index of the start, node), starts in order.
@@ -123,7 +148,7 @@ impl SymmetryPlan {
             .iter()
             .map(|&(s, node)| {
                 let rows = &starts[s as usize].rows;
-                expand_to(rows, vec![node], node.row + 3).len() as u64
+                expand_to(rows, vec![node], node.row + 2).len() as u64
             })
             .collect();
         SymmetryPlan {

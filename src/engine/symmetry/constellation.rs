@@ -70,11 +70,12 @@ impl Constellation {
     /// Whether the constellation's queens attack no one another (which also makes the four
     /// coordinates consistent: a corner queen is named by both of its lines).
     pub fn is_valid(&self, n: u32) -> bool {
-        let queens = self.queens(n);
-        queens
+        let m = n - 1;
+        let cells = [(0, self.i), (m, self.j), (self.k, 0), (self.l, m)];
+        cells
             .iter()
             .enumerate()
-            .all(|(a, &p)| queens[a + 1..].iter().all(|&q| !attacks(p, q)))
+            .all(|(a, &p)| cells[a + 1..].iter().all(|&q| p == q || !attacks(p, q)))
     }
 
     /// The constellation after applying symmetry number `s` (an index into [`SYMMETRIES`]).
@@ -157,20 +158,28 @@ pub(crate) fn attacked(n: u32, q: Cell, r: u32) -> u32 {
 /// Every start constellation of an `n`×`n` board with its weight (orbit size), in tuple
 /// order.
 pub fn constellations(n: u32) -> Vec<(Constellation, u8)> {
+    constellations_where(n, |_| true)
+}
+
+/// The start constellations that `keep` accepts (`keep` must give the same answer for every
+/// member of an orbit), with their weights, in tuple order.
+pub fn constellations_where(
+    n: u32,
+    keep: impl Fn(&Constellation) -> bool,
+) -> Vec<(Constellation, u8)> {
     let mut out = Vec::new();
     for i in 0..n {
         for k in 0..n {
             for j in 0..n {
                 for l in 0..n {
                     let c = Constellation { i, j, k, l };
-                    if c.is_valid(n) && c.is_canonical(n) {
+                    if keep(&c) && c.is_valid(n) && c.is_canonical(n) {
                         out.push((c, c.orbit_size(n)));
                     }
                 }
             }
         }
     }
-    out.sort_unstable();
     out
 }
 

@@ -18,7 +18,7 @@
 //! - ties (two or more border queens equally near a corner, the only orbits that can be
 //!   symmetric): one full constellation per orbit, weight = orbit size.
 
-use super::constellation::{attacked, constellations, Cell, Constellation, SYMMETRIES};
+use super::constellation::{attacked, constellations_where, Cell, Constellation, SYMMETRIES};
 use crate::engine::kernel::{bits, full_mask, Rows};
 
 /// One template of the plan.
@@ -67,12 +67,12 @@ fn is_tie(n: u32, c: &Constellation) -> bool {
     min > 0 && d.iter().filter(|&&x| x == min).count() >= 2
 }
 
-/// One full constellation per orbit among those `keep` accepts, searched in its fastest
+/// One full constellation per orbit among those `keep` accepts (an orbit-invariant test),
+/// searched in its fastest
 /// image.
 fn tie_breaks(n: u32, keep: impl Fn(&Constellation) -> bool) -> Vec<Start> {
-    constellations(n)
+    constellations_where(n, keep)
         .into_iter()
-        .filter(|(c, _)| keep(c))
         .map(|(c, weight)| Start {
             label: [c.i, c.j, c.k, c.l],
             weight,

@@ -192,7 +192,7 @@ fn depth_outside_the_range_is_an_error() {
 fn automatic_depth_gives_enough_tasks() {
     let starts = starts(16);
     let depth = auto_depth(16, &starts, 2);
-    assert!(tasks(&starts, depth).len() >= MIN_TASKS);
+    assert!(tasks(&starts, depth).len() >= min_tasks(16));
     assert!(tasks(&starts, depth).len() >= TASKS_PER_THREAD * 2);
 }
 

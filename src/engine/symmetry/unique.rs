@@ -9,6 +9,7 @@
 //! once; it is far smaller than the count of `Q` itself.
 
 use super::constellation::{Cell, SYMMETRIES};
+use crate::engine::kernel::bits;
 
 /// Index of the quarter turn in [`SYMMETRIES`].
 const QUARTER_TURN: usize = 1;
@@ -23,7 +24,7 @@ pub fn unique(n: u32, total: u128) -> Option<u128> {
         return (total == 1).then_some(1);
     }
     let sum = total + half_turn_symmetric(n) + 2 * quarter_turn_symmetric(n);
-    (sum % 8 == 0).then_some(sum / 8)
+    sum.is_multiple_of(8).then_some(sum / 8)
 }
 
 /// The number of solutions fixed by the half turn.
@@ -69,7 +70,7 @@ impl Symmetric {
         }
         let r = (!self.rows).trailing_zeros();
         let mut total = 0;
-        for c in 0..self.n {
+        for c in bits(self.free_in_row(r, full)).map(u32::trailing_zeros) {
             let saved = (self.rows, self.cols, self.sums, self.diffs);
             if self.place_orbit((r, c)) {
                 total += self.count();
@@ -77,6 +78,15 @@ impl Symmetric {
             (self.rows, self.cols, self.sums, self.diffs) = saved;
         }
         total
+    }
+
+    /// The columns of row `r` whose cell is not attacked (its images are checked when
+    /// placed).
+    fn free_in_row(&self, r: u32, full: u32) -> u32 {
+        let sums = (self.sums >> r) as u32 & full;
+        // Bit `r + n − 1 − c` of `diffs` is the diagonal of (r, c): reverse it into bit c.
+        let diffs = ((self.diffs >> r) as u32 & full).reverse_bits() >> (32 - self.n);
+        full & !(self.cols | sums | diffs)
     }
 
     /// Places `cell` and its images under the rotation; false if any of them is attacked
