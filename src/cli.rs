@@ -6,6 +6,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use nqueens::{MAX_N, MAX_THREADS, MIN_N};
 
 use crate::cmd;
+use crate::exit::UsageError;
 
 /// Count N-Queens solutions fast, and solve the companion puzzles.
 #[derive(Debug, Parser)]
@@ -22,9 +23,9 @@ pub struct Cli {
 /// Options shared by every subcommand.
 #[derive(Debug, Args)]
 pub struct Global {
-    /// Worker threads [default: all logical CPUs]
-    #[arg(short = 'j', long, global = true, value_name = "N", value_parser = parse_threads)]
-    pub threads: Option<NonZeroUsize>,
+    /// Worker threads [default: all logical CPUs]; `bench` takes a list such as 1,2,4
+    #[arg(short = 'j', long, global = true, value_name = "N", value_parser = parse_thread_list)]
+    pub threads: Option<ThreadList>,
 
     /// No progress bar or commentary; results still print
     #[arg(short, long, global = true)]
@@ -35,23 +36,50 @@ pub struct Global {
     pub format: FormatArg,
 
     /// Shorthand for --format json
-    #[arg(long, global = true)]
+    #[arg(long, global = true, conflicts_with = "markdown")]
     pub json: bool,
+
+    /// Shorthand for --format markdown
+    #[arg(long, global = true)]
+    pub markdown: bool,
 }
 
+/// One or more thread counts, as given to `-j/--threads`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadList(pub Vec<NonZeroUsize>);
+
 impl Global {
-    /// The thread count to use: the flag, or every logical CPU.
+    /// The thread count to use: the flag's (first) value, or every logical CPU.
     pub fn threads(&self) -> usize {
-        self.threads.map_or_else(num_cpus::get, NonZeroUsize::get)
+        self.threads
+            .as_ref()
+            .map_or_else(num_cpus::get, |list| list.0[0].get())
     }
 
-    /// The output format, with `--json` taking precedence.
+    /// The single thread count for commands that take one; a list is a usage error.
+    pub fn single_threads(&self) -> Result<usize, UsageError> {
+        match &self.threads {
+            Some(list) if list.0.len() > 1 => Err(UsageError(
+                "this command takes one thread count, not a list".to_string(),
+            )),
+            _ => Ok(self.threads()),
+        }
+    }
+
+    /// The thread counts given, if any.
+    pub fn thread_list(&self) -> Option<Vec<usize>> {
+        self.threads
+            .as_ref()
+            .map(|list| list.0.iter().map(|t| t.get()).collect())
+    }
+
+    /// The output format; `--json` and `--markdown` take precedence over `--format`.
     pub fn format(&self) -> nqueens::report::Format {
         use nqueens::report::Format;
-        match (self.json, self.format) {
-            (true, _) | (false, FormatArg::Json) => Format::Json,
-            (false, FormatArg::Text) => Format::Text,
-            (false, FormatArg::Markdown) => Format::Markdown,
+        match (self.json, self.markdown, self.format) {
+            (true, _, _) | (false, false, FormatArg::Json) => Format::Json,
+            (false, true, _) | (false, false, FormatArg::Markdown) => Format::Markdown,
+            (false, false, FormatArg::Text) => Format::Text,
         }
     }
 }
@@ -72,6 +100,8 @@ pub enum FormatArg {
 pub enum Command {
     /// Count the solutions for an N×N board
     Count(cmd::count::Args),
+    /// Benchmark this machine on a fixed, verified workload
+    Bench(cmd::bench::Args),
     /// Print shell completions
     Completions(cmd::completions::Args),
 }
@@ -84,6 +114,14 @@ pub fn parse_n(s: &str) -> Result<u32, String> {
         Ok(_) => Err(format!("out of range ({range})")),
         Err(_) => Err(format!("not a whole number ({range})")),
     }
+}
+
+/// Parses a comma-separated list of thread counts (one value for most commands).
+pub fn parse_thread_list(s: &str) -> Result<ThreadList, String> {
+    s.split(',')
+        .map(parse_threads)
+        .collect::<Result<Vec<_>, _>>()
+        .map(ThreadList)
 }
 
 /// Parses a thread count, naming the accepted range on error.
@@ -115,6 +153,16 @@ mod tests {
             let err = parse_n(bad).unwrap_err();
             assert!(err.contains("1 to 32"), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn thread_lists_parse_and_reject_zero() {
+        let list = parse_thread_list("1,2,4").unwrap();
+        assert_eq!(
+            list.0.iter().map(|t| t.get()).collect::<Vec<_>>(),
+            [1, 2, 4]
+        );
+        assert!(parse_thread_list("1,0").is_err());
     }
 
     #[test]

@@ -17,6 +17,11 @@ pub enum Exit {
     Interrupted = 130,
 }
 
+/// A usage error found by the binary itself (exit status 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
 impl From<Exit> for ExitCode {
     fn from(e: Exit) -> Self {
         ExitCode::from(e as u8)

@@ -17,6 +17,7 @@
 
 pub mod engine;
 pub mod error;
+pub mod hw;
 pub mod known;
 pub mod plan;
 pub mod report;
@@ -194,3 +195,8 @@ pub fn finish(
         unique_verified: unique.and_then(|u| known::check(known::unique(n), u)),
     })
 }
+
+/// The README's code samples are compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

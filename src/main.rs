@@ -3,6 +3,7 @@
 mod cli;
 mod cmd;
 mod exit;
+mod plot;
 mod progress;
 
 use std::process::ExitCode;
@@ -39,7 +40,13 @@ fn usage_error(err: &clap::Error) -> ExitCode {
             let text = err.to_string();
             let first = text.lines().next().unwrap_or("invalid arguments");
             let first = first.strip_prefix("error: ").unwrap_or(first);
-            eprintln!("nqueens: {first} (see 'nqueens --help')");
+            let choices = text
+                .lines()
+                .map(str::trim)
+                .find(|l| l.starts_with("[possible values:"))
+                .map(|l| format!(" {l}"))
+                .unwrap_or_default();
+            eprintln!("nqueens: {first}{choices} (see 'nqueens --help')");
             Exit::Usage.into()
         }
     }
@@ -51,6 +58,9 @@ fn runtime_error(err: &anyhow::Error) -> ExitCode {
         return Exit::Ok.into();
     }
     eprintln!("nqueens: {err:#}");
+    if err.chain().any(|e| e.is::<exit::UsageError>()) {
+        return Exit::Usage.into();
+    }
     let lib = err.chain().find_map(|e| e.downcast_ref::<nqueens::Error>());
     match lib {
         Some(nqueens::Error::Interrupted) => Exit::Interrupted.into(),

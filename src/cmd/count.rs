@@ -54,7 +54,7 @@ fn engine_values() -> PossibleValuesParser {
 pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let options = CountOptions::new()
         .engine(&args.engine)
-        .threads(global.threads())
+        .threads(global.single_threads()?)
         .split_depth(args.split_depth)
         .unique(args.unique);
     if args.stdin {

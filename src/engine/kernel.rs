@@ -166,10 +166,8 @@ pub fn expand_at_least(rows: &Rows, mut nodes: Vec<Node>, target: usize) -> Vec<
 pub fn count(rows: &Rows, nodes: &[Node]) -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("bmi1")
-            && std::arch::is_x86_feature_detected!("popcnt")
-        {
-            // SAFETY: the features the function was compiled for were just detected.
+        if std::arch::is_x86_feature_detected!("bmi1") {
+            // SAFETY: the feature the function was compiled for was just detected.
             return unsafe { count_bmi(rows, nodes) };
         }
     }
@@ -180,38 +178,35 @@ pub fn count(rows: &Rows, nodes: &[Node]) -> u64 {
 pub fn code_path() -> &'static str {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("bmi1")
-            && std::arch::is_x86_feature_detected!("popcnt")
-        {
-            return "x86-64 bmi1+popcnt";
+        if std::arch::is_x86_feature_detected!("bmi1") {
+            return "x86-64 bmi1 (asm step)";
         }
     }
     "portable"
 }
 
-/// [`count`] compiled for CPUs with BMI1 (`blsi`, `andn`) and POPCNT.
+/// [`count`] with the hand-scheduled x86-64 step (BMI1 `blsi`/`andn`, conditional moves).
 ///
 /// # Safety
-/// The CPU must support `bmi1` and `popcnt`.
+/// The CPU must support `bmi1`.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "bmi1,popcnt")]
+#[target_feature(enable = "bmi1")]
 unsafe fn count_bmi(rows: &Rows, nodes: &[Node]) -> u64 {
-    count_generic(rows, nodes)
+    count_with::<AsmStep>(rows, nodes)
 }
 
-/// [`count`] for any CPU.
+/// [`count`] for any CPU (plain Rust step).
 pub fn count_portable(rows: &Rows, nodes: &[Node]) -> u64 {
-    count_generic(rows, nodes)
+    count_with::<RustStep>(rows, nodes)
 }
 
 #[inline(always)]
-fn count_generic(rows: &Rows, nodes: &[Node]) -> u64 {
+fn count_with<S: Step>(rows: &Rows, nodes: &[Node]) -> u64 {
     let n = rows.n();
     let (deep, shallow): (Vec<Node>, Vec<Node>) = nodes.iter().partition(|x| x.row + 1 < n);
-    let mut total: u64 = shallow.iter().map(|x| count_near_end(rows, x)).sum();
-    let mut lanes = Lanes::new();
-    total += lanes.run(rows, &deep);
-    total
+    let near_end: u64 = shallow.iter().map(|x| count_near_end(rows, x)).sum();
+    let mut lanes = Lanes::new(rows);
+    near_end + lanes.run::<S>(rows, &deep)
 }
 
 /// Completions of a node in the last row or past it.
@@ -223,109 +218,222 @@ fn count_near_end(rows: &Rows, node: &Node) -> u64 {
     }
 }
 
-/// The interleaved search state: a stack per lane, indexed by row.
+/// One stack level of one lane. Slot `r + 1` holds row `r`; the layout is fixed because the
+/// x86-64 step addresses the fields by offset (one 64-byte line per slot).
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    /// Occupied columns (offset 0).
+    cols: u32,
+    /// Down-left diagonal attacks on this row (offset 4).
+    ld: u32,
+    /// Down-right diagonal attacks on this row (offset 8).
+    rd: u32,
+    /// Free cells of this row not yet tried (offset 12).
+    free: u32,
+    /// Cells this row may use; fixed per board (offset 16).
+    allowed: u32,
+    _pad: u32,
+    /// 1 in the last row's slot, else 0 (offset 24). The last row is entered once per
+    /// solution and left after exactly one step, so the sum of `visit` over all steps is the
+    /// number of solutions: no row test in the loop.
+    visit: u64,
+    /// Where to go when this slot is exhausted (offset 32): the nearest slot below with an
+    /// untried cell. Exhausted slots are skipped at once ("eager pop"), so every step places
+    /// a queen and no step is spent popping.
+    resume: *mut Slot,
+    _tail: [u64; 3],
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot {
+            cols: 0,
+            ld: 0,
+            rd: 0,
+            free: 0,
+            allowed: 0,
+            _pad: 0,
+            visit: 0,
+            resume: std::ptr::null_mut(),
+            _tail: [0; 3],
+        }
+    }
+}
+
+/// Slots per lane: a sentinel below row 0, rows 0..n-1, and row n (never entered).
+const SLOTS: usize = MAX_ROWS + 2;
+
+/// One search step on the lane whose current slot is `*p` (which has an untried cell): take
+/// the lowest untried cell, write the child into the slot above (with its resume point), move
+/// up if the child's row has a free cell, else stay if this row has cells left, else resume.
+trait Step {
+    /// # Safety
+    /// `*p` must be a lane's slot with `free != 0` below its last slot, and every `resume`
+    /// pointer reachable from it must point into the same lane (or its sentinel).
+    unsafe fn step(p: &mut *mut Slot, visits: &mut u64);
+}
+
+/// The step in plain Rust, for any CPU.
+struct RustStep;
+
+impl Step for RustStep {
+    #[inline(always)]
+    unsafe fn step(p: &mut *mut Slot, visits: &mut u64) {
+        // SAFETY: the caller guarantees `*p` and the slot above it are in bounds.
+        let (cur, next) = unsafe { (&mut **p, &mut *(*p).add(1)) };
+        let avail = cur.free;
+        let bit = avail & avail.wrapping_neg();
+        cur.free = avail ^ bit;
+        let resume = if cur.free != 0 { *p } else { cur.resume };
+        next.resume = resume;
+        next.cols = cur.cols | bit;
+        next.ld = (cur.ld | bit) << 1;
+        next.rd = (cur.rd | bit) >> 1;
+        next.free = next.allowed & !(next.cols | next.ld | next.rd);
+        *visits += cur.visit;
+        *p = if next.free != 0 {
+            (*p).wrapping_add(1)
+        } else {
+            resume
+        };
+    }
+}
+
+/// The step as one block of x86-64 assembly: no branches, few instructions, and the compiler
+/// cannot turn the pointer update back into (mispredicted) jumps.
+#[cfg(target_arch = "x86_64")]
+struct AsmStep;
+
+#[cfg(target_arch = "x86_64")]
+impl Step for AsmStep {
+    #[inline(always)]
+    unsafe fn step(p: &mut *mut Slot, visits: &mut u64) {
+        // SAFETY: the caller guarantees the slots involved are in bounds and the CPU has BMI1
+        // (`blsi`, `andn`); offsets follow `Slot`'s `repr(C)` layout (64 bytes a slot).
+        unsafe {
+            std::arch::asm!(
+                "mov {a:e}, dword ptr [{p} + 12]",
+                "blsi {b:e}, {a:e}",
+                "xor {a:e}, {b:e}",
+                "mov dword ptr [{p} + 12], {a:e}",
+                "mov {t}, qword ptr [{p} + 32]",
+                "test {a:e}, {a:e}",
+                "cmovnz {t}, {p}",
+                "mov qword ptr [{p} + 96], {t}",
+                "mov {c:e}, dword ptr [{p}]",
+                "or {c:e}, {b:e}",
+                "mov {l:e}, dword ptr [{p} + 4]",
+                "or {l:e}, {b:e}",
+                "add {l:e}, {l:e}",
+                "or {b:e}, dword ptr [{p} + 8]",
+                "shr {b:e}, 1",
+                "mov dword ptr [{p} + 64], {c:e}",
+                "mov dword ptr [{p} + 68], {l:e}",
+                "mov dword ptr [{p} + 72], {b:e}",
+                "or {c:e}, {l:e}",
+                "or {c:e}, {b:e}",
+                "add {v}, qword ptr [{p} + 24]",
+                "andn {c:e}, {c:e}, dword ptr [{p} + 80]",
+                "mov dword ptr [{p} + 76], {c:e}",
+                "lea {l}, [{p} + 64]",
+                "cmovz {l}, {t}",
+                "mov {p}, {l}",
+                p = inout(reg) *p,
+                v = inout(reg) *visits,
+                a = out(reg) _,
+                b = out(reg) _,
+                t = out(reg) _,
+                c = out(reg) _,
+                l = out(reg) _,
+                options(nostack),
+            );
+        }
+    }
+}
+
+/// [`LANES`] independent searches, each with its own stack of slots.
 struct Lanes {
-    cols: [[u32; MAX_ROWS]; LANES],
-    ld: [[u32; MAX_ROWS]; LANES],
-    rd: [[u32; MAX_ROWS]; LANES],
-    free: [[u32; MAX_ROWS]; LANES],
-    /// The row each lane is working on; below `base` when the lane is finished.
-    depth: [isize; LANES],
-    /// The row each lane started at.
-    base: [isize; LANES],
+    slots: [[Slot; SLOTS]; LANES],
 }
 
 impl Lanes {
-    fn new() -> Self {
+    /// Stacks whose `allowed` and `visit` fields describe `rows`.
+    fn new(rows: &Rows) -> Self {
+        let n = rows.n() as usize;
+        let mut template = [Slot::default(); SLOTS];
+        for r in 0..n {
+            template[r + 1].allowed = rows.allowed(r as u32);
+        }
+        template[n].visit = 1;
         Lanes {
-            cols: [[0; MAX_ROWS]; LANES],
-            ld: [[0; MAX_ROWS]; LANES],
-            rd: [[0; MAX_ROWS]; LANES],
-            free: [[0; MAX_ROWS]; LANES],
-            depth: [-1; LANES],
-            base: [0; LANES],
+            slots: [template; LANES],
         }
     }
 
     /// Counts completions of all `nodes` (each has row + 1 < n).
     #[inline(always)]
-    fn run(&mut self, rows: &Rows, nodes: &[Node]) -> u64 {
-        let mut queue = nodes.iter();
+    fn run<S: Step>(&mut self, rows: &Rows, nodes: &[Node]) -> u64 {
+        let mut queue = nodes.iter().filter(|x| x.free(rows) != 0);
+        let mut visits = 0u64;
+        let mut cur = [std::ptr::null_mut::<Slot>(); LANES];
+        let mut base = [std::ptr::null_mut::<Slot>(); LANES];
+        let mut full = true;
         for i in 0..LANES {
             match queue.next() {
-                Some(node) => self.load(i, rows, node),
-                // Fewer nodes than lanes: finish them one lane at a time.
-                None => return (0..i).map(|k| self.finish(k, rows)).sum(),
+                Some(node) => (cur[i], base[i]) = self.load(i, rows, node),
+                None => {
+                    (cur[i], base[i]) = self.idle(i);
+                    full = false;
+                }
             }
         }
-        let last = rows.n() as isize - 1;
-        let mut found = 0u64;
-        'outer: loop {
-            for i in 0..LANES {
-                found += self.step(i, &rows.allowed, last);
-            }
-            for i in 0..LANES {
-                if self.depth[i] < self.base[i] {
-                    match queue.next() {
-                        Some(node) => self.load(i, rows, node),
-                        None => {
-                            self.depth[i] = self.base[i] - 1;
-                            break 'outer;
+        // SAFETY: every `cur[i]` stays within lane i's slots: it starts at a node's row
+        // (<= n - 2) with a free cell, moves up only into rows < n (row n allows nothing),
+        // resumes only to slots at or above its base's sentinel, and is stepped only while it
+        // is at or above its base.
+        unsafe {
+            if full {
+                'outer: loop {
+                    for lane in cur.iter_mut() {
+                        S::step(lane, &mut visits);
+                    }
+                    for i in 0..LANES {
+                        if cur[i] < base[i] {
+                            match queue.next() {
+                                Some(node) => (cur[i], base[i]) = self.load(i, rows, node),
+                                None => break 'outer,
+                            }
                         }
                     }
                 }
             }
+            // The queue is empty: finish the lanes still busy, one at a time.
+            for i in 0..LANES {
+                while cur[i] >= base[i] {
+                    S::step(&mut cur[i], &mut visits);
+                }
+            }
         }
-        // The queue is empty: finish the lanes still busy.
-        found + (0..LANES).map(|k| self.finish(k, rows)).sum::<u64>()
+        visits
     }
 
-    /// Starts lane `i` on `node`.
-    #[inline(always)]
-    fn load(&mut self, i: usize, rows: &Rows, node: &Node) {
-        let k = node.row as usize & (MAX_ROWS - 1);
-        self.cols[i][k] = node.cols;
-        self.ld[i][k] = node.ld;
-        self.rd[i][k] = node.rd;
-        self.free[i][k] = node.free(rows);
-        self.depth[i] = node.row as isize;
-        self.base[i] = node.row as isize;
+    /// Starts lane `i` on `node`; returns its current and base slot pointers.
+    fn load(&mut self, i: usize, rows: &Rows, node: &Node) -> (*mut Slot, *mut Slot) {
+        let slot = &mut self.slots[i][node.row as usize + 1];
+        slot.cols = node.cols;
+        slot.ld = node.ld;
+        slot.rd = node.rd;
+        slot.free = node.free(rows);
+        let p: *mut Slot = slot;
+        slot.resume = p.wrapping_sub(1);
+        (p, p)
     }
 
-    /// Runs lane `i` alone until its search is exhausted.
-    fn finish(&mut self, i: usize, rows: &Rows) -> u64 {
-        let last = rows.n() as isize - 1;
-        let mut found = 0;
-        while self.depth[i] >= self.base[i] {
-            found += self.step(i, &rows.allowed, last);
-        }
-        found
-    }
-
-    /// One search step of lane `i`: take the lowest free cell of the current row; count it if
-    /// it completes the board, descend if its row below has a free cell, pop if the current
-    /// row had none. Returns the solutions found (0 or 1).
-    #[inline(always)]
-    fn step(&mut self, i: usize, allowed: &[u32; MAX_ROWS], last: isize) -> u64 {
-        let d = self.depth[i];
-        let k = d as usize & (MAX_ROWS - 1);
-        let k1 = (k + 1) & (MAX_ROWS - 1);
-        let avail = self.free[i][k];
-        let bit = avail & avail.wrapping_neg();
-        self.free[i][k] = avail ^ bit;
-        let cols = self.cols[i][k] | bit;
-        let ld = (self.ld[i][k] | bit) << 1;
-        let rd = (self.rd[i][k] | bit) >> 1;
-        let child = allowed[k1] & !(cols | ld | rd);
-        self.cols[i][k1] = cols;
-        self.ld[i][k1] = ld;
-        self.rd[i][k1] = rd;
-        self.free[i][k1] = child;
-        let has = (avail != 0) as isize;
-        let live = (child != 0) as isize;
-        let at_last = (d + 1 == last) as isize;
-        self.depth[i] = d + (has & live & (1 - at_last)) - (1 - has);
-        (has & live & at_last) as u64
+    /// A lane with no work: already below its base.
+    fn idle(&mut self, i: usize) -> (*mut Slot, *mut Slot) {
+        let lane = self.slots[i].as_mut_ptr();
+        (lane, lane.wrapping_add(1))
     }
 }
 
@@ -378,6 +486,44 @@ mod tests {
         let nodes = expand_at_least(&rows, vec![Node::ROOT], 100);
         assert!(nodes.len() >= 100);
         assert_eq!(count(&rows, &nodes), 352);
+    }
+
+    #[test]
+    fn dead_nodes_and_fewer_nodes_than_lanes_are_handled() {
+        let rows = Rows::full(8);
+        let dead = Node {
+            row: 2,
+            cols: 0b1111_1111,
+            ld: 0,
+            rd: 0,
+        };
+        let live = expand_to(&rows, vec![Node::ROOT], 1);
+        for k in 0..=live.len() {
+            let mut nodes = vec![dead; 3];
+            nodes.extend_from_slice(&live[..k]);
+            let expected: u64 = live[..k].iter().map(|x| recursive(&rows, *x)).sum();
+            assert_eq!(count(&rows, &nodes), expected, "{k} live nodes");
+            assert_eq!(count_portable(&rows, &nodes), expected, "{k} live nodes");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn both_step_implementations_agree_with_recursion_on_random_masks(
+            n in 4u32..=9,
+            holes in proptest::collection::vec(0u32..81, 0..12),
+            depth in 0u32..4,
+        ) {
+            let mut masks = vec![full_mask(n); n as usize];
+            for h in holes {
+                masks[(h / 9 % n) as usize] &= !(1 << (h % 9 % n));
+            }
+            let rows = Rows::from_masks(&masks);
+            let nodes = expand_to(&rows, vec![Node::ROOT], depth);
+            let expected = recursive(&rows, Node::ROOT);
+            proptest::prop_assert_eq!(count(&rows, &nodes), expected);
+            proptest::prop_assert_eq!(count_portable(&rows, &nodes), expected);
+        }
     }
 
     #[test]

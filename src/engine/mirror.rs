@@ -24,7 +24,7 @@ const TASKS_PER_THREAD: usize = 64;
 const MAX_AUTO_DEPTH: u32 = 5;
 
 /// Start nodes handed to the kernel per task, so its lanes stay busy.
-const KERNEL_NODES: usize = 16 * LANES;
+const KERNEL_NODES: usize = 128 * LANES;
 
 impl Engine for Mirror {
     fn name(&self) -> &'static str {

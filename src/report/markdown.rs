@@ -2,7 +2,8 @@
 
 use std::io::{self, Write};
 
-use super::{verdict, CountReport};
+use super::{bench_summary, bench_table, verdict, CountReport};
+use crate::hw::BenchReport;
 
 /// Writes a markdown table: a header row, the separator, then the body rows.
 pub fn table(header: &[&str], body: &[Vec<String>], out: &mut dyn Write) -> io::Result<()> {
@@ -36,6 +37,16 @@ pub fn count(r: &CountReport, out: &mut dyn Write) -> io::Result<()> {
         verdict(r.verified).to_string(),
     ];
     table(&header, &[row], out)
+}
+
+/// A benchmark: summary lines as a list, then the table.
+pub fn bench(report: &BenchReport, out: &mut dyn Write) -> io::Result<()> {
+    let (header, rows) = bench_table(report);
+    for line in bench_summary(report) {
+        writeln!(out, "- {line}")?;
+    }
+    writeln!(out)?;
+    table(&header, &rows, out)
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
+use crate::hw::BenchReport;
 use crate::Count;
 
 /// The schema tag of a count report.
@@ -101,4 +102,73 @@ pub fn verdict(verified: Option<bool>) -> &'static str {
         Some(false) => "NO",
         None => "unknown",
     }
+}
+
+/// Writes a benchmark report in `format`.
+pub fn render_bench(report: &BenchReport, format: Format, out: &mut dyn Write) -> io::Result<()> {
+    match format {
+        Format::Text => text::bench(report, out),
+        Format::Json => json::write(report, out),
+        Format::Markdown => markdown::bench(report, out),
+    }
+}
+
+/// The per-thread-count table of a benchmark: header and rows, shared by text and markdown.
+pub fn bench_table(report: &BenchReport) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    let header = vec![
+        "threads",
+        "wall (s)",
+        "solutions/s",
+        "subproblems/s",
+        "speed-up",
+        "efficiency",
+    ];
+    let rows = report
+        .results
+        .iter()
+        .map(|r| {
+            vec![
+                r.threads.to_string(),
+                format!("{:.3}", r.wall_s),
+                format!("{:.3e}", r.solutions_per_s),
+                format!("{:.0}", r.subproblems_per_s),
+                format!("{:.2}", r.speedup),
+                format!("{:.0}%", 100.0 * r.efficiency),
+            ]
+        })
+        .collect();
+    (header, rows)
+}
+
+/// Lines describing the workload, the host and the score of a benchmark.
+pub fn bench_summary(r: &BenchReport) -> Vec<String> {
+    let w = &r.workload;
+    let h = &r.host;
+    let sizes: Vec<String> = w.sizes.iter().map(u32::to_string).collect();
+    vec![
+        format!(
+            "workload: {:?} v{} ({} engine, N = {}), {} verified round(s)",
+            w.name,
+            w.version,
+            w.engine,
+            sizes.join(", "),
+            r.rounds
+        )
+        .to_lowercase(),
+        format!(
+            "host: {}, {} logical / {} physical cores, {} {}, features: {}, code path: {}",
+            h.cpu,
+            h.logical_cores,
+            h.physical_cores,
+            h.os,
+            h.arch,
+            h.features.join(" "),
+            h.code_path
+        ),
+        format!("nqueens {} ({})", h.version, h.commit),
+        format!(
+            "score: {:.2} (million solutions per second at the best thread count)",
+            r.score
+        ),
+    ]
 }

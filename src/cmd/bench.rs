@@ -1,0 +1,223 @@
+//! `nqueens bench`: the hardware benchmark, and `--compare` of two saved reports.
+
+use std::fs;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::ValueEnum;
+use indicatif::{ProgressBar, ProgressStyle};
+use nqueens::hw::{self, BenchConfig, BenchObserver, BenchReport, Outcome, Size};
+use nqueens::report::{self, Format};
+
+use crate::cli::Global;
+use crate::exit::{Exit, UsageError};
+
+/// Arguments of `nqueens bench`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Workload: quick (seconds), standard (about a minute), long (burn-in)
+    #[arg(long, value_enum, default_value_t = SizeArg::Quick)]
+    pub size: SizeArg,
+
+    /// Run the workload K times; every round is verified [default: 1]
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: Option<u32>,
+
+    /// Keep running verified rounds until SECS seconds have passed (burn-in)
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    pub duration: Option<Duration>,
+
+    /// Also write the report as JSON to FILE
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+
+    /// Also write the report as markdown to FILE
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+
+    /// Draw speed-up and efficiency against thread count into an SVG file
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+
+    /// Compare two saved JSON reports: B's speed over A's per thread count
+    #[arg(long, num_args = 2, value_names = ["A.json", "B.json"])]
+    pub compare: Option<Vec<PathBuf>>,
+}
+
+/// Workload sizes on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SizeArg {
+    /// A few seconds on 2 cores
+    Quick,
+    /// About a minute on 2 cores
+    Standard,
+    /// Long, for burn-in
+    Long,
+}
+
+impl From<SizeArg> for Size {
+    fn from(s: SizeArg) -> Self {
+        match s {
+            SizeArg::Quick => Size::Quick,
+            SizeArg::Standard => Size::Standard,
+            SizeArg::Long => Size::Long,
+        }
+    }
+}
+
+/// Parses a positive number of seconds (fractions allowed).
+fn parse_seconds(s: &str) -> Result<Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(Duration::from_secs_f64(x)),
+        _ => Err("must be a positive number of seconds".to_string()),
+    }
+}
+
+/// Runs `nqueens bench`.
+pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
+    execute(args, global).map(ExitCode::from)
+}
+
+/// Runs `nqueens bench` and returns its exit status.
+pub fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
+    if let Some(files) = &args.compare {
+        return compare(&files[0], &files[1], global.format());
+    }
+    let config = BenchConfig {
+        workload: hw::workload(args.size.into()),
+        threads: global
+            .thread_list()
+            .unwrap_or_else(|| hw::default_threads(num_cpus::get())),
+        rounds: args.repeat.unwrap_or(1),
+        duration: args.duration,
+    };
+    let bar = Bar::new(global.quiet);
+    let outcome = hw::run(&config, &bar);
+    bar.0.finish_and_clear();
+    match outcome? {
+        Outcome::Verified(report) => {
+            publish(&report, args, global)?;
+            Ok(Exit::Ok)
+        }
+        Outcome::Wrong(w) => {
+            eprintln!(
+                "nqueens: WRONG COUNT in round {} with {} threads: N = {} gave {}, OEIS A000170 \
+                 says {}. This machine is not computing correctly (CPU, memory, overclock?).",
+                w.round, w.threads, w.n, w.got, w.expected
+            );
+            Ok(Exit::Mismatch)
+        }
+    }
+}
+
+/// Prints the report and writes the requested exports and plot.
+fn publish(report: &BenchReport, args: &Args, global: &Global) -> anyhow::Result<()> {
+    report::render_bench(report, global.format(), &mut std::io::stdout().lock())?;
+    if let Some(path) = &args.export_json {
+        write_report(path, report, Format::Json)?;
+    }
+    if let Some(path) = &args.export_markdown {
+        write_report(path, report, Format::Markdown)?;
+    }
+    if let Some(path) = &args.plot {
+        crate::plot::scaling(report, path)
+            .with_context(|| format!("drawing '{}'", path.display()))?;
+    }
+    Ok(())
+}
+
+fn write_report(path: &Path, report: &BenchReport, format: Format) -> anyhow::Result<()> {
+    let mut text = Vec::new();
+    report::render_bench(report, format, &mut text)?;
+    fs::write(path, text).with_context(|| format!("writing '{}'", path.display()))
+}
+
+fn read_report(path: &Path) -> anyhow::Result<BenchReport> {
+    let text = fs::read_to_string(path).with_context(|| format!("reading '{}'", path.display()))?;
+    let report: BenchReport = serde_json::from_str(&text)
+        .map_err(|e| UsageError(format!("'{}' is not a bench report: {e}", path.display())))?;
+    Ok(report)
+}
+
+/// `--compare A B`: B's solutions/s over A's, per thread count.
+fn compare(a: &Path, b: &Path, format: Format) -> anyhow::Result<Exit> {
+    let (ra, rb) = (read_report(a)?, read_report(b)?);
+    if ra.workload != rb.workload {
+        eprintln!("nqueens: warning: the two reports ran different workloads; ratios are rough");
+    }
+    let body: Vec<Vec<String>> = hw::compare(&ra, &rb)
+        .into_iter()
+        .map(|(t, ratio)| vec![t.to_string(), format!("{ratio:.3}")])
+        .collect();
+    let header = ["threads", "B/A speed"];
+    let mut out = std::io::stdout().lock();
+    match format {
+        Format::Markdown => report::markdown::table(&header, &body, &mut out)?,
+        Format::Json => {
+            let pairs: Vec<serde_json::Value> = body
+                .iter()
+                .map(|r| serde_json::json!({"threads": r[0].parse::<usize>().ok(), "ratio": r[1].parse::<f64>().ok()}))
+                .collect();
+            report::json::write(&pairs, &mut out)?;
+        }
+        Format::Text => report::text::table(&header, &body, &mut out)?,
+    }
+    Ok(Exit::Ok)
+}
+
+/// The benchmark's progress bar: one step per count.
+struct Bar(ProgressBar);
+
+impl Bar {
+    fn new(quiet: bool) -> Self {
+        if quiet || !std::io::stderr().is_terminal() {
+            return Bar(ProgressBar::hidden());
+        }
+        let style = ProgressStyle::with_template(
+            "{spinner} {elapsed_precise} [{bar:30}] {pos}/{len} {msg}",
+        )
+        .expect("the template is valid")
+        .progress_chars("=> ");
+        let bar = ProgressBar::new(0).with_style(style);
+        bar.enable_steady_tick(Duration::from_millis(200));
+        Bar(bar)
+    }
+}
+
+impl BenchObserver for Bar {
+    fn count_started(&self, index: usize, total: Option<usize>, label: &str) {
+        if let Some(total) = total {
+            self.0.set_length(total as u64);
+        }
+        self.0.set_position(index as u64);
+        self.0.set_message(label.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    #[test]
+    fn a_wrong_count_from_the_library_fault_hook_exits_3() {
+        let cli = Cli::try_parse_from(["nqueens", "bench", "-q", "-j", "1"]).unwrap();
+        let Command::Bench(args) = &cli.command else {
+            panic!("parsed as bench");
+        };
+        hw::inject_fault_for_tests(1);
+        assert_eq!(execute(args, &cli.global).unwrap(), Exit::Mismatch);
+    }
+
+    #[test]
+    fn durations_must_be_positive() {
+        assert!(parse_seconds("0.5").is_ok());
+        assert!(parse_seconds("0").is_err());
+        assert!(parse_seconds("-3").is_err());
+        assert!(parse_seconds("soon").is_err());
+    }
+}

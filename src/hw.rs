@@ -1,0 +1,397 @@
+//! The hardware benchmark: a fixed, versioned workload counted at several thread counts, every
+//! count verified against the published values, and a host description.
+//!
+//! People burn in machines with N-Queens because the answer is known: a fast run that is wrong
+//! reveals a bad CPU, memory or overclock. [`run`] stops at the first wrong count.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{count, known, CountOptions, Error};
+
+/// Schema tag of a [`BenchReport`].
+pub const BENCH_SCHEMA: &str = "nqueens.bench/1";
+
+/// Workload sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Size {
+    /// A few seconds on 2 cores.
+    Quick,
+    /// About a minute on 2 cores.
+    Standard,
+    /// Tens of minutes on 2 cores; for burn-in.
+    Long,
+}
+
+/// A fixed list of counts. Scores are comparable across machines only for the same name and
+/// version: the version changes whenever the sizes or the engine change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Workload {
+    /// `quick`, `standard` or `long`.
+    pub name: Size,
+    /// Workload version.
+    pub version: u32,
+    /// Engine used for every count.
+    pub engine: String,
+    /// Board sizes counted, in order, per round and thread count.
+    pub sizes: Vec<u32>,
+}
+
+/// The workload of a given size.
+pub fn workload(size: Size) -> Workload {
+    let sizes = match size {
+        Size::Quick => vec![14, 15, 16],
+        Size::Standard => vec![16, 17, 17],
+        Size::Long => vec![18, 18, 19],
+    };
+    Workload {
+        name: size,
+        version: 1,
+        engine: "mirror".to_string(),
+        sizes,
+    }
+}
+
+/// What the benchmark ran on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostInfo {
+    /// CPU model name.
+    pub cpu: String,
+    /// Logical CPUs.
+    pub logical_cores: usize,
+    /// Physical cores.
+    pub physical_cores: usize,
+    /// SIMD and bit-manipulation features detected at run time.
+    pub features: Vec<String>,
+    /// The kernel code path chosen for this CPU.
+    pub code_path: String,
+    /// Operating system.
+    pub os: String,
+    /// CPU architecture.
+    pub arch: String,
+    /// nqueens version.
+    pub version: String,
+    /// Git commit nqueens was built from (`unknown` outside a checkout).
+    pub commit: String,
+}
+
+impl HostInfo {
+    /// Describes this machine.
+    pub fn detect() -> Self {
+        HostInfo {
+            cpu: cpu_model(),
+            logical_cores: num_cpus::get(),
+            physical_cores: num_cpus::get_physical(),
+            features: cpu_features(),
+            code_path: crate::engine::kernel::code_path().to_string(),
+            os: std::env::consts::OS.to_string(),
+            arch: std::env::consts::ARCH.to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            commit: env!("NQUEENS_GIT_COMMIT").to_string(),
+        }
+    }
+}
+
+/// The CPU model from /proc/cpuinfo, or `unknown`.
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+/// The features that matter to the engines, as detected now.
+fn cpu_features() -> Vec<String> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        let table = [
+            ("popcnt", has!("popcnt")),
+            ("bmi1", has!("bmi1")),
+            ("bmi2", has!("bmi2")),
+            ("avx2", has!("avx2")),
+            ("avx512f", has!("avx512f")),
+            ("avx512vpopcntdq", has!("avx512vpopcntdq")),
+        ];
+        table
+            .iter()
+            .filter(|(_, on)| *on)
+            .map(|(name, _)| name.to_string())
+            .collect()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        Vec::new()
+    }
+}
+
+/// Results at one thread count (the best round).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadResult {
+    /// Worker threads.
+    pub threads: usize,
+    /// Wall-clock seconds for the whole workload (best round).
+    pub wall_s: f64,
+    /// Solutions counted in one round (decimal string).
+    pub solutions: String,
+    /// Subproblems (tasks) solved in one round.
+    pub subproblems: u64,
+    /// Solutions per second.
+    pub solutions_per_s: f64,
+    /// Subproblems per second.
+    pub subproblems_per_s: f64,
+    /// Wall time at the smallest thread count divided by this one's.
+    pub speedup: f64,
+    /// Speed-up divided by the thread ratio (1.0 = perfect scaling).
+    pub efficiency: f64,
+}
+
+/// A finished benchmark.
+///
+/// JSON fields: `schema` (`"nqueens.bench/1"`), `workload` {`name`, `version`, `engine`,
+/// `sizes`}, `host` {`cpu`, `logical_cores`, `physical_cores`, `features`, `code_path`, `os`,
+/// `arch`, `version`, `commit`}, `rounds` (all verified), `results` (one per thread count:
+/// `threads`, `wall_s`, `solutions`, `subproblems`, `solutions_per_s`, `subproblems_per_s`,
+/// `speedup`, `efficiency`), and `score`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchReport {
+    /// Schema tag, [`BENCH_SCHEMA`].
+    pub schema: String,
+    /// The workload that ran.
+    pub workload: Workload,
+    /// The machine it ran on.
+    pub host: HostInfo,
+    /// Rounds completed, each verified.
+    pub rounds: u32,
+    /// One entry per thread count.
+    pub results: Vec<ThreadResult>,
+    /// [`score`] of the results.
+    pub score: f64,
+}
+
+/// The single score: millions of solutions per second at the best thread count. Comparable
+/// across machines for the same workload name and version.
+pub fn score(results: &[ThreadResult]) -> f64 {
+    results
+        .iter()
+        .map(|r| r.solutions_per_s / 1e6)
+        .fold(0.0, f64::max)
+}
+
+/// How long and at which thread counts to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchConfig {
+    /// The workload.
+    pub workload: Workload,
+    /// Thread counts, in order.
+    pub threads: Vec<usize>,
+    /// Rounds to run at least.
+    pub rounds: u32,
+    /// Keep running rounds until this much time has passed.
+    pub duration: Option<Duration>,
+}
+
+/// The default thread counts: 1, 2, 4, ... and finally `max` itself.
+pub fn default_threads(max: usize) -> Vec<usize> {
+    let mut list: Vec<usize> = std::iter::successors(Some(1usize), |t| t.checked_mul(2))
+        .take_while(|&t| t < max)
+        .collect();
+    list.push(max.max(1));
+    list
+}
+
+/// A count that disagreed with the published value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrongCount {
+    /// Board size.
+    pub n: u32,
+    /// Thread count of the failing run.
+    pub threads: usize,
+    /// Round (1-based).
+    pub round: u32,
+    /// What was counted.
+    pub got: u128,
+    /// What OEIS says.
+    pub expected: u128,
+}
+
+/// How a benchmark ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Every round verified.
+    Verified(Box<BenchReport>),
+    /// A count was wrong; the run stopped there.
+    Wrong(WrongCount),
+}
+
+/// Observes a benchmark: told before each count.
+pub trait BenchObserver: Sync {
+    /// Count `index` of `total` (round, threads, N) is about to start.
+    fn count_started(&self, _index: usize, _total: Option<usize>, _label: &str) {}
+}
+
+/// Ignores everything.
+impl BenchObserver for () {}
+
+static FAULT: AtomicU64 = AtomicU64::new(0);
+
+/// Test-only fault hook: the next verified count in [`run`] is off by `delta`. Lets tests
+/// check that a wrong count stops the benchmark; nothing in the CLI can reach it.
+#[doc(hidden)]
+pub fn inject_fault_for_tests(delta: u64) {
+    FAULT.store(delta, Ordering::SeqCst);
+}
+
+/// Runs the benchmark.
+pub fn run(config: &BenchConfig, observer: &dyn BenchObserver) -> Result<Outcome, Error> {
+    let started = Instant::now();
+    let mut best: Vec<Option<(f64, u128, u64)>> = vec![None; config.threads.len()];
+    let mut round = 0;
+    let per_round = config.threads.len() * config.workload.sizes.len();
+    let planned = config
+        .duration
+        .is_none()
+        .then(|| per_round * config.rounds as usize);
+    while round < config.rounds || config.duration.is_some_and(|d| started.elapsed() < d) {
+        round += 1;
+        for (slot, &threads) in best.iter_mut().zip(&config.threads) {
+            let index = (round as usize - 1) * per_round;
+            match run_sizes(config, threads, round, index, planned, observer)? {
+                Ok(sample) => keep_best(slot, sample),
+                Err(wrong) => return Ok(Outcome::Wrong(wrong)),
+            }
+        }
+    }
+    let results = summarise(&config.threads, &best);
+    Ok(Outcome::Verified(Box::new(BenchReport {
+        schema: BENCH_SCHEMA.to_string(),
+        workload: config.workload.clone(),
+        host: HostInfo::detect(),
+        rounds: round,
+        score: score(&results),
+        results,
+    })))
+}
+
+/// One round at one thread count: (wall seconds, solutions, tasks), or the first wrong count.
+fn run_sizes(
+    config: &BenchConfig,
+    threads: usize,
+    round: u32,
+    index: usize,
+    planned: Option<usize>,
+    observer: &dyn BenchObserver,
+) -> Result<Result<(f64, u128, u64), WrongCount>, Error> {
+    let options = CountOptions::new()
+        .engine(&config.workload.engine)
+        .threads(threads);
+    let (mut wall, mut solutions, mut tasks) = (0.0, 0u128, 0u64);
+    for (k, &n) in config.workload.sizes.iter().enumerate() {
+        let label = format!("round {round}, {threads} threads, N = {n}");
+        observer.count_started(index + k, planned, &label);
+        let result = count(n, &options)?;
+        let got = result.total + u128::from(FAULT.swap(0, Ordering::SeqCst));
+        let expected = known::total(n).expect("workload sizes have published values");
+        if got != expected {
+            return Ok(Err(WrongCount {
+                n,
+                threads,
+                round,
+                got,
+                expected,
+            }));
+        }
+        wall += result.elapsed.as_secs_f64();
+        solutions += got;
+        tasks += result.tasks as u64;
+    }
+    Ok(Ok((wall, solutions, tasks)))
+}
+
+fn keep_best(slot: &mut Option<(f64, u128, u64)>, sample: (f64, u128, u64)) {
+    if slot.is_none_or(|b| sample.0 < b.0) {
+        *slot = Some(sample);
+    }
+}
+
+/// Per-thread-count rows with speed-up and efficiency relative to the first thread count.
+fn summarise(threads: &[usize], best: &[Option<(f64, u128, u64)>]) -> Vec<ThreadResult> {
+    let Some(Some((base_wall, _, _))) = best.first().copied() else {
+        return Vec::new();
+    };
+    let base_threads = threads[0] as f64;
+    threads
+        .iter()
+        .zip(best)
+        .filter_map(|(&t, b)| b.map(|b| (t, b)))
+        .map(|(t, (wall, solutions, tasks))| {
+            let wall = wall.max(1e-9);
+            let speedup = base_wall / wall;
+            ThreadResult {
+                threads: t,
+                wall_s: wall,
+                solutions: solutions.to_string(),
+                subproblems: tasks,
+                solutions_per_s: solutions as f64 / wall,
+                subproblems_per_s: tasks as f64 / wall,
+                speedup,
+                efficiency: speedup / (t as f64 / base_threads),
+            }
+        })
+        .collect()
+}
+
+/// Speed ratios of `b` over `a` per thread count present in both (b's solutions/s divided
+/// by a's): above 1 means `b` is faster.
+pub fn compare(a: &BenchReport, b: &BenchReport) -> Vec<(usize, f64)> {
+    a.results
+        .iter()
+        .filter_map(|ra| {
+            let rb = b.results.iter().find(|r| r.threads == ra.threads)?;
+            Some((
+                ra.threads,
+                rb.solutions_per_s / ra.solutions_per_s.max(1e-12),
+            ))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_thread_counts_double_up_to_the_maximum() {
+        assert_eq!(default_threads(1), vec![1]);
+        assert_eq!(default_threads(2), vec![1, 2]);
+        assert_eq!(default_threads(6), vec![1, 2, 4, 6]);
+        assert_eq!(default_threads(8), vec![1, 2, 4, 8]);
+    }
+
+    #[test]
+    fn every_workload_size_has_published_values() {
+        for size in [Size::Quick, Size::Standard, Size::Long] {
+            assert!(workload(size)
+                .sizes
+                .iter()
+                .all(|&n| known::total(n).is_some()));
+        }
+    }
+
+    #[test]
+    fn summary_computes_speedup_and_efficiency() {
+        let rows = summarise(&[1, 2], &[Some((4.0, 100, 10)), Some((2.5, 100, 10))]);
+        assert_eq!(rows[1].speedup, 1.6);
+        assert_eq!(rows[1].efficiency, 0.8);
+        assert_eq!(rows[0].solutions_per_s, 25.0);
+        assert_eq!(score(&rows), 40.0 / 1e6);
+    }
+}

@@ -1,0 +1,138 @@
+//! The `nqueens count` command line: stdout, JSON, judge input, and every bad input.
+
+mod common;
+
+use common::{nqueens, run};
+use predicates::prelude::*;
+use serde_json::Value;
+
+#[test]
+fn count_prints_only_the_total_on_stdout() {
+    nqueens()
+        .args(["count", "8"])
+        .assert()
+        .success()
+        .stdout("92\n")
+        .stderr(predicate::str::contains("matches OEIS A000170"));
+}
+
+#[test]
+fn quiet_keeps_stderr_empty() {
+    nqueens()
+        .args(["count", "10", "-q", "-j", "2"])
+        .assert()
+        .success()
+        .stdout("724\n")
+        .stderr("");
+}
+
+#[test]
+fn json_output_parses_and_has_the_documented_fields() {
+    let (code, stdout, _) = run(&["count", "12", "--json", "-j", "3"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&stdout).expect("stdout is JSON");
+    assert_eq!(v["schema"], "nqueens.count/1");
+    assert_eq!(v["n"], 12);
+    assert_eq!(v["total"], "14200");
+    assert_eq!(v["threads"], 3);
+    assert_eq!(v["verified"], true);
+    assert!(v["engine"].is_string());
+    assert!(v["elapsed_s"].as_f64().is_some_and(|s| s >= 0.0));
+    assert!(v["unique"].is_null());
+}
+
+#[test]
+fn format_markdown_prints_a_table() {
+    let (code, stdout, _) = run(&["count", "6", "--format", "markdown"]);
+    assert_eq!(code, 0);
+    assert!(stdout.starts_with("| N | solutions |"), "{stdout}");
+    assert!(stdout.contains("| 6 | 4 |"), "{stdout}");
+}
+
+#[test]
+fn split_depth_and_engine_flags_are_accepted() {
+    nqueens()
+        .args(["count", "11", "--engine", "mirror", "--split-depth", "3"])
+        .assert()
+        .success()
+        .stdout("2680\n");
+}
+
+#[test]
+fn stdin_judge_format_stops_at_zero() {
+    nqueens()
+        .args(["count", "--stdin"])
+        .write_stdin("1\n4\n\n8\n0\n10\n")
+        .assert()
+        .success()
+        .stdout("1\n2\n92\n");
+}
+
+#[test]
+fn stdin_judge_format_also_stops_at_end_of_input() {
+    nqueens()
+        .args(["count", "--stdin", "-q"])
+        .write_stdin("6\n7")
+        .assert()
+        .success()
+        .stdout("4\n40\n");
+}
+
+#[test]
+fn stdin_bad_line_is_a_usage_error_naming_the_line() {
+    nqueens()
+        .args(["count", "--stdin"])
+        .write_stdin("4\nfive\n")
+        .assert()
+        .code(2)
+        .stdout("2\n")
+        .stderr(predicate::str::contains("line 2"));
+}
+
+#[test]
+fn bad_inputs_get_one_line_errors_naming_the_range_and_exit_2() {
+    let cases: [&[&str]; 5] = [
+        &["count", "0"],
+        &["count", "33"],
+        &["count", "abc"],
+        &["count", "-4"],
+        &["count", "8", "--threads", "0"],
+    ];
+    for args in cases {
+        let (code, stdout, stderr) = run(args);
+        assert_eq!(code, 2, "{args:?}");
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains("from 1 to"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn out_of_range_split_depth_is_a_usage_error() {
+    let (code, _, stderr) = run(&["count", "8", "--engine", "mirror", "--split-depth", "20"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("split depth must be between"), "{stderr}");
+}
+
+#[test]
+fn unknown_engine_is_rejected_with_the_choices() {
+    let (code, _, stderr) = run(&["count", "8", "--engine", "quantum"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("mirror"), "{stderr}");
+}
+
+#[test]
+fn missing_n_is_a_usage_error() {
+    let (code, _, _) = run(&["count"]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn help_lists_the_engines() {
+    nqueens()
+        .args(["count", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("mirror").and(predicate::str::contains("auto")));
+}
