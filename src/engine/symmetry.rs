@@ -43,8 +43,9 @@ const MAX_MIN_TASKS: usize = 1 << 18;
 const MAX_AUTO_TASKS: usize = 1 << 21;
 const MAX_AUTO_DEPTH: u32 = 6;
 
-/// Start nodes handed to the kernel per task, so its lanes stay busy.
-const KERNEL_NODES: usize = 16 * LANES;
+/// Start nodes handed to the kernel per task, so its lanes stay busy and the single-lane tail
+/// of each call is short (as in the mirror engine).
+const KERNEL_NODES: usize = 128 * LANES;
 
 impl Engine for Symmetry {
     fn name(&self) -> &'static str {
