@@ -209,17 +209,19 @@ impl Plan for SymmetryPlan {
             u64::from(self.n),
             u64::from(self.depth),
         ];
+        // Every template in full (its weight and each row's allowed cells), then every task.
+        let templates = self.starts.iter().flat_map(|start| {
+            let rows = (0..self.n).map(|r| u64::from(start.rows.allowed(r)));
+            std::iter::once(u64::from(start.weight)).chain(rows)
+        });
         let body = self.tasks.iter().flat_map(|&(s, x)| {
-            let start = &self.starts[s as usize];
-            let [i, j, k, l] = start.label.map(u64::from);
             [
-                i << 48 | j << 32 | (k & 0xffff) << 16 | (l & 0xffff),
-                u64::from(x.row) << 32 | u64::from(start.weight),
+                u64::from(s) << 32 | u64::from(x.row),
                 u64::from(x.cols) << 32 | u64::from(x.ld),
                 u64::from(x.rd),
             ]
         });
-        fingerprint_words(head.into_iter().chain(body))
+        fingerprint_words(head.into_iter().chain(templates).chain(body))
     }
 
     fn describe(&self) -> String {
