@@ -79,7 +79,7 @@ impl Global {
         match (self.json, self.markdown, self.format) {
             (true, _, _) | (false, false, FormatArg::Json) => Format::Json,
             (false, true, _) | (false, false, FormatArg::Markdown) => Format::Markdown,
-            (false, false, FormatArg::Text) => Format::Text,
+            (false, false, FormatArg::Text | FormatArg::Board | FormatArg::Perm) => Format::Text,
         }
     }
 }
@@ -93,6 +93,10 @@ pub enum FormatArg {
     Json,
     /// A markdown table
     Markdown,
+    /// Boards of `.` and `Q` (solutions, place)
+    Board,
+    /// One line of 1-based positions per solution (solutions, place)
+    Perm,
 }
 
 /// The subcommands.
@@ -100,8 +104,19 @@ pub enum FormatArg {
 pub enum Command {
     /// Count the solutions for an N×N board
     Count(cmd::count::Args),
+    /// Print every solution of an N×N board, in lexicographic order
+    Solutions(cmd::solutions::Args),
+    /// Print one solution for an N×N board (N up to 4294967295)
+    Place(cmd::place::Args),
+    /// Check claimed solutions, one permutation per line
+    Verify(cmd::verify::Args),
+    /// Count the ways to put N black and N white queens on a board with blocked cells
+    #[command(name = "two-colour", visible_alias = "two-color")]
+    TwoColour(cmd::two_colour::Args),
     /// Benchmark this machine on a fixed, verified workload
     Bench(cmd::bench::Args),
+    /// Check and add up shard result files (from `count --shard I/K --out FILE`)
+    Merge(cmd::merge::Args),
     /// Print shell completions
     Completions(cmd::completions::Args),
 }

@@ -66,7 +66,7 @@ pub enum Error {
     /// Malformed input text (masks, judge input, permutations, result files).
     #[error("{source_name}: line {line}{}: {message}", column.map(|c| format!(", column {c}")).unwrap_or_default())]
     Parse {
-        /// Where the text came from (a path or "<stdin>").
+        /// Where the text came from (a path or `<stdin>`).
         source_name: String,
         /// 1-based line number.
         line: usize,
@@ -76,17 +76,43 @@ pub enum Error {
         message: String,
     },
     /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
+    // The message already includes the I/O error, so it is not also a `source` (an error
+    // chain printed with `{:#}` would show it twice).
+    #[error("{}: {error}", path.display())]
     Io {
         /// The file involved.
         path: PathBuf,
         /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
+    },
+    /// The puzzle has no solution (e.g. `place` for n = 2 or 3).
+    #[error("no solution exists for n = {n}")]
+    NoSolution {
+        /// The board size.
+        n: u64,
     },
     /// The run was interrupted (Ctrl-C or SIGTERM) before it finished.
     #[error("interrupted")]
     Interrupted,
+    /// A shard specification (`I/K` or `auto`) is invalid or cannot be resolved.
+    #[error("invalid shard: {0}")]
+    Shard(String),
+    /// A checkpoint file is unreadable, truncated or fails its checksum; it is left untouched.
+    #[error("checkpoint '{}' is unusable: {message} (it was left untouched; move it away to start over)", path.display())]
+    CheckpointCorrupt {
+        /// The checkpoint file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A checkpoint belongs to another run (board size, engine, version, plan or shard).
+    #[error("checkpoint '{}' belongs to another run: {message}; refusing to mix results (use another --checkpoint FILE)", path.display())]
+    CheckpointMismatch {
+        /// The checkpoint file.
+        path: PathBuf,
+        /// Which identity fields differ.
+        message: String,
+    },
 }
 
 impl Error {
@@ -101,6 +127,9 @@ impl Error {
                 | Error::UnknownEngine { .. }
                 | Error::Unsupported { .. }
                 | Error::Parse { .. }
+                | Error::Shard(_)
+                | Error::CheckpointCorrupt { .. }
+                | Error::CheckpointMismatch { .. }
         )
     }
 }

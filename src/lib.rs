@@ -20,7 +20,9 @@ pub mod error;
 pub mod hw;
 pub mod known;
 pub mod plan;
+pub mod puzzles;
 pub mod report;
+pub mod shard;
 
 use std::time::{Duration, Instant};
 

@@ -40,6 +40,17 @@ fn usage_error(err: &clap::Error) -> ExitCode {
             let text = err.to_string();
             let first = text.lines().next().unwrap_or("invalid arguments");
             let first = first.strip_prefix("error: ").unwrap_or(first);
+            // "required arguments were not provided:" lists them on the next lines.
+            let listed: Vec<&str> = text
+                .lines()
+                .skip(1)
+                .take_while(|l| l.starts_with("  "))
+                .map(str::trim)
+                .collect();
+            let first = match first.strip_suffix(':') {
+                Some(head) if !listed.is_empty() => format!("{head}: {}", listed.join(", ")),
+                _ => first.to_string(),
+            };
             let choices = text
                 .lines()
                 .map(str::trim)

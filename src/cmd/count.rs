@@ -1,13 +1,16 @@
 //! `nqueens count N`: count the solutions for an N×N board.
 
 use std::io::{BufRead, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use nqueens::report::{render_count, CountReport};
 use nqueens::{engine, known, Count, CountOptions, Error};
 
+use super::resumable;
 use crate::cli::{parse_n, Global};
 use crate::exit::Exit;
 use crate::progress::{human, Bar};
@@ -39,6 +42,30 @@ pub struct Args {
     /// one count per line
     #[arg(long, conflicts_with = "n")]
     pub stdin: bool,
+
+    /// Save progress to FILE every few seconds and on Ctrl-C/SIGTERM; if FILE exists, resume
+    /// from it (finished tasks are not counted again)
+    #[arg(long, value_name = "FILE", conflicts_with = "stdin")]
+    pub checkpoint: Option<PathBuf>,
+
+    /// Seconds between checkpoint saves (fractions allowed, e.g. 0.5)
+    #[arg(long, value_name = "SECS", default_value = "5", value_parser = resumable::parse_seconds, requires = "checkpoint")]
+    pub checkpoint_every: Duration,
+
+    /// Count only part I (0-based) of K of the work, balanced by expected cost: `I/K`, or
+    /// `auto` in a Slurm array job (from SLURM_ARRAY_TASK_ID/_MIN/_COUNT); needs --out
+    #[arg(long, value_name = "I/K|auto", requires = "out", value_parser = resumable::parse_shard)]
+    pub shard: Option<resumable::ShardArg>,
+
+    /// Write the shard's result file (JSON with per-task counts and a checksum, for
+    /// `nqueens merge`) to FILE; without --shard it holds the whole count (shard 0/1)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["stdin", "unique"])]
+    pub out: Option<PathBuf>,
+
+    /// Count on a board with blocked cells: FILE (or - for stdin) has N lines of N cells,
+    /// 1 or . allowed, 0 or # blocked
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["stdin", "unique", "split_depth", "engine", "checkpoint", "shard", "out"])]
+    pub mask: Option<std::path::PathBuf>,
 }
 
 /// The engine names with their one-line summaries, for `--help`.
@@ -61,6 +88,12 @@ pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         return judge(&options, global);
     }
     let n = args.n.context("N is required")?;
+    if let Some(path) = &args.mask {
+        return crate::cmd::count_mask::run(n, path, global);
+    }
+    if args.checkpoint.is_some() || args.out.is_some() {
+        return resumable::run(args, n, &options, global);
+    }
     let bar = Bar::new(global.quiet);
     let result = nqueens::count_with_progress(n, &options, &bar);
     bar.finish();
@@ -77,7 +110,7 @@ pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
 }
 
 /// One line for people: what was counted, how, how fast, and whether it matches OEIS.
-fn commentary(c: &Count) -> String {
+pub(super) fn commentary(c: &Count) -> String {
     let secs = c.elapsed.as_secs_f64();
     let rate = c.total as f64 / secs.max(1e-9);
     let check = match c.verified {
@@ -105,7 +138,7 @@ fn commentary(c: &Count) -> String {
 }
 
 /// Exit status for a finished count; reports a disagreement with OEIS loudly.
-fn verdict(c: &Count) -> Exit {
+pub fn verdict(c: &Count) -> Exit {
     if c.is_consistent() {
         return Exit::Ok;
     }

@@ -3,6 +3,14 @@
 pub mod bench;
 pub mod completions;
 pub mod count;
+pub mod count_mask;
+pub mod input;
+pub mod merge;
+pub mod place;
+pub mod resumable;
+pub mod solutions;
+pub mod two_colour;
+pub mod verify;
 
 use std::process::ExitCode;
 
@@ -12,7 +20,12 @@ use crate::cli::{Cli, Command};
 pub fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Count(args) => count::run(args, &cli.global),
+        Command::Solutions(args) => solutions::run(args, &cli.global),
+        Command::Place(args) => place::run(args, &cli.global),
+        Command::Verify(args) => verify::run(args, &cli.global),
+        Command::TwoColour(args) => two_colour::run(args, &cli.global),
         Command::Bench(args) => bench::run(args, &cli.global),
+        Command::Merge(args) => merge::run(args, &cli.global),
         Command::Completions(args) => completions::run(args),
     }
 }

@@ -1,0 +1,46 @@
+//! `nqueens count N --mask FILE`: count on a board with blocked cells.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use nqueens::puzzles::mask::{count_masked, Mask};
+use nqueens::report::{render_count, CountReport};
+use nqueens::Count;
+
+use crate::cli::Global;
+use crate::cmd::count::verdict;
+use crate::cmd::input;
+use crate::progress::Bar;
+
+/// Runs `nqueens count N --mask FILE`.
+pub fn run(n: u32, path: &Path, global: &Global) -> anyhow::Result<ExitCode> {
+    let text = input::read_to_string(path)?;
+    let mask = Mask::parse(&text, n, &input::source_name(path))?;
+    let bar = Bar::new(global.quiet);
+    let result = count_masked(&mask, global.single_threads()?, &bar);
+    bar.finish();
+    let count = result?;
+    render_count(
+        &CountReport::from(&count),
+        global.format(),
+        &mut std::io::stdout().lock(),
+    )?;
+    if !global.quiet {
+        eprintln!("nqueens: {}", commentary(&count, &mask));
+    }
+    Ok(verdict(&count).into())
+}
+
+/// One line for people: the board, the method, the time.
+fn commentary(c: &Count, mask: &Mask) -> String {
+    let blocked: u32 = mask.row_masks().iter().map(|r| c.n - r.count_ones()).sum();
+    format!(
+        "N = {} with {blocked} blocked cells: {} placements; {} ({} tasks), {} threads, {:.3} s",
+        c.n,
+        c.total,
+        c.plan,
+        c.tasks,
+        c.threads,
+        c.elapsed.as_secs_f64()
+    )
+}

@@ -1,0 +1,68 @@
+//! `nqueens merge FILES...|DIR`: check shard result files and add them up (issue 5).
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use nqueens::report::{json, verdict, Format};
+use nqueens::shard::merge::{expand_paths, merge, MergeReport};
+
+use crate::cli::Global;
+use crate::exit::Exit;
+
+/// Arguments of `nqueens merge`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Shard result files written by `count --shard I/K --out FILE`, or folders holding them
+    /// (their `*.json` files)
+    #[arg(required = true, value_name = "FILES|DIR")]
+    pub paths: Vec<PathBuf>,
+}
+
+/// Runs `nqueens merge`: prints the total only if every check passes; otherwise lists every
+/// problem on stderr and exits with status 3.
+pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
+    let files = expand_paths(&args.paths)?;
+    let report = merge(&files);
+    let mut out = std::io::stdout().lock();
+    match (global.format(), &report.total) {
+        (Format::Json, _) => json::write(&report, &mut out)?,
+        (_, Some(total)) => writeln!(out, "{total}")?,
+        (_, None) => {}
+    }
+    for note in &report.duplicates {
+        if !global.quiet {
+            eprintln!("nqueens: note: {note}");
+        }
+    }
+    if report.is_ok() {
+        if !global.quiet {
+            eprintln!("nqueens: {}", summary(&report));
+        }
+        return Ok(Exit::Ok.into());
+    }
+    let count = report.problems.len();
+    let plural = if count == 1 { "" } else { "s" };
+    eprintln!("nqueens: merge refused: {count} problem{plural}:");
+    for p in &report.problems {
+        eprintln!("  - {}", p.message);
+    }
+    Ok(Exit::Mismatch.into())
+}
+
+/// One line for people about a good merge.
+fn summary(r: &MergeReport) -> String {
+    format!(
+        "merged {} shards of N = {} ({} engine, {}, plan {}) from {} files: {} solutions; \
+         {:.3} s of shard time; matches OEIS A000170: {}",
+        r.shards.unwrap_or_default(),
+        r.n.unwrap_or_default(),
+        r.engine.as_deref().unwrap_or("?"),
+        r.plan.as_deref().unwrap_or("?"),
+        r.plan_hash.as_deref().unwrap_or("?"),
+        r.files.len(),
+        r.total.as_deref().unwrap_or("?"),
+        r.elapsed_s,
+        verdict(r.verified)
+    )
+}

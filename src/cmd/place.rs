@@ -1,0 +1,191 @@
+//! `nqueens place N`: one solution, for N up to 4294967295.
+
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+use clap::ValueEnum;
+use nqueens::puzzles::place::{self, Construction};
+use nqueens::report::Format;
+use nqueens::Error;
+
+use crate::cli::{FormatArg, Global};
+use crate::exit::Exit;
+
+/// Arguments of `nqueens place`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Board size, 1 to 4294967295 (2 and 3 have no solution)
+    #[arg(required_unless_present = "stdin", value_parser = parse_size)]
+    pub n: Option<u64>,
+
+    /// How to find the solution
+    #[arg(short, long, value_enum, default_value_t = Method::Construct)]
+    pub method: Method,
+
+    /// Random seed for min-conflicts [default: from the clock, printed on stderr]
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+
+    /// Judge format: one N per line on stdin (0 or end of input ends), one solution line each
+    #[arg(long, conflicts_with = "n")]
+    pub stdin: bool,
+}
+
+/// Ways of finding one solution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Method {
+    /// Explicit O(n) construction, streamed (no memory needed)
+    Construct,
+    /// Random solution by conflict-minimising local search (Sosic & Gu)
+    MinConflicts,
+}
+
+/// The largest board `--format board` draws.
+const MAX_BOARD: u64 = 1000;
+
+/// Parses a board size for `place` (any whole number; the library checks the range).
+fn parse_size(s: &str) -> Result<u64, String> {
+    s.trim()
+        .parse()
+        .map_err(|_| format!("not a whole number from 1 to {}", place::MAX_PLACE_N))
+}
+
+/// How the solution is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    Line,
+    Board,
+    Json,
+}
+
+/// Runs `nqueens place`.
+pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
+    let layout = layout(global)?;
+    let seed = args.seed.unwrap_or_else(clock_seed);
+    if args.method == Method::MinConflicts && args.seed.is_none() && !global.quiet {
+        eprintln!("nqueens: seed {seed}");
+    }
+    if args.stdin {
+        return judge(args, layout, seed);
+    }
+    let n = args.n.context("N is required")?;
+    let start = Instant::now();
+    let mut out = std::io::stdout().lock();
+    solve(&mut out, n, args.method, seed, layout)?;
+    out.flush()?;
+    if !global.quiet {
+        let secs = start.elapsed().as_secs_f64();
+        let method = args.method.to_possible_value().expect("no skipped values");
+        eprintln!("nqueens: n = {n}: {}, {secs:.3} s", method.get_name());
+    }
+    Ok(Exit::Ok.into())
+}
+
+/// A seed for runs that did not ask for one.
+fn clock_seed() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// The layout the global format flags select.
+fn layout(global: &Global) -> Result<Layout, Error> {
+    match global.format() {
+        Format::Json => Ok(Layout::Json),
+        Format::Text if global.format == FormatArg::Board => Ok(Layout::Board),
+        Format::Text => Ok(Layout::Line),
+        Format::Markdown => Err(Error::Unsupported {
+            engine: "place",
+            what: "--format markdown (use perm, board or json)".to_string(),
+        }),
+    }
+}
+
+/// Finds and writes one solution for `n`.
+fn solve(
+    out: &mut impl Write,
+    n: u64,
+    method: Method,
+    seed: u64,
+    layout: Layout,
+) -> anyhow::Result<()> {
+    if layout == Layout::Board && n > MAX_BOARD {
+        return Err(Error::Unsupported {
+            engine: "place",
+            what: format!("--format board for n > {MAX_BOARD} (use perm)"),
+        }
+        .into());
+    }
+    match method {
+        Method::Construct => {
+            let c = Construction::new(n)?;
+            match layout {
+                Layout::Line => {
+                    c.write(out, b' ')?;
+                    out.write_all(b"\n")?;
+                }
+                _ => write(out, c.iter(), layout, n, "construct")?,
+            }
+        }
+        Method::MinConflicts => {
+            let rows = place::min_conflicts(n, seed)?;
+            write(out, rows.iter().copied(), layout, n, "min-conflicts")?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes the rows of one solution in `layout`.
+fn write(
+    out: &mut impl Write,
+    rows: impl Iterator<Item = u32>,
+    layout: Layout,
+    n: u64,
+    method: &str,
+) -> std::io::Result<()> {
+    match layout {
+        Layout::Line => place::write_line(out, rows),
+        Layout::Board => place::write_board(out, &rows.collect::<Vec<u32>>()),
+        Layout::Json => {
+            write!(out, "{{\"n\":{n},\"method\":\"{method}\",\"rows\":[")?;
+            place::write_joined(out, rows, b',')?;
+            out.write_all(b"]}\n")
+        }
+    }
+}
+
+/// The judge format: one N per line in, one solution line out.
+fn judge(args: &Args, layout: Layout, seed: u64) -> anyhow::Result<ExitCode> {
+    let mut status = Exit::Ok;
+    let mut out = std::io::stdout().lock();
+    for (index, line) in std::io::stdin().lock().lines().enumerate() {
+        let line = line.context("reading standard input")?;
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let n = parse_size(text).map_err(|message| Error::Parse {
+            source_name: "<stdin>".to_string(),
+            line: index + 1,
+            column: None,
+            message,
+        })?;
+        if n == 0 {
+            break;
+        }
+        match solve(&mut out, n, args.method, seed, layout) {
+            Err(e)
+                if e.downcast_ref::<Error>()
+                    .is_some_and(|e| matches!(e, Error::NoSolution { .. })) =>
+            {
+                eprintln!("nqueens: {e}");
+                status = Exit::Failure;
+            }
+            other => other?,
+        }
+        out.flush()?;
+    }
+    Ok(status.into())
+}

@@ -1,0 +1,90 @@
+//! `nqueens verify [FILE|-]`: check claimed solutions in O(n) time and memory.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use nqueens::puzzles::verify::{check, read_perms, Verdict};
+use nqueens::report::Format;
+use serde_json::json;
+
+use crate::cli::Global;
+use crate::cmd::input;
+use crate::exit::Exit;
+
+/// Arguments of `nqueens verify`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Permutations to check, one per line: the 1-based row of the queen in each column
+    /// (- for stdin)
+    #[arg(value_name = "FILE", default_value = "-")]
+    pub file: PathBuf,
+
+    /// The board size every line must have
+    #[arg(long = "size", value_name = "N")]
+    pub size: Option<u64>,
+}
+
+/// Runs `nqueens verify`: one verdict per permutation; exit 1 if any is not a solution.
+pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
+    let json = global.format() == Format::Json;
+    let source = input::source_name(&args.file);
+    let reader = input::open(&args.file)?;
+    let mut out = std::io::stdout().lock();
+    let (mut checked, mut invalid) = (0u64, 0u64);
+    let mut io_result = Ok(());
+    read_perms(reader, &source, |line, rows| {
+        let verdict = check(rows, args.size);
+        checked += 1;
+        invalid += u64::from(!verdict.is_valid());
+        if io_result.is_ok() {
+            io_result = report(&mut out, line, &verdict, json);
+        }
+        Ok(())
+    })?;
+    io_result?;
+    if checked == 0 {
+        anyhow::bail!("{source}: no permutation to check");
+    }
+    if !global.quiet && checked > 1 {
+        eprintln!("nqueens: {checked} checked, {invalid} invalid");
+    }
+    Ok(if invalid == 0 {
+        Exit::Ok
+    } else {
+        Exit::Failure
+    }
+    .into())
+}
+
+/// Writes the verdict on the permutation from `line`.
+fn report(out: &mut impl Write, line: usize, v: &Verdict, json: bool) -> std::io::Result<()> {
+    if json {
+        let problems: Vec<String> = v.problems.iter().map(ToString::to_string).collect();
+        let value = json!({
+            "line": line,
+            "n": v.n,
+            "valid": v.is_valid(),
+            "conflicts": v.conflicts,
+            "problems": problems,
+        });
+        serde_json::to_writer(&mut *out, &value)?;
+        return writeln!(out);
+    }
+    if v.is_valid() {
+        return writeln!(out, "line {line}: valid, n = {}", v.n);
+    }
+    writeln!(
+        out,
+        "line {line}: INVALID, n = {}, {} conflicts",
+        v.n, v.conflicts
+    )?;
+    for p in &v.problems {
+        writeln!(out, "  {p}")?;
+    }
+    let more = v.conflicts - v.problems.len() as u64;
+    if more > 0 {
+        writeln!(out, "  ... and {more} more")?;
+    }
+    Ok(())
+}

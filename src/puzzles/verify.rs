@@ -1,0 +1,462 @@
+//! Checking a claimed solution in O(n) time and memory.
+//!
+//! A solution of size n is a list of n values, the 1-based row of the queen in each column
+//! (or, equivalently, the column in each row). It is valid iff every value is in 1..=n, no
+//! value repeats, and no two queens share a diagonal: all `column + row` distinct and all
+//! `column − row` distinct. Three bitsets (n bits and two of 2n bits) decide that in one pass.
+//! When it fails, [`check`] says which queens attack each other (issue 6).
+
+use std::fmt;
+use std::io::BufRead;
+
+use crate::error::Error;
+
+/// How many problems a [`Verdict`] spells out; the rest are only counted.
+pub const MAX_REPORTED: usize = 10;
+
+/// One reason a permutation is not a solution. Columns and rows are 1-based.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Problem {
+    /// The list does not have the expected length.
+    WrongLength {
+        /// The length asked for.
+        expected: u64,
+        /// The length found.
+        found: u64,
+    },
+    /// A value is 0 or larger than n.
+    OutOfRange {
+        /// The queen's column.
+        column: u64,
+        /// Its value.
+        row: u64,
+        /// The board size.
+        n: u64,
+    },
+    /// Two queens on the same row.
+    SameRow {
+        /// The earlier queen's column.
+        first: u64,
+        /// The later queen's column.
+        second: u64,
+        /// The row they share.
+        row: u64,
+    },
+    /// Two queens on the same diagonal.
+    Diagonal {
+        /// The earlier queen's column and row.
+        first: (u64, u64),
+        /// The later queen's column and row.
+        second: (u64, u64),
+    },
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::WrongLength { expected, found } => {
+                write!(f, "{found} values, expected {expected}")
+            }
+            Problem::OutOfRange { column, row, n } => {
+                write!(
+                    f,
+                    "the queen in column {column} has row {row}, outside 1..={n}"
+                )
+            }
+            Problem::SameRow { first, second, row } => write!(
+                f,
+                "the queens in columns {first} and {second} attack each other along row {row}"
+            ),
+            Problem::Diagonal { first, second } => write!(
+                f,
+                "the queens at (column {}, row {}) and (column {}, row {}) attack each other \
+                 along a diagonal",
+                first.0, first.1, second.0, second.1
+            ),
+        }
+    }
+}
+
+/// The outcome of checking one permutation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// The number of values checked (the board size).
+    pub n: u64,
+    /// The first [`MAX_REPORTED`] problems, in column order.
+    pub problems: Vec<Problem>,
+    /// The total number of problems: each queen that is out of range or shares a row or
+    /// diagonal with an earlier queen counts once per shared line, plus one for a wrong length.
+    pub conflicts: u64,
+}
+
+impl Verdict {
+    /// Whether the permutation is a solution.
+    pub fn is_valid(&self) -> bool {
+        self.conflicts == 0
+    }
+}
+
+/// A growable-free bitset of a fixed size.
+struct Bits(Vec<u64>);
+
+impl Bits {
+    fn new(len: usize) -> Bits {
+        Bits(vec![0; len.div_ceil(64)])
+    }
+
+    /// Sets bit `i` and says whether it was already set.
+    fn test_and_set(&mut self, i: usize) -> bool {
+        let word = &mut self.0[i / 64];
+        let bit = 1u64 << (i % 64);
+        let was = *word & bit != 0;
+        *word |= bit;
+        was
+    }
+}
+
+/// Checks `rows` (1-based values, one per column) as an N-Queens solution, optionally of
+/// length `expected`.
+///
+/// ```
+/// use nqueens::puzzles::verify::check;
+/// assert!(check(&[2, 4, 1, 3], Some(4)).is_valid());
+/// assert_eq!(check(&[1, 2, 3, 4], None).problems.len(), 3);
+/// ```
+pub fn check(rows: &[u32], expected: Option<u64>) -> Verdict {
+    let n = rows.len();
+    let mut verdict = Verdict {
+        n: n as u64,
+        problems: Vec::new(),
+        conflicts: 0,
+    };
+    if let Some(e) = expected.filter(|&e| e != n as u64) {
+        verdict.add(Problem::WrongLength {
+            expected: e,
+            found: n as u64,
+        });
+    }
+    let (mut seen, mut sums, mut diffs) = (Bits::new(n), Bits::new(2 * n), Bits::new(2 * n));
+    for (col, &value) in rows.iter().enumerate() {
+        let v = value as usize;
+        if v == 0 || v > n {
+            verdict.add(Problem::OutOfRange {
+                column: col as u64 + 1,
+                row: u64::from(value),
+                n: n as u64,
+            });
+            continue;
+        }
+        let row = v - 1;
+        if seen.test_and_set(row) {
+            verdict.add_with(|| same_row(rows, col));
+        }
+        if sums.test_and_set(col + row) {
+            verdict.add_with(|| diagonal(rows, col, |c, r| c + r == col + row));
+        }
+        if diffs.test_and_set(col + n - row) {
+            verdict.add_with(|| diagonal(rows, col, |c, r| c + row == col + r));
+        }
+    }
+    verdict
+}
+
+impl Verdict {
+    fn add(&mut self, problem: Problem) {
+        self.add_with(|| problem);
+    }
+
+    /// Counts a problem; builds its description (an O(n) scan) only while few are listed.
+    fn add_with(&mut self, problem: impl FnOnce() -> Problem) {
+        self.conflicts += 1;
+        if self.problems.len() < MAX_REPORTED {
+            self.problems.push(problem());
+        }
+    }
+}
+
+/// The row clash of the queen in column `col` with the earliest queen on its row.
+fn same_row(rows: &[u32], col: usize) -> Problem {
+    let first = rows[..col]
+        .iter()
+        .position(|&r| r == rows[col])
+        .expect("an earlier queen set the bit");
+    Problem::SameRow {
+        first: first as u64 + 1,
+        second: col as u64 + 1,
+        row: u64::from(rows[col]),
+    }
+}
+
+/// The diagonal clash of the queen in column `col` with the earliest in-range queen (0-based
+/// column, 0-based row) that `on_line` accepts.
+fn diagonal(rows: &[u32], col: usize, on_line: impl Fn(usize, usize) -> bool) -> Problem {
+    let n = rows.len();
+    let first = (0..col)
+        .find(|&c| (1..=n).contains(&(rows[c] as usize)) && on_line(c, rows[c] as usize - 1))
+        .expect("an earlier queen set the bit");
+    Problem::Diagonal {
+        first: (first as u64 + 1, u64::from(rows[first])),
+        second: (col as u64 + 1, u64::from(rows[col])),
+    }
+}
+
+/// Reads whitespace-separated permutations, one per non-empty line, calling `each` with the
+/// 1-based line number and the values. Streams: memory is one line's values.
+///
+/// # Errors
+/// [`Error::Parse`] with line and column for anything but digits and blanks or a number that
+/// does not fit 32 bits; [`Error::Io`] if reading fails; and whatever `each` returns.
+pub fn read_perms<R: BufRead>(
+    mut input: R,
+    source: &str,
+    mut each: impl FnMut(usize, &[u32]) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut reader = PermReader::new(source);
+    loop {
+        let buf = input.fill_buf().map_err(|e| Error::Io {
+            path: source.into(),
+            error: e,
+        })?;
+        if buf.is_empty() {
+            break;
+        }
+        let len = buf.len();
+        reader.feed(buf, &mut each)?;
+        input.consume(len);
+    }
+    reader.feed(b"\n", &mut each)
+}
+
+/// The state of the streaming tokenizer.
+struct PermReader<'a> {
+    source: &'a str,
+    values: Vec<u32>,
+    line: usize,
+    column: usize,
+    /// The number being read, and the column where it started (0: none).
+    value: u64,
+    start: usize,
+}
+
+impl<'a> PermReader<'a> {
+    fn new(source: &'a str) -> Self {
+        PermReader {
+            source,
+            values: Vec::new(),
+            line: 1,
+            column: 0,
+            value: 0,
+            start: 0,
+        }
+    }
+
+    /// Takes a block of input, calling `each` for every non-empty line it completes.
+    fn feed(
+        &mut self,
+        bytes: &[u8],
+        each: &mut impl FnMut(usize, &[u32]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        // Locals, not fields, in the hot loop: the pushes would otherwise force reloads.
+        let (mut value, mut start, mut column) = (self.value, self.start, self.column);
+        for &byte in bytes {
+            column += 1;
+            let digit = byte.wrapping_sub(b'0');
+            if digit < 10 {
+                start = if start == 0 { column } else { start };
+                value = value * 10 + u64::from(digit);
+                if value > u64::from(u32::MAX) {
+                    self.column = column;
+                    return Err(self.error(start, "number too large".to_string()));
+                }
+                continue;
+            }
+            if start != 0 {
+                self.values.push(value as u32);
+                (start, value) = (0, 0);
+            }
+            match byte {
+                b' ' | b'\t' | b'\r' => {}
+                b'\n' => {
+                    if !self.values.is_empty() {
+                        each(self.line, &self.values)?;
+                        self.values.clear();
+                    }
+                    self.line += 1;
+                    column = 0;
+                }
+                other => {
+                    let message = format!(
+                        "unexpected character {:?}: expected numbers separated by blanks",
+                        char::from(other)
+                    );
+                    return Err(self.error(column, message));
+                }
+            }
+        }
+        (self.value, self.start, self.column) = (value, start, column);
+        Ok(())
+    }
+
+    fn error(&self, column: usize, message: String) -> Error {
+        Error::Parse {
+            source_name: self.source.to_string(),
+            line: self.line,
+            column: Some(column),
+            message,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<Vec<(usize, Vec<u32>)>, Error> {
+        let mut all = Vec::new();
+        read_perms(text.as_bytes(), "t", |line, v| {
+            all.push((line, v.to_vec()));
+            Ok(())
+        })?;
+        Ok(all)
+    }
+
+    /// Counts attacking pairs and out-of-range values pair by pair: the O(n²) definition.
+    fn brute_is_valid(rows: &[u32]) -> bool {
+        let n = rows.len() as i64;
+        rows.iter().all(|&r| (1..=n).contains(&i64::from(r)))
+            && (0..rows.len()).all(|a| {
+                (a + 1..rows.len()).all(|b| {
+                    let (ra, rb) = (i64::from(rows[a]), i64::from(rows[b]));
+                    ra != rb && (ra - rb).abs() != (b - a) as i64
+                })
+            })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn check_agrees_with_the_pairwise_definition(
+            rows in proptest::collection::vec(0u32..=9, 1..=9)
+        ) {
+            let verdict = check(&rows, None);
+            proptest::prop_assert_eq!(verdict.is_valid(), brute_is_valid(&rows));
+            proptest::prop_assert_eq!(verdict.problems.is_empty(), verdict.is_valid());
+        }
+
+        #[test]
+        fn every_listed_pair_really_attacks(
+            rows in proptest::collection::vec(1u32..=8, 8)
+        ) {
+            for p in check(&rows, None).problems {
+                match p {
+                    Problem::SameRow { first, second, row } => {
+                        proptest::prop_assert_eq!(rows[first as usize - 1], row as u32);
+                        proptest::prop_assert_eq!(rows[second as usize - 1], row as u32);
+                    }
+                    Problem::Diagonal { first, second } => {
+                        proptest::prop_assert_eq!(rows[first.0 as usize - 1], first.1 as u32);
+                        proptest::prop_assert_eq!(rows[second.0 as usize - 1], second.1 as u32);
+                        proptest::prop_assert_eq!(first.1.abs_diff(second.1), second.0 - first.0);
+                    }
+                    other => proptest::prop_assert!(false, "unexpected {other:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn valid_solutions_pass() {
+        assert!(check(&[1], None).is_valid());
+        assert!(check(&[2, 4, 1, 3], Some(4)).is_valid());
+        assert!(check(&[1, 5, 8, 6, 3, 7, 2, 4], None).is_valid());
+    }
+
+    #[test]
+    fn duplicates_name_both_columns() {
+        let v = check(&[2, 4, 2, 3], None);
+        assert!(!v.is_valid());
+        assert!(v.problems.contains(&Problem::SameRow {
+            first: 1,
+            second: 3,
+            row: 2
+        }));
+    }
+
+    #[test]
+    fn diagonal_attacks_name_both_queens() {
+        let v = check(&[1, 3, 5, 2, 4], None);
+        assert!(v.is_valid());
+        let v = check(&[1, 3, 2], None);
+        assert_eq!(
+            v.problems,
+            vec![Problem::Diagonal {
+                first: (2, 3),
+                second: (3, 2)
+            }]
+        );
+        let v = check(&[2, 1, 4, 3], None);
+        assert!(v.problems.contains(&Problem::Diagonal {
+            first: (1, 2),
+            second: (2, 1)
+        }));
+    }
+
+    #[test]
+    fn out_of_range_and_wrong_length_are_reported() {
+        let v = check(&[0, 2, 5], None);
+        assert_eq!(
+            v.problems[0],
+            Problem::OutOfRange {
+                column: 1,
+                row: 0,
+                n: 3
+            }
+        );
+        assert!(v.problems.contains(&Problem::OutOfRange {
+            column: 3,
+            row: 5,
+            n: 3
+        }));
+        let v = check(&[2, 4, 1, 3], Some(5));
+        assert_eq!(
+            v.problems,
+            vec![Problem::WrongLength {
+                expected: 5,
+                found: 4
+            }]
+        );
+    }
+
+    #[test]
+    fn many_problems_are_counted_but_few_listed() {
+        let rows: Vec<u32> = (1..=1000).collect();
+        let v = check(&rows, None);
+        assert_eq!(v.conflicts, 999);
+        assert_eq!(v.problems.len(), MAX_REPORTED);
+    }
+
+    #[test]
+    fn reader_splits_lines_and_skips_blank_ones() {
+        let all = read("2 4 1 3\n\n  1\t\r\n3 1 4 2").unwrap();
+        assert_eq!(
+            all,
+            vec![(1, vec![2, 4, 1, 3]), (3, vec![1]), (4, vec![3, 1, 4, 2])]
+        );
+    }
+
+    #[test]
+    fn junk_is_a_parse_error_with_position() {
+        for (text, line, column) in [
+            ("1 2 x\n", 1, 5),
+            ("2 4 1 3\n1 -2\n", 2, 3),
+            ("99999999999\n", 1, 1),
+        ] {
+            match read(text) {
+                Err(Error::Parse {
+                    line: l, column: c, ..
+                }) => assert_eq!((l, c), (line, Some(column)), "{text:?}"),
+                other => panic!("{text:?}: {other:?}"),
+            }
+        }
+    }
+}

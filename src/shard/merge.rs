@@ -1,0 +1,326 @@
+//! Merging shard result files into a total that is provably complete.
+//!
+//! [`merge()`] accepts the files only if they all come from the same tool version, N, engine
+//! and plan (hash), every shard `0..K` is present, duplicates of a shard agree, every checksum
+//! holds, and together the shards cover every task of the plan exactly once. Anything else is
+//! a [`Problem`] naming the files involved, and no total is given.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::{PartialResult, TOOL_VERSION};
+use crate::error::Error;
+use crate::known;
+
+/// The schema tag of a merge report.
+pub const MERGE_SCHEMA: &str = "nqueens.merge/1";
+
+/// What kind of problem a merge found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProblemKind {
+    /// A file could not be read.
+    Unreadable,
+    /// A file is truncated, malformed or fails its checksum.
+    Corrupted,
+    /// A file belongs to another run (version, N, engine, plan or K).
+    Foreign,
+    /// A shard index has no file.
+    Missing,
+    /// Two files for the same shard disagree.
+    Conflict,
+    /// The shards do not cover the plan's tasks exactly once.
+    Coverage,
+    /// The merged total disagrees with the published value.
+    WrongTotal,
+    /// No files were given.
+    Empty,
+}
+
+/// One problem found by [`merge()`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Problem {
+    /// Its kind.
+    pub kind: ProblemKind,
+    /// A sentence naming the files and shards involved.
+    pub message: String,
+}
+
+/// The outcome of a merge.
+///
+/// JSON fields: `schema` ([`MERGE_SCHEMA`]), `version` (of this tool), `n`, `engine`, `plan`,
+/// `plan_hash`, `shards` (K), `files` (the ones read), `total` (decimal string; `null` when
+/// there is any problem), `verified` (against OEIS A000170, `null` when unpublished),
+/// `elapsed_s` (summed over the shards used), `duplicates` (agreeing duplicates, for
+/// information) and `problems` (`[{kind, message}]`; empty means the merge is good).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MergeReport {
+    /// Schema tag, [`MERGE_SCHEMA`].
+    pub schema: String,
+    /// Version of nqueens that merged.
+    pub version: String,
+    /// Board size of the run.
+    pub n: Option<u32>,
+    /// Engine of the run.
+    pub engine: Option<String>,
+    /// Plan parameters of the run.
+    pub plan: Option<String>,
+    /// Plan hash of the run.
+    pub plan_hash: Option<String>,
+    /// Number of shards K.
+    pub shards: Option<usize>,
+    /// The files read.
+    pub files: Vec<String>,
+    /// The merged total, as a decimal string, only when there is no problem.
+    pub total: Option<String>,
+    /// Agreement of `total` with OEIS A000170.
+    pub verified: Option<bool>,
+    /// CPU wall-clock seconds summed over the shards used.
+    pub elapsed_s: f64,
+    /// Agreeing duplicate files, one sentence each.
+    pub duplicates: Vec<String>,
+    /// Everything that is wrong; empty for a good merge.
+    pub problems: Vec<Problem>,
+}
+
+impl MergeReport {
+    /// Whether the merge found no problem (so `total` is complete and trustworthy).
+    pub fn is_ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    fn problem(&mut self, kind: ProblemKind, message: String) {
+        self.problems.push(Problem { kind, message });
+    }
+}
+
+/// The files to merge from a list of paths: files as given, folders expanded to the `*.json`
+/// files directly inside them (sorted, hidden files skipped).
+///
+/// # Errors
+/// [`Error::Io`] if a folder cannot be listed.
+pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    let mut out = Vec::new();
+    for path in paths {
+        if !path.is_dir() {
+            out.push(path.clone());
+            continue;
+        }
+        let io = |error| Error::Io {
+            path: path.clone(),
+            error,
+        };
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(path).map_err(io)? {
+            let p = entry.map_err(io)?.path();
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+            let visible = name.is_some_and(|n| !n.starts_with('.') && n.ends_with(".json"));
+            if visible && p.is_file() {
+                found.push(p);
+            }
+        }
+        found.sort();
+        out.extend(found);
+    }
+    Ok(out)
+}
+
+/// What must agree between the files of one run.
+type Identity = (String, u32, String, String, usize, usize);
+
+fn identity(r: &PartialResult) -> Identity {
+    (
+        r.version.clone(),
+        r.n,
+        r.engine.clone(),
+        r.plan_hash.clone(),
+        r.plan_tasks,
+        r.shard.count,
+    )
+}
+
+/// Checks and adds up the shard result files `files`. Never fails: every problem, including
+/// unreadable files, is listed in the report.
+pub fn merge(files: &[PathBuf]) -> MergeReport {
+    let mut report = MergeReport {
+        schema: MERGE_SCHEMA.to_string(),
+        version: TOOL_VERSION.to_string(),
+        n: None,
+        engine: None,
+        plan: None,
+        plan_hash: None,
+        shards: None,
+        files: files.iter().map(|f| f.display().to_string()).collect(),
+        total: None,
+        verified: None,
+        elapsed_s: 0.0,
+        duplicates: Vec::new(),
+        problems: Vec::new(),
+    };
+    if files.is_empty() {
+        report.problem(ProblemKind::Empty, "no shard result files to merge".into());
+        return report;
+    }
+    let loaded = load_all(files, &mut report);
+    let Some(reference) = majority(&loaded) else {
+        return report;
+    };
+    let own = drop_foreign(loaded, &reference, &mut report);
+    let first = &own[0].1;
+    report.n = Some(first.n);
+    report.engine = Some(first.engine.clone());
+    report.plan = Some(first.plan.clone());
+    report.plan_hash = Some(first.plan_hash.clone());
+    report.shards = Some(first.shard.count);
+    let chosen = pick_shards(&own, first.shard.count, &mut report);
+    check_coverage(&chosen, first.plan_tasks, &mut report);
+    if report.is_ok() {
+        add_up(&chosen, &mut report);
+    }
+    report
+}
+
+/// Reads every file; unreadable and corrupted ones become problems.
+fn load_all(files: &[PathBuf], report: &mut MergeReport) -> Vec<(String, PartialResult)> {
+    let mut loaded = Vec::new();
+    for file in files {
+        let name = file.display().to_string();
+        if let Err(e) = std::fs::metadata(file) {
+            report.problem(
+                ProblemKind::Unreadable,
+                format!("{name}: cannot read it: {e}"),
+            );
+            continue;
+        }
+        match PartialResult::load(file) {
+            Ok(r) => loaded.push((name, r)),
+            Err(why) => report.problem(ProblemKind::Corrupted, format!("{name}: {why}")),
+        }
+    }
+    loaded
+}
+
+/// The identity most files share (ties: the first file's).
+fn majority(loaded: &[(String, PartialResult)]) -> Option<Identity> {
+    let mut votes: Vec<(Identity, usize)> = Vec::new();
+    for (_, r) in loaded {
+        let id = identity(r);
+        match votes.iter_mut().find(|(v, _)| *v == id) {
+            Some((_, n)) => *n += 1,
+            None => votes.push((id, 1)),
+        }
+    }
+    let best = votes.iter().map(|(_, n)| *n).max()?;
+    votes.into_iter().find(|(_, n)| *n == best).map(|(v, _)| v)
+}
+
+/// Keeps the files of the reference run; names how each other file differs.
+fn drop_foreign(
+    loaded: Vec<(String, PartialResult)>,
+    reference: &Identity,
+    report: &mut MergeReport,
+) -> Vec<(String, PartialResult)> {
+    let (own, foreign): (Vec<_>, Vec<_>) = loaded
+        .into_iter()
+        .partition(|(_, r)| identity(r) == *reference);
+    let (version, n, engine, hash, tasks, k) = reference;
+    for (name, r) in foreign {
+        let mut how = Vec::new();
+        let mut differ = |what: &str, theirs: String, ours: String| {
+            if theirs != ours {
+                how.push(format!("{what} {theirs}, the others {what} {ours}"));
+            }
+        };
+        differ("N =", r.n.to_string(), n.to_string());
+        differ("engine", r.engine.clone(), engine.clone());
+        differ("nqueens", r.version.clone(), version.clone());
+        differ("K =", r.shard.count.to_string(), k.to_string());
+        differ("plan tasks", r.plan_tasks.to_string(), tasks.to_string());
+        differ("plan hash", r.plan_hash.clone(), hash.clone());
+        let message = format!("{name}: shard of another run: {}", how.join("; "));
+        report.problem(ProblemKind::Foreign, message);
+    }
+    own
+}
+
+/// One file per shard index; reports missing shards and compares duplicates.
+fn pick_shards<'a>(
+    own: &'a [(String, PartialResult)],
+    k: usize,
+    report: &mut MergeReport,
+) -> Vec<&'a (String, PartialResult)> {
+    let mut by_index: BTreeMap<usize, Vec<&(String, PartialResult)>> = BTreeMap::new();
+    for entry in own {
+        by_index.entry(entry.1.shard.index).or_default().push(entry);
+    }
+    let mut chosen = Vec::new();
+    for index in 0..k {
+        let Some(group) = by_index.get(&index) else {
+            let message = format!("shard {index}/{k} is missing");
+            report.problem(ProblemKind::Missing, message);
+            continue;
+        };
+        let (first_name, first) = group[0];
+        for (name, other) in &group[1..] {
+            if other.tasks == first.tasks {
+                let note = format!("shard {index}/{k}: {name} duplicates {first_name} (equal)");
+                report.duplicates.push(note);
+            } else {
+                let message = format!(
+                    "shard {index}/{k}: {first_name} and {name} disagree (totals {} and {})",
+                    first.total, other.total
+                );
+                report.problem(ProblemKind::Conflict, message);
+            }
+        }
+        chosen.push(group[0]);
+    }
+    chosen
+}
+
+/// Checks that the chosen shards cover every task of the plan exactly once.
+fn check_coverage(chosen: &[&(String, PartialResult)], tasks: usize, report: &mut MergeReport) {
+    let mut owner: Vec<Option<&str>> = vec![None; tasks];
+    for (name, r) in chosen {
+        for &id in r.tasks.0.keys() {
+            match owner[id] {
+                Some(other) => {
+                    let message = format!("task {id} is in both {other} and {name}");
+                    report.problem(ProblemKind::Coverage, message);
+                    return;
+                }
+                None => owner[id] = Some(name),
+            }
+        }
+    }
+    let uncovered: Vec<usize> = (0..tasks).filter(|&t| owner[t].is_none()).collect();
+    if !uncovered.is_empty() && report.problems.is_empty() {
+        let message = format!(
+            "{} of the plan's {tasks} tasks are in no shard (first: task {})",
+            uncovered.len(),
+            uncovered[0]
+        );
+        report.problem(ProblemKind::Coverage, message);
+    }
+}
+
+/// Adds up the shards and checks the total against the published value.
+fn add_up(chosen: &[&(String, PartialResult)], report: &mut MergeReport) {
+    let mut sum = chosen[0].1.clone();
+    for (_, r) in &chosen[1..] {
+        sum += r;
+    }
+    report.total = Some(sum.total.to_string());
+    report.elapsed_s = sum.elapsed_s;
+    report.verified = known::check(known::total(sum.n), sum.total);
+    if report.verified == Some(false) {
+        let expected = known::total(sum.n).unwrap_or_default();
+        let message = format!(
+            "the merged total {} for N = {} disagrees with OEIS A000170 ({expected})",
+            sum.total, sum.n
+        );
+        report.problem(ProblemKind::WrongTotal, message);
+    }
+}

@@ -1,0 +1,135 @@
+//! Checksums and crash-safe writes for result and checkpoint files.
+//!
+//! A file is sealed with the SHA-256 of its own JSON serialisation taken with the `checksum`
+//! field empty, so any edit to a count, an id or the identity is detected on load. Files are
+//! written to a temporary sibling, flushed to disk and renamed over the target, so a reader
+//! (or a run resumed after `kill -9` or a power cut) sees either the complete old or the
+//! complete new file, never a mixture.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::error::Error;
+
+/// A file model that carries its own checksum.
+pub(crate) trait Sealed: Serialize {
+    /// The `checksum` field.
+    fn checksum_mut(&mut self) -> &mut String;
+}
+
+/// The checksum `value` should carry: SHA-256 of its JSON with the checksum field empty.
+pub(crate) fn digest<T: Sealed>(value: &mut T) -> String {
+    let saved = std::mem::take(value.checksum_mut());
+    let bytes = serde_json::to_vec(value).expect("file models always serialise");
+    *value.checksum_mut() = saved;
+    let hash = Sha256::digest(bytes);
+    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// Stores the right checksum in `value`.
+pub(crate) fn seal<T: Sealed>(value: &mut T) {
+    let d = digest(value);
+    *value.checksum_mut() = d;
+}
+
+/// Whether the checksum stored in `value` matches its contents.
+pub(crate) fn is_intact<T: Sealed>(value: &mut T) -> bool {
+    let d = digest(value);
+    *value.checksum_mut() == d
+}
+
+/// Seals `value` and writes it to `path` atomically, as one line of JSON.
+pub(crate) fn save<T: Sealed>(value: &mut T, path: &Path) -> Result<(), Error> {
+    seal(value);
+    let mut bytes = serde_json::to_vec(value).expect("file models always serialise");
+    bytes.push(b'\n');
+    write_atomic(path, &bytes)
+}
+
+/// Reads and parses a sealed file whose `schema` must be `schema`; the error text says what is
+/// wrong, for people.
+pub(crate) fn load<T: Sealed + DeserializeOwned>(path: &Path, schema: &str) -> Result<T, String> {
+    let text = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let value: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
+        if e.is_eof() {
+            format!("it is truncated ({e})")
+        } else {
+            format!("it is not valid JSON ({e})")
+        }
+    })?;
+    match value.get("schema").and_then(|s| s.as_str()) {
+        Some(s) if s == schema => {}
+        Some(other) => return Err(format!("it is a '{other}' file, not '{schema}'")),
+        None => return Err(format!("it is not a '{schema}' file (no schema field)")),
+    }
+    let mut parsed: T =
+        serde_json::from_value(value).map_err(|e| format!("it is malformed ({e})"))?;
+    if !is_intact(&mut parsed) {
+        return Err("its checksum does not match its contents (corrupted or edited)".into());
+    }
+    Ok(parsed)
+}
+
+/// Writes `bytes` to `path` so that `path` always holds either its old or its new contents:
+/// write a temporary sibling (`.NAME.tmp`), fsync it, rename it over `path`, fsync the folder.
+///
+/// # Errors
+/// [`Error::Io`] naming the file that could not be written.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let io = |p: &Path| {
+        let p = p.to_path_buf();
+        move |error| Error::Io { path: p, error }
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path.file_name().ok_or_else(|| Error::Io {
+        path: path.to_path_buf(),
+        error: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
+    })?;
+    let tmp = dir.join(format!(".{}.tmp", name.to_string_lossy()));
+    let mut file = File::create(&tmp).map_err(io(&tmp))?;
+    file.write_all(bytes).map_err(io(&tmp))?;
+    file.sync_all().map_err(io(&tmp))?;
+    drop(file);
+    std::fs::rename(&tmp, path).map_err(io(path))?;
+    // Make the rename itself durable. Some file systems refuse to sync a folder; the data
+    // is already safe then, so that is not an error.
+    if let Ok(d) = File::open(&dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Seconds rounded to whole milliseconds.
+///
+/// Sealed files hold floats only in this form: a short decimal parses back to exactly the same
+/// `f64`, so the checksum of a re-read file always matches (serde_json's default float parser
+/// may be off by one unit in the last place for long decimals).
+pub(crate) fn millis(seconds: f64) -> f64 {
+    (seconds * 1000.0).round() / 1000.0
+}
+
+/// Serde helpers for `u128` counts as decimal strings (no digit lost past 2^53 in JSON tools).
+pub(crate) mod decimal {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Writes a count as a decimal string.
+    pub fn serialize<S: Serializer>(value: &u128, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(value)
+    }
+
+    /// Reads a count from a decimal string.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u128, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse()
+            .map_err(|_| serde::de::Error::custom(format!("'{text}' is not a count")))
+    }
+}

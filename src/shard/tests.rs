@@ -1,0 +1,373 @@
+//! Unit tests of shards, checkpoints and merging (issue 5).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::checkpoint::run;
+use super::*;
+use crate::known;
+use crate::plan::{thread_pool, NoProgress};
+use crate::CountOptions;
+
+fn plan(n: u32) -> Box<dyn Plan> {
+    CountOptions::new()
+        .engine("mirror")
+        .threads(8)
+        .plan(n)
+        .unwrap()
+}
+
+fn solve(plan: &dyn Plan, ids: &[usize]) -> TaskCounts {
+    TaskCounts(ids.iter().map(|&t| (t, plan.solve(t))).collect())
+}
+
+#[test]
+fn shard_specs_parse_and_reject_nonsense() {
+    assert_eq!(
+        "2/7".parse::<ShardSpec>().unwrap(),
+        ShardSpec::new(2, 7).unwrap()
+    );
+    assert_eq!(ShardSpec::new(2, 7).unwrap().to_string(), "2/7");
+    for bad in ["7/7", "1/0", "-1/3", "a/b", "3", "", "1/2/3"] {
+        assert!(bad.parse::<ShardSpec>().is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn slurm_array_variables_give_the_shard() {
+    let env = |id: &'static str| {
+        move |name: &str| match name {
+            "SLURM_ARRAY_TASK_ID" => Some(id.to_string()),
+            "SLURM_ARRAY_TASK_MIN" => Some("10".to_string()),
+            "SLURM_ARRAY_TASK_MAX" => Some("13".to_string()),
+            "SLURM_ARRAY_TASK_COUNT" => Some("4".to_string()),
+            _ => None,
+        }
+    };
+    assert_eq!(
+        ShardSpec::from_slurm(env("12")).unwrap(),
+        ShardSpec::new(2, 4).unwrap()
+    );
+    assert!(ShardSpec::from_slurm(env("9")).is_err());
+    let err = ShardSpec::from_slurm(|_| None).unwrap_err().to_string();
+    assert!(
+        err.contains("SLURM_ARRAY_TASK_ID") && err.contains("array"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_sparse_slurm_array_is_refused() {
+    let env = |name: &str| match name {
+        "SLURM_ARRAY_TASK_ID" => Some("4".to_string()),
+        "SLURM_ARRAY_TASK_MIN" => Some("0".to_string()),
+        "SLURM_ARRAY_TASK_MAX" => Some("4".to_string()),
+        "SLURM_ARRAY_TASK_COUNT" => Some("3".to_string()),
+        _ => None,
+    };
+    let err = ShardSpec::from_slurm(env).unwrap_err().to_string();
+    assert!(err.contains("contiguous"), "{err}");
+}
+
+#[test]
+fn shards_for_several_k_sum_to_the_total() {
+    let p = plan(11);
+    for k in [1, 2, 3, 7] {
+        let parts = partition(p.as_ref(), k);
+        let mut seen: Vec<usize> = parts.concat();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..p.len()).collect::<Vec<_>>(), "K = {k}");
+        let sum: u128 = parts.iter().map(|ids| solve(p.as_ref(), ids).total()).sum();
+        assert_eq!(Some(sum), known::total(11), "K = {k}");
+    }
+}
+
+#[test]
+fn shards_are_balanced_by_cost_within_one_task() {
+    let p = plan(12);
+    let heaviest = (0..p.len()).map(|t| u128::from(p.cost(t))).max().unwrap();
+    for k in [2, 3, 7, 16] {
+        let loads = part_costs(p.as_ref(), &partition(p.as_ref(), k));
+        let (lo, hi) = (loads.iter().min().unwrap(), loads.iter().max().unwrap());
+        assert!(hi - lo <= heaviest, "K = {k}: {loads:?}");
+    }
+}
+
+#[test]
+fn partition_is_deterministic() {
+    let (a, b) = (plan(10), plan(10));
+    assert_eq!(partition(a.as_ref(), 5), partition(b.as_ref(), 5));
+}
+
+fn dir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+#[test]
+fn a_checkpointed_run_resumes_without_recomputing() {
+    let tmp = dir();
+    let path = tmp.path().join("run.ckpt");
+    let p = plan(10);
+    let ids: Vec<usize> = (0..p.len()).collect();
+    // Pretend the first half was done in an earlier session, with a marker count.
+    let mut cp = Checkpoint::new(p.as_ref(), ShardSpec::whole());
+    let half = ids.len() / 2;
+    cp.done = solve(p.as_ref(), &ids[..half]);
+    let marker = cp.done.0[&0] + 1_000;
+    cp.done.0.insert(0, marker);
+    cp.save(&path).unwrap();
+    let loaded = Checkpoint::resume_or_new(&path, p.as_ref(), ShardSpec::whole()).unwrap();
+    let rec = Recorder::new(Some(path.clone()), loaded);
+    let pool = thread_pool(2).unwrap();
+    let total = run(
+        p.as_ref(),
+        &ids,
+        &pool,
+        &rec,
+        Duration::from_secs(60),
+        &NoProgress,
+    )
+    .unwrap();
+    // The marker shows task 0 was taken from the file, not solved again.
+    assert_eq!(
+        Some(total - 1_000 + p.solve(0) - p.solve(0)),
+        known::total(10)
+    );
+    let saved = Checkpoint::load(&path).unwrap().unwrap();
+    assert_eq!(saved.done.len(), p.len());
+}
+
+#[test]
+fn a_checkpoint_of_another_run_is_refused() {
+    let tmp = dir();
+    let path = tmp.path().join("c");
+    Checkpoint::new(plan(9).as_ref(), ShardSpec::whole())
+        .save(&path)
+        .unwrap();
+    let err = Checkpoint::resume_or_new(&path, plan(10).as_ref(), ShardSpec::whole()).unwrap_err();
+    assert!(matches!(err, Error::CheckpointMismatch { .. }), "{err}");
+    assert!(err.to_string().contains("N = 9"), "{err}");
+    let other_shard = ShardSpec::new(1, 2).unwrap();
+    let err = Checkpoint::resume_or_new(&path, plan(9).as_ref(), other_shard).unwrap_err();
+    assert!(err.to_string().contains("shard 0/1"), "{err}");
+}
+
+#[test]
+fn a_tampered_or_truncated_checkpoint_is_refused() {
+    let tmp = dir();
+    let path = tmp.path().join("c");
+    let p = plan(8);
+    let mut cp = Checkpoint::new(p.as_ref(), ShardSpec::whole());
+    cp.done = solve(p.as_ref(), &[0, 1]);
+    cp.save(&path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let count = p.solve(0).to_string();
+    let tampered = text.replacen(&format!("[0,\"{count}\"]"), "[0,\"999\"]", 1);
+    assert_ne!(tampered, text);
+    std::fs::write(&path, &tampered).unwrap();
+    let err = Checkpoint::load(&path).unwrap_err().to_string();
+    assert!(err.contains("checksum"), "{err}");
+    std::fs::write(&path, &text[..text.len() / 2]).unwrap();
+    let err = Checkpoint::load(&path).unwrap_err().to_string();
+    assert!(err.contains("truncated"), "{err}");
+}
+
+fn write_shards(dir: &std::path::Path, n: u32, k: usize) -> Vec<PathBuf> {
+    let p = plan(n);
+    (0..k)
+        .map(|i| {
+            let spec = ShardSpec::new(i, k).unwrap();
+            let counts = solve(p.as_ref(), &spec.ids(p.as_ref()));
+            let path = dir.join(format!("n{n}-{i}.json"));
+            PartialResult::new(p.as_ref(), spec, counts, Duration::ZERO)
+                .save(&path)
+                .unwrap();
+            path
+        })
+        .collect()
+}
+
+fn kinds(report: &MergeReport) -> Vec<ProblemKind> {
+    report.problems.iter().map(|p| p.kind).collect()
+}
+
+#[test]
+fn merging_complete_shards_gives_the_total() {
+    let tmp = dir();
+    let files = write_shards(tmp.path(), 10, 3);
+    let report = merge(&expand_all(&[tmp.path().to_path_buf()]));
+    assert!(report.is_ok(), "{:?}", report.problems);
+    assert_eq!(report.total.as_deref(), Some("724"));
+    assert_eq!(report.files.len(), files.len());
+}
+
+fn expand_all(paths: &[PathBuf]) -> Vec<PathBuf> {
+    merge::expand_paths(paths).unwrap()
+}
+
+#[test]
+fn merge_reports_a_missing_shard() {
+    let tmp = dir();
+    let files = write_shards(tmp.path(), 10, 3);
+    let report = merge(&[files[0].clone(), files[2].clone()]);
+    assert_eq!(kinds(&report), vec![ProblemKind::Missing]);
+    assert!(report.problems[0].message.contains("1/3"));
+    assert_eq!(report.total, None);
+}
+
+#[test]
+fn merge_accepts_equal_duplicates_and_reports_them() {
+    let tmp = dir();
+    let mut files = write_shards(tmp.path(), 10, 2);
+    let copy = tmp.path().join("copy.json");
+    std::fs::copy(&files[1], &copy).unwrap();
+    files.push(copy);
+    let report = merge(&files);
+    assert!(report.is_ok(), "{:?}", report.problems);
+    assert_eq!(report.duplicates.len(), 1);
+}
+
+#[test]
+fn merge_reports_a_disagreeing_duplicate() {
+    let tmp = dir();
+    let mut files = write_shards(tmp.path(), 10, 2);
+    let mut other = PartialResult::load(&files[1]).unwrap();
+    let first = *other.tasks.0.keys().next().unwrap();
+    *other.tasks.0.get_mut(&first).unwrap() += 2;
+    other.total += 2;
+    let path = tmp.path().join("resealed.json");
+    other.save(&path).unwrap();
+    files.push(path);
+    let report = merge(&files);
+    assert_eq!(kinds(&report), vec![ProblemKind::Conflict]);
+}
+
+#[test]
+fn merge_reports_a_shard_of_another_n_and_a_tampered_count() {
+    let tmp = dir();
+    let mut files = write_shards(tmp.path(), 10, 2);
+    files.push(write_shards(tmp.path(), 9, 2).remove(0));
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let total = PartialResult::load(&files[0]).unwrap().total;
+    let edited = text.replace(&format!("\"total\":\"{total}\""), "\"total\":\"1\"");
+    assert_ne!(edited, text);
+    std::fs::write(&files[0], edited).unwrap();
+    let report = merge(&files);
+    assert_eq!(
+        kinds(&report),
+        vec![
+            ProblemKind::Corrupted,
+            ProblemKind::Foreign,
+            ProblemKind::Missing
+        ]
+    );
+    assert!(report.problems[1].message.contains("N = 9"));
+}
+
+#[test]
+fn partial_results_add_up() {
+    let p = plan(8);
+    let parts = partition(p.as_ref(), 2);
+    let part = |i: usize| {
+        let spec = ShardSpec::new(i, 2).unwrap();
+        PartialResult::new(
+            p.as_ref(),
+            spec,
+            solve(p.as_ref(), &parts[i]),
+            Duration::ZERO,
+        )
+    };
+    let mut sum = part(0);
+    sum += &part(1);
+    assert_eq!(sum.total, 92);
+    assert_eq!(sum.tasks.len(), p.len());
+}
+
+#[test]
+fn sealed_files_with_any_elapsed_time_read_back_intact() {
+    let tmp = dir();
+    let p = plan(6);
+    for micros in [1u64, 67_094_557, 99_781_864, 3_600_123_456, 123_456_789_012] {
+        let elapsed = Duration::from_nanos(micros * 1_000 + 7);
+        let path = tmp.path().join(format!("{micros}.json"));
+        PartialResult::new(
+            p.as_ref(),
+            ShardSpec::whole(),
+            TaskCounts::default(),
+            elapsed,
+        )
+        .save(&path)
+        .unwrap();
+        assert!(PartialResult::load(&path).is_ok(), "{elapsed:?}");
+    }
+}
+
+/// A plan of another engine: task `t` costs `t % 7 + 1` and counts `t * t`.
+struct Fake(u32, usize);
+
+impl Plan for Fake {
+    fn n(&self) -> u32 {
+        self.0
+    }
+    fn engine(&self) -> &'static str {
+        "fake"
+    }
+    fn len(&self) -> usize {
+        self.1
+    }
+    fn cost(&self, task: usize) -> u64 {
+        task as u64 % 7 + 1
+    }
+    fn solve(&self, task: usize) -> u128 {
+        (task * task) as u128
+    }
+    fn fingerprint(&self) -> String {
+        crate::plan::fingerprint_words([u64::from(self.0), self.1 as u64])
+    }
+    fn describe(&self) -> String {
+        format!("{} tasks", self.1)
+    }
+}
+
+#[test]
+fn a_checkpoint_of_another_engine_is_refused() {
+    let tmp = dir();
+    let path = tmp.path().join("c");
+    let mut cp = Checkpoint::new(&Fake(10, 5), ShardSpec::whole());
+    cp.save(&path).unwrap();
+    let err = Checkpoint::resume_or_new(&path, plan(10).as_ref(), ShardSpec::whole()).unwrap_err();
+    assert!(err.to_string().contains("engine fake"), "{err}");
+}
+
+#[test]
+fn shards_checkpoints_and_merge_work_for_any_plan() {
+    let tmp = dir();
+    let fake = Fake(30, 1_000); // N = 30: no published total to disagree with
+    let expected: u128 = (0..1_000u128).map(|t| t * t).sum();
+    let pool = thread_pool(2).unwrap();
+    let mut files = Vec::new();
+    for i in 0..3 {
+        let spec = ShardSpec::new(i, 3).unwrap();
+        let ids = spec.ids(&fake);
+        let ckpt = tmp.path().join(format!("{i}.ckpt"));
+        let rec = Recorder::new(Some(ckpt), Checkpoint::new(&fake, spec));
+        run(
+            &fake,
+            &ids,
+            &pool,
+            &rec,
+            Duration::from_millis(1),
+            &NoProgress,
+        )
+        .unwrap();
+        let path = tmp.path().join(format!("{i}.json"));
+        PartialResult::new(&fake, spec, rec.snapshot().done, rec.elapsed())
+            .save(&path)
+            .unwrap();
+        files.push(path);
+    }
+    let report = merge(&files);
+    assert!(report.is_ok(), "{:?}", report.problems);
+    assert_eq!(report.total, Some(expected.to_string()));
+    assert_eq!(report.verified, None);
+}

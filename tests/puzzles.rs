@@ -1,0 +1,408 @@
+//! CLI tests of the companion puzzles (issue 6): solutions, count --mask, two-colour, place,
+//! verify.
+
+mod common;
+
+use std::io::Read;
+use std::process::{Command as StdCommand, Stdio};
+
+use common::nqueens;
+use nqueens::puzzles::verify::check;
+use predicates::prelude::*;
+
+/// Runs nqueens with `args` and returns its stdout (asserting success).
+fn stdout_of(args: &[&str]) -> String {
+    let out = nqueens()
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out).unwrap()
+}
+
+/// Parses lines of space-separated numbers.
+fn perms(text: &str) -> Vec<Vec<u32>> {
+    text.lines()
+        .map(|l| l.split(' ').map(|x| x.parse().unwrap()).collect())
+        .collect()
+}
+
+#[test]
+fn issue_6_solutions_of_four_are_the_two_boards() {
+    nqueens()
+        .args(["solutions", "4"])
+        .assert()
+        .success()
+        .stdout(".Q..\n...Q\nQ...\n..Q.\n\n..Q.\nQ...\n...Q\n.Q..\n");
+}
+
+#[test]
+fn issue_6_solutions_of_eight_in_perm_format_are_92_sorted_valid_lines() {
+    let all = perms(&stdout_of(&["solutions", "8", "--format", "perm", "-q"]));
+    assert_eq!(all.len(), 92);
+    assert_eq!(all[0], [1, 5, 8, 6, 3, 7, 2, 4]);
+    assert!(all.windows(2).all(|w| w[0] < w[1]), "lexicographic order");
+    assert!(all.iter().all(|p| check(p, Some(8)).is_valid()));
+}
+
+#[test]
+fn solutions_limit_stops_early() {
+    let text = stdout_of(&["solutions", "10", "--format", "perm", "--limit", "3"]);
+    assert_eq!(text.lines().count(), 3);
+    assert_eq!(stdout_of(&["solutions", "10", "--limit", "0"]), "");
+}
+
+#[test]
+fn solutions_json_lines_deserialize() {
+    let text = stdout_of(&["solutions", "6", "--json"]);
+    let all: Vec<Vec<u32>> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        all,
+        vec![
+            vec![2, 4, 6, 1, 3, 5],
+            vec![3, 6, 2, 5, 1, 4],
+            vec![4, 1, 5, 2, 6, 3],
+            vec![5, 3, 1, 6, 4, 2]
+        ]
+    );
+}
+
+#[test]
+fn issue_6_a_closed_pipe_ends_solutions_quietly_with_status_0() {
+    let bin = assert_cmd::cargo::cargo_bin("nqueens");
+    let mut child = StdCommand::new(bin)
+        .args(["solutions", "16"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = [0u8; 100];
+    child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+    // Dropping our end of the pipe is what `head` does after its lines.
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+}
+
+#[test]
+fn solutions_reject_bad_sizes_and_markdown() {
+    nqueens().args(["solutions", "0"]).assert().code(2);
+    nqueens().args(["solutions", "33"]).assert().code(2);
+    nqueens()
+        .args(["solutions", "5", "--format", "markdown"])
+        .assert()
+        .code(2);
+}
+
+/// The 8x8 mask with the main diagonal and one more cell blocked, and its count from the
+/// plain solution list (an oracle that does not use the mask code).
+fn diagonal_mask() -> (String, usize) {
+    let mut text = String::new();
+    for r in 0..8 {
+        let row: String = (0..8)
+            .map(|c| if c == r || (r, c) == (0, 5) { '#' } else { '.' })
+            .collect();
+        text.push_str(&row);
+        text.push('\n');
+    }
+    let all = perms(&stdout_of(&["solutions", "8", "--format", "perm", "-q"]));
+    let fitting = all
+        .iter()
+        .filter(|p| {
+            p.iter()
+                .enumerate()
+                .all(|(r, &c)| c as usize - 1 != r && !(r == 0 && c == 6))
+        })
+        .count();
+    (text, fitting)
+}
+
+#[test]
+fn issue_6_count_with_a_mask_matches_the_filtered_solution_list() {
+    let (mask, expected) = diagonal_mask();
+    nqueens()
+        .args(["count", "8", "--mask", "-", "-j", "2"])
+        .write_stdin(mask)
+        .assert()
+        .success()
+        .stdout(format!("{expected}\n"))
+        .stderr(predicate::str::contains("no symmetry"));
+}
+
+#[test]
+fn count_with_a_full_mask_is_checked_against_oeis_and_uses_symmetry() {
+    let mask = "1 1 1 1 1 1 1 1 1 1\n".repeat(10);
+    nqueens()
+        .args(["count", "10", "--mask", "-"])
+        .write_stdin(mask)
+        .assert()
+        .success()
+        .stdout("724\n")
+        .stderr(predicate::str::contains("mirror symmetry"));
+}
+
+#[test]
+fn issue_6_malformed_masks_exit_2_naming_line_and_column() {
+    let cases = [
+        ("1111\n11z1\n1111\n1111\n", "line 2, column 3"),
+        ("1111\n1111\n111\n1111\n", "line 3"),
+        ("1111\n1111\n1111\n", "line 4"),
+        ("1111\n1111\n1111\n1111\n1111\n", "line 5"),
+    ];
+    for (mask, place) in cases {
+        nqueens()
+            .args(["count", "4", "--mask", "-"])
+            .write_stdin(mask)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(place));
+    }
+    nqueens()
+        .args(["count", "4", "--mask", "/nonexistent/mask.txt"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("/nonexistent/mask.txt"));
+}
+
+#[test]
+fn issue_6_two_colour_classic_samples() {
+    nqueens()
+        .args(["two-colour", "-"])
+        .write_stdin("4\n1 1 1 1\n1 1 1 1\n1 1 1 1\n1 1 1 1\n")
+        .assert()
+        .success()
+        .stdout("2\n");
+    nqueens()
+        .arg("two-colour")
+        .write_stdin("4\n1 0 1 1\n1 1 1 1\n1 1 1 1\n1 1 1 1\n")
+        .assert()
+        .success()
+        .stdout("0\n");
+}
+
+#[test]
+fn two_colour_json_reports_solutions_and_pairs() {
+    let board = format!("8\n{}", "1 1 1 1 1 1 1 1\n".repeat(8));
+    let out = nqueens()
+        .args(["two-colour", "--json"])
+        .write_stdin(board)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["schema"], "nqueens.two-colour/1");
+    assert_eq!(v["solutions"], 92);
+    assert_eq!(v["pairs"], "3252");
+}
+
+#[test]
+fn two_colour_malformed_input_exits_2() {
+    nqueens()
+        .arg("two-colour")
+        .write_stdin("3\n1 1 1\n1 2 1\n1 1 1\n")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("line 3, column 3"));
+}
+
+#[test]
+fn issue_6_place_prints_the_construction() {
+    nqueens()
+        .args(["place", "8"])
+        .assert()
+        .success()
+        .stdout("2 4 6 8 3 1 7 5\n");
+    nqueens()
+        .args(["place", "4", "--format", "board"])
+        .assert()
+        .success()
+        .stdout("..Q.\nQ...\n...Q\n.Q..\n");
+}
+
+#[test]
+fn issue_6_place_output_verifies_for_many_n() {
+    for n in [
+        1u64, 4, 5, 6, 7, 8, 9, 14, 15, 20, 21, 1000, 123_457, 1_000_000,
+    ] {
+        let text = stdout_of(&["place", &n.to_string(), "-q"]);
+        let rows = perms(&text).remove(0);
+        assert!(check(&rows, Some(n)).is_valid(), "n = {n}");
+        nqueens()
+            .args(["verify", "-q"])
+            .write_stdin(text)
+            .assert()
+            .success();
+    }
+}
+
+#[test]
+fn issue_6_place_two_and_three_have_no_solution() {
+    for n in ["2", "3"] {
+        nqueens()
+            .args(["place", n])
+            .assert()
+            .code(1)
+            .stdout("")
+            .stderr(predicate::str::contains("no solution"));
+    }
+    nqueens().args(["place", "0"]).assert().code(2);
+    nqueens().args(["place", "abc"]).assert().code(2);
+    nqueens().args(["place", "-4"]).assert().code(2);
+}
+
+#[test]
+fn issue_6_min_conflicts_is_valid_and_reproducible_by_seed() {
+    for seed in ["1", "2", "3", "99"] {
+        let args = ["place", "300", "--method", "min-conflicts", "--seed", seed];
+        let a = stdout_of(&args);
+        assert_eq!(a, stdout_of(&args), "seed {seed}");
+        assert!(check(&perms(&a)[0], Some(300)).is_valid(), "seed {seed}");
+    }
+    nqueens()
+        .args(["place", "50", "--method", "min-conflicts"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("seed"));
+}
+
+#[test]
+fn issue_6_place_judge_format() {
+    let out = stdout_of_stdin(&["place", "--stdin"], "8\n\n4\n0\n9\n");
+    assert_eq!(out, "2 4 6 8 3 1 7 5\n2 4 1 3\n");
+    nqueens()
+        .args(["place", "--stdin"])
+        .write_stdin("5\n3\n4\n")
+        .assert()
+        .code(1)
+        .stdout("2 4 1 3 5\n2 4 1 3\n")
+        .stderr(predicate::str::contains("no solution exists for n = 3"));
+}
+
+fn stdout_of_stdin(args: &[&str], input: &str) -> String {
+    let out = nqueens()
+        .args(args)
+        .write_stdin(input)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn issue_6_verify_accepts_solutions_from_solutions() {
+    let all = stdout_of(&["solutions", "8", "--format", "perm", "-q"]);
+    let report = stdout_of_stdin(&["verify"], &all);
+    assert_eq!(report.lines().count(), 92);
+    assert!(report.lines().all(|l| l.ends_with("valid, n = 8")));
+}
+
+#[test]
+fn issue_6_verify_rejects_crafted_bad_permutations() {
+    let cases = [
+        ("2 4 2 3\n", "columns 1 and 3 attack each other along row 2"),
+        ("2 4 1 5\n", "row 5, outside 1..=4"),
+        ("2 4 0 3\n", "row 0, outside"),
+        ("1 3 2\n", "(column 2, row 3) and (column 3, row 2)"),
+        ("1 2 3 4 5 6 7 8\n", "diagonal"),
+        ("2 4 1\n", "outside 1..=3"),
+    ];
+    for (input, says) in cases {
+        nqueens()
+            .arg("verify")
+            .write_stdin(input)
+            .assert()
+            .code(1)
+            .stdout(predicate::str::contains("INVALID").and(predicate::str::contains(says)));
+    }
+    nqueens()
+        .args(["verify", "--size", "5"])
+        .write_stdin("2 4 1 3\n")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("4 values, expected 5"));
+}
+
+#[test]
+fn issue_6_verify_junk_and_empty_input_fail() {
+    for (input, place) in [
+        ("2 4 x 3\n", "line 1, column 5"),
+        ("1\n2 4 1 3,\n", "line 2, column 8"),
+    ] {
+        nqueens()
+            .arg("verify")
+            .write_stdin(input)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(place));
+    }
+    nqueens()
+        .arg("verify")
+        .write_stdin("\n\n")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("no permutation"));
+}
+
+#[test]
+fn verify_json_names_the_problems() {
+    let out = stdout_of_stdin(&["verify", "--json"], "2 4 1 3\n");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["valid"], true);
+    let out = nqueens()
+        .args(["verify", "--json"])
+        .write_stdin("1 1\n")
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["valid"], false);
+    assert_eq!(v["conflicts"], 1);
+    assert!(v["problems"][0]
+        .as_str()
+        .unwrap()
+        .contains("columns 1 and 2"));
+}
+
+#[test]
+fn place_rejects_formats_it_cannot_draw() {
+    nqueens()
+        .args(["place", "1001", "--format", "board"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("n > 1000"));
+    nqueens()
+        .args(["place", "8", "--format", "markdown"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn count_with_a_mask_reports_json() {
+    let out = nqueens()
+        .args(["count", "6", "--mask", "-", "--json"])
+        .write_stdin(".#....\n......\n......\n......\n......\n......\n")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report: nqueens::report::CountReport = serde_json::from_slice(&out).unwrap();
+    // Of the 4 solutions of 6x6, one has its first queen in column 2.
+    let all = perms(&stdout_of(&["solutions", "6", "--format", "perm", "-q"]));
+    let expected = all.iter().filter(|p| p[0] != 2).count();
+    assert_eq!(expected, 3);
+    assert_eq!(report.total, expected.to_string());
+    assert_eq!(report.engine, "mask");
+    assert_eq!(report.verified, None);
+}
