@@ -100,7 +100,11 @@ impl CountOptions {
             split_depth: self.split_depth,
             threads: self.checked_threads()?,
         };
-        let plan = engine::plan(&self.engine, n, &options)?;
+        let plan = if self.unique && self.engine == engine::AUTO {
+            engine::auto_unique(n).plan(n, &options)?
+        } else {
+            engine::plan(&self.engine, n, &options)?
+        };
         if self.unique && !plan.has_unique() {
             return Err(Error::Unsupported {
                 engine: plan.engine(),

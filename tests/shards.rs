@@ -96,9 +96,12 @@ fn issue_5_resume_after_kill_9_at_random_points_gives_the_exact_total() {
     for run in 0..4 {
         let tmp = tempfile::tempdir().unwrap();
         let ckpt = tmp.path().join("n15.ckpt");
+        // The mirror engine: slow enough at N = 15 that the kills land mid-run.
         let args = [
             "count",
             "15",
+            "--engine",
+            "mirror",
             "-j1",
             "-q",
             "--checkpoint",
@@ -123,6 +126,8 @@ fn issue_5_sigterm_saves_then_a_resume_on_other_threads_finishes() {
     let args = [
         "count",
         "16",
+        "--engine",
+        "mirror",
         "-j1",
         "-q",
         "--checkpoint",
@@ -143,7 +148,15 @@ fn issue_5_sigterm_saves_then_a_resume_on_other_threads_finishes() {
     assert!(saved.done.len() < saved.plan_tasks);
     // The plan does not depend on -j, so another thread count resumes the same run.
     let mut resume = nqueens();
-    resume.args(["count", "16", "-j2", "--checkpoint", s(&ckpt)]);
+    resume.args([
+        "count",
+        "16",
+        "--engine",
+        "mirror",
+        "-j2",
+        "--checkpoint",
+        s(&ckpt),
+    ]);
     resume
         .assert()
         .success()
@@ -355,12 +368,14 @@ fn issue_5_shard_auto_reads_the_slurm_array_variables() {
 #[test]
 fn issue_5_a_killed_shard_with_a_checkpoint_resumes_to_the_same_result() {
     let tmp = tempfile::tempdir().unwrap();
-    let plain = write_shards(tmp.path(), 15, 3, &["-j1"]).remove(1);
+    let plain = write_shards(tmp.path(), 15, 3, &["-j1", "--engine", "mirror"]).remove(1);
     let ckpt = tmp.path().join("s1.ckpt");
     let out = tmp.path().join("s1.json");
     let args = [
         "count",
         "15",
+        "--engine",
+        "mirror",
         "-j1",
         "-q",
         "--shard",

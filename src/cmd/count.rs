@@ -118,10 +118,15 @@ pub(super) fn commentary(c: &Count) -> String {
         Some(false) => "DOES NOT MATCH OEIS A000170",
         None => "no published value to check against",
     };
+    let unique = c
+        .unique
+        .map(|u| format!(" ({u} fundamental)"))
+        .unwrap_or_default();
     format!(
-        "N = {}: {} solutions; {} engine ({}, {} tasks), {} threads, {:.3} s, {} solutions/s; {}",
+        "N = {}: {} solutions{}; {} engine ({}, {} tasks), {} threads, {:.3} s, {} solutions/s; {}",
         c.n,
         c.total,
+        unique,
         c.engine,
         c.plan,
         c.tasks,

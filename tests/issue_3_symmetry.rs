@@ -1,0 +1,94 @@
+//! Issue 3: the symmetry engine and `--unique` through the command line.
+
+use assert_cmd::Command;
+use predicates::str::contains;
+
+fn nqueens() -> Command {
+    let mut cmd = Command::cargo_bin("nqueens").expect("the binary is built");
+    cmd.arg("--quiet");
+    cmd
+}
+
+#[test]
+fn issue_3_unique_prints_after_the_total() {
+    nqueens()
+        .args(["count", "8", "--unique"])
+        .assert()
+        .success()
+        .stdout("92\n12\n");
+}
+
+#[test]
+fn issue_3_unique_works_for_every_engine_choice_that_supports_it() {
+    for n in ["1", "2", "3", "4", "5", "11"] {
+        let expected = match n {
+            "1" => "1\n1\n",
+            "2" | "3" => "0\n0\n",
+            "4" => "2\n1\n",
+            "5" => "10\n2\n",
+            _ => "2680\n341\n",
+        };
+        nqueens()
+            .args(["count", n, "--unique", "--engine", "symmetry"])
+            .assert()
+            .success()
+            .stdout(expected);
+    }
+}
+
+#[test]
+fn issue_3_json_carries_the_unique_count() {
+    let out = nqueens()
+        .args(["count", "10", "--unique", "--json", "-j", "2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["total"], "724");
+    assert_eq!(v["unique"], "92");
+    assert_eq!(v["unique_verified"], true);
+    assert_eq!(v["engine"], "symmetry");
+}
+
+#[test]
+fn issue_3_unique_without_it_is_null() {
+    let out = nqueens()
+        .args(["count", "9", "--json", "--engine", "symmetry"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["total"], "352");
+    assert!(v["unique"].is_null());
+}
+
+#[test]
+fn issue_3_symmetry_engine_counts_and_auto_picks_it_at_12_and_past_23() {
+    nqueens()
+        .args(["count", "12", "--engine", "symmetry", "--split-depth", "3"])
+        .assert()
+        .success()
+        .stdout("14200\n");
+    let out = nqueens().args(["count", "12", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["engine"], "symmetry");
+    assert_eq!(v["total"], "14200");
+    assert_eq!(nqueens::engine::auto(24).name(), "symmetry");
+}
+
+#[test]
+fn issue_3_unique_with_the_mirror_engine_is_a_usage_error() {
+    nqueens()
+        .args(["count", "8", "--unique", "--engine", "mirror"])
+        .assert()
+        .code(2)
+        .stderr(contains("symmetry"));
+}
+
+#[test]
+fn issue_3_help_lists_the_symmetry_engine() {
+    nqueens()
+        .args(["count", "--help"])
+        .assert()
+        .success()
+        .stdout(contains("symmetry"));
+}
