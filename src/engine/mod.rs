@@ -96,6 +96,16 @@ pub fn auto_unique(n: u32) -> &'static dyn Engine {
     &symmetry::Symmetry
 }
 
+/// The code paths the engines chose for this CPU at run time: the backtracking kernel's step
+/// and the meet-in-the-middle matcher's vector level.
+pub fn code_paths() -> String {
+    format!(
+        "kernel {}, matcher {}",
+        kernel::code_path(),
+        mitm::simd::Level::detect().name()
+    )
+}
+
 /// Builds the plan of the engine called `name` for an `n`×`n` board.
 pub fn plan(name: &str, n: u32, options: &PlanOptions) -> Result<Box<dyn Plan>, Error> {
     check_n(n)?;

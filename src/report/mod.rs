@@ -81,7 +81,7 @@ impl From<&Count> for CountReport {
             elapsed_s: c.elapsed.as_secs_f64(),
             verified: c.verified,
             unique_verified: c.unique_verified,
-            code_path: crate::engine::kernel::code_path().to_string(),
+            code_path: crate::engine::code_paths(),
         }
     }
 }
