@@ -162,6 +162,16 @@ pub fn expand_at_least(rows: &Rows, mut nodes: Vec<Node>, target: usize) -> Vec<
     nodes
 }
 
+/// Start nodes [`count_subtree`] hands the kernel per call, so its lanes stay busy and the
+/// single-lane tail of each call is short.
+pub const SUBTREE_NODES: usize = 128 * LANES;
+
+/// Counts the completions of one node: expands it into at least [`SUBTREE_NODES`] start nodes
+/// (fewer near the last row), then runs [`count`] on them. The engines' tasks end here.
+pub fn count_subtree(rows: &Rows, node: Node) -> u64 {
+    count(rows, &expand_at_least(rows, vec![node], SUBTREE_NODES))
+}
+
 /// Counts the completions of every node in `nodes` (the sum over all of them).
 pub fn count(rows: &Rows, nodes: &[Node]) -> u64 {
     #[cfg(target_arch = "x86_64")]

@@ -6,8 +6,8 @@
 //! left half, also doubled. The first `split_depth` rows are expanded into independent tasks;
 //! each task is finished by the interleaved kernel in [`super::kernel`].
 
-use super::kernel::{self, bits, expand_at_least, expand_to, Node, Rows, LANES};
-use super::{Engine, PlanOptions};
+use super::kernel::{self, bits, expand_to, Node, Rows};
+use super::{check_split_depth, Engine, PlanOptions};
 use crate::error::{check_n, Error};
 use crate::plan::{fingerprint_words, Plan};
 
@@ -15,16 +15,9 @@ use crate::plan::{fingerprint_words, Plan};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Mirror;
 
-/// Split depths users may ask for.
-const MIN_DEPTH: u32 = 1;
-const MAX_DEPTH: u32 = 8;
-
 /// Automatic split: the smallest depth from 2 with at least this many tasks per thread.
 const TASKS_PER_THREAD: usize = 64;
 const MAX_AUTO_DEPTH: u32 = 5;
-
-/// Start nodes handed to the kernel per task, so its lanes stay busy.
-const KERNEL_NODES: usize = 128 * LANES;
 
 impl Engine for Mirror {
     fn name(&self) -> &'static str {
@@ -42,25 +35,10 @@ impl Engine for Mirror {
     fn plan(&self, n: u32, options: &PlanOptions) -> Result<Box<dyn Plan>, Error> {
         check_n(n)?;
         let depth = match options.split_depth {
-            Some(d) => check_depth(n, d)?,
+            Some(d) => check_split_depth(n, d)?,
             None => auto_depth(n, options.threads),
         };
         Ok(Box::new(MirrorPlan::new(n, depth)))
-    }
-}
-
-/// Validates a user-chosen split depth.
-fn check_depth(n: u32, depth: u32) -> Result<u32, Error> {
-    let max = MAX_DEPTH.min(n);
-    if (MIN_DEPTH..=max).contains(&depth) {
-        Ok(depth)
-    } else {
-        Err(Error::SplitDepth {
-            n,
-            depth,
-            min: MIN_DEPTH,
-            max,
-        })
     }
 }
 
@@ -154,8 +132,7 @@ impl Plan for MirrorPlan {
 
     fn solve(&self, task: usize) -> u128 {
         let (node, weight) = self.tasks[task];
-        let nodes = expand_at_least(&self.rows, vec![node], KERNEL_NODES);
-        u128::from(kernel::count(&self.rows, &nodes)) * u128::from(weight)
+        u128::from(kernel::count_subtree(&self.rows, node)) * u128::from(weight)
     }
 
     fn fingerprint(&self) -> String {
@@ -183,6 +160,7 @@ impl Plan for MirrorPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::MAX_SPLIT_DEPTH;
     use crate::known;
 
     fn total(plan: &MirrorPlan) -> u128 {
@@ -200,7 +178,7 @@ mod tests {
     #[test]
     fn every_split_depth_gives_the_same_total() {
         for n in [1, 2, 3, 5, 8, 9] {
-            for depth in 1..=MAX_DEPTH.min(n) {
+            for depth in 1..=MAX_SPLIT_DEPTH.min(n) {
                 let plan = MirrorPlan::new(n, depth);
                 assert_eq!(
                     Some(total(&plan)),
@@ -209,13 +187,6 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn depth_outside_the_range_is_an_error() {
-        assert!(check_depth(10, 0).is_err());
-        assert!(check_depth(4, 5).is_err());
-        assert!(check_depth(10, 3).is_ok());
     }
 
     #[test]

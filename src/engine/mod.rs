@@ -42,6 +42,26 @@ pub trait Engine: Sync {
     fn plan(&self, n: u32, options: &PlanOptions) -> Result<Box<dyn Plan>, Error>;
 }
 
+/// The smallest split depth (`--split-depth`) the backtracking engines accept.
+pub const MIN_SPLIT_DEPTH: u32 = 1;
+/// The largest split depth the backtracking engines accept (capped at N).
+pub const MAX_SPLIT_DEPTH: u32 = 8;
+
+/// Checks a user-chosen split depth for an `n`×`n` board.
+pub fn check_split_depth(n: u32, depth: u32) -> Result<u32, Error> {
+    let max = MAX_SPLIT_DEPTH.min(n);
+    if (MIN_SPLIT_DEPTH..=max).contains(&depth) {
+        Ok(depth)
+    } else {
+        Err(Error::SplitDepth {
+            n,
+            depth,
+            min: MIN_SPLIT_DEPTH,
+            max,
+        })
+    }
+}
+
 /// Every engine, in the order `--help` lists them.
 pub static ENGINES: &[&dyn Engine] = &[&mirror::Mirror, &symmetry::Symmetry, &mitm::Mitm];
 
@@ -115,6 +135,13 @@ pub fn plan(name: &str, n: u32, options: &PlanOptions) -> Result<Box<dyn Plan>, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_depth_outside_the_range_is_an_error() {
+        assert!(check_split_depth(10, 0).is_err());
+        assert!(check_split_depth(4, 5).is_err());
+        assert_eq!(check_split_depth(10, 3).unwrap(), 3);
+    }
 
     #[test]
     fn every_listed_name_resolves() {

@@ -20,19 +20,14 @@ pub mod unique;
 mod tests;
 
 use self::starts::{starts, Start};
-use super::kernel::{self, expand_at_least, expand_to, Node, LANES};
-use super::{Engine, PlanOptions};
+use super::kernel::{self, expand_to, Node};
+use super::{check_split_depth, Engine, PlanOptions, MIN_SPLIT_DEPTH};
 use crate::error::{check_n, Error};
 use crate::plan::{fingerprint_words, Plan};
 
 /// The full-symmetry engine (`--engine symmetry`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Symmetry;
-
-/// Split depths users may ask for (rows filled per task, the constellation's row 0
-/// included).
-const MIN_DEPTH: u32 = 1;
-const MAX_DEPTH: u32 = 8;
 
 /// Automatic split: at least this many tasks per thread ...
 const TASKS_PER_THREAD: usize = 64;
@@ -42,10 +37,6 @@ const MAX_MIN_TASKS: usize = 1 << 18;
 /// The automatic split never makes more tasks than this (plan memory and build time).
 const MAX_AUTO_TASKS: usize = 1 << 21;
 const MAX_AUTO_DEPTH: u32 = 6;
-
-/// Start nodes handed to the kernel per task, so its lanes stay busy and the single-lane tail
-/// of each call is short (as in the mirror engine).
-const KERNEL_NODES: usize = 128 * LANES;
 
 impl Engine for Symmetry {
     fn name(&self) -> &'static str {
@@ -64,25 +55,10 @@ impl Engine for Symmetry {
         check_n(n)?;
         let starts = starts(n);
         let depth = match options.split_depth {
-            Some(d) => check_depth(n, d)?,
+            Some(d) => check_split_depth(n, d)?,
             None => auto_depth(n, &starts, options.threads),
         };
         Ok(Box::new(SymmetryPlan::with_starts(n, depth, starts)))
-    }
-}
-
-/// Validates a user-chosen split depth.
-fn check_depth(n: u32, depth: u32) -> Result<u32, Error> {
-    let max = MAX_DEPTH.min(n);
-    if (MIN_DEPTH..=max).contains(&depth) {
-        Ok(depth)
-    } else {
-        Err(Error::SplitDepth {
-            n,
-            depth,
-            min: MIN_DEPTH,
-            max,
-        })
     }
 }
 
@@ -91,12 +67,12 @@ fn check_depth(n: u32, depth: u32) -> Result<u32, Error> {
 fn auto_depth(n: u32, starts: &[Start], threads: usize) -> u32 {
     let want = (TASKS_PER_THREAD * threads.max(1)).max(min_tasks(n));
     let cap = MAX_AUTO_DEPTH.min(n);
-    let mut depth = MIN_DEPTH;
+    let mut depth = MIN_SPLIT_DEPTH;
     while depth < cap {
         let len = tasks(starts, depth).len();
         if len >= want {
             return if len > MAX_AUTO_TASKS {
-                (depth - 1).max(MIN_DEPTH)
+                (depth - 1).max(MIN_SPLIT_DEPTH)
             } else {
                 depth
             };
@@ -198,8 +174,7 @@ impl Plan for SymmetryPlan {
     fn solve(&self, task: usize) -> u128 {
         let (s, node) = self.tasks[task];
         let start = &self.starts[s as usize];
-        let nodes = expand_at_least(&start.rows, vec![node], KERNEL_NODES);
-        u128::from(kernel::count(&start.rows, &nodes)) * u128::from(start.weight)
+        u128::from(kernel::count_subtree(&start.rows, node)) * u128::from(start.weight)
     }
 
     fn fingerprint(&self) -> String {

@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use crate::engine::kernel::{self, bits, expand_at_least, full_mask, Node, Rows, LANES};
+use crate::engine::kernel::{self, bits, expand_at_least, full_mask, Node, Rows};
 use crate::error::Error;
 use crate::plan::{self, fingerprint_words, Plan, Progress};
 use crate::{known, Count};
@@ -193,9 +193,6 @@ fn parse_row(text: &str, n: u32, source: &str, line: usize) -> Result<u32, Error
     Ok(mask)
 }
 
-/// Start nodes handed to the kernel per task, so its lanes stay busy.
-const KERNEL_NODES: usize = 16 * LANES;
-
 /// Tasks per thread the plan aims for, so the executor can balance.
 const TASKS_PER_THREAD: usize = 64;
 
@@ -281,8 +278,7 @@ impl Plan for MaskPlan {
 
     fn solve(&self, task: usize) -> u128 {
         let (node, weight) = self.tasks[task];
-        let nodes = expand_at_least(&self.rows, vec![node], KERNEL_NODES);
-        u128::from(kernel::count(&self.rows, &nodes)) * u128::from(weight)
+        u128::from(kernel::count_subtree(&self.rows, node)) * u128::from(weight)
     }
 
     fn fingerprint(&self) -> String {

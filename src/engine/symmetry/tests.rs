@@ -7,6 +7,7 @@ use super::constellation::{constellations, Cell, Constellation, SYMMETRIES};
 use super::unique::{half_turn_symmetric, quarter_turn_symmetric};
 use super::*;
 use crate::engine::mirror::MirrorPlan;
+use crate::engine::MAX_SPLIT_DEPTH;
 use crate::known;
 
 fn total(plan: &dyn Plan) -> u128 {
@@ -174,7 +175,7 @@ fn unique_counts_equal_brute_force_orbit_counts() {
 #[test]
 fn every_split_depth_gives_the_same_total() {
     for n in [1, 2, 3, 4, 5, 8, 9] {
-        for depth in MIN_DEPTH..=MAX_DEPTH.min(n) {
+        for depth in MIN_SPLIT_DEPTH..=MAX_SPLIT_DEPTH.min(n) {
             let p = SymmetryPlan::new(n, depth);
             assert_eq!(Some(total(&p)), known::total(n), "n = {n}, depth {depth}");
         }
@@ -183,9 +184,16 @@ fn every_split_depth_gives_the_same_total() {
 
 #[test]
 fn depth_outside_the_range_is_an_error() {
-    assert!(check_depth(10, 0).is_err());
-    assert!(check_depth(4, 5).is_err());
-    assert!(check_depth(10, 3).is_ok());
+    assert!(Symmetry.plan(10, &split(0)).is_err());
+    assert!(Symmetry.plan(4, &split(5)).is_err());
+    assert!(Symmetry.plan(10, &split(3)).is_ok());
+}
+
+fn split(depth: u32) -> PlanOptions {
+    PlanOptions {
+        split_depth: Some(depth),
+        threads: 1,
+    }
 }
 
 #[test]
