@@ -98,15 +98,21 @@ pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let result = nqueens::count_with_progress(n, &options, &bar);
     bar.finish();
     let count = result?;
+    publish(&count, &commentary(&count), global)
+}
+
+/// Prints a finished count on stdout, `note` on stderr (unless quiet), and returns the exit
+/// status (3 when a value disagrees with OEIS).
+pub fn publish(count: &Count, note: &str, global: &Global) -> anyhow::Result<ExitCode> {
     render_count(
-        &CountReport::from(&count),
+        &CountReport::from(count),
         global.format(),
         &mut std::io::stdout().lock(),
     )?;
     if !global.quiet {
-        eprintln!("nqueens: {}", commentary(&count));
+        eprintln!("nqueens: {note}");
     }
-    Ok(verdict(&count).into())
+    Ok(verdict(count).into())
 }
 
 /// One line for people: what was counted, how, how fast, and whether it matches OEIS.
@@ -138,7 +144,7 @@ pub(super) fn commentary(c: &Count) -> String {
 }
 
 /// Exit status for a finished count; reports a disagreement with OEIS loudly.
-pub fn verdict(c: &Count) -> Exit {
+fn verdict(c: &Count) -> Exit {
     if c.is_consistent() {
         return Exit::Ok;
     }

@@ -4,11 +4,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use nqueens::puzzles::mask::{count_masked, Mask};
-use nqueens::report::{render_count, CountReport};
 use nqueens::Count;
 
 use crate::cli::Global;
-use crate::cmd::count::verdict;
+use crate::cmd::count::publish;
 use crate::cmd::input;
 use crate::progress::Bar;
 
@@ -20,15 +19,7 @@ pub fn run(n: u32, path: &Path, global: &Global) -> anyhow::Result<ExitCode> {
     let result = count_masked(&mask, global.single_threads()?, &bar);
     bar.finish();
     let count = result?;
-    render_count(
-        &CountReport::from(&count),
-        global.format(),
-        &mut std::io::stdout().lock(),
-    )?;
-    if !global.quiet {
-        eprintln!("nqueens: {}", commentary(&count, &mask));
-    }
-    Ok(verdict(&count).into())
+    publish(&count, &commentary(&count, &mask), global)
 }
 
 /// One line for people: the board, the method, the time.

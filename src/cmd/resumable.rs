@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 use nqueens::plan::{thread_pool, Plan};
-use nqueens::report::{json, render_count, CountReport, Format};
+use nqueens::report::{json, Format};
 use nqueens::shard::{checkpoint, stable_plan, Checkpoint, PartialResult, Recorder, ShardSpec};
 use nqueens::CountOptions;
 use serde::Serialize;
 
-use super::count::{commentary, verdict, Args};
+use super::count::{commentary, publish, Args};
 use crate::cli::Global;
 use crate::exit::Exit;
 use crate::progress::Bar;
@@ -135,15 +135,7 @@ fn report_count(
     global: &Global,
 ) -> anyhow::Result<ExitCode> {
     let count = nqueens::finish(plan, total, options, recorder.elapsed())?;
-    render_count(
-        &CountReport::from(&count),
-        global.format(),
-        &mut std::io::stdout().lock(),
-    )?;
-    if !global.quiet {
-        eprintln!("nqueens: {}", commentary(&count));
-    }
-    Ok(verdict(&count).into())
+    publish(&count, &commentary(&count), global)
 }
 
 /// What `count --out` prints on stdout with `--json` (the file itself holds every task).
