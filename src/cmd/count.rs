@@ -1,6 +1,6 @@
 //! `nqueens count N`: count the solutions for an N×N board.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use nqueens::report::{render_count, CountReport};
-use nqueens::{engine, known, Count, CountOptions, Error};
+use nqueens::{engine, known, Count, CountOptions};
 
 use super::resumable;
 use crate::cli::{parse_n, Global};
@@ -171,21 +171,8 @@ fn verdict(c: &Count) -> Exit {
 fn judge(options: &CountOptions, global: &Global) -> anyhow::Result<ExitCode> {
     let mut status = Exit::Ok;
     let mut out = std::io::stdout().lock();
-    for (index, line) in std::io::stdin().lock().lines().enumerate() {
-        let line = line.context("reading standard input")?;
-        let text = line.trim();
-        if text.is_empty() {
-            continue;
-        }
-        if text == "0" {
-            break;
-        }
-        let n = parse_n(text).map_err(|message| Error::Parse {
-            source_name: "<stdin>".to_string(),
-            line: index + 1,
-            column: None,
-            message,
-        })?;
+    for n in crate::cmd::input::judge_sizes(parse_n) {
+        let n = n?;
         let count = nqueens::count(n, options)?;
         render_count(&CountReport::from(&count), global.format(), &mut out)?;
         out.flush()?;

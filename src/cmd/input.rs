@@ -39,3 +39,32 @@ pub fn read_to_string(path: &Path) -> anyhow::Result<String> {
         .with_context(|| format!("reading '{}'", source_name(path)))?;
     Ok(text)
 }
+
+/// The judge format on stdin: one size per line (blank lines skipped) until a line `0` or the
+/// end of input. Yields each size as parsed by `parse`, or an error naming its line.
+pub fn judge_sizes<T>(
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> impl Iterator<Item = anyhow::Result<T>> {
+    let mut lines = std::io::stdin().lock().lines().enumerate();
+    std::iter::from_fn(move || loop {
+        let (index, line) = lines.next()?;
+        let line = match line.context("reading standard input") {
+            Ok(line) => line,
+            Err(e) => return Some(Err(e)),
+        };
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        if text == "0" {
+            return None;
+        }
+        let parsed = parse(text).map_err(|message| nqueens::Error::Parse {
+            source_name: "<stdin>".to_string(),
+            line: index + 1,
+            column: None,
+            message,
+        });
+        return Some(parsed.map_err(anyhow::Error::from));
+    })
+}

@@ -1,6 +1,6 @@
 //! `nqueens place N`: one solution, for N up to 4294967295.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -160,18 +160,8 @@ fn write(
 fn judge(args: &Args, layout: Layout, seed: u64) -> anyhow::Result<ExitCode> {
     let mut status = Exit::Ok;
     let mut out = std::io::stdout().lock();
-    for (index, line) in std::io::stdin().lock().lines().enumerate() {
-        let line = line.context("reading standard input")?;
-        let text = line.trim();
-        if text.is_empty() {
-            continue;
-        }
-        let n = parse_size(text).map_err(|message| Error::Parse {
-            source_name: "<stdin>".to_string(),
-            line: index + 1,
-            column: None,
-            message,
-        })?;
+    for n in crate::cmd::input::judge_sizes(parse_size) {
+        let n = n?;
         if n == 0 {
             break;
         }

@@ -168,13 +168,7 @@ impl Context {
         spare: &'a mut [Prepared; 4],
     ) -> [&'a Prepared; 4] {
         let g = &self.geo;
-        let low = (1u32 << g.h) - 1;
-        let rows = [
-            east & low,
-            (east >> g.c) & low,
-            west & low,
-            (west >> g.c) & low,
-        ];
+        let rows = quarter_rows(g, east, west);
         let mut i = 0;
         spare.each_mut().map(|p| {
             i += 1;
@@ -308,13 +302,7 @@ impl Context {
         spare: &'a mut [Prepared; 4],
     ) -> [&'a Prepared; 4] {
         let g = &self.geo;
-        let low = (1u32 << g.h) - 1;
-        let rows = [
-            east & low,
-            (east >> g.c) & low,
-            west & low,
-            (west >> g.c) & low,
-        ];
+        let rows = quarter_rows(g, east, west);
         for (i, p) in spare.iter_mut().enumerate() {
             let q = QUARTERS[i];
             let raw = g.forbidden(q, y, g.h);
@@ -381,4 +369,16 @@ impl Context {
         let q = s.quarters.each_ref();
         self.join_task(q, 0, wanted, &shape, &mut s.keys)[0]
     }
+}
+
+/// The row masks of the four quarters (NE, SE, NW, SW) of a split: the east and west rows,
+/// each cut into its north and south halves.
+fn quarter_rows(g: &Geometry, east: u32, west: u32) -> [u32; 4] {
+    let low = (1u32 << g.h) - 1;
+    [
+        east & low,
+        (east >> g.c) & low,
+        west & low,
+        (west >> g.c) & low,
+    ]
 }
