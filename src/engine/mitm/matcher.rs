@@ -18,7 +18,7 @@ pub const BLOCK: usize = 512;
 
 /// A partial final block is padded and sliced only if it holds at least this many keys;
 /// fewer are compared one by one.
-const MIN_PARTIAL: usize = 48;
+pub(crate) const MIN_PARTIAL: usize = 48;
 
 /// Leading rank bits that blocks try not to straddle, beyond log2(blocks).
 const PREFIX_EXTRA: u32 = 1;

@@ -10,6 +10,7 @@
 //! ([`task`]) with its own sieve: no barriers and no serial phase, so threads scale, and the
 //! same task list feeds progress, checkpoints and shards. Small boards go to the mirror engine.
 
+pub mod bucket;
 pub mod half;
 pub mod key;
 pub mod matcher;

@@ -190,6 +190,49 @@ dispatch! {
         half::join_generic;
 }
 
+/// Appends `keys` to `out` sorted by `pext(key, mask)` (a counting sort over `2^cuts`
+/// values); returns each value's end position in `out`. Needs BMI2: only called at levels
+/// that include it.
+pub fn sort_pext(keys: &[u64], mask: u64, cuts: usize, out: &mut Vec<u64>) -> Vec<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        assert!(std::arch::is_x86_feature_detected!("bmi2"));
+        // SAFETY: BMI2 was just checked.
+        unsafe { bmi2::sort_pext(keys, mask, cuts, out) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (keys, mask, cuts, out);
+        unreachable!("levels above Portable exist only on x86-64")
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod bmi2 {
+    use std::arch::x86_64::_pext_u64;
+
+    /// See [`super::sort_pext`].
+    #[target_feature(enable = "bmi2")]
+    pub fn sort_pext(keys: &[u64], mask: u64, cuts: usize, out: &mut Vec<u64>) -> Vec<usize> {
+        let base = out.len();
+        let mut next = vec![0usize; 1 << cuts];
+        for &k in keys {
+            next[_pext_u64(k, mask) as usize] += 1;
+        }
+        let mut acc = base;
+        for slot in next.iter_mut() {
+            (acc, *slot) = (acc + *slot, acc);
+        }
+        out.resize(base + keys.len(), 0);
+        for &k in keys {
+            let b = _pext_u64(k, mask) as usize;
+            out[next[b]] = k;
+            next[b] += 1;
+        }
+        next
+    }
+}
+
 /// Hand-written AVX-512 loops: one zmm per 512-key set, VPOPCNTQ lane counters reduced once
 /// per block, and VPCOMPRESSQ for the join.
 #[cfg(target_arch = "x86_64")]

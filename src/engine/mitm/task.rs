@@ -11,6 +11,7 @@
 //!   depend on x, so it is built and sliced once per (y, E); the west halves of every x are
 //!   then queried with the (h, x) queen's diagonals added to their keys.
 
+use super::bucket::BucketSieve;
 use super::half::{HalfSpec, Portions, Side};
 use super::key::Geometry;
 use super::matcher::{Layout, Rank, Sieve, BLOCK, MAX_CUTS};
@@ -50,6 +51,7 @@ struct Keys {
     east: [Vec<u64>; 4],
     west: [Vec<u64>; 4],
     sieve: Sieve,
+    small: BucketSieve,
 }
 
 /// Shared, read-only context of a plan's tasks.
@@ -71,29 +73,52 @@ pub struct Context {
     pub limits: Limits,
 }
 
-/// How the sieve reads keys: its chunk layout and the bits no stored key needs.
+/// How the sieves read keys: chunk layouts, the bits no stored key needs, and cut bits.
 #[derive(Debug, Clone)]
 pub struct Shape {
-    /// Chunk layout (holes left out).
+    /// Chunk layout of the ranked sieve (holes left out).
     pub layout: Layout,
     /// Key bits no query has (fixed queens' and long diagonals): stored keys drop them.
     pub holes: u64,
     /// Most cut bits that rank the stored keys.
     pub cuts: u32,
+    /// Chunk layout of the bucket sieve of small tasks (holes and cut bits left out).
+    pub small_layout: Layout,
+    /// Cut bits of the bucket sieve, ascending.
+    pub small_cuts: Vec<u32>,
 }
 
 impl Shape {
-    /// The shape for keys with `holes`, ranked by at most `cuts` bits.
-    pub fn new(geo: &Geometry, holes: u64, cuts: u32) -> Self {
+    /// The shape for keys with `holes`, ranked by at most `cuts` bits; small tasks' buckets
+    /// cut on `small_cuts` bits near the long diagonals (where keys are densest, so buckets
+    /// exclude the most pairs).
+    pub fn new(geo: &Geometry, holes: u64, cuts: u32, small_cuts: u32) -> Self {
+        let (h, d) = (geo.h as i64, geo.d as i64);
+        let mut order = Vec::new();
+        for step in 1..h {
+            for offset in [-step, step] {
+                order.extend([h - 1 + offset, d + h - 1 + offset]);
+            }
+        }
+        let mut small: Vec<u32> = order
+            .into_iter()
+            .filter(|&p| (0..2 * d).contains(&p) && holes >> p & 1 == 0)
+            .map(|p| p as u32)
+            .take(small_cuts as usize)
+            .collect();
+        small.sort_unstable();
+        let cut_mask = small.iter().fold(0u64, |m, &p| m | 1 << p);
         Shape {
             layout: Layout::new(geo.key_bits(), holes, CHUNK_BITS),
             holes,
             cuts: cuts.min(MAX_CUTS as u32),
+            small_layout: Layout::new(geo.key_bits(), holes | cut_mask, CHUNK_BITS),
+            small_cuts: small,
         }
     }
 }
 
-/// Most cut bits that rank the stored keys, per board size (0: no ranking).
+/// Most cut bits that rank the stored keys of large tasks (0: no ranking).
 fn cut_count(n: u32) -> u32 {
     match n {
         0..=15 => 0,
@@ -101,8 +126,19 @@ fn cut_count(n: u32) -> u32 {
     }
 }
 
+/// Bucket cut bits of small tasks, per board size (more keys per split: more buckets pay).
+fn small_cut_count(n: u32) -> u32 {
+    match n {
+        // Measured on sampled tasks: cuts cost time up to N = 19, 4 cuts were fastest at
+        // N = 20 (1.7× over none).
+        0..=19 => 0,
+        20..=21 => 4,
+        _ => 5,
+    }
+}
+
 /// Keys sampled per side to measure bit occupancy.
-const OCCUPANCY_SAMPLE: usize = 2048;
+const OCCUPANCY_SAMPLE: usize = 256;
 
 /// The rank for one task: the key bits most likely set on both sides, most likely first. A
 /// bit set in a fraction `p` of stored keys and `q` of queries rules out a fraction `p·q` of
@@ -160,7 +196,7 @@ impl Context {
                 } else {
                     geo.window_bits(h + n - 1 - y, h + y)
                 };
-                Shape::new(&geo, holes, cuts)
+                Shape::new(&geo, holes, cuts, small_cut_count(n))
             })
             .collect();
         Context {
@@ -349,7 +385,7 @@ pub struct Limits {
     pub stored: usize,
     /// Most east keys queried at once (about 50 bytes each, with their table offsets).
     pub queries: usize,
-    /// Stored keys below which ranking costs more than it saves.
+    /// West keys below which a task stores its east keys instead (all keys at hand).
     pub min_ranked: usize,
 }
 
@@ -358,7 +394,9 @@ impl Default for Limits {
         Limits {
             stored: 1 << 20,
             queries: 1 << 19,
-            min_ranked: 16 * BLOCK,
+            // Measured on sampled tasks: below about 128 blocks of west keys, the bucket
+            // sieve of the smaller side is as fast or faster (N ≤ 21 never gets there).
+            min_ranked: 128 * BLOCK,
         }
     }
 }
@@ -425,21 +463,15 @@ impl Keys {
             .fill(&groups, !shape.holes, &shape.layout, &rank, level);
     }
 
-    /// [`Keys::join`] for a task whose keys are all at hand and too few to rank: the east keys
-    /// are stored, each west class is counted against them.
+    /// [`Keys::join`] for a task whose keys are all at hand and few: the east keys (the
+    /// smaller side) go to the bucket sieve, and every west class is counted against them.
     fn count_small(&mut self, shape: &Shape, level: Level, factors: [u64; 4]) -> u64 {
-        let rank = Rank::default();
-        self.sieve
-            .fill(&[&[&self.east[0]]], !0, &shape.layout, &rank, level);
-        let mut total = 0;
-        for (queries, f) in self.west.iter().zip(factors) {
-            if f > 0 {
-                let mut count = [0u64];
-                self.sieve.count(queries, &mut count, level);
-                total += f * count[0];
-            }
-        }
-        total
+        self.small
+            .fill(&self.east[0], &shape.small_layout, &shape.small_cuts, level);
+        let groups: [&[u64]; 4] = self.west.each_ref().map(|v| v.as_slice());
+        let mut counts = [0u64; 4];
+        self.small.count_groups(&groups, &mut counts, level);
+        counts.iter().zip(factors).map(|(c, f)| c * f).sum()
     }
 
     /// The weighted count of the current east keys against the sieve.
@@ -467,7 +499,7 @@ impl Context {
             let list = self.cache.get(rows[i]);
             p.prepare(g, QUARTERS[i], &list, (0, 0), Side::forbid(0));
         }
-        let shape = Shape::new(g, 0, 2);
+        let shape = Shape::new(g, 0, 2, 2);
         let q = s.quarters.each_ref();
         self.join_task(q, 0, [1, 0, 0, 0], &shape, &mut s.keys)
     }
