@@ -68,11 +68,18 @@ impl From<SizeArg> for Size {
     }
 }
 
-/// Parses a positive number of seconds (fractions allowed).
+/// The longest `--duration` accepted: a year of burn-in.
+const MAX_DURATION_S: f64 = 365.0 * 24.0 * 3600.0;
+
+/// Parses a positive number of seconds (fractions allowed), at most [`MAX_DURATION_S`].
 fn parse_seconds(s: &str) -> Result<Duration, String> {
     match s.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 => Ok(Duration::from_secs_f64(x)),
-        _ => Err("must be a positive number of seconds".to_string()),
+        Ok(x) if x > 0.0 && x <= MAX_DURATION_S => {
+            Duration::try_from_secs_f64(x).map_err(|e| e.to_string())
+        }
+        _ => Err(format!(
+            "must be a positive number of seconds, at most {MAX_DURATION_S} (a year)"
+        )),
     }
 }
 
@@ -219,5 +226,8 @@ mod tests {
         assert!(parse_seconds("0").is_err());
         assert!(parse_seconds("-3").is_err());
         assert!(parse_seconds("soon").is_err());
+        assert!(parse_seconds("1e300").is_err());
+        assert!(parse_seconds("NaN").is_err());
+        assert!(parse_seconds("inf").is_err());
     }
 }

@@ -1,0 +1,77 @@
+//! Issue 12: every bad input gets a clear error, nothing is clobbered, faults are caught.
+//! One regression test (or more) per numbered item of the issue.
+
+mod common;
+
+use std::process::{Command, Output, Stdio};
+
+use common::{nqueens, run};
+use predicates::prelude::*;
+
+/// The binary under test as a plain `std` command (for custom stdio).
+fn raw() -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("nqueens"));
+    cmd.env_remove("SLURM_ARRAY_TASK_ID");
+    cmd
+}
+
+/// Runs `nqueens args` with its stdout a pipe whose reading end is already closed.
+fn with_closed_stdout(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = raw()
+        .args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("nqueens starts");
+    drop(child.stdout.take());
+    if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        use std::io::Write;
+        let _ = pipe.write_all(bytes);
+    }
+    child.wait_with_output().expect("nqueens finishes")
+}
+
+/// Asserts an exit status and that nothing panicked.
+fn assert_no_panic(out: &Output, code: i32) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(code), "{stderr}");
+}
+
+// Item 2: panics.
+
+#[test]
+fn issue_12_bench_duration_too_long_is_a_usage_error() {
+    nqueens()
+        .args(["bench", "--duration", "1e300"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("at most").and(predicate::str::contains("panicked").not()));
+}
+
+#[test]
+fn issue_12_completions_into_a_closed_pipe_exit_0() {
+    let out = with_closed_stdout(&["completions", "bash"], None);
+    assert_no_panic(&out, 0);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn issue_12_completions_onto_a_full_disk_is_a_clear_error() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full exists on Linux");
+    let out = raw()
+        .args(["completions", "bash"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_no_panic(&out, 1);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("No space left"));
+}
