@@ -75,3 +75,25 @@ fn issue_12_completions_onto_a_full_disk_is_a_clear_error() {
     assert_no_panic(&out, 1);
     assert!(String::from_utf8_lossy(&out.stderr).contains("No space left"));
 }
+
+// Item 4: the checkpoint saver thread missed its wake-up when the run finished first, and the
+// process then waited out a whole save period. With a period of 11 days, any missed wake-up
+// hangs until the (generous) timeout; this is a liveness check, not a timing assertion.
+
+#[test]
+fn issue_12_a_finished_run_does_not_wait_for_the_next_checkpoint_save() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..20 {
+        let cp = dir.path().join(format!("cp{i}"));
+        let out = dir.path().join(format!("out{i}.json"));
+        nqueens()
+            .args(["count", "6", "-q", "--checkpoint-every", "1000000", "--checkpoint"])
+            .arg(&cp)
+            .arg("--out")
+            .arg(&out)
+            .timeout(std::time::Duration::from_secs(120))
+            .assert()
+            .success()
+            .stdout("4\n");
+    }
+}

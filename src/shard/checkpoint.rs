@@ -307,9 +307,11 @@ fn periodic_saves(
 ) -> Result<(), Error> {
     let mut done = finished.0.lock().unwrap_or_else(|e| e.into_inner());
     loop {
+        // Waiting *while* not finished checks the flag first: a run that ends before this
+        // thread first takes the lock must not wait out a whole period (issue 12, item 4).
         let (guard, _) = finished
             .1
-            .wait_timeout(done, every)
+            .wait_timeout_while(done, every, |finished| !*finished)
             .unwrap_or_else(|e| e.into_inner());
         done = guard;
         if *done {
