@@ -29,8 +29,10 @@ use std::time::{Duration, Instant};
 pub use error::{Error, MAX_N, MIN_N};
 pub use plan::{NoProgress, Plan, Progress};
 
-/// The most worker threads a run may ask for.
-pub const MAX_THREADS: usize = 4096;
+/// The most worker threads a run may ask for. Runs never start more workers than they have
+/// tasks either ([`CountOptions::workers`]): thousands of idle threads only cost start-up and
+/// exit time (issue 12).
+pub const MAX_THREADS: usize = 1024;
 
 /// How to count: engine, threads, split depth. Build it with the chained setters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,6 +94,12 @@ impl CountOptions {
                 max: MAX_THREADS,
             })
         }
+    }
+
+    /// The number of workers to start for `tasks` tasks: the thread count, checked, but never
+    /// more than the tasks (at least one).
+    pub fn workers(&self, tasks: usize) -> Result<usize, Error> {
+        Ok(self.checked_threads()?.min(tasks.max(1)))
     }
 
     /// Builds the plan these options select for an `n`×`n` board.
@@ -165,7 +173,7 @@ pub fn count_with_progress(
     let start = Instant::now();
     let plan = options.plan(n)?;
     let ids: Vec<usize> = (0..plan.len()).collect();
-    let pool = plan::thread_pool(options.threads)?;
+    let pool = plan::thread_pool(options.workers(plan.len())?)?;
     let total = plan::execute(plan.as_ref(), &ids, &pool, progress)?;
     finish(plan.as_ref(), total, options, start.elapsed())
 }
@@ -191,7 +199,7 @@ pub fn finish(
         engine: plan.engine(),
         plan: plan.describe(),
         tasks: plan.len(),
-        threads: options.threads,
+        threads: options.workers(plan.len())?,
         elapsed,
         verified: known::check(known::total(n), total),
         unique_verified: unique.and_then(|u| known::check(known::unique(n), u)),

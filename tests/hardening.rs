@@ -97,3 +97,23 @@ fn issue_12_a_finished_run_does_not_wait_for_the_next_checkpoint_save() {
             .stdout("4\n");
     }
 }
+
+// Item 5: never more workers than tasks, and a sane cap on the thread count.
+
+#[test]
+fn issue_12_a_one_task_count_starts_one_worker() {
+    let (code, stdout, stderr) = run(&["count", "1", "-j", "1024", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["total"], "1");
+    assert_eq!(v["threads"], 1);
+}
+
+#[test]
+fn issue_12_thread_counts_above_the_cap_are_usage_errors() {
+    nqueens()
+        .args(["count", "12", "-j", "4096"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("from 1 to 1024"));
+}

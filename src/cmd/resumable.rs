@@ -79,7 +79,7 @@ pub fn run(
             eprintln!("nqueens: resuming from '{}': {msg}", path.display());
         }
     }
-    let pool = thread_pool(options.checked_threads()?)?;
+    let pool = thread_pool(options.workers(ids.len())?)?;
     let bar = Bar::new(global.quiet);
     let every = args.checkpoint_every;
     let total = checkpoint::run(plan.as_ref(), &ids, &pool, &recorder, every, &bar);

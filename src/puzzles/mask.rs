@@ -312,6 +312,7 @@ pub fn count_masked(mask: &Mask, threads: usize, progress: &dyn Progress) -> Res
     let threads = options.checked_threads()?;
     let plan = MaskPlan::new(mask, threads);
     let ids: Vec<usize> = (0..plan.len()).collect();
+    let threads = options.workers(plan.len())?;
     let pool = plan::thread_pool(threads)?;
     let total = plan::execute(&plan, &ids, &pool, progress)?;
     let verified = if mask.is_full() {
