@@ -117,3 +117,39 @@ fn issue_12_thread_counts_above_the_cap_are_usage_errors() {
         .code(2)
         .stderr(predicate::str::contains("from 1 to 1024"));
 }
+
+// Item 6: `yes '2 4 1 3' | nqueens verify | head -1` must end: verify stops reading when its
+// stdout is closed. The input is endless (like `yes`), and the reading end of stdout is closed
+// before nqueens writes anything; a process that keeps reading never ends and is killed after
+// a generous liveness limit.
+
+#[test]
+fn issue_12_verify_stops_reading_an_endless_input_when_stdout_is_closed() {
+    let mut child = raw()
+        .arg("verify")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || {
+        use std::io::Write;
+        let block = "2 4 1 3\n".repeat(8192);
+        while stdin.write_all(block.as_bytes()).is_ok() {}
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("verify kept reading after its stdout was closed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    feeder.join().unwrap();
+    assert_eq!(status.code(), Some(0));
+}
