@@ -28,7 +28,8 @@ pub struct Args {
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
 
-    /// Judge format: one N per line on stdin (0 or end of input ends), one solution line each
+    /// Judge format: one N per line on stdin (0 or end of input ends), one output line each (the
+    /// solution, or "no solution")
     #[arg(long, conflicts_with = "n")]
     pub stdin: bool,
 }
@@ -156,7 +157,18 @@ fn write(
     }
 }
 
-/// The judge format: one N per line in, one solution line out.
+/// The line `--stdin` prints for an n without a solution (2 and 3).
+pub const NO_SOLUTION: &str = "no solution";
+
+/// Writes the marker line for an n without a solution, in `layout`.
+fn no_solution_line(out: &mut impl Write, n: u64, layout: Layout) -> std::io::Result<()> {
+    match layout {
+        Layout::Json => writeln!(out, "{{\"n\":{n},\"rows\":null}}"),
+        Layout::Line | Layout::Board => writeln!(out, "{NO_SOLUTION}"),
+    }
+}
+
+/// The judge format: one N per line in, one solution line out (or [`NO_SOLUTION`]).
 fn judge(args: &Args, layout: Layout, seed: u64) -> anyhow::Result<ExitCode> {
     let mut status = Exit::Ok;
     let mut out = std::io::stdout().lock();
@@ -170,6 +182,9 @@ fn judge(args: &Args, layout: Layout, seed: u64) -> anyhow::Result<ExitCode> {
                 if e.downcast_ref::<Error>()
                     .is_some_and(|e| matches!(e, Error::NoSolution { .. })) =>
             {
+                // One output line per input line, always (issue 12): a marker line keeps the
+                // answers aligned with the questions.
+                no_solution_line(&mut out, n, layout)?;
                 eprintln!("nqueens: {e}");
                 status = Exit::Failure;
             }
