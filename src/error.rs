@@ -134,6 +134,16 @@ impl Error {
     }
 }
 
+/// At most the first 40 characters of `text`, with `…` when cut: for quoting user input in
+/// messages without echoing a whole (possibly huge) line.
+pub fn excerpt(text: &str) -> String {
+    const KEEP: usize = 40;
+    match text.char_indices().nth(KEEP) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
 /// Checks that `n` is a board size the counters accept.
 pub fn check_n(n: u32) -> Result<(), Error> {
     if (MIN_N..=MAX_N).contains(&n) {

@@ -196,3 +196,44 @@ fn run_stdin(args: &[&str], stdin: &str) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+// Item 3: reading /dev/zero (or any huge input) is a clear error, never unbounded memory.
+
+#[cfg(target_os = "linux")]
+#[test]
+fn issue_12_dev_zero_as_input_is_a_clear_error() {
+    let cases: [(&[&str], &str); 3] = [
+        (&["count", "8", "--mask", "/dev/zero"], "larger than 65536 bytes"),
+        (&["two-colour", "/dev/zero"], "larger than 65536 bytes"),
+        (&["bench", "--compare", "/dev/zero", "/dev/zero"], "larger than 1048576 bytes"),
+    ];
+    for (args, message) in cases {
+        nqueens()
+            .args(args)
+            .timeout(std::time::Duration::from_secs(60))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(message));
+    }
+    for args in [&["count", "--stdin"][..], &["place", "--stdin"], &["verify"]] {
+        let out = raw()
+            .args(args)
+            .stdin(std::fs::File::open("/dev/zero").unwrap())
+            .output()
+            .unwrap();
+        assert_no_panic(&out, 2);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.len() < 500, "the message quotes too much: {stderr}");
+    }
+}
+
+#[test]
+fn issue_12_huge_board_files_are_refused_with_their_size() {
+    let board = format!("4\n{}", "1 1 1 1\n".repeat(20_000));
+    nqueens()
+        .args(["two-colour", "-"])
+        .write_stdin(board)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("too large for a two-colour board"));
+}

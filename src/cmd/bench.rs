@@ -142,8 +142,11 @@ fn write_report(path: &Path, report: &BenchReport, format: Format) -> anyhow::Re
     fs::write(path, text).with_context(|| format!("writing '{}'", path.display()))
 }
 
+/// The largest bench report `--compare` reads (real ones are a few kB).
+const MAX_REPORT_BYTES: u64 = 1 << 20;
+
 fn read_report(path: &Path) -> anyhow::Result<BenchReport> {
-    let text = fs::read_to_string(path).with_context(|| format!("reading '{}'", path.display()))?;
+    let text = crate::cmd::input::read_to_string(path, MAX_REPORT_BYTES, "a bench report")?;
     let report: BenchReport = serde_json::from_str(&text)
         .map_err(|e| UsageError(format!("'{}' is not a bench report: {e}", path.display())))?;
     Ok(report)
