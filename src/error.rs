@@ -85,6 +85,15 @@ pub enum Error {
         /// The underlying error.
         error: std::io::Error,
     },
+    /// A file to be written exists and is not a regular file (a folder, a device, a FIFO, a
+    /// dangling link): it is never replaced.
+    #[error("'{}' is {kind}; refusing to replace it with a regular file (give another path)", path.display())]
+    NotRegularFile {
+        /// The path given.
+        path: PathBuf,
+        /// What is there, e.g. "a folder".
+        kind: String,
+    },
     /// The puzzle has no solution (e.g. `place` for n = 2 or 3).
     #[error("no solution exists for n = {n}")]
     NoSolution {
@@ -128,6 +137,7 @@ impl Error {
                 | Error::Unsupported { .. }
                 | Error::Parse { .. }
                 | Error::Shard(_)
+                | Error::NotRegularFile { .. }
                 | Error::CheckpointCorrupt { .. }
                 | Error::CheckpointMismatch { .. }
         )

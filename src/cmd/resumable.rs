@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::Context;
 use nqueens::plan::{thread_pool, Plan};
 use nqueens::report::{json, Format};
-use nqueens::shard::{checkpoint, stable_plan, Checkpoint, PartialResult, Recorder, ShardSpec};
+use nqueens::shard::{check_writable, checkpoint, stable_plan, Checkpoint, PartialResult, Recorder, ShardSpec};
 use nqueens::CountOptions;
 use serde::Serialize;
 
@@ -58,6 +58,12 @@ pub fn run(
         Some(ShardArg::Spec(spec)) => spec,
         Some(ShardArg::Auto) => ShardSpec::from_slurm_env()?,
     };
+    // Before anything is read or counted: never replace a folder, device or FIFO, and fail
+    // now, not after the count, if a file cannot be written (issue 12, item 1).
+    for path in args.out.iter().chain(&args.checkpoint) {
+        check_writable(path)
+            .with_context(|| format!("cannot write '{}'", path.display()))?;
+    }
     let plan = stable_plan(n, options)?;
     let ids = shard.ids(plan.as_ref());
     let start = match &args.checkpoint {
@@ -65,9 +71,6 @@ pub fn run(
         None => Checkpoint::new(plan.as_ref(), shard),
     };
     let resumed = start.remaining(&ids).len() < ids.len();
-    if let Some(out) = &args.out {
-        check_writable(out)?;
-    }
     let recorder = Arc::new(Recorder::new(args.checkpoint.clone(), start));
     // Fail now, not hours from now, if the checkpoint cannot be written.
     recorder.save()?;
@@ -89,22 +92,6 @@ pub fn run(
         Some(out) => write_shard(plan.as_ref(), shard, &recorder, out, global),
         None => report_count(plan.as_ref(), total, options, &recorder, global),
     }
-}
-
-/// Checks up front that the result file can be created (its folder exists and is writable),
-/// so a long shard does not fail only at the end.
-fn check_writable(out: &Path) -> anyhow::Result<()> {
-    let dir = match out.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let probe = dir.join(format!(
-        ".{}.probe",
-        out.file_name().unwrap_or_default().to_string_lossy()
-    ));
-    std::fs::write(&probe, b"")
-        .and_then(|()| std::fs::remove_file(&probe))
-        .with_context(|| format!("cannot write the result file '{}'", out.display()))
 }
 
 /// On Ctrl-C or SIGTERM: save what is finished and exit with status 130 at once (tasks in
