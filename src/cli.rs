@@ -36,11 +36,11 @@ pub struct Global {
     pub format: FormatArg,
 
     /// Shorthand for --format json
-    #[arg(long, global = true, conflicts_with = "markdown")]
+    #[arg(long, global = true, conflicts_with_all = ["markdown", "format"])]
     pub json: bool,
 
     /// Shorthand for --format markdown
-    #[arg(long, global = true)]
+    #[arg(long, global = true, conflicts_with = "format")]
     pub markdown: bool,
 }
 
@@ -73,7 +73,16 @@ impl Global {
             .map(|list| list.0.iter().map(|t| t.get()).collect())
     }
 
-    /// The output format; `--json` and `--markdown` take precedence over `--format`.
+    /// The format asked for, with the shorthands applied.
+    pub fn format_arg(&self) -> FormatArg {
+        match (self.json, self.markdown) {
+            (true, _) => FormatArg::Json,
+            (false, true) => FormatArg::Markdown,
+            (false, false) => self.format,
+        }
+    }
+
+    /// The output format (`--json` and `--markdown` conflict with an explicit `--format`).
     pub fn format(&self) -> nqueens::report::Format {
         use nqueens::report::Format;
         match (self.json, self.markdown, self.format) {

@@ -336,3 +336,70 @@ fn issue_12_a_link_to_a_regular_file_is_followed_and_kept() {
     assert_eq!(written["total"], "4");
     assert_eq!(names_in(dir.path()), ["link.json", "real.json"]);
 }
+
+// Item 9: options that would be silently ignored are usage errors.
+
+#[test]
+fn issue_12_ignored_options_are_usage_errors() {
+    let cases: [(&[&str], &str); 9] = [
+        (&["count", "16", "-e", "mitm", "--split-depth", "3"], "does not support --split-depth"),
+        (&["count", "8", "-e", "mitm", "--split-depth", "0"], "--split-depth"),
+        (&["count", "8", "-e", "mitm", "--split-depth", "1000"], "--split-depth"),
+        (&["count", "8", "--format", "board"], "cannot write --format board"),
+        (&["count", "8", "--json", "--format", "markdown"], "cannot be used with"),
+        (&["merge", "--format", "perm", "x.json"], "cannot write --format perm"),
+        (&["verify", "--markdown", "-"], "cannot write --format markdown"),
+        (&["verify", "--size", "0", "-"], "0 is not in 1.."),
+        (&["place", "8", "--seed", "5"], "--seed is for --method min-conflicts"),
+    ];
+    for (args, message) in cases {
+        nqueens()
+            .args(args)
+            .write_stdin("2 4 1 3\n")
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains(message));
+    }
+}
+
+#[test]
+fn issue_12_a_split_depth_with_auto_picks_a_backtracking_engine() {
+    let (code, stdout, stderr) = run(&["count", "13", "--split-depth", "2", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["total"], "73712");
+    assert_eq!(v["engine"], "symmetry");
+    assert!(v["plan"].as_str().unwrap().contains("split depth 2"));
+}
+
+#[cfg(unix)]
+#[test]
+fn issue_12_a_broken_link_in_a_merge_folder_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let shard = dir.path().join("shard-0.json");
+    nqueens()
+        .args(["count", "8", "-q", "--shard", "0/1", "--out"])
+        .arg(&shard)
+        .assert()
+        .success();
+    std::os::unix::fs::symlink(dir.path().join("gone.json"), dir.path().join("shard-1.json"))
+        .unwrap();
+    nqueens()
+        .arg("merge")
+        .arg(dir.path())
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("shard-1.json"));
+}
+
+// Item 11: wording.
+
+#[test]
+fn issue_12_unique_on_a_small_mitm_board_names_the_mitm_engine() {
+    nqueens()
+        .args(["count", "-e", "mitm", "--unique", "2"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("the mitm engine does not support unique"));
+}

@@ -11,7 +11,7 @@ use nqueens::report::Format;
 use nqueens::Error;
 
 use crate::cli::{FormatArg, Global};
-use crate::exit::Exit;
+use crate::exit::{Exit, UsageError};
 
 /// Arguments of `nqueens place`.
 #[derive(Debug, clap::Args)]
@@ -64,6 +64,12 @@ enum Layout {
 /// Runs `nqueens place`.
 pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let layout = layout(global)?;
+    if args.seed.is_some() && args.method != Method::MinConflicts {
+        return Err(UsageError(
+            "--seed is for --method min-conflicts (the construction is not random)".to_string(),
+        )
+        .into());
+    }
     let seed = args.seed.unwrap_or_else(clock_seed);
     if args.method == Method::MinConflicts && args.seed.is_none() && !global.quiet {
         eprintln!("nqueens: seed {seed}");

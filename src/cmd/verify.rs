@@ -22,7 +22,7 @@ pub struct Args {
     pub file: PathBuf,
 
     /// The board size every line must have
-    #[arg(long = "size", value_name = "N")]
+    #[arg(long = "size", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub size: Option<u64>,
 }
 

@@ -117,7 +117,9 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
             let p = entry.map_err(io)?.path();
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
             let visible = name.is_some_and(|n| !n.starts_with('.') && n.ends_with(".json"));
-            if visible && p.is_file() {
+            // Anything but a folder: a broken link is listed, so merge reports it as
+            // unreadable instead of silently skipping it (issue 12).
+            if visible && !p.is_dir() {
                 found.push(p);
             }
         }
