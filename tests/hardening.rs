@@ -403,3 +403,59 @@ fn issue_12_unique_on_a_small_mitm_board_names_the_mitm_engine() {
         .code(2)
         .stderr(predicate::str::contains("the mitm engine does not support unique"));
 }
+
+#[test]
+fn issue_12_an_over_long_n_is_out_of_range() {
+    nqueens()
+        .args(["count", "123456789012345678901234567890"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("out of range 1..32"));
+    nqueens()
+        .args(["place", "123456789012345678901234567890"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("out of range 1..4294967295"));
+}
+
+#[test]
+fn issue_12_counts_of_one_are_singular() {
+    nqueens()
+        .args(["count", "1", "-j", "1"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("1 solution;").and(predicate::str::contains("1 task)")));
+    nqueens()
+        .args(["solutions", "1"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("1 solution printed"));
+    nqueens()
+        .args(["verify", "-"])
+        .write_stdin("1 2\n")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(", 1 conflict\n"));
+}
+
+#[test]
+fn issue_12_zero_in_any_spelling_ends_judge_input() {
+    for end in ["0", "00", "+0"] {
+        nqueens()
+            .args(["count", "--stdin", "-q"])
+            .write_stdin(format!("8\n{end}\n9\n"))
+            .assert()
+            .success()
+            .stdout("92\n");
+    }
+}
+
+#[test]
+fn issue_12_verify_quotes_non_ascii_characters_whole() {
+    nqueens()
+        .args(["verify", "-"])
+        .write_stdin("1 é\n")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unexpected character 'é'"));
+}

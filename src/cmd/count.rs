@@ -129,14 +129,14 @@ pub(super) fn commentary(c: &Count) -> String {
         .map(|u| format!(" ({u} fundamental)"))
         .unwrap_or_default();
     format!(
-        "N = {}: {} solutions{}; {} engine ({}, {} tasks), {} threads, {:.3} s, {} solutions/s; {}",
+        "N = {}: {}{}; {} engine ({}, {}), {}, {:.3} s, {} solutions/s; {}",
         c.n,
-        c.total,
+        super::plural(c.total, "solution"),
         unique,
         c.engine,
         c.plan,
-        c.tasks,
-        c.threads,
+        super::plural(c.tasks, "task"),
+        super::plural(c.threads, "thread"),
         secs,
         human(rate),
         check

@@ -19,6 +19,13 @@ use clap::ValueEnum;
 use crate::cli::{Cli, Command, FormatArg};
 use crate::exit::UsageError;
 
+/// `1 solution`, `2 solutions`: a count with its noun in the right number.
+pub fn plural(count: impl std::fmt::Display, noun: &str) -> String {
+    let text = count.to_string();
+    let s = if text == "1" { "" } else { "s" };
+    format!("{text} {noun}{s}")
+}
+
 /// Runs the selected subcommand.
 pub fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     check_format(cli)?;

@@ -48,9 +48,12 @@ const MAX_BOARD: u64 = 1000;
 
 /// Parses a board size for `place` (any whole number; the library checks the range).
 fn parse_size(s: &str) -> Result<u64, String> {
-    s.trim()
-        .parse()
-        .map_err(|_| format!("not a whole number from 1 to {}", place::MAX_PLACE_N))
+    let max = place::MAX_PLACE_N;
+    match crate::cli::parse_whole(s) {
+        Some(Some(n)) if (1..=max as i64).contains(&n) => Ok(n as u64),
+        Some(_) => Err(format!("out of range 1..{max}")),
+        None => Err(format!("not a whole number from 1 to {max}")),
+    }
 }
 
 /// How the solution is written.

@@ -81,8 +81,9 @@ fn report(out: &mut impl Write, line: usize, v: &Verdict, json: bool) -> std::io
     }
     writeln!(
         out,
-        "line {line}: INVALID, n = {}, {} conflicts",
-        v.n, v.conflicts
+        "line {line}: INVALID, n = {}, {}",
+        v.n,
+        super::plural(v.conflicts, "conflict")
     )?;
     for p in &v.problems {
         writeln!(out, "  {p}")?;
