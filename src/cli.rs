@@ -194,9 +194,15 @@ mod tests {
     fn over_long_numbers_are_out_of_range_not_malformed() {
         let err = parse_n("99999999999999999999999").unwrap_err();
         assert!(err.starts_with("out of range 1..32"), "{err}");
-        assert!(parse_n("-99999999999999999999999").unwrap_err().starts_with("out of range"));
-        assert!(parse_n("1e3").unwrap_err().starts_with("not a whole number"));
-        assert!(parse_threads("99999999999999999999").unwrap_err().starts_with("out of range"));
+        assert!(parse_n("-99999999999999999999999")
+            .unwrap_err()
+            .starts_with("out of range"));
+        assert!(parse_n("1e3")
+            .unwrap_err()
+            .starts_with("not a whole number"));
+        assert!(parse_threads("99999999999999999999")
+            .unwrap_err()
+            .starts_with("out of range"));
     }
 
     proptest::proptest! {

@@ -160,9 +160,10 @@ pub struct ThreadResult {
 ///
 /// JSON fields: `schema` (`"nqueens.bench/1"`), `workload` {`name`, `version`, `engine`,
 /// `sizes`}, `host` {`cpu`, `logical_cores`, `physical_cores`, `features`, `code_path`, `os`,
-/// `arch`, `version`, `commit`}, `rounds` (all verified), `results` (one per thread count:
-/// `threads`, `wall_s`, `solutions`, `subproblems`, `solutions_per_s`, `subproblems_per_s`,
-/// `speedup`, `efficiency`), and `score`.
+/// `arch`, `version`, `commit`}, `rounds` (all verified), `verified` (true when every count
+/// matched its published value), `results` (one per thread count: `threads`, `wall_s`,
+/// `solutions`, `subproblems`, `solutions_per_s`, `subproblems_per_s`, `speedup`,
+/// `efficiency`, both relative to the smallest thread count), and `score`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchReport {
     /// Schema tag, [`BENCH_SCHEMA`].
@@ -173,6 +174,10 @@ pub struct BenchReport {
     pub host: HostInfo,
     /// Rounds completed, each verified.
     pub rounds: u32,
+    /// Whether every count matched its published value (OEIS A000170). Reports written
+    /// before this field existed read as `false`.
+    #[serde(default)]
+    pub verified: bool,
     /// One entry per thread count.
     pub results: Vec<ThreadResult>,
     /// [`score`] of the results.
@@ -278,6 +283,8 @@ pub fn run(config: &BenchConfig, observer: &dyn BenchObserver) -> Result<Outcome
         workload: config.workload.clone(),
         host: HostInfo::detect(),
         rounds: round,
+        // A wrong count returns `Outcome::Wrong` above, so every count here was checked.
+        verified: true,
         score: score(&results),
         results,
     })))
@@ -324,12 +331,18 @@ fn keep_best(slot: &mut Option<(f64, u128, u64)>, sample: (f64, u128, u64)) {
     }
 }
 
-/// Per-thread-count rows with speed-up and efficiency relative to the first thread count.
+/// Per-thread-count rows with speed-up and efficiency relative to the smallest thread count
+/// (whatever the order given, e.g. `-j 2,1`; issue 12).
 fn summarise(threads: &[usize], best: &[Option<(f64, u128, u64)>]) -> Vec<ThreadResult> {
-    let Some(Some((base_wall, _, _))) = best.first().copied() else {
+    let base = threads
+        .iter()
+        .zip(best)
+        .filter_map(|(&t, b)| b.map(|b| (t, b.0)))
+        .min_by_key(|&(t, _)| t);
+    let Some((base_threads, base_wall)) = base else {
         return Vec::new();
     };
-    let base_threads = threads[0] as f64;
+    let base_threads = base_threads as f64;
     threads
         .iter()
         .zip(best)
@@ -386,6 +399,15 @@ mod tests {
                 .iter()
                 .all(|&n| known::total(n).is_some()));
         }
+    }
+
+    #[test]
+    fn speedup_is_relative_to_the_smallest_thread_count_in_any_order() {
+        let rows = summarise(&[2, 1], &[Some((2.5, 100, 10)), Some((4.0, 100, 10))]);
+        assert_eq!(rows[0].threads, 2);
+        assert_eq!(rows[0].speedup, 1.6);
+        assert_eq!(rows[0].efficiency, 0.8);
+        assert_eq!(rows[1].speedup, 1.0);
     }
 
     #[test]

@@ -116,7 +116,8 @@ impl CountOptions {
         } else {
             engine::plan(&self.engine, n, &options)?
         };
-        if self.split_depth.is_some() && plan.engine() == engine::Engine::name(&engine::mitm::Mitm) {
+        if self.split_depth.is_some() && plan.engine() == engine::Engine::name(&engine::mitm::Mitm)
+        {
             // Its tasks are fixed row splits; a split depth would be silently ignored.
             return Err(Error::Unsupported {
                 engine: plan.engine(),

@@ -51,7 +51,9 @@ fn issue_12_bench_duration_too_long_is_a_usage_error() {
         .args(["bench", "--duration", "1e300"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("at most").and(predicate::str::contains("panicked").not()));
+        .stderr(
+            predicate::str::contains("at most").and(predicate::str::contains("panicked").not()),
+        );
 }
 
 #[test]
@@ -87,7 +89,14 @@ fn issue_12_a_finished_run_does_not_wait_for_the_next_checkpoint_save() {
         let cp = dir.path().join(format!("cp{i}"));
         let out = dir.path().join(format!("out{i}.json"));
         nqueens()
-            .args(["count", "6", "-q", "--checkpoint-every", "1000000", "--checkpoint"])
+            .args([
+                "count",
+                "6",
+                "-q",
+                "--checkpoint-every",
+                "1000000",
+                "--checkpoint",
+            ])
             .arg(&cp)
             .arg("--out")
             .arg(&out)
@@ -203,9 +212,15 @@ fn run_stdin(args: &[&str], stdin: &str) -> (i32, String, String) {
 #[test]
 fn issue_12_dev_zero_as_input_is_a_clear_error() {
     let cases: [(&[&str], &str); 3] = [
-        (&["count", "8", "--mask", "/dev/zero"], "larger than 65536 bytes"),
+        (
+            &["count", "8", "--mask", "/dev/zero"],
+            "larger than 65536 bytes",
+        ),
         (&["two-colour", "/dev/zero"], "larger than 65536 bytes"),
-        (&["bench", "--compare", "/dev/zero", "/dev/zero"], "larger than 1048576 bytes"),
+        (
+            &["bench", "--compare", "/dev/zero", "/dev/zero"],
+            "larger than 1048576 bytes",
+        ),
     ];
     for (args, message) in cases {
         nqueens()
@@ -215,7 +230,11 @@ fn issue_12_dev_zero_as_input_is_a_clear_error() {
             .code(2)
             .stderr(predicate::str::contains(message));
     }
-    for args in [&["count", "--stdin"][..], &["place", "--stdin"], &["verify"]] {
+    for args in [
+        &["count", "--stdin"][..],
+        &["place", "--stdin"],
+        &["verify"],
+    ] {
         let out = raw()
             .args(args)
             .stdin(std::fs::File::open("/dev/zero").unwrap())
@@ -263,7 +282,9 @@ fn issue_12_out_and_checkpoint_refuse_a_folder_before_counting() {
             .assert()
             .code(2)
             .stdout("")
-            .stderr(predicate::str::contains("is a folder; refusing to replace it"));
+            .stderr(predicate::str::contains(
+                "is a folder; refusing to replace it",
+            ));
         assert!(target.is_dir());
         assert_eq!(names_in(dir.path()), ["some_dir"], "nothing left behind");
     }
@@ -311,9 +332,18 @@ fn issue_12_fifos_and_dangling_links_are_never_replaced() {
         }
     }
     use std::os::unix::fs::FileTypeExt;
-    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
-    assert!(std::fs::symlink_metadata(&to_fifo).unwrap().file_type().is_symlink());
-    assert!(std::fs::symlink_metadata(&dangling).unwrap().file_type().is_symlink());
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    assert!(std::fs::symlink_metadata(&to_fifo)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::symlink_metadata(&dangling)
+        .unwrap()
+        .file_type()
+        .is_symlink());
 }
 
 #[cfg(unix)]
@@ -330,7 +360,10 @@ fn issue_12_a_link_to_a_regular_file_is_followed_and_kept() {
         .assert()
         .success()
         .stdout("4\n");
-    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
     let written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
     assert_eq!(written["total"], "4");
@@ -342,15 +375,39 @@ fn issue_12_a_link_to_a_regular_file_is_followed_and_kept() {
 #[test]
 fn issue_12_ignored_options_are_usage_errors() {
     let cases: [(&[&str], &str); 9] = [
-        (&["count", "16", "-e", "mitm", "--split-depth", "3"], "does not support --split-depth"),
-        (&["count", "8", "-e", "mitm", "--split-depth", "0"], "--split-depth"),
-        (&["count", "8", "-e", "mitm", "--split-depth", "1000"], "--split-depth"),
-        (&["count", "8", "--format", "board"], "cannot write --format board"),
-        (&["count", "8", "--json", "--format", "markdown"], "cannot be used with"),
-        (&["merge", "--format", "perm", "x.json"], "cannot write --format perm"),
-        (&["verify", "--markdown", "-"], "cannot write --format markdown"),
+        (
+            &["count", "16", "-e", "mitm", "--split-depth", "3"],
+            "does not support --split-depth",
+        ),
+        (
+            &["count", "8", "-e", "mitm", "--split-depth", "0"],
+            "--split-depth",
+        ),
+        (
+            &["count", "8", "-e", "mitm", "--split-depth", "1000"],
+            "--split-depth",
+        ),
+        (
+            &["count", "8", "--format", "board"],
+            "cannot write --format board",
+        ),
+        (
+            &["count", "8", "--json", "--format", "markdown"],
+            "cannot be used with",
+        ),
+        (
+            &["merge", "--format", "perm", "x.json"],
+            "cannot write --format perm",
+        ),
+        (
+            &["verify", "--markdown", "-"],
+            "cannot write --format markdown",
+        ),
         (&["verify", "--size", "0", "-"], "0 is not in 1.."),
-        (&["place", "8", "--seed", "5"], "--seed is for --method min-conflicts"),
+        (
+            &["place", "8", "--seed", "5"],
+            "--seed is for --method min-conflicts",
+        ),
     ];
     for (args, message) in cases {
         nqueens()
@@ -383,8 +440,11 @@ fn issue_12_a_broken_link_in_a_merge_folder_is_reported() {
         .arg(&shard)
         .assert()
         .success();
-    std::os::unix::fs::symlink(dir.path().join("gone.json"), dir.path().join("shard-1.json"))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        dir.path().join("gone.json"),
+        dir.path().join("shard-1.json"),
+    )
+    .unwrap();
     nqueens()
         .arg("merge")
         .arg(dir.path())
@@ -401,7 +461,9 @@ fn issue_12_unique_on_a_small_mitm_board_names_the_mitm_engine() {
         .args(["count", "-e", "mitm", "--unique", "2"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("the mitm engine does not support unique"));
+        .stderr(predicate::str::contains(
+            "the mitm engine does not support unique",
+        ));
 }
 
 #[test]
@@ -458,4 +520,85 @@ fn issue_12_verify_quotes_non_ascii_characters_whole() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("unexpected character 'é'"));
+}
+
+// Item 10: bench.
+
+/// A bench report as JSON, with one row per (threads, solutions/s).
+fn bench_report(schema: &str, rows: &[(usize, f64)]) -> String {
+    let results: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|&(threads, speed)| {
+            serde_json::json!({
+                "threads": threads, "wall_s": 1.0, "solutions": "1", "subproblems": 1,
+                "solutions_per_s": speed, "subproblems_per_s": 1.0, "speedup": 1.0,
+                "efficiency": 1.0
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "schema": schema,
+        "workload": {"name": "quick", "version": 2, "engine": "mitm", "sizes": [16]},
+        "host": {"cpu": "x", "logical_cores": 1, "physical_cores": 1, "features": [],
+                 "code_path": "x", "os": "x", "arch": "x", "version": "x", "commit": "x"},
+        "rounds": 1, "verified": true, "results": results, "score": 1.0
+    })
+    .to_string()
+}
+
+#[test]
+fn issue_12_bench_compare_refuses_bad_reports_and_empty_comparisons() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: String| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let good = write(
+        "good.json",
+        bench_report("nqueens.bench/1", &[(1, 5.0), (2, 9.0)]),
+    );
+    let other = write("other.json", bench_report("nqueens.count/1", &[(1, 5.0)]));
+    let zero = write("zero.json", bench_report("nqueens.bench/1", &[(1, 0.0)]));
+    let four = write("four.json", bench_report("nqueens.bench/1", &[(4, 7.0)]));
+    let cases = [
+        (&other, 2, "its schema is 'nqueens.count/1'"),
+        (&zero, 2, "its speed at -j 1 is 0"),
+        (&four, 1, "no thread count in common"),
+    ];
+    for (b, code, message) in cases {
+        nqueens()
+            .args(["bench", "--compare", &good, b])
+            .assert()
+            .code(code)
+            .stdout("")
+            .stderr(predicate::str::contains(message));
+    }
+    nqueens()
+        .args(["bench", "--compare", &good, &good])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("1.000"));
+}
+
+#[test]
+fn issue_12_bench_refuses_a_repeated_thread_count() {
+    nqueens()
+        .args(["bench", "-j", "1,1"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("thread count 1 is listed twice"));
+}
+
+#[test]
+fn issue_12_bench_speedup_is_relative_to_the_smallest_thread_count() {
+    let (code, stdout, stderr) = run(&["bench", "-q", "-j", "2,1", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["verified"], true);
+    let rows = v["results"].as_array().unwrap();
+    assert_eq!(rows[0]["threads"], 2);
+    assert_eq!(rows[1]["threads"], 1);
+    assert_eq!(rows[1]["speedup"], 1.0);
+    assert_eq!(rows[1]["efficiency"], 1.0);
 }

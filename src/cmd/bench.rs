@@ -93,11 +93,19 @@ pub fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
     if let Some(files) = &args.compare {
         return compare(&files[0], &files[1], global.format());
     }
+    let threads = global
+        .thread_list()
+        .unwrap_or_else(|| hw::default_threads(num_cpus::get()));
+    if let Some(t) = threads
+        .iter()
+        .enumerate()
+        .find_map(|(i, t)| threads[..i].contains(t).then_some(t))
+    {
+        return Err(UsageError(format!("thread count {t} is listed twice in -j")).into());
+    }
     let config = BenchConfig {
         workload: hw::workload(args.size.into()),
-        threads: global
-            .thread_list()
-            .unwrap_or_else(|| hw::default_threads(num_cpus::get())),
+        threads,
         rounds: args.repeat.unwrap_or(1),
         duration: args.duration,
     };
@@ -147,8 +155,34 @@ const MAX_REPORT_BYTES: u64 = 1 << 20;
 
 fn read_report(path: &Path) -> anyhow::Result<BenchReport> {
     let text = crate::cmd::input::read_to_string(path, MAX_REPORT_BYTES, "a bench report")?;
-    let report: BenchReport = serde_json::from_str(&text)
-        .map_err(|e| UsageError(format!("'{}' is not a bench report: {e}", path.display())))?;
+    let not_report =
+        |why: String| UsageError(format!("'{}' is not a bench report: {why}", path.display()));
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| not_report(e.to_string()))?;
+    match value.get("schema").and_then(|s| s.as_str()) {
+        Some(hw::BENCH_SCHEMA) => {}
+        Some(other) => {
+            return Err(not_report(format!(
+                "its schema is '{other}', not '{}'",
+                hw::BENCH_SCHEMA
+            ))
+            .into())
+        }
+        None => return Err(not_report("it has no schema field".to_string()).into()),
+    }
+    let report: BenchReport =
+        serde_json::from_value(value).map_err(|e| not_report(e.to_string()))?;
+    if let Some(r) = report
+        .results
+        .iter()
+        .find(|r| !(r.solutions_per_s.is_finite() && r.solutions_per_s > 0.0))
+    {
+        return Err(not_report(format!(
+            "its speed at -j {} is {} solutions/s",
+            r.threads, r.solutions_per_s
+        ))
+        .into());
+    }
     Ok(report)
 }
 
@@ -158,7 +192,21 @@ fn compare(a: &Path, b: &Path, format: Format) -> anyhow::Result<Exit> {
     if ra.workload != rb.workload {
         eprintln!("nqueens: warning: the two reports ran different workloads; ratios are rough");
     }
-    let body: Vec<Vec<String>> = hw::compare(&ra, &rb)
+    let ratios = hw::compare(&ra, &rb);
+    if ratios.is_empty() {
+        let list = |r: &BenchReport| {
+            let t: Vec<String> = r.results.iter().map(|x| x.threads.to_string()).collect();
+            t.join(",")
+        };
+        anyhow::bail!(
+            "nothing to compare: the reports have no thread count in common ('{}': {}; '{}': {})",
+            a.display(),
+            list(&ra),
+            b.display(),
+            list(&rb)
+        );
+    }
+    let body: Vec<Vec<String>> = ratios
         .into_iter()
         .map(|(t, ratio)| vec![t.to_string(), format!("{ratio:.3}")])
         .collect();

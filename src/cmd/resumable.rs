@@ -10,7 +10,9 @@ use std::time::Duration;
 use anyhow::Context;
 use nqueens::plan::{thread_pool, Plan};
 use nqueens::report::{json, Format};
-use nqueens::shard::{check_writable, checkpoint, stable_plan, Checkpoint, PartialResult, Recorder, ShardSpec};
+use nqueens::shard::{
+    check_writable, checkpoint, stable_plan, Checkpoint, PartialResult, Recorder, ShardSpec,
+};
 use nqueens::CountOptions;
 use serde::Serialize;
 
@@ -61,8 +63,7 @@ pub fn run(
     // Before anything is read or counted: never replace a folder, device or FIFO, and fail
     // now, not after the count, if a file cannot be written (issue 12, item 1).
     for path in args.out.iter().chain(&args.checkpoint) {
-        check_writable(path)
-            .with_context(|| format!("cannot write '{}'", path.display()))?;
+        check_writable(path).with_context(|| format!("cannot write '{}'", path.display()))?;
     }
     let plan = stable_plan(n, options)?;
     let ids = shard.ids(plan.as_ref());
