@@ -94,6 +94,20 @@ pub enum Error {
         /// What is there, e.g. "a folder".
         kind: String,
     },
+    /// A `--recheck` fraction is invalid.
+    #[error("invalid --recheck: {0}")]
+    Recheck(String),
+    /// A task's count differs between the fast and the portable code path (`--recheck`):
+    /// faulty hardware or a bug. Nothing is written as a result.
+    #[error("RECHECK MISMATCH on task {task}: the fast code path counted {fast}, the portable one {portable}; suspect the hardware (CPU, memory, overclock) or a bug; no result was written")]
+    RecheckMismatch {
+        /// The task.
+        task: usize,
+        /// Its count on the fast (assembly or SIMD) path.
+        fast: u128,
+        /// Its count on the portable path.
+        portable: u128,
+    },
     /// The puzzle has no solution (e.g. `place` for n = 2 or 3).
     #[error("no solution exists for n = {n}")]
     NoSolution {
@@ -138,6 +152,7 @@ impl Error {
                 | Error::Parse { .. }
                 | Error::Shard(_)
                 | Error::NotRegularFile { .. }
+                | Error::Recheck(_)
                 | Error::CheckpointCorrupt { .. }
                 | Error::CheckpointMismatch { .. }
         )

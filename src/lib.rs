@@ -21,6 +21,7 @@ pub mod hw;
 pub mod known;
 pub mod plan;
 pub mod puzzles;
+pub mod recheck;
 pub mod report;
 pub mod shard;
 
@@ -34,13 +35,15 @@ pub use plan::{NoProgress, Plan, Progress};
 /// exit time (issue 12).
 pub const MAX_THREADS: usize = 1024;
 
-/// How to count: engine, threads, split depth. Build it with the chained setters.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How to count: engine, threads, split depth, rechecking. Build it with the chained setters.
+#[derive(Debug, Clone, PartialEq)]
 pub struct CountOptions {
     engine: String,
     threads: usize,
     split_depth: Option<u32>,
     unique: bool,
+    recheck: Option<recheck::Recheck>,
+    fault: Option<recheck::Fault>,
 }
 
 impl Default for CountOptions {
@@ -50,6 +53,8 @@ impl Default for CountOptions {
             threads: num_cpus::get(),
             split_depth: None,
             unique: false,
+            recheck: None,
+            fault: None,
         }
     }
 }
@@ -82,6 +87,30 @@ impl CountOptions {
     pub fn unique(mut self, unique: bool) -> Self {
         self.unique = unique;
         self
+    }
+
+    /// Re-solves a deterministic random fraction of the tasks on a second code path and
+    /// compares (see [`recheck`]).
+    pub fn recheck(mut self, recheck: Option<recheck::Recheck>) -> Self {
+        self.recheck = recheck;
+        self
+    }
+
+    /// Test hook: injects a fault into the fast code path of one task (see
+    /// [`recheck::Fault`]).
+    pub fn fault(mut self, fault: Option<recheck::Fault>) -> Self {
+        self.fault = fault;
+        self
+    }
+
+    /// The recheck asked for, if any.
+    pub fn rechecking(&self) -> Option<recheck::Recheck> {
+        self.recheck
+    }
+
+    /// The injected fault, if any.
+    pub fn injected_fault(&self) -> Option<recheck::Fault> {
+        self.fault
     }
 
     /// The number of worker threads, checked.
@@ -160,6 +189,9 @@ pub struct Count {
     pub verified: Option<bool>,
     /// Whether `unique` agrees with OEIS A002562 (`None`: not computed or not published).
     pub unique_verified: Option<bool>,
+    /// How many tasks were re-solved on the second code path with the same count (`None`:
+    /// no recheck asked for).
+    pub rechecked: Option<usize>,
 }
 
 impl Count {
@@ -173,7 +205,8 @@ impl Count {
 ///
 /// # Errors
 /// [`Error::BoardSize`] unless 1 ≤ n ≤ 32, [`Error::Threads`], [`Error::SplitDepth`],
-/// [`Error::UnknownEngine`], or [`Error::Unsupported`] for options the engine lacks.
+/// [`Error::UnknownEngine`], [`Error::Unsupported`] for options the engine lacks, or
+/// [`Error::RecheckMismatch`] when a rechecked task's two code paths disagree.
 pub fn count(n: u32, options: &CountOptions) -> Result<Count, Error> {
     count_with_progress(n, options, &NoProgress)
 }
@@ -188,8 +221,17 @@ pub fn count_with_progress(
     let plan = options.plan(n)?;
     let ids: Vec<usize> = (0..plan.len()).collect();
     let pool = plan::thread_pool(options.workers(plan.len())?)?;
-    let total = plan::execute(plan.as_ref(), &ids, &pool, progress)?;
-    finish(plan.as_ref(), total, options, start.elapsed())
+    let (total, rechecked) = recheck::run_checked(
+        plan.as_ref(),
+        options.recheck,
+        options.fault,
+        progress,
+        &|_| {},
+        |plan, progress| plan::execute(plan, &ids, &pool, progress),
+    )?;
+    let mut count = finish(plan.as_ref(), total?, options, start.elapsed())?;
+    count.rechecked = options.recheck.map(|_| rechecked.tasks.len());
+    Ok(count)
 }
 
 /// Builds the [`Count`] for a finished plan: adds the unique count if asked and checks both
@@ -217,6 +259,7 @@ pub fn finish(
         elapsed,
         verified: known::check(known::total(n), total),
         unique_verified: unique.and_then(|u| known::check(known::unique(n), u)),
+        rechecked: None,
     })
 }
 

@@ -10,6 +10,7 @@ use anyhow::Context;
 use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressStyle};
 use nqueens::hw::{self, BenchConfig, BenchObserver, BenchReport, Outcome, Size};
+use nqueens::recheck::{Fault, Recheck};
 use nqueens::report::{self, Format};
 
 use crate::cli::Global;
@@ -41,6 +42,15 @@ pub struct Args {
     /// Draw speed-up and efficiency against thread count into an SVG file
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+
+    /// Re-solve FRACTION of every count's tasks on the portable code path and compare (a
+    /// mismatch exits with status 3) [default: 0.05 with --duration, else none]
+    #[arg(long, value_name = "FRACTION", value_parser = crate::cmd::count::parse_fraction)]
+    pub recheck: Option<Recheck>,
+
+    /// Testing only: add 1 to the fast code path's count of task TASK in every count
+    #[arg(long, value_name = "TASK", hide = true)]
+    pub test_inject_fault: Option<usize>,
 
     /// Compare two saved JSON reports: B's speed over A's per thread count
     #[arg(long, num_args = 2, value_names = ["A.json", "B.json"])]
@@ -83,6 +93,14 @@ fn parse_seconds(s: &str) -> Result<Duration, String> {
     }
 }
 
+/// The recheck a burn-in (`--duration`) runs unless `--recheck` says otherwise.
+fn burn_in_recheck() -> Recheck {
+    Recheck::new(BURN_IN_RECHECK).expect("the default fraction is valid")
+}
+
+/// The fraction of tasks a burn-in rechecks by default.
+const BURN_IN_RECHECK: f64 = 0.05;
+
 /// Runs `nqueens bench`.
 pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     execute(args, global).map(ExitCode::from)
@@ -108,6 +126,10 @@ pub fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
         threads,
         rounds: args.repeat.unwrap_or(1),
         duration: args.duration,
+        recheck: args
+            .recheck
+            .or_else(|| args.duration.map(|_| burn_in_recheck())),
+        fault: args.test_inject_fault.map(|task| Fault { task, delta: 1 }),
     };
     let bar = Bar::new(global.quiet);
     let outcome = hw::run(&config, &bar);
@@ -262,12 +284,20 @@ mod tests {
     use clap::Parser;
 
     #[test]
-    fn a_wrong_count_from_the_library_fault_hook_exits_3() {
-        let cli = Cli::try_parse_from(["nqueens", "bench", "-q", "-j", "1"]).unwrap();
+    fn a_fault_without_recheck_is_a_wrong_count_with_exit_3() {
+        let argv = [
+            "nqueens",
+            "bench",
+            "-q",
+            "-j",
+            "1",
+            "--test-inject-fault",
+            "0",
+        ];
+        let cli = Cli::try_parse_from(argv).unwrap();
         let Command::Bench(args) = &cli.command else {
             panic!("parsed as bench");
         };
-        hw::inject_fault_for_tests(1);
         assert_eq!(execute(args, &cli.global).unwrap(), Exit::Mismatch);
     }
 

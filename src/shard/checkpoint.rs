@@ -7,6 +7,7 @@
 //! run (N, engine, tool version, plan hash or shard) and a file that is truncated or fails its
 //! checksum; such a file is never overwritten.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -49,6 +50,10 @@ pub struct Checkpoint {
     pub done: TaskCounts,
     /// Wall-clock seconds spent so far, over all sessions.
     pub elapsed_s: f64,
+    /// Finished tasks also re-solved on the portable code path with the same count
+    /// (`--recheck`; issue 12). Omitted when empty, so older files keep their checksum.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub rechecked: BTreeSet<usize>,
     /// `sha256:…` over the rest of the file.
     pub checksum: String,
 }
@@ -73,6 +78,7 @@ impl Checkpoint {
             shard,
             done: TaskCounts::default(),
             elapsed_s: 0.0,
+            rechecked: BTreeSet::new(),
             checksum: String::new(),
         }
     }
@@ -195,6 +201,21 @@ impl Recorder {
     /// Records a finished task.
     pub fn record(&self, task: usize, count: u128) {
         self.state().done.0.insert(task, count);
+        self.dirty.store(true, Ordering::Release);
+    }
+
+    /// Records that a finished task's count was confirmed on the second code path.
+    pub fn record_rechecked(&self, task: usize) {
+        self.state().rechecked.insert(task);
+        self.dirty.store(true, Ordering::Release);
+    }
+
+    /// Drops a task's count (its two code paths disagreed), so neither this run nor a
+    /// resumed one trusts it.
+    pub fn forget(&self, task: usize) {
+        let mut state = self.state();
+        state.done.0.remove(&task);
+        state.rechecked.remove(&task);
         self.dirty.store(true, Ordering::Release);
     }
 
