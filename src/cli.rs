@@ -53,7 +53,7 @@ impl Global {
     pub fn threads(&self) -> usize {
         self.threads
             .as_ref()
-            .map_or_else(num_cpus::get, |list| list.0[0].get())
+            .map_or_else(|| num_cpus::get().min(MAX_THREADS), |list| list.0[0].get())
     }
 
     /// The single thread count for commands that take one; a list is a usage error.

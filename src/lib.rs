@@ -50,7 +50,7 @@ impl Default for CountOptions {
     fn default() -> Self {
         CountOptions {
             engine: engine::AUTO.to_string(),
-            threads: num_cpus::get(),
+            threads: num_cpus::get().min(MAX_THREADS),
             split_depth: None,
             unique: false,
             recheck: None,

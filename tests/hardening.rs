@@ -825,3 +825,17 @@ fn issue_12_bench_burn_in_rechecks_and_catches_an_injected_fault() {
         "a burn-in rechecks by default"
     );
 }
+
+#[test]
+fn issue_12_bench_exports_are_checked_before_the_benchmark_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    for flag in ["--export-json", "--export-markdown", "--plot"] {
+        nqueens()
+            .args(["bench", "-q", "-j", "1", flag])
+            .arg(dir.path())
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains("is a folder; refusing to replace it"));
+    }
+}

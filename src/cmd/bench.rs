@@ -1,6 +1,5 @@
 //! `nqueens bench`: the hardware benchmark, and `--compare` of two saved reports.
 
-use std::fs;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -111,9 +110,10 @@ pub fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
     if let Some(files) = &args.compare {
         return compare(&files[0], &files[1], global.format());
     }
+    check_outputs(args)?;
     let threads = global
         .thread_list()
-        .unwrap_or_else(|| hw::default_threads(num_cpus::get()));
+        .unwrap_or_else(|| hw::default_threads(num_cpus::get().min(nqueens::MAX_THREADS)));
     if let Some(t) = threads
         .iter()
         .enumerate()
@@ -166,10 +166,22 @@ fn publish(report: &BenchReport, args: &Args, global: &Global) -> anyhow::Result
     Ok(())
 }
 
+/// Writes an export atomically: only a regular file is ever replaced (issue 12).
 fn write_report(path: &Path, report: &BenchReport, format: Format) -> anyhow::Result<()> {
     let mut text = Vec::new();
     report::render_bench(report, format, &mut text)?;
-    fs::write(path, text).with_context(|| format!("writing '{}'", path.display()))
+    nqueens::shard::write_atomic(path, &text)
+        .with_context(|| format!("writing '{}'", path.display()))
+}
+
+/// Checks every output file before the benchmark runs, so a bad path fails at once.
+fn check_outputs(args: &Args) -> anyhow::Result<()> {
+    let outputs = [&args.export_json, &args.export_markdown, &args.plot];
+    for path in outputs.into_iter().flatten() {
+        nqueens::shard::check_writable(path)
+            .with_context(|| format!("cannot write '{}'", path.display()))?;
+    }
+    Ok(())
 }
 
 /// The largest bench report `--compare` reads (real ones are a few kB).
