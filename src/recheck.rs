@@ -3,7 +3,7 @@
 //!
 //! Long counts on many machines meet flaky hardware, and a wrong count looks like any other.
 //! [`run_checked`] wraps a run: every task the [`Recheck`] selects is solved as usual by the
-//! workers, then solved again by one extra checker thread with [`Plan::solve_portable`] (the
+//! workers and, once reported finished, solved again by one extra checker thread with [`Plan::solve_portable`] (the
 //! portable kernel or matcher instead of the assembly or SIMD one). Any disagreement stops the
 //! run and is returned as [`Error::RecheckMismatch`], naming the task, so nothing claims
 //! success. The selection depends only on the plan and the fraction, so a resumed or sharded
@@ -116,19 +116,16 @@ pub fn run_checked<R>(
     let (result, checked) = std::thread::scope(|scope| {
         let checker = scope.spawn(|| check_all(plan, rx, on_agree, &failed));
         let result = {
-            let view = Checked {
-                inner: plan,
-                seed: seed(plan),
-                recheck,
-                fault,
-                queue: Mutex::new(tx),
-            };
-            let observer = StopOnMismatch {
+            let view = Faulty { inner: plan, fault };
+            let observer = Queue {
                 inner: progress,
                 failed: &failed,
+                seed: seed(plan),
+                recheck,
+                queue: Mutex::new(tx),
             };
             body(&view, &observer)
-            // `view` and its sender are dropped here, so the checker drains and ends.
+            // The observer and its sender are dropped here, so the checker drains and ends.
         };
         let checked = checker
             .join()
@@ -164,16 +161,13 @@ fn check_all(
     Ok(agreed)
 }
 
-/// A plan whose selected tasks are queued for the checker after the fast path solved them.
-struct Checked<'a> {
+/// A plan whose fast code path has the injected fault, if any.
+struct Faulty<'a> {
     inner: &'a dyn Plan,
-    seed: u64,
-    recheck: Option<Recheck>,
     fault: Option<Fault>,
-    queue: Mutex<Sender<(usize, u128)>>,
 }
 
-impl Plan for Checked<'_> {
+impl Plan for Faulty<'_> {
     fn n(&self) -> u32 {
         self.inner.n()
     }
@@ -187,16 +181,11 @@ impl Plan for Checked<'_> {
         self.inner.cost(task)
     }
     fn solve(&self, task: usize) -> u128 {
-        let mut count = self.inner.solve(task);
-        if let Some(f) = self.fault.filter(|f| f.task == task) {
-            count = count.wrapping_add(f.delta);
+        let count = self.inner.solve(task);
+        match self.fault {
+            Some(f) if f.task == task => count.wrapping_add(f.delta),
+            _ => count,
         }
-        if self.recheck.is_some_and(|r| r.selects(self.seed, task)) {
-            // A send fails only once the checker has stopped on a mismatch.
-            let queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = queue.send((task, count));
-        }
-        count
     }
     fn solve_portable(&self, task: usize) -> u128 {
         self.inner.solve_portable(task)
@@ -215,18 +204,28 @@ impl Plan for Checked<'_> {
     }
 }
 
-/// Forwards to another observer, and asks the workers to stop once a recheck failed.
-struct StopOnMismatch<'a> {
+/// Forwards each finished task to another observer, then queues the selected ones for the
+/// checker (after, so a checkpoint records a task before its recheck); asks the workers to
+/// stop once a recheck failed.
+struct Queue<'a> {
     inner: &'a dyn Progress,
     failed: &'a AtomicBool,
+    seed: u64,
+    recheck: Option<Recheck>,
+    queue: Mutex<Sender<(usize, u128)>>,
 }
 
-impl Progress for StopOnMismatch<'_> {
+impl Progress for Queue<'_> {
     fn start(&self, tasks: usize, plan_len: usize) {
         self.inner.start(tasks, plan_len);
     }
     fn task_done(&self, task: usize, count: u128) {
         self.inner.task_done(task, count);
+        if self.recheck.is_some_and(|r| r.selects(self.seed, task)) {
+            // A send fails only once the checker has stopped on a mismatch.
+            let queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = queue.send((task, count));
+        }
     }
     fn should_stop(&self) -> bool {
         self.failed.load(Ordering::Acquire) || self.inner.should_stop()

@@ -836,6 +836,8 @@ fn issue_12_bench_exports_are_checked_before_the_benchmark_runs() {
             .assert()
             .code(2)
             .stdout("")
-            .stderr(predicate::str::contains("is a folder; refusing to replace it"));
+            .stderr(predicate::str::contains(
+                "is a folder; refusing to replace it",
+            ));
     }
 }
