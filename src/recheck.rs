@@ -254,6 +254,33 @@ mod tests {
     }
 
     #[test]
+    fn every_engine_s_portable_path_agrees_with_its_fast_path_on_every_task() {
+        for name in ["mirror", "symmetry", "mitm"] {
+            for n in [4, 7, 10, 12] {
+                let options = crate::engine::PlanOptions::default();
+                let plan = crate::engine::plan(name, n, &options).unwrap();
+                for task in 0..plan.len() {
+                    assert_eq!(
+                        plan.solve(task),
+                        plan.solve_portable(task),
+                        "{name}, N = {n}, task {task}"
+                    );
+                }
+            }
+        }
+        let text = "1111111\n1011111\n1111101\n1111111\n1101111\n1111111\n1111011\n";
+        let mask = crate::puzzles::mask::Mask::parse(text, 7, "t").unwrap();
+        let plan = crate::puzzles::mask::MaskPlan::new(&mask, 2);
+        for task in 0..plan.len() {
+            assert_eq!(
+                plan.solve(task),
+                plan.solve_portable(task),
+                "mask, task {task}"
+            );
+        }
+    }
+
+    #[test]
     fn fractions_outside_zero_to_one_are_refused() {
         for bad in [0.0, -0.5, 1.5, f64::NAN, f64::INFINITY] {
             assert!(Recheck::new(bad).is_err(), "{bad}");
