@@ -9,8 +9,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 use nqueens::plan::{thread_pool, Plan};
+use nqueens::recheck::run_checked;
 use nqueens::report::{json, Format};
-use nqueens::shard::{checkpoint, stable_plan, Checkpoint, PartialResult, Recorder, ShardSpec};
+use nqueens::shard::{
+    check_writable, checkpoint, stable_plan, Checkpoint, PartialResult, Recorder, ShardSpec,
+};
 use nqueens::CountOptions;
 use serde::Serialize;
 
@@ -58,6 +61,11 @@ pub fn run(
         Some(ShardArg::Spec(spec)) => spec,
         Some(ShardArg::Auto) => ShardSpec::from_slurm_env()?,
     };
+    // Before anything is read or counted: never replace a folder, device or FIFO, and fail
+    // now, not after the count, if a file cannot be written (issue 12, item 1).
+    for path in args.out.iter().chain(&args.checkpoint) {
+        check_writable(path).with_context(|| format!("cannot write '{}'", path.display()))?;
+    }
     let plan = stable_plan(n, options)?;
     let ids = shard.ids(plan.as_ref());
     let start = match &args.checkpoint {
@@ -65,9 +73,6 @@ pub fn run(
         None => Checkpoint::new(plan.as_ref(), shard),
     };
     let resumed = start.remaining(&ids).len() < ids.len();
-    if let Some(out) = &args.out {
-        check_writable(out)?;
-    }
     let recorder = Arc::new(Recorder::new(args.checkpoint.clone(), start));
     // Fail now, not hours from now, if the checkpoint cannot be written.
     recorder.save()?;
@@ -79,32 +84,41 @@ pub fn run(
             eprintln!("nqueens: resuming from '{}': {msg}", path.display());
         }
     }
-    let pool = thread_pool(options.checked_threads()?)?;
-    let bar = Bar::new(global.quiet);
-    let every = args.checkpoint_every;
-    let total = checkpoint::run(plan.as_ref(), &ids, &pool, &recorder, every, &bar);
-    bar.finish();
-    let total = total?;
+    let total = solve(plan.as_ref(), &ids, &recorder, args, options, global)?;
     match &args.out {
         Some(out) => write_shard(plan.as_ref(), shard, &recorder, out, global),
         None => report_count(plan.as_ref(), total, options, &recorder, global),
     }
 }
 
-/// Checks up front that the result file can be created (its folder exists and is writable),
-/// so a long shard does not fail only at the end.
-fn check_writable(out: &Path) -> anyhow::Result<()> {
-    let dir = match out.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let probe = dir.join(format!(
-        ".{}.probe",
-        out.file_name().unwrap_or_default().to_string_lossy()
-    ));
-    std::fs::write(&probe, b"")
-        .and_then(|()| std::fs::remove_file(&probe))
-        .with_context(|| format!("cannot write the result file '{}'", out.display()))
+/// Solves the tasks of `ids` the checkpoint lacks, rechecking a fraction on the portable code
+/// path when asked. A task whose two paths disagree is dropped from the checkpoint (so a
+/// resumed run solves it again) and the run fails with [`nqueens::Error::RecheckMismatch`].
+fn solve(
+    plan: &dyn Plan,
+    ids: &[usize],
+    recorder: &Recorder,
+    args: &Args,
+    options: &CountOptions,
+    global: &Global,
+) -> anyhow::Result<u128> {
+    let pool = thread_pool(options.workers(ids.len())?)?;
+    let bar = Bar::new(global.quiet);
+    let every = args.checkpoint_every;
+    let outcome = run_checked(
+        plan,
+        options.rechecking(),
+        options.injected_fault(),
+        &bar,
+        &|task| recorder.record_rechecked(task),
+        |plan, progress| checkpoint::run(plan, ids, &pool, recorder, every, progress),
+    );
+    bar.finish();
+    if let Err(nqueens::Error::RecheckMismatch { task, .. }) = &outcome {
+        recorder.forget(*task);
+        recorder.save()?;
+    }
+    Ok(outcome?.0?)
 }
 
 /// On Ctrl-C or SIGTERM: save what is finished and exit with status 130 at once (tasks in
@@ -134,7 +148,10 @@ fn report_count(
     recorder: &Recorder,
     global: &Global,
 ) -> anyhow::Result<ExitCode> {
-    let count = nqueens::finish(plan, total, options, recorder.elapsed())?;
+    let mut count = nqueens::finish(plan, total, options, recorder.elapsed())?;
+    count.rechecked = options
+        .rechecking()
+        .map(|_| recorder.snapshot().rechecked.len());
     publish(&count, &commentary(&count), global)
 }
 
@@ -148,6 +165,7 @@ struct ShardSummary<'a> {
     plan_tasks: usize,
     total: String,
     elapsed_s: f64,
+    rechecked: usize,
     out: &'a Path,
 }
 
@@ -159,8 +177,9 @@ fn write_shard(
     out: &Path,
     global: &Global,
 ) -> anyhow::Result<ExitCode> {
-    let tasks = recorder.snapshot().done;
-    let mut result = PartialResult::new(plan, shard, tasks, recorder.elapsed());
+    let snapshot = recorder.snapshot();
+    let mut result = PartialResult::new(plan, shard, snapshot.done, recorder.elapsed());
+    result.rechecked = snapshot.rechecked;
     result.save(out)?;
     let summary = ShardSummary {
         schema: "nqueens.shard-summary/1",
@@ -170,6 +189,7 @@ fn write_shard(
         plan_tasks: result.plan_tasks,
         total: result.total.to_string(),
         elapsed_s: result.elapsed_s,
+        rechecked: result.rechecked.len(),
         out,
     };
     let mut stdout = std::io::stdout().lock();
@@ -180,7 +200,8 @@ fn write_shard(
     if !global.quiet {
         eprintln!(
             "nqueens: shard {shard} of N = {}: {} solutions from {} of {} tasks ({} engine, {}), \
-             {:.3} s; wrote '{}' (add up all K files with 'nqueens merge')",
+             {:.3} s, {} rechecked on the portable code path; wrote '{}' (add up all K files \
+             with 'nqueens merge')",
             result.n,
             result.total,
             result.tasks.len(),
@@ -188,6 +209,7 @@ fn write_shard(
             result.engine,
             result.plan,
             result.elapsed_s,
+            result.rechecked.len(),
             out.display()
         );
     }

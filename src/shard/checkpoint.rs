@@ -7,6 +7,7 @@
 //! run (N, engine, tool version, plan hash or shard) and a file that is truncated or fails its
 //! checksum; such a file is never overwritten.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -49,6 +50,10 @@ pub struct Checkpoint {
     pub done: TaskCounts,
     /// Wall-clock seconds spent so far, over all sessions.
     pub elapsed_s: f64,
+    /// Finished tasks also re-solved on the portable code path with the same count
+    /// (`--recheck`; issue 12). Omitted when empty, so older files keep their checksum.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub rechecked: BTreeSet<usize>,
     /// `sha256:…` over the rest of the file.
     pub checksum: String,
 }
@@ -73,6 +78,7 @@ impl Checkpoint {
             shard,
             done: TaskCounts::default(),
             elapsed_s: 0.0,
+            rechecked: BTreeSet::new(),
             checksum: String::new(),
         }
     }
@@ -198,6 +204,21 @@ impl Recorder {
         self.dirty.store(true, Ordering::Release);
     }
 
+    /// Records that a finished task's count was confirmed on the second code path.
+    pub fn record_rechecked(&self, task: usize) {
+        self.state().rechecked.insert(task);
+        self.dirty.store(true, Ordering::Release);
+    }
+
+    /// Drops a task's count (its two code paths disagreed), so neither this run nor a
+    /// resumed one trusts it.
+    pub fn forget(&self, task: usize) {
+        let mut state = self.state();
+        state.done.0.remove(&task);
+        state.rechecked.remove(&task);
+        self.dirty.store(true, Ordering::Release);
+    }
+
     /// A copy of the current state, with the elapsed time brought up to date.
     pub fn snapshot(&self) -> Checkpoint {
         let mut cp = self.state().clone();
@@ -307,9 +328,11 @@ fn periodic_saves(
 ) -> Result<(), Error> {
     let mut done = finished.0.lock().unwrap_or_else(|e| e.into_inner());
     loop {
+        // Waiting *while* not finished checks the flag first: a run that ends before this
+        // thread first takes the lock must not wait out a whole period (issue 12, item 4).
         let (guard, _) = finished
             .1
-            .wait_timeout(done, every)
+            .wait_timeout_while(done, every, |finished| !*finished)
             .unwrap_or_else(|e| e.into_inner());
         done = guard;
         if *done {

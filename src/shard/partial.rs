@@ -1,6 +1,6 @@
 //! The result file of one shard ([`PartialResult`]) and per-task counts ([`TaskCounts`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::AddAssign;
 use std::path::Path;
 use std::time::Duration;
@@ -96,6 +96,10 @@ pub struct PartialResult {
     pub elapsed_s: f64,
     /// Host name of the machine that finished it.
     pub host: String,
+    /// Tasks of this shard also re-solved on the portable code path with the same count
+    /// (`--recheck`; issue 12). Omitted when empty, so older files keep their checksum.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub rechecked: BTreeSet<usize>,
     /// `sha256:…` over the rest of the file.
     pub checksum: String,
 }
@@ -122,6 +126,7 @@ impl PartialResult {
             tasks,
             elapsed_s: sealed::millis(elapsed.as_secs_f64()),
             host: gethostname::gethostname().to_string_lossy().into_owned(),
+            rechecked: BTreeSet::new(),
             checksum: String::new(),
         }
     }
@@ -171,6 +176,7 @@ impl AddAssign<&PartialResult> for PartialResult {
             .0
             .extend(rhs.tasks.0.iter().map(|(&k, &v)| (k, v)));
         self.total += rhs.total;
+        self.rechecked.extend(&rhs.rechecked);
         self.elapsed_s = sealed::millis(self.elapsed_s + rhs.elapsed_s);
         self.checksum.clear();
     }

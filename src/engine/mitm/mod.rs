@@ -21,6 +21,7 @@ pub mod task;
 pub mod weights;
 
 use std::cell::RefCell;
+use std::sync::OnceLock;
 
 use super::mirror::MirrorPlan;
 use super::{Engine, PlanOptions};
@@ -73,6 +74,8 @@ impl Engine for Mitm {
 #[derive(Debug)]
 pub struct MitmPlan {
     ctx: Context,
+    /// The same plan at [`Level::Portable`], built on first use by [`Plan::solve_portable`].
+    portable: OnceLock<Context>,
     tasks: Vec<Task>,
     costs: Vec<u64>,
 }
@@ -98,7 +101,12 @@ impl MitmPlan {
         let tasks = tasks(&geo);
         let model = CostModel::new(&geo);
         let costs = tasks.iter().map(|t| model.cost(&geo, *t)).collect();
-        MitmPlan { ctx, tasks, costs }
+        MitmPlan {
+            ctx,
+            portable: OnceLock::new(),
+            tasks,
+            costs,
+        }
     }
 
     /// The tasks of the plan.
@@ -226,6 +234,13 @@ impl Plan for MitmPlan {
 
     fn solve(&self, task: usize) -> u128 {
         SCRATCH.with(|s| self.ctx.solve(self.tasks[task], &mut s.borrow_mut()))
+    }
+
+    fn solve_portable(&self, task: usize) -> u128 {
+        let ctx = self
+            .portable
+            .get_or_init(|| Context::new(self.ctx.geo.n, Level::Portable));
+        SCRATCH.with(|s| ctx.solve(self.tasks[task], &mut s.borrow_mut()))
     }
 
     fn fingerprint(&self) -> String {
