@@ -92,23 +92,21 @@ pub fn find(name: &str, n: u32) -> Result<&'static dyn Engine, Error> {
 
 /// The fastest engine for an `n`×`n` board on this machine.
 pub fn auto(n: u32) -> &'static dyn Engine {
-    // Measured (issues 3 and 4): mirror is fastest below N = 12 (every count < 1.5 ms);
-    // symmetry is 1.4x faster than mirror at 12; mitm is level at 12 and 30x faster than
-    // mirror from 16. Past the range where mitm's counts were checked against OEIS (and where
-    // its row-split plan stays small), the symmetry engine is the workhorse.
+    // Measured (issues 3, 4 and 10): mirror is fastest below N = 12 (every count < 1.5 ms);
+    // symmetry is 1.4x faster than mirror at 12; mitm is level at 12, 30x faster than mirror
+    // from 16, and ahead of symmetry at every larger N sampled (README, "mitm at the
+    // frontier").
     match n {
         0..SYMMETRY_FROM => &mirror::Mirror,
         SYMMETRY_FROM..MITM_FROM => &symmetry::Symmetry,
-        MITM_FROM..=MITM_UNTIL => &mitm::Mitm,
-        _ => &symmetry::Symmetry,
+        _ => &mitm::Mitm,
     }
 }
 
 /// The board size from which [`auto`] picks the symmetry engine.
 const SYMMETRY_FROM: u32 = 12;
-/// The range of board sizes where [`auto`] picks the meet-in-the-middle engine.
+/// The board size from which [`auto`] picks the meet-in-the-middle engine.
 const MITM_FROM: u32 = mitm::AUTO_FROM + 1;
-const MITM_UNTIL: u32 = 23;
 
 /// The fastest engine for an `n`×`n` board whose tasks are a split depth of the search tree
 /// (what `--split-depth` sets): mirror below N = 12, symmetry from there.
@@ -122,8 +120,12 @@ pub fn auto_backtracking(n: u32) -> &'static dyn Engine {
 
 /// The fastest engine for an `n`×`n` board that also counts fundamental solutions.
 pub fn auto_unique(n: u32) -> &'static dyn Engine {
-    let _ = n;
-    &symmetry::Symmetry
+    // Every engine with unique counts: mitm where it is the fastest, symmetry below.
+    if n >= MITM_FROM {
+        &mitm::Mitm
+    } else {
+        &symmetry::Symmetry
+    }
 }
 
 /// The code paths the engines chose for this CPU at run time: the backtracking kernel's step
@@ -166,7 +168,10 @@ mod tests {
         assert_eq!(auto(12).name(), "symmetry");
         assert_eq!(auto(16).name(), "mitm");
         assert_eq!(auto(23).name(), "mitm");
-        assert_eq!(auto(24).name(), "symmetry");
+        assert_eq!(auto(24).name(), "mitm");
+        assert_eq!(auto(32).name(), "mitm");
+        assert_eq!(auto_unique(12).name(), "symmetry");
+        assert_eq!(auto_unique(13).name(), "mitm");
         assert!(auto_unique(8)
             .plan(8, &PlanOptions::default())
             .unwrap()

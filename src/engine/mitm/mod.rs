@@ -263,6 +263,16 @@ impl Plan for MitmPlan {
             h = self.ctx.geo.h
         )
     }
+
+    fn has_unique(&self) -> bool {
+        true
+    }
+
+    /// The total comes from the join; the few solutions fixed by a rotation come from the
+    /// symmetry engine's small search (Burnside's lemma).
+    fn unique(&self, total: u128) -> Option<u128> {
+        super::symmetry::unique::unique(self.ctx.geo.n, total)
+    }
 }
 
 #[cfg(test)]

@@ -23,6 +23,33 @@ fn mitm_equals_the_mirror_engine_up_to_15() {
 }
 
 #[test]
+fn mitm_unique_counts_match_a002562_up_to_16() {
+    for n in 4..=16 {
+        let plan = Mitm.plan(n, &PlanOptions::default()).unwrap();
+        assert!(plan.has_unique());
+        assert_eq!(
+            plan.unique(total(plan.as_ref())),
+            known::unique(n),
+            "n = {n}"
+        );
+    }
+}
+
+/// `cargo test --release -- --ignored mitm_unique_counts_match_a002562_17_to_20`
+#[test]
+#[ignore]
+fn mitm_unique_counts_match_a002562_17_to_20() {
+    for n in 17..=20 {
+        let plan = Mitm.plan(n, &PlanOptions::default()).unwrap();
+        assert_eq!(
+            plan.unique(total(plan.as_ref())),
+            known::unique(n),
+            "n = {n}"
+        );
+    }
+}
+
+#[test]
 fn mitm_matches_the_known_value_at_16() {
     assert_eq!(Some(mitm(16)), known::total(16));
 }
