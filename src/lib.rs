@@ -164,9 +164,8 @@ pub fn count_with_progress(
 ) -> Result<Count, Error> {
     let start = Instant::now();
     let plan = options.plan(n)?;
-    let ids: Vec<usize> = (0..plan.len()).collect();
     let pool = plan::thread_pool(options.threads)?;
-    let total = plan::execute(plan.as_ref(), &ids, &pool, progress)?;
+    let total = plan::execute_seq(plan.as_ref(), &(0..plan.len()), &pool, progress)?;
     finish(plan.as_ref(), total, options, start.elapsed())
 }
 

@@ -59,30 +59,36 @@ pub fn run(
         Some(ShardArg::Auto) => ShardSpec::from_slurm_env()?,
     };
     let plan = stable_plan(n, options)?;
-    let ids = shard.ids(plan.as_ref());
-    let start = match &args.checkpoint {
-        Some(path) => Checkpoint::resume_or_new(path, plan.as_ref(), shard)?,
-        None => Checkpoint::new(plan.as_ref(), shard),
-    };
-    let resumed = start.remaining(&ids).len() < ids.len();
     if let Some(out) = &args.out {
         check_writable(out)?;
     }
+    // Held until this function returns (or the process ends): a second run on the same
+    // checkpoint is refused instead of racing this one (issue 11).
+    let _lock = args
+        .checkpoint
+        .as_deref()
+        .map(checkpoint::lock)
+        .transpose()?;
+    let start = match &args.checkpoint {
+        Some(path) => Checkpoint::resume_or_new(path, plan.as_ref(), shard)?,
+        None => Checkpoint::new(plan.as_ref(), shard)?,
+    };
+    let resumed = start.tasks_done > 0;
     let recorder = Arc::new(Recorder::new(args.checkpoint.clone(), start));
     // Fail now, not hours from now, if the checkpoint cannot be written.
     recorder.save()?;
     if let Some(path) = &args.checkpoint {
         save_on_signal(Arc::clone(&recorder), global.quiet)?;
         if resumed && !global.quiet {
-            let left = recorder.snapshot().remaining(&ids).len();
-            let msg = format!("{} of {} tasks left", left, ids.len());
+            let snap = recorder.snapshot();
+            let msg = format!("{} of {} tasks left", snap.remaining(), shard.len(plan.len()));
             eprintln!("nqueens: resuming from '{}': {msg}", path.display());
         }
     }
     let pool = thread_pool(options.checked_threads()?)?;
     let bar = Bar::new(global.quiet);
     let every = args.checkpoint_every;
-    let total = checkpoint::run(plan.as_ref(), &ids, &pool, &recorder, every, &bar);
+    let total = checkpoint::run(plan.as_ref(), &pool, &recorder, every, &bar);
     bar.finish();
     let total = total?;
     match &args.out {
@@ -159,14 +165,15 @@ fn write_shard(
     out: &Path,
     global: &Global,
 ) -> anyhow::Result<ExitCode> {
-    let tasks = recorder.snapshot().done;
-    let mut result = PartialResult::new(plan, shard, tasks, recorder.elapsed());
+    let done = recorder.snapshot();
+    let summary = (done.tasks_done as usize, done.total, done.digest);
+    let mut result = PartialResult::new(plan, shard, summary, recorder.elapsed());
     result.save(out)?;
     let summary = ShardSummary {
         schema: "nqueens.shard-summary/1",
         n: result.n,
         shard: shard.to_string(),
-        tasks: result.tasks.len(),
+        tasks: result.tasks,
         plan_tasks: result.plan_tasks,
         total: result.total.to_string(),
         elapsed_s: result.elapsed_s,
@@ -183,7 +190,7 @@ fn write_shard(
              {:.3} s; wrote '{}' (add up all K files with 'nqueens merge')",
             result.n,
             result.total,
-            result.tasks.len(),
+            result.tasks,
             result.plan_tasks,
             result.engine,
             result.plan,

@@ -93,11 +93,13 @@ impl MirrorPlan {
     /// Expands the mirror starts of an `n`×`n` board to `depth` rows.
     pub fn new(n: u32, depth: u32) -> Self {
         let rows = Rows::full(n);
-        let tasks = start_tasks(n, depth);
-        let costs = tasks
-            .iter()
-            .map(|(node, _)| expand_to(&rows, vec![*node], node.row + 2).len() as u64)
+        let mut costed: Vec<(u64, (Node, u8))> = start_tasks(n, depth)
+            .into_iter()
+            .map(|t| (expand_to(&rows, vec![t.0], t.0.row + 2).len() as u64, t))
             .collect();
+        // Largest first, ties in generation order (issue 11: ids are in cost order).
+        costed.sort_by_key(|&(cost, _)| std::cmp::Reverse(cost));
+        let (costs, tasks) = costed.into_iter().unzip();
         MirrorPlan {
             n,
             depth,

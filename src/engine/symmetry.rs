@@ -120,14 +120,16 @@ impl SymmetryPlan {
     }
 
     fn with_starts(n: u32, depth: u32, starts: Vec<Start>) -> Self {
-        let tasks = tasks(&starts, depth);
-        let costs = tasks
-            .iter()
-            .map(|&(s, node)| {
+        let mut costed: Vec<(u64, (u32, Node))> = tasks(&starts, depth)
+            .into_iter()
+            .map(|(s, node)| {
                 let rows = &starts[s as usize].rows;
-                expand_to(rows, vec![node], node.row + 2).len() as u64
+                (expand_to(rows, vec![node], node.row + 2).len() as u64, (s, node))
             })
             .collect();
+        // Largest first, ties in generation order (issue 11: ids are in cost order).
+        costed.sort_by_key(|&(cost, _)| std::cmp::Reverse(cost));
+        let (costs, tasks) = costed.into_iter().unzip();
         SymmetryPlan {
             n,
             depth,

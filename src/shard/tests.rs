@@ -17,8 +17,21 @@ fn plan(n: u32) -> Box<dyn Plan> {
         .unwrap()
 }
 
-fn solve(plan: &dyn Plan, ids: &[usize]) -> TaskCounts {
-    TaskCounts(ids.iter().map(|&t| (t, plan.solve(t))).collect())
+/// Task count, total and digest of the tasks `ids`.
+fn solve(plan: &dyn Plan, ids: &[usize]) -> (usize, u128, Digest) {
+    let mut digest = Digest::default();
+    let mut total = 0;
+    for &t in ids {
+        let count = plan.solve(t);
+        digest.add(t, count);
+        total += count;
+    }
+    (ids.len(), total, digest)
+}
+
+/// Every id of `spec`'s shard of `plan`.
+fn ids(plan: &dyn Plan, spec: ShardSpec) -> Vec<usize> {
+    spec.ids(plan.len()).collect()
 }
 
 #[test]
@@ -77,7 +90,7 @@ fn shards_for_several_k_sum_to_the_total() {
         let mut seen: Vec<usize> = parts.concat();
         seen.sort_unstable();
         assert_eq!(seen, (0..p.len()).collect::<Vec<_>>(), "K = {k}");
-        let sum: u128 = parts.iter().map(|ids| solve(p.as_ref(), ids).total()).sum();
+        let sum: u128 = parts.iter().map(|ids| solve(p.as_ref(), ids).1).sum();
         assert_eq!(Some(sum), known::total(11), "K = {k}");
     }
 }
@@ -108,33 +121,22 @@ fn a_checkpointed_run_resumes_without_recomputing() {
     let tmp = dir();
     let path = tmp.path().join("run.ckpt");
     let p = plan(10);
-    let ids: Vec<usize> = (0..p.len()).collect();
-    // Pretend the first half was done in an earlier session, with a marker count.
-    let mut cp = Checkpoint::new(p.as_ref(), ShardSpec::whole());
-    let half = ids.len() / 2;
-    cp.done = solve(p.as_ref(), &ids[..half]);
-    let marker = cp.done.0[&0] + 1_000;
-    cp.done.0.insert(0, marker);
+    // Pretend the first half was done in an earlier session, with a marker count for task 0.
+    let mut cp = Checkpoint::new(p.as_ref(), ShardSpec::whole()).unwrap();
+    for t in 0..p.len() / 2 {
+        let count = p.solve(t) + if t == 0 { 1_000 } else { 0 };
+        cp.record(t, count).unwrap();
+    }
     cp.save(&path).unwrap();
     let loaded = Checkpoint::resume_or_new(&path, p.as_ref(), ShardSpec::whole()).unwrap();
     let rec = Recorder::new(Some(path.clone()), loaded);
     let pool = thread_pool(2).unwrap();
-    let total = run(
-        p.as_ref(),
-        &ids,
-        &pool,
-        &rec,
-        Duration::from_secs(60),
-        &NoProgress,
-    )
-    .unwrap();
+    let total = run(p.as_ref(), &pool, &rec, Duration::from_secs(60), &NoProgress).unwrap();
     // The marker shows task 0 was taken from the file, not solved again.
-    assert_eq!(
-        Some(total - 1_000 + p.solve(0) - p.solve(0)),
-        known::total(10)
-    );
+    assert_eq!(Some(total - 1_000), known::total(10));
     let saved = Checkpoint::load(&path).unwrap().unwrap();
-    assert_eq!(saved.done.len(), p.len());
+    assert_eq!(saved.done.len(), p.len() as u64);
+    assert_eq!(saved.remaining(), 0);
 }
 
 #[test]
@@ -142,6 +144,7 @@ fn a_checkpoint_of_another_run_is_refused() {
     let tmp = dir();
     let path = tmp.path().join("c");
     Checkpoint::new(plan(9).as_ref(), ShardSpec::whole())
+        .unwrap()
         .save(&path)
         .unwrap();
     let err = Checkpoint::resume_or_new(&path, plan(10).as_ref(), ShardSpec::whole()).unwrap_err();
@@ -157,12 +160,13 @@ fn a_tampered_or_truncated_checkpoint_is_refused() {
     let tmp = dir();
     let path = tmp.path().join("c");
     let p = plan(8);
-    let mut cp = Checkpoint::new(p.as_ref(), ShardSpec::whole());
-    cp.done = solve(p.as_ref(), &[0, 1]);
+    let mut cp = Checkpoint::new(p.as_ref(), ShardSpec::whole()).unwrap();
+    cp.record(0, p.solve(0)).unwrap();
+    cp.record(1, p.solve(1)).unwrap();
     cp.save(&path).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
-    let count = p.solve(0).to_string();
-    let tampered = text.replacen(&format!("[0,\"{count}\"]"), "[0,\"999\"]", 1);
+    let total = format!("\"total\":\"{}\"", cp.total);
+    let tampered = text.replacen(&total, "\"total\":\"999\"", 1);
     assert_ne!(tampered, text);
     std::fs::write(&path, &tampered).unwrap();
     let err = Checkpoint::load(&path).unwrap_err().to_string();
@@ -177,7 +181,7 @@ fn write_shards(dir: &std::path::Path, n: u32, k: usize) -> Vec<PathBuf> {
     (0..k)
         .map(|i| {
             let spec = ShardSpec::new(i, k).unwrap();
-            let counts = solve(p.as_ref(), &spec.ids(p.as_ref()));
+            let counts = solve(p.as_ref(), &ids(p.as_ref(), spec));
             let path = dir.join(format!("n{n}-{i}.json"));
             PartialResult::new(p.as_ref(), spec, counts, Duration::ZERO)
                 .save(&path)
@@ -232,9 +236,8 @@ fn merge_reports_a_disagreeing_duplicate() {
     let tmp = dir();
     let mut files = write_shards(tmp.path(), 10, 2);
     let mut other = PartialResult::load(&files[1]).unwrap();
-    let first = *other.tasks.0.keys().next().unwrap();
-    *other.tasks.0.get_mut(&first).unwrap() += 2;
-    other.total += 2;
+    // Same total, other per-task counts: only the digest tells them apart.
+    other.digest.add(0, 1);
     let path = tmp.path().join("resealed.json");
     other.save(&path).unwrap();
     files.push(path);
@@ -280,7 +283,8 @@ fn partial_results_add_up() {
     let mut sum = part(0);
     sum += &part(1);
     assert_eq!(sum.total, 92);
-    assert_eq!(sum.tasks.len(), p.len());
+    assert_eq!(sum.tasks, p.len());
+    assert_eq!(sum.digest, solve(p.as_ref(), &(0..p.len()).collect::<Vec<_>>()).2);
 }
 
 #[test]
@@ -293,7 +297,7 @@ fn sealed_files_with_any_elapsed_time_read_back_intact() {
         PartialResult::new(
             p.as_ref(),
             ShardSpec::whole(),
-            TaskCounts::default(),
+            solve(p.as_ref(), &(0..p.len()).collect::<Vec<_>>()),
             elapsed,
         )
         .save(&path)
@@ -302,7 +306,8 @@ fn sealed_files_with_any_elapsed_time_read_back_intact() {
     }
 }
 
-/// A plan of another engine: task `t` costs `t % 7 + 1` and counts `t * t`.
+/// A plan made up for tests (engine name borrowed, so its files are readable): task `t`
+/// costs `(len − t) / 7 + 1` and counts `t * t`.
 struct Fake(u32, usize);
 
 impl Plan for Fake {
@@ -310,13 +315,13 @@ impl Plan for Fake {
         self.0
     }
     fn engine(&self) -> &'static str {
-        "fake"
+        "mirror"
     }
     fn len(&self) -> usize {
         self.1
     }
     fn cost(&self, task: usize) -> u64 {
-        task as u64 % 7 + 1
+        (self.1 - task) as u64 / 7 + 1
     }
     fn solve(&self, task: usize) -> u128 {
         (task * task) as u128
@@ -333,10 +338,11 @@ impl Plan for Fake {
 fn a_checkpoint_of_another_engine_is_refused() {
     let tmp = dir();
     let path = tmp.path().join("c");
-    let mut cp = Checkpoint::new(&Fake(10, 5), ShardSpec::whole());
+    let symmetry = CountOptions::new().engine("symmetry").plan(10).unwrap();
+    let mut cp = Checkpoint::new(symmetry.as_ref(), ShardSpec::whole()).unwrap();
     cp.save(&path).unwrap();
     let err = Checkpoint::resume_or_new(&path, plan(10).as_ref(), ShardSpec::whole()).unwrap_err();
-    assert!(err.to_string().contains("engine fake"), "{err}");
+    assert!(err.to_string().contains("engine symmetry"), "{err}");
 }
 
 #[test]
@@ -348,20 +354,14 @@ fn shards_checkpoints_and_merge_work_for_any_plan() {
     let mut files = Vec::new();
     for i in 0..3 {
         let spec = ShardSpec::new(i, 3).unwrap();
-        let ids = spec.ids(&fake);
         let ckpt = tmp.path().join(format!("{i}.ckpt"));
-        let rec = Recorder::new(Some(ckpt), Checkpoint::new(&fake, spec));
-        run(
-            &fake,
-            &ids,
-            &pool,
-            &rec,
-            Duration::from_millis(1),
-            &NoProgress,
-        )
-        .unwrap();
+        let rec = Recorder::new(Some(ckpt), Checkpoint::new(&fake, spec).unwrap());
+        run(&fake, &pool, &rec, Duration::from_millis(1), &NoProgress).unwrap();
+        let done = rec.snapshot();
+        assert_eq!(done.digest, solve(&fake, &ids(&fake, spec)).2);
+        let summary = (done.tasks_done as usize, done.total, done.digest);
         let path = tmp.path().join(format!("{i}.json"));
-        PartialResult::new(&fake, spec, rec.snapshot().done, rec.elapsed())
+        PartialResult::new(&fake, spec, summary, rec.elapsed())
             .save(&path)
             .unwrap();
         files.push(path);
