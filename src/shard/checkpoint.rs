@@ -293,9 +293,19 @@ pub struct Lock {
 /// Locks the checkpoint `path` against other processes.
 ///
 /// # Errors
-/// [`Error::CheckpointLocked`] if another process holds it, [`Error::Io`] if the lock file
-/// cannot be opened.
+/// [`Error::CheckpointLocked`] if another process holds it, [`Error::CheckpointCorrupt`] if
+/// `path` exists and is not a regular file, [`Error::Io`] if the lock file cannot be opened.
 pub fn lock(path: &Path) -> Result<Lock, Error> {
+    // A device, FIFO or folder is never a checkpoint: refuse it before creating anything
+    // beside it (issue 12, item 3: `--checkpoint /dev/zero`).
+    if let Ok(meta) = std::fs::metadata(path) {
+        if !meta.is_file() {
+            return Err(Error::CheckpointCorrupt {
+                path: path.to_path_buf(),
+                message: "it is not a regular file".into(),
+            });
+        }
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -523,6 +533,11 @@ fn periodic_saves(
 ) -> Result<(), Error> {
     let mut done = finished.0.lock().unwrap_or_else(|e| e.into_inner());
     loop {
+        // Checked before each wait: a run that finished before this thread first took the
+        // lock has already sent its wake-up (issue 12, item 4).
+        if *done {
+            return Ok(());
+        }
         let (guard, _) = finished
             .1
             .wait_timeout(done, every)
