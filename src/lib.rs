@@ -17,6 +17,7 @@
 
 pub mod engine;
 pub mod error;
+pub mod estimate;
 pub mod hw;
 pub mod known;
 pub mod plan;

@@ -142,3 +142,44 @@ fn issue_11_a_checkpoint_in_use_is_refused_with_a_clear_message() {
     assert!(err.contains("in use by another nqueens process"), "{err}");
     assert_eq!(std::fs::read(&ckpt).unwrap(), before, "the refused run wrote nothing");
 }
+
+#[test]
+fn issue_11_estimate_json_has_every_field_and_a_consistent_interval() {
+    let out = nqueens()
+        .args(["estimate", "13", "-j", "2", "--json", "-q", "--per-task", "1s"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["schema"], "nqueens.estimate/1");
+    assert_eq!(v["n"], 13);
+    let plan = stable_plan(13, &CountOptions::new()).unwrap();
+    assert_eq!(v["engine"], plan.engine());
+    assert_eq!(v["plan_hash"], plan.fingerprint(), "the plan a sharded count runs");
+    assert_eq!(v["tasks"], plan.len());
+    for span in ["core_hours", "wall_hours"] {
+        let f = |k: &str| v[span][k].as_f64().unwrap();
+        assert!(0.0 < f("low") && f("low") <= f("estimate") && f("estimate") <= f("high"), "{v}");
+    }
+    let k = v["shards"].as_u64().unwrap();
+    assert!(k >= 1 && k <= plan.len() as u64);
+    let sbatch = v["sbatch"].as_str().unwrap();
+    assert!(sbatch.contains(&format!("--array=0-{}", k - 1)), "{sbatch}");
+    assert!(sbatch.contains("--shard auto"), "{sbatch}");
+    assert!(v["samples"].as_u64().unwrap() >= 2);
+    assert!(v["sampled_cost_fraction"].as_f64().unwrap() > 0.0);
+    assert!(v["per_task_hours"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn issue_11_estimate_refuses_bad_options() {
+    for args in [
+        &["estimate", "13", "--per-task", "0h"][..],
+        &["estimate", "13", "--samples", "1"],
+        &["estimate", "40"],
+        &["estimate", "13", "--engine", "banana"],
+    ] {
+        let (code, _, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+    }
+}

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod completions;
 pub mod count;
 pub mod count_mask;
+pub mod estimate;
 pub mod input;
 pub mod merge;
 pub mod place;
@@ -26,6 +27,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::TwoColour(args) => two_colour::run(args, &cli.global),
         Command::Bench(args) => bench::run(args, &cli.global),
         Command::Merge(args) => merge::run(args, &cli.global),
+        Command::Estimate(args) => estimate::run(args, &cli.global),
         Command::Completions(args) => completions::run(args),
     }
 }

@@ -639,3 +639,36 @@ mod issue_11 {
         );
     }
 }
+
+/// Compares with greedy LPT (the pre-issue-11 partition) at N = 16, where shards of a large K
+/// hold only a few tasks; `cargo test -- --ignored lpt_balance_at_16 --nocapture`.
+#[test]
+#[ignore]
+fn lpt_balance_at_16() {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let p = CountOptions::new().engine("mitm").plan(16).unwrap();
+    for k in [128, 256, 300, 400, 500, 700, 925, 1000] {
+        let mut loads: BinaryHeap<Reverse<(u128, usize)>> = (0..k).map(|i| Reverse((0, i))).collect();
+        for t in 0..p.len() {
+            let Reverse((l, i)) = loads.pop().unwrap();
+            loads.push(Reverse((l + u128::from(p.cost(t)), i)));
+        }
+        let v: Vec<u128> = loads.into_iter().map(|r| r.0 .0).collect();
+        let (lo, hi) = (*v.iter().min().unwrap(), *v.iter().max().unwrap());
+        let snake: Vec<u128> = (0..k).map(|i| shard_cost(p.as_ref(), ShardSpec::new(i, k).unwrap())).collect();
+        let (slo, shi) = (*snake.iter().min().unwrap(), *snake.iter().max().unwrap());
+        let mut cyc = vec![0u128; k];
+        for t in 0..p.len() {
+            cyc[t % k] += u128::from(p.cost(t));
+        }
+        let (clo, chi) = (*cyc.iter().min().unwrap(), *cyc.iter().max().unwrap());
+        println!(
+            "K = {k}: LPT gap {:.2}%, snake gap {:.2}%, cyclic gap {:.2}%, largest task / mean shard {:.1}%",
+            (hi - lo) as f64 / hi as f64 * 100.0,
+            (shi - slo) as f64 / shi as f64 * 100.0,
+            (chi - clo) as f64 / chi as f64 * 100.0,
+            p.cost(0) as f64 / (v.iter().sum::<u128>() as f64 / k as f64) * 100.0
+        );
+    }
+}
