@@ -163,24 +163,26 @@ fn stratum_estimate(s: &Stratum, plan: &dyn Plan, measure: &impl Fn(usize) -> f6
     (ratio * s.cost as f64, variance)
 }
 
-/// Solves the sampled tasks on `pool` (largest first, as a run would) and returns the
-/// seconds each took on its thread, by id.
+/// Solves the sampled tasks on `pool` (largest first, as a run would) and returns the CPU
+/// seconds each took on its thread (wall seconds where the system has no per-thread CPU
+/// clock), by id.
 ///
-/// Each task is solved three times: once to warm up, then twice timed, keeping the shorter
-/// time. Engines fill shared caches on first use (the mitm engine's quarter lists up to
-/// N = 21), a cost a full run spreads over every task that shares them but a sample of a few
-/// dozen tasks would pay almost in full (measured: 3 to 5× too high at N = 16..18 without
-/// the warm-up); and on a shared machine a timed task may lose the CPU for a while, which
-/// only ever adds time, so the shorter of two timings is the better one.
+/// CPU time, not wall time: the question is core-hours, and on a shared machine a task that
+/// loses its core for a while would otherwise count the wait (measured: +62% at symmetry
+/// N = 18 with a load of 4 on 2 cores). Each task is solved three times: once to warm up,
+/// then twice timed, keeping the shorter time. Engines fill shared caches on first use (the
+/// mitm engine's quarter lists up to N = 21), a cost a full run spreads over every task that
+/// shares them but a sample of a few dozen tasks would pay almost in full (measured: 3 to 5×
+/// too high at N = 16..18 without the warm-up).
 pub fn time_tasks(plan: &dyn Plan, tasks: &[usize], pool: &rayon::ThreadPool) -> Vec<(usize, f64)> {
     let pass = |timed: bool| -> Vec<(usize, f64)> {
         tasks
             .par_iter()
             .with_max_len(1)
             .map(|&t| {
-                let start = Instant::now();
+                let clock = Clock::start();
                 std::hint::black_box(plan.solve(t));
-                (t, if timed { start.elapsed().as_secs_f64() } else { 0.0 })
+                (t, if timed { clock.seconds() } else { 0.0 })
             })
             .collect()
     };
@@ -192,6 +194,46 @@ pub fn time_tasks(plan: &dyn Plan, tasks: &[usize], pool: &rayon::ThreadPool) ->
             .map(|((t, x), (_, y))| (t, x.min(y)))
             .collect()
     })
+}
+
+/// A stopwatch of this thread's CPU time, or of wall time where there is no such clock.
+struct Clock {
+    cpu: Option<f64>,
+    wall: Instant,
+}
+
+impl Clock {
+    fn start() -> Self {
+        Clock {
+            cpu: thread_cpu_seconds(),
+            wall: Instant::now(),
+        }
+    }
+
+    fn seconds(&self) -> f64 {
+        match (self.cpu, thread_cpu_seconds()) {
+            (Some(a), Some(b)) => b - a,
+            _ => self.wall.elapsed().as_secs_f64(),
+        }
+    }
+}
+
+/// CPU seconds used by the calling thread.
+#[cfg(unix)]
+fn thread_cpu_seconds() -> Option<f64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+}
+
+/// CPU seconds used by the calling thread (not measured on this system).
+#[cfg(not(unix))]
+fn thread_cpu_seconds() -> Option<f64> {
+    None
 }
 
 /// Resident and peak resident memory of this process in bytes (`VmRSS`, `VmHWM`), where the
