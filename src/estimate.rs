@@ -227,7 +227,7 @@ fn thread_cpu_seconds() -> Option<f64> {
     };
     // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    (rc == 0).then(|| ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+    (rc == 0).then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
 }
 
 /// CPU seconds used by the calling thread (not measured on this system).
@@ -254,7 +254,11 @@ mod tests {
     use crate::{known, CountOptions};
 
     fn plan(engine: &str, n: u32) -> Box<dyn Plan> {
-        CountOptions::new().engine(engine).threads(64).plan(n).unwrap()
+        CountOptions::new()
+            .engine(engine)
+            .threads(64)
+            .plan(n)
+            .unwrap()
     }
 
     #[test]
@@ -313,10 +317,19 @@ mod tests {
     #[test]
     #[ignore]
     fn interval_coverage_table() {
-        for (engine, n) in [("mitm", 14), ("mitm", 15), ("mitm", 16), ("symmetry", 14), ("mirror", 13)] {
+        for (engine, n) in [
+            ("mitm", 14),
+            ("mitm", 15),
+            ("mitm", 16),
+            ("symmetry", 14),
+            ("mirror", 13),
+        ] {
             for samples in [16, 64, 256] {
                 let c = coverage(engine, n, samples, 100);
-                println!("{engine} N = {n}, {samples} samples: coverage {:.0}%", c * 100.0);
+                println!(
+                    "{engine} N = {n}, {samples} samples: coverage {:.0}%",
+                    c * 100.0
+                );
             }
         }
     }

@@ -64,10 +64,10 @@ impl Bar {
         let now = Instant::now();
         self.bar
             .set_position((s.eta.fraction(now) * BAR_STEPS as f64) as u64);
-        let eta = s
-            .eta
-            .remaining(now)
-            .map_or_else(|| "estimating…".to_string(), |d| format!("ETA {}", clock(d)));
+        let eta = s.eta.remaining(now).map_or_else(
+            || "estimating…".to_string(),
+            |d| format!("ETA {}", clock(d)),
+        );
         self.bar.set_message(format!(
             "{:.1}% of est. work | {}/{} tasks, {} running | {} solutions | {eta}",
             100.0 * s.eta.fraction(now),
@@ -180,7 +180,8 @@ impl Eta {
         let threads = self.running.len().max(1) as f64;
         let left = (self.total as f64 - self.done_at(now)).max(0.0);
         let secs = left / (rate * threads);
-        secs.is_finite().then(|| Duration::from_secs_f64(secs.min(1e9)))
+        secs.is_finite()
+            .then(|| Duration::from_secs_f64(secs.min(1e9)))
     }
 }
 

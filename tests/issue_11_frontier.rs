@@ -73,6 +73,9 @@ fn issue_12_a_checkpoint_with_an_impossible_elapsed_time_is_refused() {
     }
 }
 
+/// An edit that makes a shard file impossible.
+type Forgery = fn(&mut PartialResult);
+
 #[test]
 fn issue_12_forged_shard_files_do_not_merge() {
     let tmp = tempfile::tempdir().unwrap();
@@ -87,7 +90,7 @@ fn issue_12_forged_shard_files_do_not_merge() {
             .success();
         files.push(out);
     }
-    let forgeries: [(&str, fn(&mut PartialResult)); 4] = [
+    let forgeries: [(&str, Forgery); 4] = [
         ("N is invalid", |r| r.n = 40),
         ("banana", |r| r.engine = "banana".into()),
         ("plan_tasks", |r| r.plan_tasks = usize::MAX),
@@ -140,13 +143,26 @@ fn issue_11_a_checkpoint_in_use_is_refused_with_a_clear_message() {
     assert_eq!(second.status.code(), Some(1), "{second:?}");
     let err = String::from_utf8_lossy(&second.stderr);
     assert!(err.contains("in use by another nqueens process"), "{err}");
-    assert_eq!(std::fs::read(&ckpt).unwrap(), before, "the refused run wrote nothing");
+    assert_eq!(
+        std::fs::read(&ckpt).unwrap(),
+        before,
+        "the refused run wrote nothing"
+    );
 }
 
 #[test]
 fn issue_11_estimate_json_has_every_field_and_a_consistent_interval() {
     let out = nqueens()
-        .args(["estimate", "13", "-j", "2", "--json", "-q", "--per-task", "1s"])
+        .args([
+            "estimate",
+            "13",
+            "-j",
+            "2",
+            "--json",
+            "-q",
+            "--per-task",
+            "1s",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
@@ -155,11 +171,18 @@ fn issue_11_estimate_json_has_every_field_and_a_consistent_interval() {
     assert_eq!(v["n"], 13);
     let plan = stable_plan(13, &CountOptions::new()).unwrap();
     assert_eq!(v["engine"], plan.engine());
-    assert_eq!(v["plan_hash"], plan.fingerprint(), "the plan a sharded count runs");
+    assert_eq!(
+        v["plan_hash"],
+        plan.fingerprint(),
+        "the plan a sharded count runs"
+    );
     assert_eq!(v["tasks"], plan.len());
     for span in ["core_hours", "wall_hours"] {
         let f = |k: &str| v[span][k].as_f64().unwrap();
-        assert!(0.0 < f("low") && f("low") <= f("estimate") && f("estimate") <= f("high"), "{v}");
+        assert!(
+            0.0 < f("low") && f("low") <= f("estimate") && f("estimate") <= f("high"),
+            "{v}"
+        );
     }
     let k = v["shards"].as_u64().unwrap();
     assert!(k >= 1 && k <= plan.len() as u64);

@@ -62,7 +62,9 @@ pub fn parse_span(s: &str) -> Result<Duration, String> {
         Ok(x) if x.is_finite() && x > 0.0 && x * scale <= 1e9 => {
             Ok(Duration::from_secs_f64(x * scale))
         }
-        _ => Err(format!("'{s}' is not a positive time (e.g. 2h, 90m, 3600s)")),
+        _ => Err(format!(
+            "'{s}' is not a positive time (e.g. 2h, 90m, 3600s)"
+        )),
     }
 }
 
@@ -154,7 +156,15 @@ pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let seconds = |t: usize| times.iter().find(|x| x.0 == t).map_or(0.0, |x| x.1);
     let core = d.combine(plan.as_ref(), seconds);
     let largest = largest_task_seconds(plan.as_ref(), &d, &seconds);
-    let report = build(args, plan.as_ref(), threads, (core, largest), (plan_rss, peak), &d, started);
+    let report = build(
+        args,
+        plan.as_ref(),
+        threads,
+        (core, largest),
+        (plan_rss, peak),
+        &d,
+        started,
+    );
     print(&report, global)?;
     Ok(Exit::Ok.into())
 }
@@ -188,7 +198,8 @@ fn build(
     started: Instant,
 ) -> EstimateReport {
     let per_task = args.per_task.as_secs_f64();
-    let shards = ((core.high / (threads as f64 * per_task)).ceil() as usize).clamp(1, plan.len().max(1));
+    let shards =
+        ((core.high / (threads as f64 * per_task)).ceil() as usize).clamp(1, plan.len().max(1));
     let limit = clock(per_task * 1.25 + 600.0);
     let sbatch = format!(
         "sbatch --array=0-{} --cpus-per-task={threads} --time={limit} --wrap='nqueens count {} --engine {} -j {threads} -q --shard auto --checkpoint ckpt/shard-$SLURM_ARRAY_TASK_ID.ckpt --out out/shard-$SLURM_ARRAY_TASK_ID.json'",
@@ -223,7 +234,13 @@ fn build(
 /// Seconds as Slurm's `D-HH:MM:SS`.
 fn clock(seconds: f64) -> String {
     let s = seconds.ceil() as u64;
-    format!("{}-{:02}:{:02}:{:02}", s / 86_400, s / 3600 % 24, s / 60 % 60, s % 60)
+    format!(
+        "{}-{:02}:{:02}:{:02}",
+        s / 86_400,
+        s / 3600 % 24,
+        s / 60 % 60,
+        s % 60
+    )
 }
 
 /// Prints the report as JSON or as lines for people.
@@ -234,7 +251,11 @@ fn print(r: &EstimateReport, global: &Global) -> anyhow::Result<()> {
         return Ok(());
     }
     let mb = |b: Option<u64>| b.map_or("n/a".to_string(), |b| format!("{:.0} MB", b as f64 / 1e6));
-    writeln!(out, "N = {}: {} engine ({}), {} tasks", r.n, r.engine, r.plan, r.tasks)?;
+    writeln!(
+        out,
+        "N = {}: {} engine ({}), {} tasks",
+        r.n, r.engine, r.plan, r.tasks
+    )?;
     let c = &r.core_hours;
     writeln!(
         out,

@@ -81,7 +81,11 @@ pub fn run(
         save_on_signal(Arc::clone(&recorder), global.quiet)?;
         if resumed && !global.quiet {
             let snap = recorder.snapshot();
-            let msg = format!("{} of {} tasks left", snap.remaining(), shard.len(plan.len()));
+            let msg = format!(
+                "{} of {} tasks left",
+                snap.remaining(),
+                shard.len(plan.len())
+            );
             eprintln!("nqueens: resuming from '{}': {msg}", path.display());
         }
     }

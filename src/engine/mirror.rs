@@ -120,7 +120,12 @@ impl MirrorPlan {
         let rows = Rows::full(n);
         let mut costed: Vec<(u64, (Node, u8))> = start_tasks(n, depth)
             .into_iter()
-            .map(|t| (super::count_to(&rows, t.0, t.0.row + 2, usize::MAX) as u64, t))
+            .map(|t| {
+                (
+                    super::count_to(&rows, t.0, t.0.row + 2, usize::MAX) as u64,
+                    t,
+                )
+            })
             .collect();
         // Largest first, ties in generation order (issue 11: ids are in cost order).
         costed.sort_by_key(|&(cost, _)| std::cmp::Reverse(cost));

@@ -130,11 +130,19 @@ fn task_cost(starts: &[Start], (s, node): (u32, Node)) -> u16 {
     super::count_to(rows, node, node.row + 2, usize::MAX) as u16
 }
 
+/// A task: the index of its start template and its start node.
+type Task = (u32, Node);
+
+/// A run of tasks of equal cost: `(first id, cost)`.
+type CostRun = (u64, u16);
+
 /// The tasks laid out largest cost first (ties in generation order) with the first id of
 /// each cost, by a counting sort: one pass for the costs, one to place the tasks, so memory
 /// is the task list itself plus two bytes a task while building.
-fn sorted_tasks(starts: &[Start], depth: u32) -> (Vec<(u32, Node)>, Vec<(u64, u16)>) {
-    let costs: Vec<u16> = each_task(starts, depth).map(|t| task_cost(starts, t)).collect();
+fn sorted_tasks(starts: &[Start], depth: u32) -> (Vec<Task>, Vec<CostRun>) {
+    let costs: Vec<u16> = each_task(starts, depth)
+        .map(|t| task_cost(starts, t))
+        .collect();
     let mut counts = vec![0usize; usize::from(u16::MAX) + 1];
     for &c in &costs {
         counts[usize::from(c)] += 1;
@@ -161,9 +169,9 @@ pub struct SymmetryPlan {
     n: u32,
     depth: u32,
     starts: Vec<Start>,
-    tasks: Vec<(u32, Node)>,
+    tasks: Vec<Task>,
     /// `(first id, cost)` of each run of equal cost, largest cost first.
-    classes: Vec<(u64, u16)>,
+    classes: Vec<CostRun>,
 }
 
 impl SymmetryPlan {
@@ -183,7 +191,7 @@ impl SymmetryPlan {
         }
     }
 
-/// The split depth this plan was built with.
+    /// The split depth this plan was built with.
     pub fn depth(&self) -> u32 {
         self.depth
     }

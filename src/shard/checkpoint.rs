@@ -173,8 +173,8 @@ impl Checkpoint {
             path: path.to_path_buf(),
             message,
         };
-        let cp: Checkpoint = sealed::load(path, CHECKPOINT_SCHEMA, sealed::MAX_CHECKPOINT_BYTES)
-            .map_err(corrupt)?;
+        let cp: Checkpoint =
+            sealed::load(path, CHECKPOINT_SCHEMA, sealed::MAX_CHECKPOINT_BYTES).map_err(corrupt)?;
         cp.check().map_err(corrupt)?;
         Ok(Some(cp))
     }
@@ -236,7 +236,9 @@ impl Checkpoint {
         check("engine", self.engine.clone(), other.engine.clone());
         check("nqueens", self.version.clone(), other.version.clone());
         check("shard", self.shard.to_string(), other.shard.to_string());
-        if out.is_empty() && (self.plan_hash != other.plan_hash || self.plan_tasks != other.plan_tasks) {
+        if out.is_empty()
+            && (self.plan_hash != other.plan_hash || self.plan_tasks != other.plan_tasks)
+        {
             out.push(format!(
                 "its plan ({}, hash {}) differs from this run's ({}, hash {})",
                 self.plan, self.plan_hash, other.plan, other.plan_hash
@@ -514,7 +516,12 @@ pub fn run(
     });
     saver.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
     recorder.save()?;
-    if let Some(e) = recorder.failure.lock().unwrap_or_else(|e| e.into_inner()).take() {
+    if let Some(e) = recorder
+        .failure
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+    {
         return Err(e);
     }
     outcome?;

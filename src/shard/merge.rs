@@ -297,12 +297,18 @@ fn report_missing(present: impl Iterator<Item = usize>, k: usize, report: &mut M
         let message = if from == to {
             format!("shard {from}/{k} is missing")
         } else {
-            format!("shards {from}..{to} of K = {k} are missing ({} shards)", to - from + 1)
+            format!(
+                "shards {from}..{to} of K = {k} are missing ({} shards)",
+                to - from + 1
+            )
         };
         report.problem(ProblemKind::Missing, message);
     }
     if gaps.len() > MAX_MISSING_LISTED {
-        let rest: usize = gaps[MAX_MISSING_LISTED..].iter().map(|(a, b)| b - a + 1).sum();
+        let rest: usize = gaps[MAX_MISSING_LISTED..]
+            .iter()
+            .map(|(a, b)| b - a + 1)
+            .sum();
         let message = format!(
             "and {} more ranges of missing shards ({rest} shards)",
             gaps.len() - MAX_MISSING_LISTED

@@ -145,7 +145,7 @@ impl ShardSpec {
 
     /// The task at round `round` of this shard, if the plan (of `plan_len` tasks) has it.
     pub fn task(&self, round: usize, plan_len: usize) -> Option<usize> {
-        let offset = if round % 2 == 0 {
+        let offset = if round.is_multiple_of(2) {
             self.index
         } else {
             self.count - 1 - self.index
@@ -226,7 +226,14 @@ impl FromStr for ShardSpec {
 pub fn partition(plan: &dyn Plan, parts: usize) -> Vec<Vec<usize>> {
     let parts = parts.max(1);
     (0..parts)
-        .map(|index| ShardSpec { index, count: parts }.ids(plan.len()).collect())
+        .map(|index| {
+            ShardSpec {
+                index,
+                count: parts,
+            }
+            .ids(plan.len())
+            .collect()
+        })
         .collect()
 }
 

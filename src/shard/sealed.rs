@@ -64,7 +64,9 @@ pub(crate) const MAX_CHECKPOINT_BYTES: u64 = 16 << 20;
 pub(crate) fn read_capped(path: &Path, max: u64) -> Result<Vec<u8>, String> {
     use std::io::Read as _;
     let file = File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
-    let meta = file.metadata().map_err(|e| format!("cannot read it: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read it: {e}"))?;
     if !meta.is_file() {
         return Err("it is not a regular file".into());
     }

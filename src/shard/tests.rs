@@ -131,7 +131,14 @@ fn a_checkpointed_run_resumes_without_recomputing() {
     let loaded = Checkpoint::resume_or_new(&path, p.as_ref(), ShardSpec::whole()).unwrap();
     let rec = Recorder::new(Some(path.clone()), loaded);
     let pool = thread_pool(2).unwrap();
-    let total = run(p.as_ref(), &pool, &rec, Duration::from_secs(60), &NoProgress).unwrap();
+    let total = run(
+        p.as_ref(),
+        &pool,
+        &rec,
+        Duration::from_secs(60),
+        &NoProgress,
+    )
+    .unwrap();
     // The marker shows task 0 was taken from the file, not solved again.
     assert_eq!(Some(total - 1_000), known::total(10));
     let saved = Checkpoint::load(&path).unwrap().unwrap();
@@ -284,7 +291,10 @@ fn partial_results_add_up() {
     sum += &part(1);
     assert_eq!(sum.total, 92);
     assert_eq!(sum.tasks, p.len());
-    assert_eq!(sum.digest, solve(p.as_ref(), &(0..p.len()).collect::<Vec<_>>()).2);
+    assert_eq!(
+        sum.digest,
+        solve(p.as_ref(), &(0..p.len()).collect::<Vec<_>>()).2
+    );
 }
 
 #[test]
@@ -450,8 +460,12 @@ mod issue_11 {
     fn shard_balance_table() {
         for n in 16..=20 {
             let p = CountOptions::new().engine("mitm").plan(n).unwrap();
-            let gaps: Vec<(usize, f64)> = (4..=1000).map(|k| (k, imbalance(p.as_ref(), k))).collect();
-            let worst = gaps.iter().cloned().fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
+            let gaps: Vec<(usize, f64)> =
+                (4..=1000).map(|k| (k, imbalance(p.as_ref(), k))).collect();
+            let worst = gaps
+                .iter()
+                .cloned()
+                .fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
             let ok = gaps.iter().filter(|g| g.1 <= 0.05).count();
             let first_bad = gaps.iter().find(|g| g.1 > 0.05).map(|g| g.0);
             println!(
@@ -468,7 +482,11 @@ mod issue_11 {
     fn every_plan_lists_its_tasks_largest_first() {
         for engine in ["mirror", "symmetry", "mitm"] {
             for n in [9, 12, 15] {
-                let p = CountOptions::new().engine(engine).threads(64).plan(n).unwrap();
+                let p = CountOptions::new()
+                    .engine(engine)
+                    .threads(64)
+                    .plan(n)
+                    .unwrap();
                 let costs: Vec<u64> = (0..p.len()).map(|t| p.cost(t)).collect();
                 assert!(costs.windows(2).all(|w| w[0] >= w[1]), "{engine} N = {n}");
             }
@@ -565,7 +583,9 @@ mod issue_11 {
         assert!(err.contains("larger than"), "{err}");
         let err = PartialResult::load(&path).unwrap_err();
         assert!(err.contains("larger than"), "{err}");
-        let err = Checkpoint::load(Path::new("/dev/zero")).unwrap_err().to_string();
+        let err = Checkpoint::load(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not a regular file"), "{err}");
     }
 
@@ -575,7 +595,12 @@ mod issue_11 {
         let path = tmp.path().join("s.json");
         let p = plan(10);
         let spec = ShardSpec::new(0, 2).unwrap();
-        let good = PartialResult::new(p.as_ref(), spec, solve(p.as_ref(), &ids(p.as_ref(), spec)), Duration::ZERO);
+        let good = PartialResult::new(
+            p.as_ref(),
+            spec,
+            solve(p.as_ref(), &ids(p.as_ref(), spec)),
+            Duration::ZERO,
+        );
         let forge = |f: &dyn Fn(&mut PartialResult)| {
             let mut r = good.clone();
             f(&mut r);
@@ -608,7 +633,11 @@ mod issue_11 {
             .collect();
         let report = merge(&files);
         assert_eq!(report.total, None);
-        assert!(report.problems[0].message.contains("2^128"), "{:?}", report.problems);
+        assert!(
+            report.problems[0].message.contains("2^128"),
+            "{:?}",
+            report.problems
+        );
     }
 
     #[test]
@@ -649,14 +678,17 @@ fn lpt_balance_at_16() {
     use std::collections::BinaryHeap;
     let p = CountOptions::new().engine("mitm").plan(16).unwrap();
     for k in [128, 256, 300, 400, 500, 700, 925, 1000] {
-        let mut loads: BinaryHeap<Reverse<(u128, usize)>> = (0..k).map(|i| Reverse((0, i))).collect();
+        let mut loads: BinaryHeap<Reverse<(u128, usize)>> =
+            (0..k).map(|i| Reverse((0, i))).collect();
         for t in 0..p.len() {
             let Reverse((l, i)) = loads.pop().unwrap();
             loads.push(Reverse((l + u128::from(p.cost(t)), i)));
         }
         let v: Vec<u128> = loads.into_iter().map(|r| r.0 .0).collect();
         let (lo, hi) = (*v.iter().min().unwrap(), *v.iter().max().unwrap());
-        let snake: Vec<u128> = (0..k).map(|i| shard_cost(p.as_ref(), ShardSpec::new(i, k).unwrap())).collect();
+        let snake: Vec<u128> = (0..k)
+            .map(|i| shard_cost(p.as_ref(), ShardSpec::new(i, k).unwrap()))
+            .collect();
         let (slo, shi) = (*snake.iter().min().unwrap(), *snake.iter().max().unwrap());
         let mut cyc = vec![0u128; k];
         for t in 0..p.len() {

@@ -139,13 +139,9 @@ impl TaskIndex {
 
     /// The classes as words for the fingerprint: `(y, en, len, cost)` each.
     pub fn words(&self) -> impl Iterator<Item = u64> + '_ {
-        self.classes.iter().flat_map(|c| {
-            [
-                u64::from(c.y) << 32 | u64::from(c.en),
-                c.len,
-                c.cost,
-            ]
-        })
+        self.classes
+            .iter()
+            .flat_map(|c| [u64::from(c.y) << 32 | u64::from(c.en), c.len, c.cost])
     }
 }
 
@@ -216,7 +212,9 @@ mod tests {
             .collect();
         if !n.is_multiple_of(2) {
             for y in h + 2..n {
-                out.extend(super::super::subsets(free_rows(geo, y), h).map(|east| Task { east, y }));
+                out.extend(
+                    super::super::subsets(free_rows(geo, y), h).map(|east| Task { east, y }),
+                );
             }
         }
         out
@@ -227,8 +225,10 @@ mod tests {
         for n in 4..=17 {
             let geo = Geometry::new(n);
             let index = TaskIndex::new(&geo);
-            let mut by_index: Vec<(u32, u32)> =
-                (0..index.len).map(|i| index.task(i)).map(|t| (t.y, t.east)).collect();
+            let mut by_index: Vec<(u32, u32)> = (0..index.len)
+                .map(|i| index.task(i))
+                .map(|t| (t.y, t.east))
+                .collect();
             let costs: Vec<u64> = (0..index.len).map(|i| index.cost(i)).collect();
             assert!(costs.windows(2).all(|w| w[0] >= w[1]), "n = {n}");
             let mut listed: Vec<(u32, u32)> = listed(&geo).iter().map(|t| (t.y, t.east)).collect();
@@ -245,7 +245,11 @@ mod tests {
             let index = TaskIndex::new(&geo);
             let model = CostModel::new(&geo);
             for i in 0..index.len {
-                assert_eq!(index.cost(i), model.cost(&geo, index.task(i)), "n {n} task {i}");
+                assert_eq!(
+                    index.cost(i),
+                    model.cost(&geo, index.task(i)),
+                    "n {n} task {i}"
+                );
             }
         }
     }

@@ -26,10 +26,10 @@ use super::mirror::MirrorPlan;
 use super::{Engine, PlanOptions};
 use crate::error::{check_n, Error};
 use crate::plan::{fingerprint_words, Plan};
+use index::TaskIndex;
 use key::Geometry;
 use quarter::placements_by_size;
 use simd::Level;
-use index::TaskIndex;
 use task::{Context, Scratch, Task};
 use weights::free_rows;
 #[cfg(test)]
@@ -226,7 +226,7 @@ impl Plan for MitmPlan {
     }
 
     /// Parametric (issue 11): engine, version, N, h, every cost class with its size and cost,
-    /// then a deterministic sample of [`FINGERPRINT_SAMPLE`] tasks spread over the plan.
+    /// then a deterministic sample of 4096 tasks spread over the plan.
     fn fingerprint(&self) -> String {
         let head = [
             u64::from_le_bytes(*b"mitm\0\0\0\0"),
