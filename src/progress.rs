@@ -69,7 +69,7 @@ impl Bar {
             |d| format!("ETA {}", clock(d)),
         );
         self.bar.set_message(format!(
-            "{:.1}% of est. work | {}/{} tasks, {} running | {} solutions | {eta}",
+            "{:.1}% of est. work | {eta} | {}/{} tasks, {} running | {} solutions",
             100.0 * s.eta.fraction(now),
             s.finished,
             s.tasks,
@@ -80,7 +80,8 @@ impl Bar {
 }
 
 fn style() -> ProgressStyle {
-    ProgressStyle::with_template("{spinner} {elapsed_precise} [{bar:30}] {msg}")
+    // wide_msg: cut to the terminal's width instead of wrapping onto a second line.
+    ProgressStyle::with_template("{spinner} {elapsed_precise} [{bar:20}] {wide_msg}")
         .expect("the template is valid")
         .progress_chars("=> ")
 }
@@ -128,12 +129,15 @@ pub struct Eta {
     busy: f64,
     /// Tasks in flight: when they started and their cost.
     running: HashMap<usize, (Instant, u64)>,
+    /// The most tasks seen in flight at once (the run's parallelism).
+    parallel: usize,
 }
 
 impl Eta {
     /// Task `task` of cost `cost` started at `at`.
     pub fn started(&mut self, task: usize, cost: u64, at: Instant) {
         self.running.insert(task, (at, cost));
+        self.parallel = self.parallel.max(self.running.len());
     }
 
     /// Task `task` finished at `at`.
@@ -177,7 +181,7 @@ impl Eta {
     /// Time left at `now`, or `None` while there is no measured rate yet.
     pub fn remaining(&self, now: Instant) -> Option<Duration> {
         let rate = self.rate()?;
-        let threads = self.running.len().max(1) as f64;
+        let threads = self.parallel.max(1) as f64;
         let left = (self.total as f64 - self.done_at(now)).max(0.0);
         let secs = left / (rate * threads);
         secs.is_finite()

@@ -525,6 +525,57 @@ mod issue_11 {
         assert_eq!(back.remaining(), spec.len(fake.len()) - 10_000_000);
     }
 
+    /// Prints the size and save time of checkpoints of the N = 27 mitm plan's size;
+    /// `cargo test --release -- --ignored checkpoint_sizes_and_save_times --nocapture`.
+    #[test]
+    #[ignore]
+    fn checkpoint_sizes_and_save_times() {
+        let tmp = dir();
+        let path = tmp.path().join("big.ckpt");
+        let fake = Fake(27, 65_005_798);
+        let cases: [(&str, ShardSpec, usize, usize); 3] = [
+            (
+                "whole plan, 10^7 done, 100 sessions x 64 threads",
+                ShardSpec::whole(),
+                10_000_000,
+                100,
+            ),
+            (
+                "whole plan, all but 6400 done",
+                ShardSpec::whole(),
+                65_005_798,
+                100,
+            ),
+            (
+                "shard 1/6, 10^7 done",
+                ShardSpec::new(1, 6).unwrap(),
+                10_000_000,
+                100,
+            ),
+        ];
+        for (what, spec, done, sessions) in cases {
+            let mut cp = Checkpoint::new(&fake, spec).unwrap();
+            let done = done.min(spec.len(fake.len()));
+            run_like_done_set(&mut cp, done, sessions, 64);
+            let start = std::time::Instant::now();
+            for _ in 0..10 {
+                cp.save(&path).unwrap();
+            }
+            let per_save = start.elapsed() / 10;
+            let bytes = std::fs::metadata(&path).unwrap().len();
+            println!("{what}: {bytes} bytes, {per_save:?} per save (with fsync)");
+        }
+        let mut rng = fastrand::Rng::with_seed(3);
+        let mut cp = Checkpoint::new(&fake, ShardSpec::whole()).unwrap();
+        while cp.done.len() < 10_000_000 {
+            cp.done.0.insert(rng.u32(0..65_005_798));
+        }
+        cp.tasks_done = cp.done.len();
+        cp.save(&path).unwrap();
+        let bytes = std::fs::metadata(&path).unwrap().len();
+        println!("10^7 uniformly random of 65 M (no run can leave this): {bytes} bytes");
+    }
+
     #[test]
     fn a_locked_checkpoint_is_refused_until_released() {
         let tmp = dir();
