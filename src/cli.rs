@@ -36,11 +36,11 @@ pub struct Global {
     pub format: FormatArg,
 
     /// Shorthand for --format json
-    #[arg(long, global = true, conflicts_with = "markdown")]
+    #[arg(long, global = true, conflicts_with_all = ["markdown", "format"])]
     pub json: bool,
 
     /// Shorthand for --format markdown
-    #[arg(long, global = true)]
+    #[arg(long, global = true, conflicts_with = "format")]
     pub markdown: bool,
 }
 
@@ -53,7 +53,7 @@ impl Global {
     pub fn threads(&self) -> usize {
         self.threads
             .as_ref()
-            .map_or_else(num_cpus::get, |list| list.0[0].get())
+            .map_or_else(|| num_cpus::get().min(MAX_THREADS), |list| list.0[0].get())
     }
 
     /// The single thread count for commands that take one; a list is a usage error.
@@ -73,7 +73,16 @@ impl Global {
             .map(|list| list.0.iter().map(|t| t.get()).collect())
     }
 
-    /// The output format; `--json` and `--markdown` take precedence over `--format`.
+    /// The format asked for, with the shorthands applied.
+    pub fn format_arg(&self) -> FormatArg {
+        match (self.json, self.markdown) {
+            (true, _) => FormatArg::Json,
+            (false, true) => FormatArg::Markdown,
+            (false, false) => self.format,
+        }
+    }
+
+    /// The output format (`--json` and `--markdown` conflict with an explicit `--format`).
     pub fn format(&self) -> nqueens::report::Format {
         use nqueens::report::Format;
         match (self.json, self.markdown, self.format) {
@@ -126,11 +135,22 @@ pub enum Command {
 /// Parses a board size, naming the accepted range on error.
 pub fn parse_n(s: &str) -> Result<u32, String> {
     let range = format!("N must be a whole number from {MIN_N} to {MAX_N}");
-    match s.trim().parse::<i64>() {
-        Ok(n) if (i64::from(MIN_N)..=i64::from(MAX_N)).contains(&n) => Ok(n as u32),
-        Ok(_) => Err(format!("out of range ({range})")),
-        Err(_) => Err(format!("not a whole number ({range})")),
+    match parse_whole(s) {
+        Some(Some(n)) if (i64::from(MIN_N)..=i64::from(MAX_N)).contains(&n) => Ok(n as u32),
+        Some(_) => Err(format!("out of range {MIN_N}..{MAX_N} ({range})")),
+        None => Err(format!("not a whole number ({range})")),
     }
+}
+
+/// Reads a whole number: `None` if `s` is not one, `Some(None)` if it is one too long for
+/// `i64` (so "99999999999999999999" is out of range, not "not a whole number"; issue 12).
+pub fn parse_whole(s: &str) -> Option<Option<i64>> {
+    let s = s.trim();
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(s.parse::<i64>().ok())
 }
 
 /// Parses a comma-separated list of thread counts (one value for most commands).
@@ -144,12 +164,12 @@ pub fn parse_thread_list(s: &str) -> Result<ThreadList, String> {
 /// Parses a thread count, naming the accepted range on error.
 pub fn parse_threads(s: &str) -> Result<NonZeroUsize, String> {
     let range = format!("threads must be a whole number from 1 to {MAX_THREADS}");
-    match s.trim().parse::<i64>() {
-        Ok(t) if (1..=MAX_THREADS as i64).contains(&t) => {
+    match parse_whole(s) {
+        Some(Some(t)) if (1..=MAX_THREADS as i64).contains(&t) => {
             Ok(NonZeroUsize::new(t as usize).expect("t >= 1"))
         }
-        Ok(_) => Err(format!("out of range ({range})")),
-        Err(_) => Err(format!("not a whole number ({range})")),
+        Some(_) => Err(format!("out of range 1..{MAX_THREADS} ({range})")),
+        None => Err(format!("not a whole number ({range})")),
     }
 }
 
@@ -169,6 +189,34 @@ mod tests {
         for bad in ["0", "33", "-4", "abc", ""] {
             let err = parse_n(bad).unwrap_err();
             assert!(err.contains("1 to 32"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn over_long_numbers_are_out_of_range_not_malformed() {
+        let err = parse_n("99999999999999999999999").unwrap_err();
+        assert!(err.starts_with("out of range 1..32"), "{err}");
+        assert!(parse_n("-99999999999999999999999")
+            .unwrap_err()
+            .starts_with("out of range"));
+        assert!(parse_n("1e3")
+            .unwrap_err()
+            .starts_with("not a whole number"));
+        assert!(parse_threads("99999999999999999999")
+            .unwrap_err()
+            .starts_with("out of range"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_text_never_panics_the_number_parsers(s in "\\PC{0,40}") {
+            let _ = parse_n(&s);
+            let _ = parse_thread_list(&s);
+        }
+
+        #[test]
+        fn every_size_in_range_parses_back(n in 1u32..=32) {
+            proptest::prop_assert_eq!(parse_n(&n.to_string()), Ok(n));
         }
     }
 

@@ -85,6 +85,29 @@ pub enum Error {
         /// The underlying error.
         error: std::io::Error,
     },
+    /// A file to be written exists and is not a regular file (a folder, a device, a FIFO, a
+    /// dangling link): it is never replaced.
+    #[error("'{}' is {kind}; refusing to replace it with a regular file (give another path)", path.display())]
+    NotRegularFile {
+        /// The path given.
+        path: PathBuf,
+        /// What is there, e.g. "a folder".
+        kind: String,
+    },
+    /// A `--recheck` fraction is invalid.
+    #[error("invalid --recheck: {0}")]
+    Recheck(String),
+    /// A task's count differs between the fast and the portable code path (`--recheck`):
+    /// faulty hardware or a bug. Nothing is written as a result.
+    #[error("RECHECK MISMATCH on task {task}: the fast code path counted {fast}, the portable one {portable}; suspect the hardware (CPU, memory, overclock) or a bug; no result was written")]
+    RecheckMismatch {
+        /// The task.
+        task: usize,
+        /// Its count on the fast (assembly or SIMD) path.
+        fast: u128,
+        /// Its count on the portable path.
+        portable: u128,
+    },
     /// The puzzle has no solution (e.g. `place` for n = 2 or 3).
     #[error("no solution exists for n = {n}")]
     NoSolution {
@@ -140,9 +163,21 @@ impl Error {
                 | Error::Unsupported { .. }
                 | Error::Parse { .. }
                 | Error::Shard(_)
+                | Error::NotRegularFile { .. }
+                | Error::Recheck(_)
                 | Error::CheckpointCorrupt { .. }
                 | Error::CheckpointMismatch { .. }
         )
+    }
+}
+
+/// At most the first 40 characters of `text`, with `…` when cut: for quoting user input in
+/// messages without echoing a whole (possibly huge) line.
+pub fn excerpt(text: &str) -> String {
+    const KEEP: usize = 40;
+    match text.char_indices().nth(KEEP) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
     }
 }
 

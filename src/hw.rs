@@ -2,13 +2,16 @@
 //! count verified against the published values, and a host description.
 //!
 //! People burn in machines with N-Queens because the answer is known: a fast run that is wrong
-//! reveals a bad CPU, memory or overclock. [`run`] stops at the first wrong count.
+//! reveals a bad CPU, memory or overclock. [`run`] stops at the first wrong count. With a
+//! [`Recheck`], a fraction of every count's tasks is also re-solved on the portable code path
+//! (the same mechanism as `count --recheck`), which catches a fault even where it would not
+//! change a total enough to notice, and names the task.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::recheck::{Fault, Recheck};
 use crate::{count, known, CountOptions, Error};
 
 /// Schema tag of a [`BenchReport`].
@@ -160,9 +163,10 @@ pub struct ThreadResult {
 ///
 /// JSON fields: `schema` (`"nqueens.bench/1"`), `workload` {`name`, `version`, `engine`,
 /// `sizes`}, `host` {`cpu`, `logical_cores`, `physical_cores`, `features`, `code_path`, `os`,
-/// `arch`, `version`, `commit`}, `rounds` (all verified), `results` (one per thread count:
-/// `threads`, `wall_s`, `solutions`, `subproblems`, `solutions_per_s`, `subproblems_per_s`,
-/// `speedup`, `efficiency`), and `score`.
+/// `arch`, `version`, `commit`}, `rounds` (all verified), `verified` (true when every count
+/// matched its published value), `results` (one per thread count: `threads`, `wall_s`,
+/// `solutions`, `subproblems`, `solutions_per_s`, `subproblems_per_s`, `speedup`,
+/// `efficiency`, both relative to the smallest thread count), and `score`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchReport {
     /// Schema tag, [`BENCH_SCHEMA`].
@@ -173,6 +177,14 @@ pub struct BenchReport {
     pub host: HostInfo,
     /// Rounds completed, each verified.
     pub rounds: u32,
+    /// Whether every count matched its published value (OEIS A000170). Reports written
+    /// before this field existed read as `false`.
+    #[serde(default)]
+    pub verified: bool,
+    /// Tasks re-solved on the portable code path with the same count, over the whole run
+    /// (0 without a recheck).
+    #[serde(default)]
+    pub rechecked: usize,
     /// One entry per thread count.
     pub results: Vec<ThreadResult>,
     /// [`score`] of the results.
@@ -199,6 +211,10 @@ pub struct BenchConfig {
     pub rounds: u32,
     /// Keep running rounds until this much time has passed.
     pub duration: Option<Duration>,
+    /// Re-solve this fraction of every count's tasks on the portable code path.
+    pub recheck: Option<Recheck>,
+    /// Test hook: a fault in the fast code path of every count (see [`Fault`]).
+    pub fault: Option<Fault>,
 }
 
 /// The default thread counts: 1, 2, 4, ... and finally `max` itself.
@@ -243,19 +259,11 @@ pub trait BenchObserver: Sync {
 /// Ignores everything.
 impl BenchObserver for () {}
 
-static FAULT: AtomicU64 = AtomicU64::new(0);
-
-/// Test-only fault hook: the next verified count in [`run`] is off by `delta`. Lets tests
-/// check that a wrong count stops the benchmark; nothing in the CLI can reach it.
-#[doc(hidden)]
-pub fn inject_fault_for_tests(delta: u64) {
-    FAULT.store(delta, Ordering::SeqCst);
-}
-
 /// Runs the benchmark.
 pub fn run(config: &BenchConfig, observer: &dyn BenchObserver) -> Result<Outcome, Error> {
     let started = Instant::now();
     let mut best: Vec<Option<(f64, u128, u64)>> = vec![None; config.threads.len()];
+    let mut rechecked = 0;
     let mut round = 0;
     let per_round = config.threads.len() * config.workload.sizes.len();
     let planned = config
@@ -267,7 +275,10 @@ pub fn run(config: &BenchConfig, observer: &dyn BenchObserver) -> Result<Outcome
         for (slot, &threads) in best.iter_mut().zip(&config.threads) {
             let index = (round as usize - 1) * per_round;
             match run_sizes(config, threads, round, index, planned, observer)? {
-                Ok(sample) => keep_best(slot, sample),
+                Ok((sample, checked)) => {
+                    keep_best(slot, sample);
+                    rechecked += checked;
+                }
                 Err(wrong) => return Ok(Outcome::Wrong(wrong)),
             }
         }
@@ -278,12 +289,22 @@ pub fn run(config: &BenchConfig, observer: &dyn BenchObserver) -> Result<Outcome
         workload: config.workload.clone(),
         host: HostInfo::detect(),
         rounds: round,
+        // A wrong count returns `Outcome::Wrong` above, so every count here was checked.
+        verified: true,
+        rechecked,
         score: score(&results),
         results,
     })))
 }
 
-/// One round at one thread count: (wall seconds, solutions, tasks), or the first wrong count.
+/// The best sample of one round at one thread count and the tasks it rechecked.
+type RoundResult = ((f64, u128, u64), usize);
+
+/// One round at one thread count: ((wall seconds, solutions, tasks), rechecked tasks), or the
+/// first wrong count.
+///
+/// # Errors
+/// As [`count`], including [`Error::RecheckMismatch`].
 fn run_sizes(
     config: &BenchConfig,
     threads: usize,
@@ -291,16 +312,18 @@ fn run_sizes(
     index: usize,
     planned: Option<usize>,
     observer: &dyn BenchObserver,
-) -> Result<Result<(f64, u128, u64), WrongCount>, Error> {
+) -> Result<Result<RoundResult, WrongCount>, Error> {
     let options = CountOptions::new()
         .engine(&config.workload.engine)
-        .threads(threads);
-    let (mut wall, mut solutions, mut tasks) = (0.0, 0u128, 0u64);
+        .threads(threads)
+        .recheck(config.recheck)
+        .fault(config.fault);
+    let (mut wall, mut solutions, mut tasks, mut rechecked) = (0.0, 0u128, 0u64, 0);
     for (k, &n) in config.workload.sizes.iter().enumerate() {
         let label = format!("round {round}, {threads} threads, N = {n}");
         observer.count_started(index + k, planned, &label);
         let result = count(n, &options)?;
-        let got = result.total + u128::from(FAULT.swap(0, Ordering::SeqCst));
+        let got = result.total;
         let expected = known::total(n).expect("workload sizes have published values");
         if got != expected {
             return Ok(Err(WrongCount {
@@ -314,8 +337,9 @@ fn run_sizes(
         wall += result.elapsed.as_secs_f64();
         solutions += got;
         tasks += result.tasks as u64;
+        rechecked += result.rechecked.unwrap_or(0);
     }
-    Ok(Ok((wall, solutions, tasks)))
+    Ok(Ok(((wall, solutions, tasks), rechecked)))
 }
 
 fn keep_best(slot: &mut Option<(f64, u128, u64)>, sample: (f64, u128, u64)) {
@@ -324,12 +348,18 @@ fn keep_best(slot: &mut Option<(f64, u128, u64)>, sample: (f64, u128, u64)) {
     }
 }
 
-/// Per-thread-count rows with speed-up and efficiency relative to the first thread count.
+/// Per-thread-count rows with speed-up and efficiency relative to the smallest thread count
+/// (whatever the order given, e.g. `-j 2,1`; issue 12).
 fn summarise(threads: &[usize], best: &[Option<(f64, u128, u64)>]) -> Vec<ThreadResult> {
-    let Some(Some((base_wall, _, _))) = best.first().copied() else {
+    let base = threads
+        .iter()
+        .zip(best)
+        .filter_map(|(&t, b)| b.map(|b| (t, b.0)))
+        .min_by_key(|&(t, _)| t);
+    let Some((base_threads, base_wall)) = base else {
         return Vec::new();
     };
-    let base_threads = threads[0] as f64;
+    let base_threads = base_threads as f64;
     threads
         .iter()
         .zip(best)
@@ -386,6 +416,15 @@ mod tests {
                 .iter()
                 .all(|&n| known::total(n).is_some()));
         }
+    }
+
+    #[test]
+    fn speedup_is_relative_to_the_smallest_thread_count_in_any_order() {
+        let rows = summarise(&[2, 1], &[Some((2.5, 100, 10)), Some((4.0, 100, 10))]);
+        assert_eq!(rows[0].threads, 2);
+        assert_eq!(rows[0].speedup, 1.6);
+        assert_eq!(rows[0].efficiency, 0.8);
+        assert_eq!(rows[1].speedup, 1.0);
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod hw;
 pub mod known;
 pub mod plan;
 pub mod puzzles;
+pub mod recheck;
 pub mod report;
 pub mod shard;
 
@@ -30,25 +31,31 @@ use std::time::{Duration, Instant};
 pub use error::{Error, MAX_N, MIN_N};
 pub use plan::{NoProgress, Plan, Progress};
 
-/// The most worker threads a run may ask for.
-pub const MAX_THREADS: usize = 4096;
+/// The most worker threads a run may ask for. Runs never start more workers than they have
+/// tasks either ([`CountOptions::workers`]): thousands of idle threads only cost start-up and
+/// exit time (issue 12).
+pub const MAX_THREADS: usize = 1024;
 
-/// How to count: engine, threads, split depth. Build it with the chained setters.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How to count: engine, threads, split depth, rechecking. Build it with the chained setters.
+#[derive(Debug, Clone, PartialEq)]
 pub struct CountOptions {
     engine: String,
     threads: usize,
     split_depth: Option<u32>,
     unique: bool,
+    recheck: Option<recheck::Recheck>,
+    fault: Option<recheck::Fault>,
 }
 
 impl Default for CountOptions {
     fn default() -> Self {
         CountOptions {
             engine: engine::AUTO.to_string(),
-            threads: num_cpus::get(),
+            threads: num_cpus::get().min(MAX_THREADS),
             split_depth: None,
             unique: false,
+            recheck: None,
+            fault: None,
         }
     }
 }
@@ -83,6 +90,30 @@ impl CountOptions {
         self
     }
 
+    /// Re-solves a deterministic random fraction of the tasks on a second code path and
+    /// compares (see [`recheck`]).
+    pub fn recheck(mut self, recheck: Option<recheck::Recheck>) -> Self {
+        self.recheck = recheck;
+        self
+    }
+
+    /// Test hook: injects a fault into the fast code path of one task (see
+    /// [`recheck::Fault`]).
+    pub fn fault(mut self, fault: Option<recheck::Fault>) -> Self {
+        self.fault = fault;
+        self
+    }
+
+    /// The recheck asked for, if any.
+    pub fn rechecking(&self) -> Option<recheck::Recheck> {
+        self.recheck
+    }
+
+    /// The injected fault, if any.
+    pub fn injected_fault(&self) -> Option<recheck::Fault> {
+        self.fault
+    }
+
     /// The number of worker threads, checked.
     pub fn checked_threads(&self) -> Result<usize, Error> {
         if (1..=MAX_THREADS).contains(&self.threads) {
@@ -95,6 +126,12 @@ impl CountOptions {
         }
     }
 
+    /// The number of workers to start for `tasks` tasks: the thread count, checked, but never
+    /// more than the tasks (at least one).
+    pub fn workers(&self, tasks: usize) -> Result<usize, Error> {
+        Ok(self.checked_threads()?.min(tasks.max(1)))
+    }
+
     /// Builds the plan these options select for an `n`×`n` board.
     pub fn plan(&self, n: u32) -> Result<Box<dyn Plan>, Error> {
         let options = engine::PlanOptions {
@@ -103,12 +140,26 @@ impl CountOptions {
         };
         let plan = if self.unique && self.engine == engine::AUTO {
             engine::auto_unique(n).plan(n, &options)?
+        } else if self.split_depth.is_some() && self.engine == engine::AUTO {
+            // A split depth asks for a backtracking engine: auto picks the fastest of those.
+            engine::auto_backtracking(n).plan(n, &options)?
         } else {
             engine::plan(&self.engine, n, &options)?
         };
-        if self.unique && !plan.has_unique() {
+        if self.split_depth.is_some() && plan.engine() == engine::Engine::name(&engine::mitm::Mitm)
+        {
+            // Its tasks are fixed row splits; a split depth would be silently ignored.
             return Err(Error::Unsupported {
                 engine: plan.engine(),
+                what: "--split-depth (its tasks are row splits; use mirror or symmetry)"
+                    .to_string(),
+            });
+        }
+        if self.unique && !plan.has_unique() {
+            // Name the engine asked for, not the one a small board fell back to (issue 12).
+            let asked = engine::find(&self.engine, n).map_or(plan.engine(), |e| e.name());
+            return Err(Error::Unsupported {
+                engine: asked,
                 what: "unique counts (try --engine symmetry)".to_string(),
             });
         }
@@ -139,6 +190,9 @@ pub struct Count {
     pub verified: Option<bool>,
     /// Whether `unique` agrees with OEIS A002562 (`None`: not computed or not published).
     pub unique_verified: Option<bool>,
+    /// How many tasks were re-solved on the second code path with the same count (`None`:
+    /// no recheck asked for).
+    pub rechecked: Option<usize>,
 }
 
 impl Count {
@@ -152,7 +206,8 @@ impl Count {
 ///
 /// # Errors
 /// [`Error::BoardSize`] unless 1 ≤ n ≤ 32, [`Error::Threads`], [`Error::SplitDepth`],
-/// [`Error::UnknownEngine`], or [`Error::Unsupported`] for options the engine lacks.
+/// [`Error::UnknownEngine`], [`Error::Unsupported`] for options the engine lacks, or
+/// [`Error::RecheckMismatch`] when a rechecked task's two code paths disagree.
 pub fn count(n: u32, options: &CountOptions) -> Result<Count, Error> {
     count_with_progress(n, options, &NoProgress)
 }
@@ -165,9 +220,18 @@ pub fn count_with_progress(
 ) -> Result<Count, Error> {
     let start = Instant::now();
     let plan = options.plan(n)?;
-    let pool = plan::thread_pool(options.threads)?;
-    let total = plan::execute_seq(plan.as_ref(), &(0..plan.len()), &pool, progress)?;
-    finish(plan.as_ref(), total, options, start.elapsed())
+    let pool = plan::thread_pool(options.workers(plan.len())?)?;
+    let (total, rechecked) = recheck::run_checked(
+        plan.as_ref(),
+        options.recheck,
+        options.fault,
+        progress,
+        &|_| {},
+        |plan, progress| plan::execute_seq(plan, &(0..plan.len()), &pool, progress),
+    )?;
+    let mut count = finish(plan.as_ref(), total?, options, start.elapsed())?;
+    count.rechecked = options.recheck.map(|_| rechecked.tasks.len());
+    Ok(count)
 }
 
 /// Builds the [`Count`] for a finished plan: adds the unique count if asked and checks both
@@ -191,10 +255,11 @@ pub fn finish(
         engine: plan.engine(),
         plan: plan.describe(),
         tasks: plan.len(),
-        threads: options.threads,
+        threads: options.workers(plan.len())?,
         elapsed,
         verified: known::check(known::total(n), total),
         unique_verified: unique.and_then(|u| known::check(known::unique(n), u)),
+        rechecked: None,
     })
 }
 

@@ -75,6 +75,7 @@ fn runtime_error(err: &anyhow::Error) -> ExitCode {
     let lib = err.chain().find_map(|e| e.downcast_ref::<nqueens::Error>());
     match lib {
         Some(nqueens::Error::Interrupted) => Exit::Interrupted.into(),
+        Some(nqueens::Error::RecheckMismatch { .. }) => Exit::Mismatch.into(),
         Some(e) if e.is_usage() => Exit::Usage.into(),
         _ => Exit::Failure.into(),
     }

@@ -34,6 +34,15 @@ pub trait Plan: Send + Sync {
     fn cost(&self, task: usize) -> u64;
     /// Solves task `task`: its number of solutions, already multiplied by its symmetry weight.
     fn solve(&self, task: usize) -> u128;
+    /// Solves task `task` like [`Plan::solve`], but on a second code path: the portable
+    /// kernel or matcher instead of the assembly or SIMD one the CPU selected. `--recheck`
+    /// compares the two (issue 12); a disagreement means faulty hardware or a bug.
+    ///
+    /// The default re-solves on the same code path, which still catches transient faults when
+    /// it runs on another core; every engine overrides it with its portable path.
+    fn solve_portable(&self, task: usize) -> u128 {
+        self.solve(task)
+    }
     /// A stable digest of the plan (engine, version, N, parameters and its tasks; a huge plan
     /// may hash its parameters, its cost classes and a deterministic sample of tasks), so
     /// that results computed under one plan are never mixed with another.

@@ -5,8 +5,17 @@ use std::path::Path;
 use nqueens::hw::BenchReport;
 use plotters::prelude::*;
 
-/// Draws speed-up (with the ideal line) and parallel efficiency against thread count.
+/// Draws speed-up (with the ideal line) and parallel efficiency against thread count into an
+/// SVG file, written atomically (only a regular file is ever replaced).
 pub fn scaling(report: &BenchReport, path: &Path) -> anyhow::Result<()> {
+    let mut svg = String::new();
+    draw(report, &mut svg)?;
+    nqueens::shard::write_atomic(path, svg.as_bytes())?;
+    Ok(())
+}
+
+/// Draws the plot into `svg`.
+fn draw(report: &BenchReport, svg: &mut String) -> anyhow::Result<()> {
     let points: Vec<(f64, f64, f64)> = report
         .results
         .iter()
@@ -14,7 +23,7 @@ pub fn scaling(report: &BenchReport, path: &Path) -> anyhow::Result<()> {
         .collect();
     let max_t = points.iter().map(|p| p.0).fold(1.0, f64::max);
     let max_s = points.iter().map(|p| p.1).fold(max_t, f64::max);
-    let root = SVGBackend::new(path, (720, 720)).into_drawing_area();
+    let root = SVGBackend::with_string(svg, (720, 720)).into_drawing_area();
     root.fill(&WHITE)?;
     let (top, bottom) = root.split_vertically(360);
     let title = format!(

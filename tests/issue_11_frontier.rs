@@ -53,7 +53,7 @@ fn issue_12_a_device_as_checkpoint_is_refused_without_reading_it() {
         .args(["count", "10", "--checkpoint", "/dev/zero"])
         .assert()
         .code(2)
-        .stderr(contains("not a regular file"));
+        .stderr(contains("is a device"));
 }
 
 #[test]

@@ -281,7 +281,7 @@ fn issue_6_place_judge_format() {
         .write_stdin("5\n3\n4\n")
         .assert()
         .code(1)
-        .stdout("2 4 1 3 5\n2 4 1 3\n")
+        .stdout("2 4 1 3 5\nno solution\n2 4 1 3\n")
         .stderr(predicate::str::contains("no solution exists for n = 3"));
 }
 

@@ -1,6 +1,5 @@
 //! `nqueens bench`: the hardware benchmark, and `--compare` of two saved reports.
 
-use std::fs;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -10,6 +9,7 @@ use anyhow::Context;
 use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressStyle};
 use nqueens::hw::{self, BenchConfig, BenchObserver, BenchReport, Outcome, Size};
+use nqueens::recheck::{Fault, Recheck};
 use nqueens::report::{self, Format};
 
 use crate::cli::Global;
@@ -42,6 +42,15 @@ pub struct Args {
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
 
+    /// Re-solve FRACTION of every count's tasks on the portable code path and compare (a
+    /// mismatch exits with status 3) [default: 0.05 with --duration, else none]
+    #[arg(long, value_name = "FRACTION", value_parser = crate::cmd::count::parse_fraction)]
+    pub recheck: Option<Recheck>,
+
+    /// Testing only: add 1 to the fast code path's count of task TASK in every count
+    #[arg(long, value_name = "TASK", hide = true)]
+    pub test_inject_fault: Option<usize>,
+
     /// Compare two saved JSON reports: B's speed over A's per thread count
     #[arg(long, num_args = 2, value_names = ["A.json", "B.json"])]
     pub compare: Option<Vec<PathBuf>>,
@@ -68,13 +77,28 @@ impl From<SizeArg> for Size {
     }
 }
 
-/// Parses a positive number of seconds (fractions allowed).
+/// The longest `--duration` accepted: a year of burn-in.
+const MAX_DURATION_S: f64 = 365.0 * 24.0 * 3600.0;
+
+/// Parses a positive number of seconds (fractions allowed), at most [`MAX_DURATION_S`].
 fn parse_seconds(s: &str) -> Result<Duration, String> {
     match s.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 => Ok(Duration::from_secs_f64(x)),
-        _ => Err("must be a positive number of seconds".to_string()),
+        Ok(x) if x > 0.0 && x <= MAX_DURATION_S => {
+            Duration::try_from_secs_f64(x).map_err(|e| e.to_string())
+        }
+        _ => Err(format!(
+            "must be a positive number of seconds, at most {MAX_DURATION_S} (a year)"
+        )),
     }
 }
+
+/// The recheck a burn-in (`--duration`) runs unless `--recheck` says otherwise.
+fn burn_in_recheck() -> Recheck {
+    Recheck::new(BURN_IN_RECHECK).expect("the default fraction is valid")
+}
+
+/// The fraction of tasks a burn-in rechecks by default.
+const BURN_IN_RECHECK: f64 = 0.05;
 
 /// Runs `nqueens bench`.
 pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
@@ -86,13 +110,26 @@ pub fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
     if let Some(files) = &args.compare {
         return compare(&files[0], &files[1], global.format());
     }
+    check_outputs(args)?;
+    let threads = global
+        .thread_list()
+        .unwrap_or_else(|| hw::default_threads(num_cpus::get().min(nqueens::MAX_THREADS)));
+    if let Some(t) = threads
+        .iter()
+        .enumerate()
+        .find_map(|(i, t)| threads[..i].contains(t).then_some(t))
+    {
+        return Err(UsageError(format!("thread count {t} is listed twice in -j")).into());
+    }
     let config = BenchConfig {
         workload: hw::workload(args.size.into()),
-        threads: global
-            .thread_list()
-            .unwrap_or_else(|| hw::default_threads(num_cpus::get())),
+        threads,
         rounds: args.repeat.unwrap_or(1),
         duration: args.duration,
+        recheck: args
+            .recheck
+            .or_else(|| args.duration.map(|_| burn_in_recheck())),
+        fault: args.test_inject_fault.map(|task| Fault { task, delta: 1 }),
     };
     let bar = Bar::new(global.quiet);
     let outcome = hw::run(&config, &bar);
@@ -129,16 +166,57 @@ fn publish(report: &BenchReport, args: &Args, global: &Global) -> anyhow::Result
     Ok(())
 }
 
+/// Writes an export atomically: only a regular file is ever replaced (issue 12).
 fn write_report(path: &Path, report: &BenchReport, format: Format) -> anyhow::Result<()> {
     let mut text = Vec::new();
     report::render_bench(report, format, &mut text)?;
-    fs::write(path, text).with_context(|| format!("writing '{}'", path.display()))
+    nqueens::shard::write_atomic(path, &text)
+        .with_context(|| format!("writing '{}'", path.display()))
 }
 
+/// Checks every output file before the benchmark runs, so a bad path fails at once.
+fn check_outputs(args: &Args) -> anyhow::Result<()> {
+    let outputs = [&args.export_json, &args.export_markdown, &args.plot];
+    for path in outputs.into_iter().flatten() {
+        nqueens::shard::check_writable(path)
+            .with_context(|| format!("cannot write '{}'", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The largest bench report `--compare` reads (real ones are a few kB).
+const MAX_REPORT_BYTES: u64 = 1 << 20;
+
 fn read_report(path: &Path) -> anyhow::Result<BenchReport> {
-    let text = fs::read_to_string(path).with_context(|| format!("reading '{}'", path.display()))?;
-    let report: BenchReport = serde_json::from_str(&text)
-        .map_err(|e| UsageError(format!("'{}' is not a bench report: {e}", path.display())))?;
+    let text = crate::cmd::input::read_to_string(path, MAX_REPORT_BYTES, "a bench report")?;
+    let not_report =
+        |why: String| UsageError(format!("'{}' is not a bench report: {why}", path.display()));
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| not_report(e.to_string()))?;
+    match value.get("schema").and_then(|s| s.as_str()) {
+        Some(hw::BENCH_SCHEMA) => {}
+        Some(other) => {
+            return Err(not_report(format!(
+                "its schema is '{other}', not '{}'",
+                hw::BENCH_SCHEMA
+            ))
+            .into())
+        }
+        None => return Err(not_report("it has no schema field".to_string()).into()),
+    }
+    let report: BenchReport =
+        serde_json::from_value(value).map_err(|e| not_report(e.to_string()))?;
+    if let Some(r) = report
+        .results
+        .iter()
+        .find(|r| !(r.solutions_per_s.is_finite() && r.solutions_per_s > 0.0))
+    {
+        return Err(not_report(format!(
+            "its speed at -j {} is {} solutions/s",
+            r.threads, r.solutions_per_s
+        ))
+        .into());
+    }
     Ok(report)
 }
 
@@ -148,7 +226,21 @@ fn compare(a: &Path, b: &Path, format: Format) -> anyhow::Result<Exit> {
     if ra.workload != rb.workload {
         eprintln!("nqueens: warning: the two reports ran different workloads; ratios are rough");
     }
-    let body: Vec<Vec<String>> = hw::compare(&ra, &rb)
+    let ratios = hw::compare(&ra, &rb);
+    if ratios.is_empty() {
+        let list = |r: &BenchReport| {
+            let t: Vec<String> = r.results.iter().map(|x| x.threads.to_string()).collect();
+            t.join(",")
+        };
+        anyhow::bail!(
+            "nothing to compare: the reports have no thread count in common ('{}': {}; '{}': {})",
+            a.display(),
+            list(&ra),
+            b.display(),
+            list(&rb)
+        );
+    }
+    let body: Vec<Vec<String>> = ratios
         .into_iter()
         .map(|(t, ratio)| vec![t.to_string(), format!("{ratio:.3}")])
         .collect();
@@ -204,12 +296,20 @@ mod tests {
     use clap::Parser;
 
     #[test]
-    fn a_wrong_count_from_the_library_fault_hook_exits_3() {
-        let cli = Cli::try_parse_from(["nqueens", "bench", "-q", "-j", "1"]).unwrap();
+    fn a_fault_without_recheck_is_a_wrong_count_with_exit_3() {
+        let argv = [
+            "nqueens",
+            "bench",
+            "-q",
+            "-j",
+            "1",
+            "--test-inject-fault",
+            "0",
+        ];
+        let cli = Cli::try_parse_from(argv).unwrap();
         let Command::Bench(args) = &cli.command else {
             panic!("parsed as bench");
         };
-        hw::inject_fault_for_tests(1);
         assert_eq!(execute(args, &cli.global).unwrap(), Exit::Mismatch);
     }
 
@@ -219,5 +319,8 @@ mod tests {
         assert!(parse_seconds("0").is_err());
         assert!(parse_seconds("-3").is_err());
         assert!(parse_seconds("soon").is_err());
+        assert!(parse_seconds("1e300").is_err());
+        assert!(parse_seconds("NaN").is_err());
+        assert!(parse_seconds("inf").is_err());
     }
 }

@@ -1,6 +1,9 @@
 //! `nqueens completions SHELL`: shell completion scripts.
 
+use std::io::Write;
 use std::process::ExitCode;
+
+use anyhow::Context;
 
 use clap::CommandFactory;
 use clap_complete::Shell;
@@ -17,8 +20,16 @@ pub struct Args {
 }
 
 /// Writes the completion script to stdout.
+///
+/// The script is built in memory first: clap_complete panics when its writer fails, while a
+/// closed pipe (`| head -1`) must exit 0 and a full disk must be a clear error (issue 12).
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut cmd = Cli::command();
-    clap_complete::generate(args.shell, &mut cmd, "nqueens", &mut std::io::stdout());
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, "nqueens", &mut script);
+    let mut out = std::io::stdout().lock();
+    out.write_all(&script)
+        .and_then(|()| out.flush())
+        .context("writing the completion script to stdout")?;
     Ok(Exit::Ok.into())
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::builder::{PossibleValue, PossibleValuesParser};
+use nqueens::recheck::{Fault, Recheck};
 use nqueens::report::{render_count, CountReport};
 use nqueens::{engine, known, Count, CountOptions};
 
@@ -62,9 +63,19 @@ pub struct Args {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["stdin", "unique"])]
     pub out: Option<PathBuf>,
 
+    /// Re-solve a deterministic random FRACTION (0 < FRACTION ≤ 1, e.g. 0.01) of the tasks on
+    /// the portable code path, on another thread, and compare: a mismatch names the task,
+    /// exits with status 3 and writes no result
+    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
+    pub recheck: Option<Recheck>,
+
+    /// Testing only: add 1 to the fast code path's count of task TASK, as a faulty core would
+    #[arg(long, value_name = "TASK", hide = true)]
+    pub test_inject_fault: Option<usize>,
+
     /// Count on a board with blocked cells: FILE (or - for stdin) has N lines of N cells,
     /// 1 or . allowed, 0 or # blocked
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["stdin", "unique", "split_depth", "engine", "checkpoint", "shard", "out"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["stdin", "unique", "split_depth", "engine", "checkpoint", "shard", "out", "recheck"])]
     pub mask: Option<std::path::PathBuf>,
 }
 
@@ -77,13 +88,24 @@ fn engine_values() -> PossibleValuesParser {
     PossibleValuesParser::new(std::iter::once(auto).chain(rest))
 }
 
+/// Parses a `--recheck` fraction.
+pub fn parse_fraction(s: &str) -> Result<Recheck, String> {
+    let fraction: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number (e.g. 0.01)"))?;
+    Recheck::new(fraction).map_err(|e| e.to_string())
+}
+
 /// Runs `nqueens count`.
 pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let options = CountOptions::new()
         .engine(&args.engine)
         .threads(global.single_threads()?)
         .split_depth(args.split_depth)
-        .unique(args.unique);
+        .unique(args.unique)
+        .recheck(args.recheck)
+        .fault(args.test_inject_fault.map(|task| Fault { task, delta: 1 }));
     if args.stdin {
         return judge(&options, global);
     }
@@ -128,15 +150,22 @@ pub(super) fn commentary(c: &Count) -> String {
         .unique
         .map(|u| format!(" ({u} fundamental)"))
         .unwrap_or_default();
+    let check = match c.rechecked {
+        Some(k) => format!(
+            "{check}; {} also solved on the portable code path, all agree",
+            super::plural(k, "task")
+        ),
+        None => check.to_string(),
+    };
     format!(
-        "N = {}: {} solutions{}; {} engine ({}, {} tasks), {} threads, {:.3} s, {} solutions/s; {}",
+        "N = {}: {}{}; {} engine ({}, {}), {}, {:.3} s, {} solutions/s; {}",
         c.n,
-        c.total,
+        super::plural(c.total, "solution"),
         unique,
         c.engine,
         c.plan,
-        c.tasks,
-        c.threads,
+        super::plural(c.tasks, "task"),
+        super::plural(c.threads, "thread"),
         secs,
         human(rate),
         check

@@ -13,7 +13,7 @@ use crate::progress::Bar;
 
 /// Runs `nqueens count N --mask FILE`.
 pub fn run(n: u32, path: &Path, global: &Global) -> anyhow::Result<ExitCode> {
-    let text = input::read_to_string(path)?;
+    let text = input::read_to_string(path, input::MAX_BOARD_BYTES, "a mask")?;
     let mask = Mask::parse(&text, n, &input::source_name(path))?;
     let bar = Bar::new(global.quiet);
     let result = count_masked(&mask, global.single_threads()?, &bar);

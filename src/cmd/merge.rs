@@ -54,7 +54,8 @@ pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
 fn summary(r: &MergeReport) -> String {
     format!(
         "merged {} shards of N = {} ({} engine, {}, plan {}) from {} files: {} solutions; \
-         {:.3} s of shard time; matches OEIS A000170: {}",
+         {:.3} s of shard time; {} rechecked on the portable code path; matches OEIS \
+         A000170: {}",
         r.shards.unwrap_or_default(),
         r.n.unwrap_or_default(),
         r.engine.as_deref().unwrap_or("?"),
@@ -63,6 +64,7 @@ fn summary(r: &MergeReport) -> String {
         r.files.len(),
         r.total.as_deref().unwrap_or("?"),
         r.elapsed_s,
+        super::plural(r.rechecked, "task"),
         verdict(r.verified)
     )
 }

@@ -11,7 +11,7 @@ use nqueens::report::Format;
 use nqueens::Error;
 
 use crate::cli::{FormatArg, Global};
-use crate::exit::Exit;
+use crate::exit::{Exit, UsageError};
 
 /// Arguments of `nqueens place`.
 #[derive(Debug, clap::Args)]
@@ -28,7 +28,8 @@ pub struct Args {
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
 
-    /// Judge format: one N per line on stdin (0 or end of input ends), one solution line each
+    /// Judge format: one N per line on stdin (0 or end of input ends), one output line each (the
+    /// solution, or "no solution")
     #[arg(long, conflicts_with = "n")]
     pub stdin: bool,
 }
@@ -47,9 +48,12 @@ const MAX_BOARD: u64 = 1000;
 
 /// Parses a board size for `place` (any whole number; the library checks the range).
 fn parse_size(s: &str) -> Result<u64, String> {
-    s.trim()
-        .parse()
-        .map_err(|_| format!("not a whole number from 1 to {}", place::MAX_PLACE_N))
+    let max = place::MAX_PLACE_N;
+    match crate::cli::parse_whole(s) {
+        Some(Some(n)) if (1..=max as i64).contains(&n) => Ok(n as u64),
+        Some(_) => Err(format!("out of range 1..{max}")),
+        None => Err(format!("not a whole number from 1 to {max}")),
+    }
 }
 
 /// How the solution is written.
@@ -63,6 +67,12 @@ enum Layout {
 /// Runs `nqueens place`.
 pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let layout = layout(global)?;
+    if args.seed.is_some() && args.method != Method::MinConflicts {
+        return Err(UsageError(
+            "--seed is for --method min-conflicts (the construction is not random)".to_string(),
+        )
+        .into());
+    }
     let seed = args.seed.unwrap_or_else(clock_seed);
     if args.method == Method::MinConflicts && args.seed.is_none() && !global.quiet {
         eprintln!("nqueens: seed {seed}");
@@ -156,7 +166,18 @@ fn write(
     }
 }
 
-/// The judge format: one N per line in, one solution line out.
+/// The line `--stdin` prints for an n without a solution (2 and 3).
+pub const NO_SOLUTION: &str = "no solution";
+
+/// Writes the marker line for an n without a solution, in `layout`.
+fn no_solution_line(out: &mut impl Write, n: u64, layout: Layout) -> std::io::Result<()> {
+    match layout {
+        Layout::Json => writeln!(out, "{{\"n\":{n},\"rows\":null}}"),
+        Layout::Line | Layout::Board => writeln!(out, "{NO_SOLUTION}"),
+    }
+}
+
+/// The judge format: one N per line in, one solution line out (or [`NO_SOLUTION`]).
 fn judge(args: &Args, layout: Layout, seed: u64) -> anyhow::Result<ExitCode> {
     let mut status = Exit::Ok;
     let mut out = std::io::stdout().lock();
@@ -170,6 +191,9 @@ fn judge(args: &Args, layout: Layout, seed: u64) -> anyhow::Result<ExitCode> {
                 if e.downcast_ref::<Error>()
                     .is_some_and(|e| matches!(e, Error::NoSolution { .. })) =>
             {
+                // One output line per input line, always (issue 12): a marker line keeps the
+                // answers aligned with the questions.
+                no_solution_line(&mut out, n, layout)?;
                 eprintln!("nqueens: {e}");
                 status = Exit::Failure;
             }

@@ -9,8 +9,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 use nqueens::plan::{thread_pool, Plan};
+use nqueens::recheck::run_checked;
 use nqueens::report::{json, Format};
-use nqueens::shard::{checkpoint, stable_plan, Checkpoint, PartialResult, Recorder, ShardSpec};
+use nqueens::shard::{
+    check_writable, checkpoint, stable_plan, Checkpoint, PartialResult, Recorder, ShardSpec,
+};
 use nqueens::CountOptions;
 use serde::Serialize;
 
@@ -58,10 +61,12 @@ pub fn run(
         Some(ShardArg::Spec(spec)) => spec,
         Some(ShardArg::Auto) => ShardSpec::from_slurm_env()?,
     };
-    let plan = stable_plan(n, options)?;
-    if let Some(out) = &args.out {
-        check_writable(out)?;
+    // Before anything is read or counted: never replace a folder, device or FIFO, and fail
+    // now, not after the count, if a file cannot be written (issue 12, item 1).
+    for path in args.out.iter().chain(&args.checkpoint) {
+        check_writable(path).with_context(|| format!("cannot write '{}'", path.display()))?;
     }
+    let plan = stable_plan(n, options)?;
     // Held until this function returns (or the process ends): a second run on the same
     // checkpoint is refused instead of racing this one (issue 11).
     let _lock = args
@@ -89,32 +94,41 @@ pub fn run(
             eprintln!("nqueens: resuming from '{}': {msg}", path.display());
         }
     }
-    let pool = thread_pool(options.checked_threads()?)?;
-    let bar = Bar::new(global.quiet);
-    let every = args.checkpoint_every;
-    let total = checkpoint::run(plan.as_ref(), &pool, &recorder, every, &bar);
-    bar.finish();
-    let total = total?;
+    let total = solve(plan.as_ref(), shard, &recorder, args, options, global)?;
     match &args.out {
         Some(out) => write_shard(plan.as_ref(), shard, &recorder, out, global),
         None => report_count(plan.as_ref(), total, options, &recorder, global),
     }
 }
 
-/// Checks up front that the result file can be created (its folder exists and is writable),
-/// so a long shard does not fail only at the end.
-fn check_writable(out: &Path) -> anyhow::Result<()> {
-    let dir = match out.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let probe = dir.join(format!(
-        ".{}.probe",
-        out.file_name().unwrap_or_default().to_string_lossy()
-    ));
-    std::fs::write(&probe, b"")
-        .and_then(|()| std::fs::remove_file(&probe))
-        .with_context(|| format!("cannot write the result file '{}'", out.display()))
+/// Solves the tasks of `shard` the checkpoint lacks, rechecking a fraction on the portable
+/// code path when asked. A task whose two paths disagree is dropped from the checkpoint (so a
+/// resumed run solves it again) and the run fails with [`nqueens::Error::RecheckMismatch`].
+fn solve(
+    plan: &dyn Plan,
+    shard: ShardSpec,
+    recorder: &Recorder,
+    args: &Args,
+    options: &CountOptions,
+    global: &Global,
+) -> anyhow::Result<u128> {
+    let pool = thread_pool(options.workers(shard.len(plan.len()))?)?;
+    let bar = Bar::new(global.quiet);
+    let every = args.checkpoint_every;
+    let outcome = run_checked(
+        plan,
+        options.rechecking(),
+        options.injected_fault(),
+        &bar,
+        &|task| recorder.record_rechecked(task),
+        |plan, progress| checkpoint::run(plan, &pool, recorder, every, progress),
+    );
+    bar.finish();
+    if let Err(nqueens::Error::RecheckMismatch { task, fast, .. }) = &outcome {
+        recorder.forget(*task, *fast);
+        recorder.save()?;
+    }
+    Ok(outcome?.0?)
 }
 
 /// On Ctrl-C or SIGTERM: save what is finished and exit with status 130 at once (tasks in
@@ -144,7 +158,10 @@ fn report_count(
     recorder: &Recorder,
     global: &Global,
 ) -> anyhow::Result<ExitCode> {
-    let count = nqueens::finish(plan, total, options, recorder.elapsed())?;
+    let mut count = nqueens::finish(plan, total, options, recorder.elapsed())?;
+    count.rechecked = options
+        .rechecking()
+        .map(|_| recorder.snapshot().rechecked.len() as usize);
     publish(&count, &commentary(&count), global)
 }
 
@@ -158,6 +175,7 @@ struct ShardSummary<'a> {
     plan_tasks: usize,
     total: String,
     elapsed_s: f64,
+    rechecked: usize,
     out: &'a Path,
 }
 
@@ -169,9 +187,14 @@ fn write_shard(
     out: &Path,
     global: &Global,
 ) -> anyhow::Result<ExitCode> {
-    let done = recorder.snapshot();
-    let summary = (done.tasks_done as usize, done.total, done.digest);
+    let snapshot = recorder.snapshot();
+    let summary = (
+        snapshot.tasks_done as usize,
+        snapshot.total,
+        snapshot.digest,
+    );
     let mut result = PartialResult::new(plan, shard, summary, recorder.elapsed());
+    result.rechecked = snapshot.rechecked.len() as usize;
     result.save(out)?;
     let summary = ShardSummary {
         schema: "nqueens.shard-summary/1",
@@ -181,6 +204,7 @@ fn write_shard(
         plan_tasks: result.plan_tasks,
         total: result.total.to_string(),
         elapsed_s: result.elapsed_s,
+        rechecked: result.rechecked,
         out,
     };
     let mut stdout = std::io::stdout().lock();
@@ -191,7 +215,8 @@ fn write_shard(
     if !global.quiet {
         eprintln!(
             "nqueens: shard {shard} of N = {}: {} solutions from {} of {} tasks ({} engine, {}), \
-             {:.3} s; wrote '{}' (add up all K files with 'nqueens merge')",
+             {:.3} s, {} rechecked on the portable code path; wrote '{}' (add up all K files \
+             with 'nqueens merge')",
             result.n,
             result.total,
             result.tasks,
@@ -199,6 +224,7 @@ fn write_shard(
             result.engine,
             result.plan,
             result.elapsed_s,
+            result.rechecked,
             out.display()
         );
     }

@@ -45,7 +45,8 @@ pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     }
     out.flush()?;
     if !global.quiet {
-        eprintln!("nqueens: N = {}: {printed} solutions printed", args.n);
+        let printed = super::plural(printed, "solution");
+        eprintln!("nqueens: N = {}: {printed} printed", args.n);
     }
     Ok(Exit::Ok.into())
 }

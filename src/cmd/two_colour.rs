@@ -29,7 +29,7 @@ const SCHEMA: &str = "nqueens.two-colour/1";
 
 /// Runs `nqueens two-colour`.
 pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
-    let text = input::read_to_string(&args.file)?;
+    let text = input::read_to_string(&args.file, input::MAX_BOARD_BYTES, "a two-colour board")?;
     let mask = two_colour::parse(&text, &input::source_name(&args.file))?;
     let result =
         two_colour::count_with_symmetry(&mask, global.single_threads()?, !args.no_symmetry)?;

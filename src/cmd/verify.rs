@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use nqueens::puzzles::verify::{check, read_perms, Verdict};
 use nqueens::report::Format;
 use serde_json::json;
@@ -21,7 +22,7 @@ pub struct Args {
     pub file: PathBuf,
 
     /// The board size every line must have
-    #[arg(long = "size", value_name = "N")]
+    #[arg(long = "size", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub size: Option<u64>,
 }
 
@@ -33,16 +34,20 @@ pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     let (mut checked, mut invalid) = (0u64, 0u64);
     let mut io_result = Ok(());
-    read_perms(reader, &source, |line, rows| {
+    let read = read_perms(reader, &source, |line, rows| {
         let verdict = check(rows, args.size);
         checked += 1;
         invalid += u64::from(!verdict.is_valid());
-        if io_result.is_ok() {
-            io_result = report(&mut out, line, &verdict, json);
+        io_result = report(&mut out, line, &verdict, json);
+        // Stop reading as soon as stdout fails (e.g. `| head -1` closed it): the input may be
+        // endless (issue 12, item 6). The sentinel is replaced by the I/O error below.
+        match io_result {
+            Ok(()) => Ok(()),
+            Err(_) => Err(nqueens::Error::Interrupted),
         }
-        Ok(())
-    })?;
-    io_result?;
+    });
+    io_result.context("writing to stdout")?;
+    read?;
     if checked == 0 {
         anyhow::bail!("{source}: no permutation to check");
     }
@@ -76,8 +81,9 @@ fn report(out: &mut impl Write, line: usize, v: &Verdict, json: bool) -> std::io
     }
     writeln!(
         out,
-        "line {line}: INVALID, n = {}, {} conflicts",
-        v.n, v.conflicts
+        "line {line}: INVALID, n = {}, {}",
+        v.n,
+        super::plural(v.conflicts, "conflict")
     )?;
     for p in &v.problems {
         writeln!(out, "  {p}")?;

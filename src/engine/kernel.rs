@@ -172,6 +172,12 @@ pub fn count_subtree(rows: &Rows, node: Node) -> u64 {
     count(rows, &expand_at_least(rows, vec![node], SUBTREE_NODES))
 }
 
+/// [`count_subtree`] on the portable code path only (plain Rust step, whatever the CPU): the
+/// second code path `--recheck` compares against.
+pub fn count_subtree_portable(rows: &Rows, node: Node) -> u64 {
+    count_portable(rows, &expand_at_least(rows, vec![node], SUBTREE_NODES))
+}
+
 /// Counts the completions of every node in `nodes` (the sum over all of them).
 pub fn count(rows: &Rows, nodes: &[Node]) -> u64 {
     #[cfg(target_arch = "x86_64")]

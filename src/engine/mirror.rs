@@ -167,6 +167,11 @@ impl Plan for MirrorPlan {
         u128::from(kernel::count_subtree(&self.rows, node)) * u128::from(weight)
     }
 
+    fn solve_portable(&self, task: usize) -> u128 {
+        let (node, weight) = self.tasks[task];
+        u128::from(kernel::count_subtree_portable(&self.rows, node)) * u128::from(weight)
+    }
+
     fn fingerprint(&self) -> String {
         let head = [
             u64::from_le_bytes(*b"mirror\0\0"),

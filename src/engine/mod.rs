@@ -131,6 +131,16 @@ const SYMMETRY_FROM: u32 = 12;
 const MITM_FROM: u32 = mitm::AUTO_FROM + 1;
 const MITM_UNTIL: u32 = 23;
 
+/// The fastest engine for an `n`×`n` board whose tasks are a split depth of the search tree
+/// (what `--split-depth` sets): mirror below N = 12, symmetry from there.
+pub fn auto_backtracking(n: u32) -> &'static dyn Engine {
+    if n < SYMMETRY_FROM {
+        &mirror::Mirror
+    } else {
+        &symmetry::Symmetry
+    }
+}
+
 /// The fastest engine for an `n`×`n` board that also counts fundamental solutions.
 pub fn auto_unique(n: u32) -> &'static dyn Engine {
     let _ = n;

@@ -232,6 +232,12 @@ impl Plan for SymmetryPlan {
         u128::from(kernel::count_subtree(&start.rows, node)) * u128::from(start.weight)
     }
 
+    fn solve_portable(&self, task: usize) -> u128 {
+        let (s, node) = self.tasks[task];
+        let start = &self.starts[s as usize];
+        u128::from(kernel::count_subtree_portable(&start.rows, node)) * u128::from(start.weight)
+    }
+
     fn fingerprint(&self) -> String {
         let head = [
             u64::from_le_bytes(*b"symmetry"),

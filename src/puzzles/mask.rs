@@ -281,6 +281,11 @@ impl Plan for MaskPlan {
         u128::from(kernel::count_subtree(&self.rows, node)) * u128::from(weight)
     }
 
+    fn solve_portable(&self, task: usize) -> u128 {
+        let (node, weight) = self.tasks[task];
+        u128::from(kernel::count_subtree_portable(&self.rows, node)) * u128::from(weight)
+    }
+
     fn fingerprint(&self) -> String {
         let n = self.rows.n();
         let head = [u64::from_le_bytes(*b"mask\0\0\0\0"), 1, u64::from(n)];
@@ -312,6 +317,7 @@ pub fn count_masked(mask: &Mask, threads: usize, progress: &dyn Progress) -> Res
     let threads = options.checked_threads()?;
     let plan = MaskPlan::new(mask, threads);
     let ids: Vec<usize> = (0..plan.len()).collect();
+    let threads = options.workers(plan.len())?;
     let pool = plan::thread_pool(threads)?;
     let total = plan::execute(&plan, &ids, &pool, progress)?;
     let verified = if mask.is_full() {
@@ -330,6 +336,7 @@ pub fn count_masked(mask: &Mask, threads: usize, progress: &dyn Progress) -> Res
         elapsed: start.elapsed(),
         verified,
         unique_verified: None,
+        rechecked: None,
     })
 }
 

@@ -32,6 +32,11 @@ pub fn check_place_n(n: u64) -> Result<u32, Error> {
     Ok(n as u32)
 }
 
+/// The largest n [`min_conflicts`] accepts: it keeps about 24 bytes per column in memory
+/// (240 MB and a few seconds at the limit); larger boards would need tens of gigabytes, so they
+/// are refused up front (issue 12). The construction has no such limit.
+pub const MAX_MIN_CONFLICTS_N: u64 = 10_000_000;
+
 /// The explicit solution for one n, computed column by column.
 ///
 /// ```
@@ -237,9 +242,18 @@ const PARTNER_TRIES: u32 = 64;
 /// ```
 ///
 /// # Errors
-/// See [`check_place_n`].
+/// See [`check_place_n`]; [`Error::Unsupported`] above [`MAX_MIN_CONFLICTS_N`].
 pub fn min_conflicts(n: u64, seed: u64) -> Result<Vec<u32>, Error> {
     let n = check_place_n(n)?;
+    if u64::from(n) > MAX_MIN_CONFLICTS_N {
+        return Err(Error::Unsupported {
+            engine: "min-conflicts",
+            what: format!(
+                "n = {n}: at most {MAX_MIN_CONFLICTS_N} (it needs about 24 bytes per column; \
+                 --method construct has no limit)"
+            ),
+        });
+    }
     let mut rng = fastrand::Rng::with_seed(seed);
     loop {
         let mut board = Board::greedy(n, &mut rng);

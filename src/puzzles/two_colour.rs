@@ -54,7 +54,10 @@ pub fn parse(text: &str, source: &str) -> Result<Mask, Error> {
         ));
     };
     let n: u32 = lines[first].trim().parse().map_err(|_| {
-        let message = format!("expected the board size n, found {:?}", lines[first].trim());
+        let message = format!(
+            "expected the board size n, found {:?}",
+            crate::error::excerpt(lines[first].trim())
+        );
         parse_error(source, first + 1, message)
     })?;
     Mask::full(n).map_err(|e| parse_error(source, first + 1, e.to_string()))?;

@@ -14,6 +14,10 @@ use crate::error::Error;
 /// How many problems a [`Verdict`] spells out; the rest are only counted.
 pub const MAX_REPORTED: usize = 10;
 
+/// The most values one line may hold (1 GiB of memory as `u32`): an endless line of numbers
+/// is an error, not unbounded memory (issue 12). `place` output for n = 10^8 fits easily.
+pub const MAX_LINE_VALUES: usize = 1 << 28;
+
 /// One reason a permutation is not a solution. Columns and rows are 1-based.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -205,8 +209,8 @@ fn diagonal(rows: &[u32], col: usize, on_line: impl Fn(usize, usize) -> bool) ->
 /// 1-based line number and the values. Streams: memory is one line's values.
 ///
 /// # Errors
-/// [`Error::Parse`] with line and column for anything but digits and blanks or a number that
-/// does not fit 32 bits; [`Error::Io`] if reading fails; and whatever `each` returns.
+/// [`Error::Parse`] with line and column for anything but digits and blanks, a number that
+/// does not fit 32 bits or a line of more than [`MAX_LINE_VALUES`] numbers; [`Error::Io`] if reading fails; and whatever `each` returns.
 pub fn read_perms<R: BufRead>(
     mut input: R,
     source: &str,
@@ -259,7 +263,7 @@ impl<'a> PermReader<'a> {
     ) -> Result<(), Error> {
         // Locals, not fields, in the hot loop: the pushes would otherwise force reloads.
         let (mut value, mut start, mut column) = (self.value, self.start, self.column);
-        for &byte in bytes {
+        for (i, &byte) in bytes.iter().enumerate() {
             column += 1;
             let digit = byte.wrapping_sub(b'0');
             if digit < 10 {
@@ -272,6 +276,11 @@ impl<'a> PermReader<'a> {
                 continue;
             }
             if start != 0 {
+                if self.values.len() >= MAX_LINE_VALUES {
+                    self.column = column;
+                    let message = format!("more than {MAX_LINE_VALUES} numbers on one line");
+                    return Err(self.error(start, message));
+                }
                 self.values.push(value as u32);
                 (start, value) = (0, 0);
             }
@@ -285,10 +294,10 @@ impl<'a> PermReader<'a> {
                     self.line += 1;
                     column = 0;
                 }
-                other => {
+                _ => {
                     let message = format!(
-                        "unexpected character {:?}: expected numbers separated by blanks",
-                        char::from(other)
+                        "unexpected character {}: expected numbers separated by blanks",
+                        describe_char(&bytes[i..])
                     );
                     return Err(self.error(column, message));
                 }
@@ -308,9 +317,37 @@ impl<'a> PermReader<'a> {
     }
 }
 
+/// The character that starts `bytes`, quoted, decoded as UTF-8 (so `é` reads as `'é'`, not as
+/// its first byte); a byte that starts no valid character is shown in hex.
+fn describe_char(bytes: &[u8]) -> String {
+    let head = &bytes[..bytes.len().min(4)];
+    let valid = match std::str::from_utf8(head) {
+        Ok(text) => text,
+        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or_default(),
+    };
+    match valid.chars().next() {
+        Some(c) => format!("{c:?}"),
+        None => format!("byte 0x{:02X} (not UTF-8 text)", bytes[0]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn non_ascii_characters_are_named_whole() {
+        let err = read("1 é 3\n").unwrap_err().to_string();
+        assert!(err.contains("'é'"), "{err}");
+        let err = read("1 \u{1F600}\n").unwrap_err().to_string();
+        assert!(err.contains("'\u{1F600}'"), "{err}");
+        let err = read_bytes(b"1 \xff\n").unwrap_err().to_string();
+        assert!(err.contains("0xFF"), "{err}");
+    }
+
+    fn read_bytes(bytes: &[u8]) -> Result<(), Error> {
+        read_perms(bytes, "t", |_, _| Ok(()))
+    }
 
     fn read(text: &str) -> Result<Vec<(usize, Vec<u32>)>, Error> {
         let mut all = Vec::new();

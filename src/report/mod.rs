@@ -35,7 +35,8 @@ pub enum Format {
 /// `unique` (decimal strings, so no digit is lost past 2^53; `unique` is null unless asked
 /// for), `engine`, `plan`, `tasks`, `threads`, `elapsed_s`, `verified` and `unique_verified`
 /// (true/false against OEIS, null when no value is published), `code_path` (the kernel
-/// variant chosen for this CPU).
+/// variant chosen for this CPU), `rechecked` (tasks re-solved on the portable code path with
+/// the same count; null without `--recheck`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CountReport {
     /// Schema tag, [`COUNT_SCHEMA`].
@@ -64,6 +65,9 @@ pub struct CountReport {
     pub unique_verified: Option<bool>,
     /// Kernel code path used on this CPU.
     pub code_path: String,
+    /// Tasks re-solved on the portable code path with the same count (`--recheck`).
+    #[serde(default)]
+    pub rechecked: Option<usize>,
 }
 
 impl From<&Count> for CountReport {
@@ -82,6 +86,7 @@ impl From<&Count> for CountReport {
             verified: c.verified,
             unique_verified: c.unique_verified,
             code_path: crate::engine::code_paths(),
+            rechecked: c.rechecked,
         }
     }
 }
@@ -145,7 +150,7 @@ pub fn bench_summary(r: &BenchReport) -> Vec<String> {
     let w = &r.workload;
     let h = &r.host;
     let sizes: Vec<String> = w.sizes.iter().map(u32::to_string).collect();
-    vec![
+    let mut lines = vec![
         format!(
             "workload: {:?} v{} ({} engine, N = {}), {} verified round(s)",
             w.name,
@@ -170,5 +175,12 @@ pub fn bench_summary(r: &BenchReport) -> Vec<String> {
             "score: {:.2} (million solutions per second at the best thread count)",
             r.score
         ),
-    ]
+    ];
+    if r.rechecked > 0 {
+        lines.push(format!(
+            "recheck: {} tasks also solved on the portable code path, all agree",
+            r.rechecked
+        ));
+    }
+    lines
 }

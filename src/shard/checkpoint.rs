@@ -120,6 +120,10 @@ pub struct Checkpoint {
     pub digest: Digest,
     /// Wall-clock seconds spent so far, over all sessions.
     pub elapsed_s: f64,
+    /// Rounds of finished tasks also re-solved on the portable code path with the same count
+    /// (`--recheck`; issue 12), as a bitmap like `done`. Omitted when empty.
+    #[serde(default, skip_serializing_if = "DoneSet::is_empty")]
+    pub rechecked: DoneSet,
     /// `sha256:…` over the rest of the file.
     pub checksum: String,
 }
@@ -156,6 +160,7 @@ impl Checkpoint {
             total: 0,
             digest: Digest::default(),
             elapsed_s: 0.0,
+            rechecked: DoneSet::default(),
             checksum: String::new(),
         })
     }
@@ -191,6 +196,9 @@ impl Checkpoint {
             ));
         }
         let rounds = self.shard.len(self.plan_tasks) as u64;
+        if !self.rechecked.0.is_subset(&self.done.0) {
+            return Err("it marks tasks rechecked that are not done".into());
+        }
         match self.done.0.max() {
             Some(last) if u64::from(last) >= rounds => Err(format!(
                 "it marks round {last} done, but shard {} has only {rounds} tasks",
@@ -282,6 +290,22 @@ impl Checkpoint {
             self.tasks_done += 1;
         }
         Ok(())
+    }
+}
+
+impl Checkpoint {
+    /// Takes back [`Checkpoint::record`] of task `task` with count `count` (no-op if the task
+    /// is not recorded).
+    pub fn forget(&mut self, task: usize, count: u128) {
+        let Some(round) = self.shard.round(task).and_then(|r| u32::try_from(r).ok()) else {
+            return;
+        };
+        if self.done.0.remove(round) {
+            self.total = self.total.saturating_sub(count);
+            self.digest.0 = self.digest.0.wrapping_sub(Digest::of(task, count).0);
+            self.tasks_done -= 1;
+        }
+        self.rechecked.0.remove(round);
     }
 }
 
@@ -380,6 +404,22 @@ impl Recorder {
             *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
             self.request_stop();
         }
+        self.dirty.store(true, Ordering::Release);
+    }
+
+    /// Records that a finished task's count was confirmed on the second code path.
+    pub fn record_rechecked(&self, task: usize) {
+        let mut state = self.state();
+        if let Some(round) = state.shard.round(task).and_then(|r| u32::try_from(r).ok()) {
+            state.rechecked.0.insert(round);
+        }
+        self.dirty.store(true, Ordering::Release);
+    }
+
+    /// Drops a task recorded with count `count` (its two code paths disagreed), so neither
+    /// this run nor a resumed one trusts it.
+    pub fn forget(&self, task: usize, count: u128) {
+        self.state().forget(task, count);
         self.dirty.store(true, Ordering::Release);
     }
 
@@ -547,7 +587,7 @@ fn periodic_saves(
         }
         let (guard, _) = finished
             .1
-            .wait_timeout(done, every)
+            .wait_timeout_while(done, every, |finished| !*finished)
             .unwrap_or_else(|e| e.into_inner());
         done = guard;
         if *done {

@@ -81,6 +81,10 @@ pub struct MergeReport {
     pub verified: Option<bool>,
     /// CPU wall-clock seconds summed over the shards used.
     pub elapsed_s: f64,
+    /// Tasks re-solved on the portable code path with the same count (`--recheck`), summed
+    /// over the shards used (issue 12).
+    #[serde(default)]
+    pub rechecked: usize,
     /// Agreeing duplicate files, one sentence each.
     pub duplicates: Vec<String>,
     /// Everything that is wrong; empty for a good merge.
@@ -119,7 +123,9 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
             let p = entry.map_err(io)?.path();
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
             let visible = name.is_some_and(|n| !n.starts_with('.') && n.ends_with(".json"));
-            if visible && p.is_file() {
+            // Anything but a folder: a broken link is listed, so merge reports it as
+            // unreadable instead of silently skipping it (issue 12).
+            if visible && !p.is_dir() {
                 found.push(p);
             }
         }
@@ -158,6 +164,7 @@ pub fn merge(files: &[PathBuf]) -> MergeReport {
         total: None,
         verified: None,
         elapsed_s: 0.0,
+        rechecked: 0,
         duplicates: Vec::new(),
         problems: Vec::new(),
     };
@@ -336,6 +343,7 @@ fn add_up(chosen: &[&(String, PartialResult)], report: &mut MergeReport) {
     }
     report.total = Some(total.to_string());
     report.elapsed_s = sum.elapsed_s;
+    report.rechecked = sum.rechecked;
     report.verified = known::check(known::total(sum.n), total);
     if report.verified == Some(false) {
         let expected = known::total(sum.n).unwrap_or_default();

@@ -41,7 +41,7 @@ use crate::CountOptions;
 pub use checkpoint::{Checkpoint, Recorder};
 pub use merge::{merge, MergeReport, Problem, ProblemKind};
 pub use partial::{Digest, PartialResult, SHARD_SCHEMA};
-pub use sealed::write_atomic;
+pub use sealed::{check_writable, write_atomic};
 
 /// The version of this tool, recorded in every result and checkpoint file.
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");

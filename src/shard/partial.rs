@@ -77,6 +77,11 @@ impl<'de> Deserialize<'de> for Digest {
     }
 }
 
+/// Whether a count is zero (for `skip_serializing_if`).
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// Checks a claimed run time: finite, not negative, not absurd.
 pub(crate) fn check_elapsed(seconds: f64) -> Result<(), String> {
     if seconds.is_finite() && (0.0..=MAX_ELAPSED_S).contains(&seconds) {
@@ -146,6 +151,11 @@ pub struct PartialResult {
     pub elapsed_s: f64,
     /// Host name of the machine that finished it.
     pub host: String,
+    /// How many tasks of this shard were also re-solved on the portable code path with the
+    /// same count (`--recheck`; issue 12). A count, not a list, so the file stays small
+    /// (issue 11); omitted when zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rechecked: usize,
     /// `sha256:…` over the rest of the file.
     pub checksum: String,
 }
@@ -179,6 +189,7 @@ impl PartialResult {
             digest,
             elapsed_s: sealed::millis(elapsed.as_secs_f64()),
             host: gethostname::gethostname().to_string_lossy().into_owned(),
+            rechecked: 0,
             checksum: String::new(),
         }
     }
@@ -205,6 +216,12 @@ impl PartialResult {
             ));
         }
         check_elapsed(r.elapsed_s)?;
+        if r.rechecked > r.tasks {
+            return Err(format!(
+                "it claims {} rechecked tasks of its {}",
+                r.rechecked, r.tasks
+            ));
+        }
         Ok(r)
     }
 
@@ -226,6 +243,7 @@ impl AddAssign<&PartialResult> for PartialResult {
         self.tasks = self.tasks.saturating_add(rhs.tasks);
         self.total = self.total.saturating_add(rhs.total);
         self.digest += rhs.digest;
+        self.rechecked = self.rechecked.saturating_add(rhs.rechecked);
         self.elapsed_s = sealed::millis(self.elapsed_s + rhs.elapsed_s);
         self.checksum.clear();
     }

@@ -111,35 +111,135 @@ pub(crate) fn load<T: Sealed + DeserializeOwned>(
 }
 
 /// Writes `bytes` to `path` so that `path` always holds either its old or its new contents:
-/// write a temporary sibling (`.NAME.tmp`), fsync it, rename it over `path`, fsync the folder.
+/// write a temporary sibling (`.NAME.PID.tmp`, created new), fsync it, rename it over `path`,
+/// fsync the folder.
+///
+/// Only a regular file is ever replaced: a symbolic link to a regular file is followed (the
+/// file it points to is replaced, the link kept), and anything else that exists at `path` (a
+/// folder, a device such as `/dev/null`, a FIFO, a socket, a dangling link) is refused
+/// (issue 12): the rename would otherwise turn it into a regular file.
 ///
 /// # Errors
-/// [`Error::Io`] naming the file that could not be written.
+/// [`Error::NotRegularFile`] for such a target; [`Error::Io`] naming the file that could not
+/// be written.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let io = |p: &Path| {
-        let p = p.to_path_buf();
-        move |error| Error::Io { path: p, error }
-    };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name().ok_or_else(|| Error::Io {
-        path: path.to_path_buf(),
-        error: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
-    })?;
-    let tmp = dir.join(format!(".{}.tmp", name.to_string_lossy()));
-    let mut file = File::create(&tmp).map_err(io(&tmp))?;
-    file.write_all(bytes).map_err(io(&tmp))?;
-    file.sync_all().map_err(io(&tmp))?;
-    drop(file);
-    std::fs::rename(&tmp, path).map_err(io(path))?;
+    let target = write_target(path)?;
+    let (dir, tmp) = temp_sibling(&target)?;
+    let written = write_new(&tmp, bytes).and_then(|()| {
+        std::fs::rename(&tmp, &target).map_err(|error| Error::Io {
+            path: target.clone(),
+            error,
+        })
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written?;
     // Make the rename itself durable. Some file systems refuse to sync a folder; the data
     // is already safe then, so that is not an error.
     if let Ok(d) = File::open(&dir) {
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// Checks, before any long work, that [`write_atomic`] will be able to write `path`: it is
+/// not something other than a regular file, and a temporary file can be created next to it.
+///
+/// # Errors
+/// As [`write_atomic`].
+pub fn check_writable(path: &Path) -> Result<(), Error> {
+    let target = write_target(path)?;
+    let (_, tmp) = temp_sibling(&target)?;
+    let probe = write_new(&tmp, b"");
+    let _ = std::fs::remove_file(&tmp);
+    probe
+}
+
+/// The file a write to `path` replaces: `path`, or the regular file a symbolic link at `path`
+/// leads to.
+fn write_target(path: &Path) -> Result<PathBuf, Error> {
+    let refuse = |kind: &str| Error::NotRegularFile {
+        path: path.to_path_buf(),
+        kind: kind.to_string(),
+    };
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(path.to_path_buf()),
+        Err(error) => {
+            return Err(Error::Io {
+                path: path.to_path_buf(),
+                error,
+            })
+        }
+    };
+    if meta.is_file() {
+        return Ok(path.to_path_buf());
+    }
+    if !meta.file_type().is_symlink() {
+        return Err(refuse(file_kind(&meta.file_type())));
+    }
+    let target = std::fs::canonicalize(path).map_err(|_| refuse("a symbolic link to nothing"))?;
+    match std::fs::metadata(&target) {
+        Ok(m) if m.is_file() => Ok(target),
+        Ok(m) => Err(refuse(&format!(
+            "a symbolic link to {}",
+            file_kind(&m.file_type())
+        ))),
+        Err(_) => Err(refuse("a symbolic link to nothing")),
+    }
+}
+
+/// What a non-regular file is, for messages.
+fn file_kind(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_block_device() || t.is_char_device() {
+            return "a device";
+        }
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// The folder of `target` and the temporary file to write there before the rename.
+fn temp_sibling(target: &Path) -> Result<(PathBuf, PathBuf), Error> {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = target.file_name().ok_or_else(|| Error::Io {
+        path: target.to_path_buf(),
+        error: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
+    })?;
+    let tmp = format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id());
+    Ok((dir.clone(), dir.join(tmp)))
+}
+
+/// Creates `path`, which must not exist (never follows a link planted there), and writes and
+/// syncs `bytes`.
+fn write_new(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let io = |error| Error::Io {
+        path: path.to_path_buf(),
+        error,
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(io)?;
+    file.write_all(bytes).map_err(io)?;
+    file.sync_all().map_err(io)
 }
 
 /// Seconds rounded to whole milliseconds.
@@ -165,5 +265,30 @@ pub(crate) mod decimal {
         let text = String::deserialize(d)?;
         text.parse()
             .map_err(|_| serde::de::Error::custom(format!("'{text}' is not a count")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_are_refused_before_anything_is_written() {
+        // Only the target check runs: nothing is created next to /dev/null.
+        let err = write_target(Path::new("/dev/null")).unwrap_err();
+        assert!(err.to_string().contains("is a device"), "{err}");
+    }
+
+    #[test]
+    fn regular_files_are_replaced_and_no_temporary_file_is_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.json");
+        write_atomic(&path, b"one").unwrap();
+        write_atomic(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        check_writable(&path).unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }

@@ -65,15 +65,69 @@ pub struct HalfSpec<'a> {
 
 /// Appends the key of every half of `spec` to `out[class]`.
 pub fn enumerate(spec: &HalfSpec<'_>, out: &mut [Vec<u64>; 4]) {
-    for &cn in spec.masks.iter().filter(|&&cn| cn & !spec.cols == 0) {
-        let cs = spec.cols ^ cn;
-        for (class, keys) in out.iter_mut().enumerate() {
-            if spec.wanted[class] {
-                let n = spec.north.get(class >> 1, cn);
-                let s = spec.south.get(class & 1, cs);
-                simd::join(spec.level, n, s, spec.forbid, spec.extra, keys);
+    for &cn in spec.masks {
+        enumerate_columns(spec, cn, out);
+    }
+}
+
+/// Appends the keys of the halves of `spec` whose north quarter uses the columns `cn`.
+fn enumerate_columns(spec: &HalfSpec<'_>, cn: u32, out: &mut [Vec<u64>; 4]) {
+    if cn & !spec.cols != 0 {
+        return;
+    }
+    let cs = spec.cols ^ cn;
+    for (class, keys) in out.iter_mut().enumerate() {
+        if spec.wanted[class] {
+            let n = spec.north.get(class >> 1, cn);
+            let s = spec.south.get(class & 1, cs);
+            simd::join(spec.level, n, s, spec.forbid, spec.extra, keys);
+        }
+    }
+}
+
+/// The halves of one or more specs, produced a portion at a time so that a task's keys never
+/// all need to be in memory at once.
+#[derive(Debug)]
+pub struct Portions<'a, 'b> {
+    specs: &'b [HalfSpec<'a>],
+    spec: usize,
+    mask: usize,
+}
+
+impl<'a, 'b> Portions<'a, 'b> {
+    /// The halves of every spec of `specs`, in order.
+    pub fn new(specs: &'b [HalfSpec<'a>]) -> Self {
+        Portions {
+            specs,
+            spec: 0,
+            mask: 0,
+        }
+    }
+
+    /// Whether every half has been produced.
+    pub fn is_done(&self) -> bool {
+        self.spec >= self.specs.len()
+    }
+
+    /// Appends the next halves to `out` (cleared first), column mask by column mask, until
+    /// at least `limit` keys are there or none are left; returns whether any were added.
+    pub fn next(&mut self, limit: usize, out: &mut [Vec<u64>; 4]) -> bool {
+        out.iter_mut().for_each(Vec::clear);
+        let len = |out: &[Vec<u64>; 4]| out.iter().map(Vec::len).sum::<usize>();
+        while !self.is_done() && len(out) < limit {
+            let spec = &self.specs[self.spec];
+            enumerate_columns(spec, spec.masks[self.mask], out);
+            self.mask += 1;
+            if self.mask == spec.masks.len() {
+                (self.spec, self.mask) = (self.spec + 1, 0);
             }
         }
+        len(out) > 0
+    }
+
+    /// Starts again from the first half.
+    pub fn rewind(&mut self) {
+        (self.spec, self.mask) = (0, 0);
     }
 }
 

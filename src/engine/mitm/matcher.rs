@@ -18,7 +18,10 @@ pub const BLOCK: usize = 512;
 
 /// A partial final block is padded and sliced only if it holds at least this many keys;
 /// fewer are compared one by one.
-const MIN_PARTIAL: usize = 48;
+pub(crate) const MIN_PARTIAL: usize = 48;
+
+/// Leading rank bits that blocks try not to straddle, beyond log2(blocks).
+const PREFIX_EXTRA: u32 = 1;
 
 /// 512 bits: one bit per key of a block.
 #[repr(C, align(64))]
@@ -95,41 +98,87 @@ impl Layout {
 /// Bytes per table entry.
 const LANES_BYTES: u64 = 64;
 
+/// Most cut bits a [`Rank`] reads.
+pub const MAX_CUTS: usize = 24;
+
+/// Ranks keys by a few chosen bits ("cut bits"), most important first.
+///
+/// Bit `T − 1 − i` of a key's rank is key bit `positions[i]`. Keys sorted by rank form blocks
+/// whose keys share their leading cut bits; a query that has one of a block's shared bits
+/// clashes with every key of it, so the block is skipped for that query. The rank is read
+/// through one lookup table per key byte, the same on every CPU.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Rank {
+    bits: u32,
+    tables: Vec<[u32; 256]>,
+}
+
+impl Rank {
+    /// A rank over `positions` (most significant first; at most [`MAX_CUTS`], each < 64).
+    pub fn new(positions: &[u32]) -> Self {
+        assert!(positions.len() <= MAX_CUTS, "at most {MAX_CUTS} cut bits");
+        let bytes = positions
+            .iter()
+            .map(|&p| p as usize / 8 + 1)
+            .max()
+            .unwrap_or(0);
+        let mut tables = vec![[0u32; 256]; bytes];
+        let bits = positions.len() as u32;
+        for (i, &p) in positions.iter().enumerate() {
+            let (byte, bit) = (p as usize / 8, p % 8);
+            for (v, slot) in tables[byte].iter_mut().enumerate() {
+                if v >> bit & 1 == 1 {
+                    *slot |= 1 << (bits - 1 - i as u32);
+                }
+            }
+        }
+        Rank { bits, tables }
+    }
+
+    /// The number of cut bits.
+    pub fn bits(&self) -> u32 {
+        self.bits
+    }
+
+    /// The rank of `key`.
+    #[inline(always)]
+    pub fn of(&self, key: u64) -> u32 {
+        let mut r = 0;
+        for (b, table) in self.tables.iter().enumerate() {
+            r |= table[(key >> (8 * b)) as usize & 255];
+        }
+        r
+    }
+}
+
 /// A set of stored keys, ready to answer "how many are disjoint from this key" in bulk.
 ///
-/// With sieve cuts (§4.2), a few key bits ("cut bits") sort the keys into buckets; a query
-/// only visits the buckets whose cut bits are disjoint from its own, and the matcher layout
-/// leaves the cut bits out.
+/// Keys come in groups (the symmetry classes of a task, counted separately). Each group's
+/// keys are sorted by their [`Rank`] and cut into blocks; each block remembers the rank bits
+/// all its keys share. Queries are put into segments by their leading rank bits, and a block
+/// only meets the segments disjoint from its shared bits (the sieve of §4.2, without padding
+/// buckets to whole blocks). Every pair that is met is still tested on every key bit, so the
+/// ranking only decides what is skipped, never what is counted.
 #[derive(Debug, Default)]
 pub struct Sieve {
     layout: Layout,
-    cuts: Vec<u32>,
-    buckets: Vec<Bucket>,
+    rank: Rank,
     tables: Vec<Lanes>,
+    /// Per block, the AND of its keys' ranks.
+    common: Vec<u32>,
+    /// Per group, its blocks (indices into `common`) and its keys compared directly.
+    groups: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
+    /// Keys compared directly (groups too small to slice).
     rest: Vec<u64>,
-    /// Keys or queries sorted by bucket (scratch).
+    /// Scratch: keys and ranks while sorting, then queries by segment.
     sorted: Vec<u64>,
-    /// Per query and chunk, its table entry's byte offset (scratch for
-    /// [`Sieve::count_groups`]).
+    ranks: Vec<u32>,
+    spare: Vec<u64>,
+    spare_ranks: Vec<u32>,
+    /// Per query and chunk, its table entry's byte offset (scratch for [`Sieve::count`]).
     index: Vec<u32>,
-}
-
-/// The keys of one bucket: whole blocks in `tables`, the remainder in `rest`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Bucket {
-    value: usize,
-    blocks: std::ops::Range<usize>,
-    rest: std::ops::Range<usize>,
-}
-
-/// The cut bits of `key`, packed: bit `i` is key bit `cuts[i]` (unrolled for `K` cuts).
-#[inline(always)]
-fn bucket_of<const K: usize>(key: u64, cuts: &[u32; K]) -> usize {
-    let mut b = 0usize;
-    for (i, &p) in cuts.iter().enumerate() {
-        b |= ((key >> p & 1) as usize) << i;
-    }
-    b
+    /// Rank bits below the prefix that blocks try not to straddle.
+    prefix_shift: u32,
 }
 
 impl Sieve {
@@ -138,61 +187,143 @@ impl Sieve {
         Self::default()
     }
 
-    /// Replaces the stored keys by `keys`, bucketed by the bit positions `cuts` and read
-    /// through `layout` (which must treat the cut bits as holes).
-    pub fn fill(&mut self, keys: &[u64], layout: &Layout, cuts: &[u32], level: Level) {
+    /// Replaces the stored keys by `groups` of keys (each group the concatenation of its
+    /// slices, each key ANDed with `mask`), read through `layout` and ranked by `rank`.
+    pub fn fill(
+        &mut self,
+        groups: &[&[&[u64]]],
+        mask: u64,
+        layout: &Layout,
+        rank: &Rank,
+        level: Level,
+    ) {
         if self.layout != *layout {
             self.layout = layout.clone();
         }
-        self.cuts.clear();
-        self.cuts.extend_from_slice(cuts);
-        self.buckets.clear();
-        self.tables.clear();
-        self.rest.clear();
-        if cuts.is_empty() {
-            self.add_bucket(0, keys, level);
-            return;
+        if self.rank != *rank {
+            self.rank = rank.clone();
         }
-        let mut sorted = std::mem::take(&mut self.sorted);
-        sorted.clear();
-        let ends = sort_by_bucket(keys, cuts, &mut sorted, level);
+        self.common.clear();
+        self.rest.clear();
+        self.groups.clear();
+        let total: usize = groups.iter().flat_map(|g| g.iter()).map(|s| s.len()).sum();
+        let depth = (total / BLOCK).max(1).ilog2() + PREFIX_EXTRA;
+        self.prefix_shift = rank.bits().saturating_sub(depth);
+        for slices in groups {
+            let (first, rest) = (self.common.len(), self.rest.len());
+            let len: usize = slices.iter().map(|s| s.len()).sum();
+            let keys = slices.iter().flat_map(|s| s.iter()).map(|&k| k & mask);
+            if len < MIN_PARTIAL {
+                self.rest.extend(keys);
+            } else if let (&[only], 0, u64::MAX) = (*slices, rank.bits(), mask) {
+                // Nothing to mask or sort: slice the keys where they are.
+                self.add_blocks(only, level);
+            } else {
+                let mut sorted = std::mem::take(&mut self.sorted);
+                sorted.clear();
+                sorted.extend(keys);
+                self.sort_by_rank(&mut sorted);
+                self.add_blocks(&sorted, level);
+                self.sorted = sorted;
+            }
+            self.groups
+                .push((first..self.common.len(), rest..self.rest.len()));
+        }
+    }
+
+    /// Slices `sorted` (keys sorted by rank, with their ranks in `self.ranks` if the rank
+    /// has bits) into blocks, the last one padded.
+    fn add_blocks(&mut self, sorted: &[u64], level: Level) {
+        let len = sorted.len();
+        let per = self.layout.per_block;
         let mut start = 0;
-        for (value, &end) in ends.iter().enumerate() {
-            self.add_bucket(value, &sorted[start..end], level);
+        while start < len {
+            let end = self.block_end(start, len);
+            let b = self.common.len();
+            // Every entry is written by `build_block`: grow only, never clear.
+            if self.tables.len() < (b + 1) * per {
+                self.tables.resize((b + 1) * per, Lanes::ZERO);
+            }
+            let keys = &sorted[start..end];
+            simd::build_block(
+                level,
+                keys,
+                &self.layout,
+                &mut self.tables[b * per..][..per],
+            );
+            // The rank only gathers bits, so the rank of the AND is the AND of the ranks.
+            self.common
+                .push(self.rank.of(keys.iter().fold(!0u64, |acc, &k| acc & k)));
             start = end;
         }
-        self.sorted = sorted;
     }
 
-    /// Slices one bucket's keys into blocks (a short remainder stays raw).
-    fn add_bucket(&mut self, value: usize, keys: &[u64], level: Level) {
-        let (full, extra) = (keys.len() / BLOCK, keys.len() % BLOCK);
-        let sliced = if extra >= MIN_PARTIAL {
-            keys.len()
-        } else {
-            full * BLOCK
-        };
-        let per = self.layout.per_block;
-        let first = self.tables.len() / per;
-        let blocks = sliced.div_ceil(BLOCK);
-        self.tables.resize((first + blocks) * per, Lanes::ZERO);
-        let tables = &mut self.tables[first * per..];
-        for (b, table) in tables.chunks_exact_mut(per).enumerate() {
-            let block = &keys[b * BLOCK..((b + 1) * BLOCK).min(sliced)];
-            simd::build_block(level, block, &self.layout, table);
+    /// Where the block starting at sorted key `start` ends: after [`BLOCK`] keys, or earlier
+    /// where the leading rank bits above `prefix_shift` change, if the block is at least half
+    /// full by then (a padded block whose keys share more bits skips more queries).
+    fn block_end(&self, start: usize, len: usize) -> usize {
+        let end = (start + BLOCK).min(len);
+        if self.rank.bits() == 0 {
+            return end;
         }
-        let rest_start = self.rest.len();
-        self.rest.extend_from_slice(&keys[sliced..]);
-        self.buckets.push(Bucket {
-            value,
-            blocks: first..first + blocks,
-            rest: rest_start..self.rest.len(),
-        });
+        let prefix = |i: usize| self.ranks[i] >> self.prefix_shift;
+        if end == len || prefix(end - 1) == prefix(start) {
+            return end;
+        }
+        let p = prefix(start);
+        let cut = start + self.ranks[start..end].partition_point(|&r| r >> self.prefix_shift == p);
+        if cut - start >= BLOCK / 2 {
+            cut
+        } else {
+            end
+        }
     }
 
-    /// The number of stored keys (blocks count whole).
+    /// Sorts `keys` by rank, with their ranks in `self.ranks`: one counting sort for up to
+    /// 12 rank bits, else two (least significant half first).
+    fn sort_by_rank(&mut self, keys: &mut Vec<u64>) {
+        let bits = self.rank.bits();
+        if bits == 0 {
+            return;
+        }
+        self.ranks.clear();
+        let rank = &self.rank;
+        self.ranks.extend(keys.iter().map(|&k| rank.of(k)));
+        if bits <= 12 {
+            self.scatter(keys, 0, bits);
+        } else {
+            self.scatter(keys, 0, bits / 2);
+            self.scatter(keys, bits / 2, bits - bits / 2);
+        }
+    }
+
+    /// One stable counting-sort pass of `keys` (and `self.ranks`) by rank bits
+    /// `shift..shift + bits`.
+    fn scatter(&mut self, keys: &mut Vec<u64>, shift: u32, bits: u32) {
+        let len = keys.len();
+        let mask = (1u32 << bits) - 1;
+        self.spare.resize(len, 0);
+        self.spare_ranks.resize(len, 0);
+        let mut next = vec![0usize; (1 << bits) + 1];
+        for &r in &self.ranks {
+            next[(r >> shift & mask) as usize + 1] += 1;
+        }
+        for i in 1..next.len() {
+            next[i] += next[i - 1];
+        }
+        for (&k, &r) in keys.iter().zip(&self.ranks) {
+            let slot = &mut next[(r >> shift & mask) as usize];
+            self.spare[*slot] = k;
+            self.spare_ranks[*slot] = r;
+            *slot += 1;
+        }
+        std::mem::swap(keys, &mut self.spare);
+        std::mem::swap(&mut self.ranks, &mut self.spare_ranks);
+    }
+
+    /// The number of stored keys (a partial last block counts whole).
     pub fn len(&self) -> usize {
-        self.rest.len() + self.tables.len() / self.layout.per_block.max(1) * BLOCK
+        self.rest.len() + self.common.len() * BLOCK
     }
 
     /// Whether the sieve holds no key.
@@ -200,47 +331,101 @@ impl Sieve {
         self.len() == 0
     }
 
-    /// Adds to `counts[g]` the number of (stored key, query) pairs with disjoint bits, for
-    /// each group of queries `groups[g]`.
-    pub fn count_groups(&mut self, groups: &[&[u64]], counts: &mut [u64], level: Level) {
-        let cuts = std::mem::take(&mut self.cuts);
-        let mut sorted = std::mem::take(&mut self.sorted);
-        sorted.clear();
-        // Segment (g, y): group g's queries with cut value y, at sorted[seg[s - 1]..seg[s]]
-        // for s = g·2^k + y.
-        let mut seg = vec![0usize];
-        for queries in groups {
-            seg.extend(sort_by_bucket(queries, &cuts, &mut sorted, level));
-        }
-        let stride = self.index_queries(&sorted, level);
-        let per = self.layout.per_block;
-        let values = 1usize << cuts.len();
-        for bucket in &self.buckets {
-            let compatible = |s: usize| (s % values) & bucket.value == 0;
-            let tables = &self.tables[bucket.blocks.start * per..bucket.blocks.end * per];
-            for pair in tables.chunks(2 * per) {
-                for s in (0..seg.len() - 1).filter(|&s| compatible(s)) {
-                    let range = seg[s]..seg[s + 1];
-                    if range.is_empty() {
-                        continue;
-                    }
-                    let index = &self.index[..stride * self.layout.chunks()];
-                    // SAFETY: `index_queries` wrote byte offsets of entries below `per` for
-                    // every chunk, and `pair` holds one or two whole blocks of `per` entries.
-                    counts[s / values] +=
-                        unsafe { simd::count_blocks(level, pair, per, index, stride, range) };
-                }
-            }
-            let rest = &self.rest[bucket.rest.clone()];
+    /// Adds to `counts[g]` the number of (key of group g, query) pairs with disjoint bits.
+    pub fn count(&mut self, queries: &[u64], counts: &mut [u64], level: Level) {
+        for ((_, rest), count) in self.groups.iter().zip(counts.iter_mut()) {
             if !rest.is_empty() {
-                for s in (0..seg.len() - 1).filter(|&s| compatible(s)) {
-                    counts[s / values] +=
-                        simd::count_direct(level, rest, &sorted[seg[s]..seg[s + 1]]);
-                }
+                *count += simd::count_direct(level, &self.rest[rest.clone()], queries);
             }
         }
-        self.cuts = cuts;
-        self.sorted = sorted;
+        if self.common.is_empty() || queries.is_empty() {
+            return;
+        }
+        let seg_bits = segment_bits(queries.len(), self.rank.bits());
+        let shift = self.rank.bits() - seg_bits;
+        // Segment y holds the queries whose leading rank bits are y, at
+        // sorted[seg[y]..seg[y + 1]] (one segment, the queries as given, if unranked).
+        let mut seg = vec![0usize];
+        let stride = if seg_bits == 0 {
+            seg.push(queries.len());
+            self.index_queries(queries, level)
+        } else {
+            let mut sorted = std::mem::take(&mut self.sorted);
+            sorted.clear();
+            self.sort_segments(queries, shift, seg_bits, &mut sorted, &mut seg);
+            let stride = self.index_queries(&sorted, level);
+            self.sorted = sorted;
+            stride
+        };
+        let all = (1u32 << seg_bits) - 1;
+        // Unranked blocks skip nothing: two at a time share each query's table offsets.
+        let step = if self.rank.bits() == 0 { 2 } else { 1 };
+        for (g, (blocks, _)) in self.groups.iter().enumerate() {
+            for first in blocks.clone().step_by(step) {
+                let pair = first..(first + step).min(blocks.end);
+                let shared = self.common[pair.clone()].iter().fold(!0u32, |a, &c| a & c);
+                counts[g] += self.count_pair(pair, all & !(shared >> shift), &seg, stride, level);
+            }
+        }
+    }
+
+    /// Counts the pairs of one or two blocks with the query segments `y ⊆ free`.
+    fn count_pair(
+        &self,
+        pair: std::ops::Range<usize>,
+        free: u32,
+        seg: &[usize],
+        stride: usize,
+        level: Level,
+    ) -> u64 {
+        let per = self.layout.per_block;
+        let tables = &self.tables[pair.start * per..pair.end * per];
+        let index = &self.index[..stride * self.layout.chunks()];
+        let mut total = 0;
+        // Every y ⊆ free, in increasing order.
+        let mut y = 0u32;
+        loop {
+            let range = seg[y as usize]..seg[y as usize + 1];
+            if !range.is_empty() {
+                // SAFETY: `index_queries` wrote byte offsets of entries below `per` for every
+                // chunk, and `tables` holds one or two whole blocks.
+                total += unsafe { simd::count_blocks(level, tables, per, index, stride, range) };
+            }
+            if y == free {
+                return total;
+            }
+            y = y.wrapping_sub(free) & free;
+        }
+    }
+
+    /// Appends `queries` to `out` sorted by their leading `bits` rank bits (counting sort);
+    /// pushes each value's end position to `seg`.
+    fn sort_segments(
+        &self,
+        queries: &[u64],
+        shift: u32,
+        bits: u32,
+        out: &mut Vec<u64>,
+        seg: &mut Vec<usize>,
+    ) {
+        let base = out.len();
+        let first = seg.len();
+        seg.resize(first + (1 << bits), 0);
+        let next = &mut seg[first..];
+        let value = |q: u64| (self.rank.of(q) >> shift) as usize;
+        for &q in queries {
+            next[value(q)] += 1;
+        }
+        let mut acc = base;
+        for slot in next.iter_mut() {
+            (acc, *slot) = (acc + *slot, acc);
+        }
+        out.resize(base + queries.len(), 0);
+        for &q in queries {
+            let slot = &mut next[value(q)];
+            out[*slot] = q;
+            *slot += 1;
+        }
     }
 
     /// Writes every query's chunk entries to `self.index` (chunk-major); returns the stride.
@@ -256,49 +441,15 @@ impl Sieve {
     }
 }
 
-/// Appends `keys` to `out` sorted by their cut value (counting sort); returns each value's
-/// end position in `out`.
-fn sort_by_bucket(keys: &[u64], cuts: &[u32], out: &mut Vec<u64>, level: Level) -> Vec<usize> {
-    if !cuts.is_empty() && level >= Level::Avx2 {
-        // Avx2 and Avx512 imply BMI2 (see `simd::available_levels`): one PEXT per key.
-        let mask = cuts.iter().fold(0u64, |m, &p| m | 1 << p);
-        debug_assert!(cuts.windows(2).all(|w| w[0] < w[1]), "cuts must ascend");
-        return simd::sort_pext(keys, mask, cuts.len(), out);
-    }
-    macro_rules! by_len {
-        ($($k:literal)*) => {
-            match cuts.len() {
-                $($k => sort_k::<$k>(keys, cuts.try_into().expect("length checked"), out),)*
-                _ => panic!("at most 8 sieve cuts"),
-            }
-        };
-    }
-    by_len!(0 1 2 3 4 5 6 7 8)
+/// How many leading rank bits split the queries into segments: enough for the blocks to skip
+/// most clashing queries, few enough that segments stay long (about 64 queries or more).
+fn segment_bits(queries: usize, rank_bits: u32) -> u32 {
+    let fit = (queries / 64).max(1).ilog2();
+    fit.min(rank_bits).min(MAX_SEGMENT_BITS)
 }
 
-/// [`sort_by_bucket`] for `K` cuts.
-fn sort_k<const K: usize>(keys: &[u64], cuts: &[u32; K], out: &mut Vec<u64>) -> Vec<usize> {
-    let base = out.len();
-    if K == 0 {
-        out.extend_from_slice(keys);
-        return vec![out.len()];
-    }
-    let mut next = vec![0usize; 1 << K];
-    for &k in keys {
-        next[bucket_of(k, cuts)] += 1;
-    }
-    let mut acc = base;
-    for slot in next.iter_mut() {
-        (acc, *slot) = (acc + *slot, acc);
-    }
-    out.resize(base + keys.len(), 0);
-    for &k in keys {
-        let b = bucket_of(k, cuts);
-        out[next[b]] = k;
-        next[b] += 1;
-    }
-    next
-}
+/// Most rank bits used for query segments.
+const MAX_SEGMENT_BITS: u32 = 12;
 
 /// Transposes a 64×64 bit matrix in place: afterwards bit `i` of row `p` is what bit `p` of
 /// row `i` was.
@@ -447,22 +598,23 @@ mod tests {
         ];
         for level in simd::available_levels() {
             for (i, &(len, bits, k)) in shapes.iter().enumerate() {
-                let keys = random_keys(11 + i as u64, len, bits, 2);
-                let q1 = random_keys(99 + i as u64, 77, bits, 2);
-                let q2 = random_keys(5 + i as u64, 13, bits, 3);
+                let k1 = random_keys(11 + i as u64, len, bits, 2);
+                let k2 = random_keys(12 + i as u64, len / 3, bits, 3);
+                let queries = random_keys(99 + i as u64, 77, bits, 2);
                 let mut sieve = Sieve::new();
-                sieve.fill(&keys, &Layout::new(bits, 0, k), &[], level);
-                assert!(sieve.len() >= keys.len());
+                let layout = Layout::new(bits, 0, k);
+                sieve.fill(&[&[&k1], &[&k2]], !0, &layout, &Rank::default(), level);
+                assert!(sieve.len() >= k1.len() + k2.len());
                 let mut counts = [0u64; 2];
-                sieve.count_groups(&[&q1, &q2], &mut counts, level);
-                let want = [naive(&keys, &q1), naive(&keys, &q2)];
+                sieve.count(&queries, &mut counts, level);
+                let want = [naive(&k1, &queries), naive(&k2, &queries)];
                 assert_eq!(counts, want, "{level:?} len {len} bits {bits} k {k}");
             }
         }
     }
 
     #[test]
-    fn holes_widen_chunks_and_queries_with_hole_bits_still_count() {
+    fn holes_widen_chunks_and_masked_keys_still_count() {
         let holes = 1 << 4 | 1 << 20;
         let layout = Layout::new(34, holes, 5);
         // 32 usable bits in 7 chunks: 5, 5, 5, 5, 4, 4, 4 (+ the holes at 4 and 20).
@@ -470,37 +622,51 @@ mod tests {
         assert_eq!(layout.chunks(), 7);
         assert_eq!(layout.mask.last(), Some(&0b1111));
         for level in simd::available_levels() {
-            let keys: Vec<u64> = random_keys(21, 900, 34, 2)
+            // Queries never have the hole bits; stored keys may, and drop them.
+            let keys = random_keys(21, 900, 34, 2);
+            let queries: Vec<u64> = random_keys(22, 50, 34, 2)
                 .into_iter()
-                .map(|k| k & !holes)
+                .map(|q| q & !holes)
                 .collect();
-            let queries = random_keys(22, 50, 34, 2);
             let mut sieve = Sieve::new();
-            sieve.fill(&keys, &layout, &[], level);
+            sieve.fill(&[&[&keys]], !holes, &layout, &Rank::default(), level);
             let mut counts = [0u64];
-            sieve.count_groups(&[&queries], &mut counts, level);
+            sieve.count(&queries, &mut counts, level);
             assert_eq!(counts[0], naive(&keys, &queries), "{level:?}");
         }
     }
 
     #[test]
-    fn cut_buckets_count_the_same_pairs() {
-        let cuts = [3u32, 7, 20];
-        let holes = cuts.iter().fold(0u64, |m, &p| m | 1 << p);
-        let layout = Layout::new(34, holes, 5);
+    fn ranked_blocks_count_the_same_pairs() {
+        let rank = Rank::new(&[20, 3, 7, 33, 12, 0, 1, 2, 4, 5, 30, 31, 6, 8, 9, 10, 11]);
+        let layout = Layout::new(34, 0, 5);
         for level in simd::available_levels() {
-            for len in [0, 40, 700, 3000] {
-                let keys = random_keys(31 + len as u64, len, 34, 2);
-                let q1 = random_keys(32, 90, 34, 2);
-                let q2 = random_keys(33, 17, 34, 1);
+            for len in [0, 40, 700, 3000, 9000] {
+                let k1 = random_keys(31 + len as u64, len, 34, 2);
+                let k2 = random_keys(34 + len as u64, len / 2, 34, 1);
+                let queries = random_keys(32, 5000, 34, 2);
                 let mut sieve = Sieve::new();
-                sieve.fill(&keys, &layout, &cuts, level);
+                sieve.fill(&[&[&k1, &k2], &[&k2]], !0, &layout, &rank, level);
                 let mut counts = [0u64; 2];
-                sieve.count_groups(&[&q1, &q2], &mut counts, level);
-                let want = [naive(&keys, &q1), naive(&keys, &q2)];
+                sieve.count(&queries, &mut counts, level);
+                let want = [
+                    naive(&k1, &queries) + naive(&k2, &queries),
+                    naive(&k2, &queries),
+                ];
                 assert_eq!(counts, want, "{level:?} len {len}");
             }
         }
+    }
+
+    #[test]
+    fn ranks_read_the_chosen_bits_most_significant_first() {
+        let rank = Rank::new(&[40, 0, 9]);
+        assert_eq!(rank.bits(), 3);
+        assert_eq!(rank.of(1 << 40), 0b100);
+        assert_eq!(rank.of(1), 0b010);
+        assert_eq!(rank.of(1 << 9 | 1 << 3), 0b001);
+        assert_eq!(rank.of(!0), 0b111);
+        assert_eq!(Rank::default().of(!0), 0);
     }
 
     #[test]
@@ -508,9 +674,10 @@ mod tests {
         for level in simd::available_levels() {
             let keys = random_keys(3, 600, 30, 2);
             let mut sieve = Sieve::new();
-            sieve.fill(&keys, &Layout::new(30, 0, 5), &[], level);
+            let layout = Layout::new(30, 0, 5);
+            sieve.fill(&[&[&keys]], !0, &layout, &Rank::new(&[3, 4, 5]), level);
             let mut counts = [0u64];
-            sieve.count_groups(&[&[0]], &mut counts, level);
+            sieve.count(&[0], &mut counts, level);
             assert_eq!(counts[0], 600, "{level:?}");
         }
     }

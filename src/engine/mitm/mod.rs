@@ -10,6 +10,7 @@
 //! ([`task`]) with its own sieve: no barriers and no serial phase, so threads scale, and the
 //! same task list feeds progress, checkpoints and shards. Small boards go to the mirror engine.
 
+pub mod bucket;
 pub mod half;
 mod index;
 pub mod key;
@@ -21,6 +22,7 @@ pub mod task;
 pub mod weights;
 
 use std::cell::RefCell;
+use std::sync::OnceLock;
 
 use super::mirror::MirrorPlan;
 use super::{Engine, PlanOptions};
@@ -85,6 +87,8 @@ impl Engine for Mitm {
 #[derive(Debug)]
 pub struct MitmPlan {
     ctx: Context,
+    /// The same plan at [`Level::Portable`], built on first use by [`Plan::solve_portable`].
+    portable: OnceLock<Context>,
     index: TaskIndex,
 }
 
@@ -106,7 +110,11 @@ impl MitmPlan {
     /// The plan around a prepared context.
     fn with_context(ctx: Context) -> Self {
         let index = TaskIndex::new(&ctx.geo);
-        MitmPlan { ctx, index }
+        MitmPlan {
+            ctx,
+            portable: OnceLock::new(),
+            index,
+        }
     }
 
     /// Task `id` of the plan (`id < len()`).
@@ -223,6 +231,14 @@ impl Plan for MitmPlan {
     fn solve(&self, task: usize) -> u128 {
         let task = self.task(task);
         SCRATCH.with(|s| self.ctx.solve(task, &mut s.borrow_mut()))
+    }
+
+    fn solve_portable(&self, task: usize) -> u128 {
+        let ctx = self
+            .portable
+            .get_or_init(|| Context::new(self.ctx.geo.n, Level::Portable));
+        let task = self.task(task);
+        SCRATCH.with(|s| ctx.solve(task, &mut s.borrow_mut()))
     }
 
     /// Parametric (issue 11): engine, version, N, h, every cost class with its size and cost,

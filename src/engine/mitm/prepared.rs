@@ -22,6 +22,9 @@ pub const QUARTERS: [Quarter; 4] = [Quarter::Ne, Quarter::Se, Quarter::Nw, Quart
 /// into two classes, each grouped by column mask.
 #[derive(Debug, Default, Clone)]
 pub struct Prepared {
+    /// The (kind, quarter, row mask) this copy was built for through
+    /// [`PreparedCache::get`], so that the next task of a thread can reuse it.
+    built_for: Option<(usize, usize, u32)>,
     queens: u32,
     all: Vec<u64>,
     words: [Vec<u64>; 2],
@@ -39,6 +42,7 @@ impl Prepared {
         raw_forbid: (u32, u32),
         side: Side,
     ) {
+        self.built_for = None;
         self.queens = list.rows().count_ones();
         geo.words(q, list.entries(), raw_forbid, &mut self.all);
         let masks = 1usize << geo.h;
@@ -111,7 +115,7 @@ impl PreparedCache {
     }
 
     /// Quarter `i` (in [`QUARTERS`] order) of kind `kind` for row mask `rows`: from the cache,
-    /// or built into `spare` when the cache is off.
+    /// or built into `spare` when the cache is off (unless `spare` already holds it).
     pub fn get<'a>(
         &'a self,
         geo: &Geometry,
@@ -129,7 +133,12 @@ impl PreparedCache {
                 p
             }),
             None => {
-                build(spare);
+                // Tasks in plan order often share a quarter's row mask with the task before.
+                let key = Some((kind, i, rows));
+                if spare.built_for != key {
+                    build(spare);
+                    spare.built_for = key;
+                }
                 spare
             }
         }

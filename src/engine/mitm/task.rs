@@ -11,9 +11,10 @@
 //!   depend on x, so it is built and sliced once per (y, E); the west halves of every x are
 //!   then queried with the (h, x) queen's diagonals added to their keys.
 
-use super::half::{self, HalfSpec, Side};
+use super::bucket::BucketSieve;
+use super::half::{HalfSpec, Portions, Side};
 use super::key::Geometry;
-use super::matcher::{Layout, Sieve};
+use super::matcher::{Layout, Rank, Sieve, BLOCK, MAX_CUTS};
 use super::prepared::{Prepared, PreparedCache, QUARTERS};
 use super::quarter::QuarterCache;
 use super::simd::Level;
@@ -50,6 +51,7 @@ struct Keys {
     east: [Vec<u64>; 4],
     west: [Vec<u64>; 4],
     sieve: Sieve,
+    small: BucketSieve,
 }
 
 /// Shared, read-only context of a plan's tasks.
@@ -67,21 +69,30 @@ pub struct Context {
     pub shapes: Vec<Shape>,
     /// The h-bit column masks by number of columns.
     pub by_size: Vec<Vec<u32>>,
+    /// Portion sizes and the ranking threshold.
+    pub limits: Limits,
 }
 
-/// How the sieve reads keys: its chunk layout and its cut bits.
+/// How the sieves read keys: chunk layouts, the bits no stored key needs, and cut bits.
 #[derive(Debug, Clone)]
 pub struct Shape {
-    /// Chunk layout (cut bits and holes left out).
+    /// Chunk layout of the ranked sieve (holes left out).
     pub layout: Layout,
-    /// Cut bit positions.
-    pub cuts: Vec<u32>,
+    /// Key bits no query has (fixed queens' and long diagonals): stored keys drop them.
+    pub holes: u64,
+    /// Most cut bits that rank the stored keys.
+    pub cuts: u32,
+    /// Chunk layout of the bucket sieve of small tasks (holes and cut bits left out).
+    pub small_layout: Layout,
+    /// Cut bits of the bucket sieve, ascending.
+    pub small_cuts: Vec<u32>,
 }
 
 impl Shape {
-    /// The shape for keys of `bits` bits with `holes`, cut on `cuts` bits near the long
-    /// diagonals (where keys are densest, so buckets exclude the most pairs).
-    pub fn new(geo: &Geometry, holes: u64, cuts: u32) -> Self {
+    /// The shape for keys with `holes`, ranked by at most `cuts` bits; small tasks' buckets
+    /// cut on `small_cuts` bits near the long diagonals (where keys are densest, so buckets
+    /// exclude the most pairs).
+    pub fn new(geo: &Geometry, holes: u64, cuts: u32, small_cuts: u32) -> Self {
         let (h, d) = (geo.h as i64, geo.d as i64);
         let mut order = Vec::new();
         for step in 1..h {
@@ -89,30 +100,82 @@ impl Shape {
                 order.extend([h - 1 + offset, d + h - 1 + offset]);
             }
         }
-        let mut cuts: Vec<u32> = order
+        let mut small: Vec<u32> = order
             .into_iter()
             .filter(|&p| (0..2 * d).contains(&p) && holes >> p & 1 == 0)
             .map(|p| p as u32)
-            .take(cuts as usize)
+            .take(small_cuts as usize)
             .collect();
-        cuts.sort_unstable();
-        let cut_mask = cuts.iter().fold(0u64, |m, &p| m | 1 << p);
+        small.sort_unstable();
+        let cut_mask = small.iter().fold(0u64, |m, &p| m | 1 << p);
         Shape {
-            layout: Layout::new(geo.key_bits(), holes | cut_mask, CHUNK_BITS),
-            cuts,
+            layout: Layout::new(geo.key_bits(), holes, CHUNK_BITS),
+            holes,
+            cuts: cuts.min(MAX_CUTS as u32),
+            small_layout: Layout::new(geo.key_bits(), holes | cut_mask, CHUNK_BITS),
+            small_cuts: small,
         }
     }
 }
 
-/// Sieve cut bits per board size (more keys per split: more buckets pay).
+/// Most cut bits that rank the stored keys of large tasks (0: no ranking).
 fn cut_count(n: u32) -> u32 {
     match n {
-        // Measured on sampled tasks (tests.rs `cut_timing`): cuts cost time up to N = 19,
-        // 4 cuts were fastest at N = 20 (1.7× over none); larger N have more keys per split.
+        0..=15 => 0,
+        _ => 16,
+    }
+}
+
+/// Bucket cut bits of small tasks, per board size (more keys per split: more buckets pay).
+fn small_cut_count(n: u32) -> u32 {
+    match n {
+        // Measured on sampled tasks: cuts cost time up to N = 19, 4 cuts were fastest at
+        // N = 20 (1.7× over none).
         0..=19 => 0,
         20..=21 => 4,
-        22..=23 => 5,
-        _ => 6,
+        _ => 5,
+    }
+}
+
+/// Keys sampled per side to measure bit occupancy.
+const OCCUPANCY_SAMPLE: usize = 256;
+
+/// The rank for one task: the key bits most likely set on both sides, most likely first. A
+/// bit set in a fraction `p` of stored keys and `q` of queries rules out a fraction `p·q` of
+/// the pairs, so those bits share the most skipping.
+fn task_rank(stored: &[&[u64]], queries: &[u64], cuts: u32, min_keys: usize) -> Rank {
+    let total: usize = stored.iter().map(|g| g.len()).sum();
+    if cuts == 0 || total < min_keys || queries.is_empty() {
+        return Rank::default();
+    }
+    let mut key_bits = [0u32; 64];
+    for g in stored {
+        occupancy(g, OCCUPANCY_SAMPLE * g.len() / total + 1, &mut key_bits);
+    }
+    let mut query_bits = [0u32; 64];
+    occupancy(queries, OCCUPANCY_SAMPLE, &mut query_bits);
+    let mut score: Vec<(u64, u32)> = (0..64)
+        .map(|p| (u64::from(key_bits[p]) * u64::from(query_bits[p]), p as u32))
+        .filter(|&(s, _)| s > 0)
+        .collect();
+    score.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    // Blocks sorted by rank share about log2(blocks) leading bits; a few more refine the
+    // order inside them.
+    let blocks = total.div_ceil(BLOCK);
+    let bits = (blocks.ilog2() + 3).min(cuts);
+    let positions: Vec<u32> = score.iter().take(bits as usize).map(|&(_, p)| p).collect();
+    Rank::new(&positions)
+}
+
+/// Adds to `counts[p]` how many of about `sample` evenly spaced keys have bit `p`.
+fn occupancy(keys: &[u64], sample: usize, counts: &mut [u32; 64]) {
+    let step = (keys.len() / sample.max(1)).max(1);
+    for &k in keys.iter().step_by(step) {
+        let mut bits = k;
+        while bits != 0 {
+            counts[bits.trailing_zeros() as usize] += 1;
+            bits &= bits - 1;
+        }
     }
 }
 
@@ -133,7 +196,7 @@ impl Context {
                 } else {
                     geo.window_bits(h + n - 1 - y, h + y)
                 };
-                Shape::new(&geo, holes, cuts)
+                Shape::new(&geo, holes, cuts, small_cut_count(n))
             })
             .collect();
         Context {
@@ -145,6 +208,7 @@ impl Context {
             by_size: (0..=h)
                 .map(|k| (0..1u32 << h).filter(|m| m.count_ones() == k).collect())
                 .collect(),
+            limits: Limits::default(),
         }
     }
 
@@ -184,10 +248,8 @@ impl Context {
         let ns = ns_weight(east, n);
         let ew = ew_weight(east, n, free);
         let q = self.quarters(EVEN, east, free & !east, &mut s.quarters);
-        let wanted = [ew > 0, true, true, true];
-        let counts = self.join_task(q, 0, wanted, &self.shapes[0], &mut s.keys);
         let factors = [ew, 2, 2, 4];
-        let sum: u64 = counts.iter().zip(factors).map(|(c, f)| c * f).sum();
+        let sum = self.join_task(q, 0, factors, &self.shapes[0], &mut s.keys);
         u128::from(sum) * u128::from(ns)
     }
 
@@ -200,24 +262,36 @@ impl Context {
             return 0;
         }
         let q = self.quarters(CENTRE, east, free & !east, &mut s.quarters);
-        let wanted = [true, false, false, false];
-        let counts = self.join_task(q, 0, wanted, &self.shapes[0], &mut s.keys);
-        u128::from(counts[0]) * u128::from(weight)
+        let factors = [1, 0, 0, 0];
+        let count = self.join_task(q, 0, factors, &self.shapes[0], &mut s.keys);
+        u128::from(count) * u128::from(weight)
     }
 
-    /// Builds east and west halves of a prepared split (avoiding the key bits `forbid`),
-    /// fills the sieve with the east class-0 keys and counts each wanted west class against
-    /// it.
+    /// Builds east and west halves of a prepared split (avoiding the key bits `forbid`) and
+    /// counts the pairs that join, each weighted by its west class's factor (0: the class is
+    /// not built).
     fn join_task(
         &self,
         q: [&Prepared; 4],
         forbid: u64,
-        wanted: [bool; 4],
+        factors: [u64; 4],
         shape: &Shape,
         k: &mut Keys,
-    ) -> [u64; 4] {
-        clear(&mut k.east);
-        let spec = HalfSpec {
+    ) -> u64 {
+        let east = self.east_spec(q, forbid);
+        let west = HalfSpec {
+            north: q[2],
+            south: q[3],
+            masks: &self.by_size[q[2].queens() as usize],
+            wanted: factors.map(|f| f > 0),
+            ..east
+        };
+        k.join((&[east], &[west]), factors, shape, self.limits, self.level)
+    }
+
+    /// The east side of a task: every class, avoiding the key bits `forbid`.
+    fn east_spec<'a>(&'a self, q: [&'a Prepared; 4], forbid: u64) -> HalfSpec<'a> {
+        HalfSpec {
             north: q[0],
             south: q[1],
             cols: (1u32 << self.geo.h) - 1,
@@ -226,21 +300,7 @@ impl Context {
             extra: 0,
             wanted: [true, false, false, false],
             level: self.level,
-        };
-        half::enumerate(&spec, &mut k.east);
-        if k.east[0].is_empty() {
-            return [0; 4];
         }
-        clear(&mut k.west);
-        let spec = HalfSpec {
-            north: q[2],
-            south: q[3],
-            masks: &self.by_size[q[2].queens() as usize],
-            wanted,
-            ..spec
-        };
-        half::enumerate(&spec, &mut k.west);
-        k.count(shape, self.level)
     }
 
     /// Odd N with queens at (h, x) and (y, h) for every h < x < y: weight 8 each.
@@ -256,41 +316,29 @@ impl Context {
         } else {
             self.quarters(CROSS, east, west, &mut s.quarters)
         };
-        let k = &mut s.keys;
+        let east = self.east_spec(q, ybits);
+        // The (h, x) queen's diagonals are key bits of every west quarter: west halves must
+        // avoid them, and they join each west key to rule out clashing east keys.
+        let wests: Vec<HalfSpec<'_>> = (h + 1..y)
+            .map(|x| {
+                let xbits = g.window_bits(x + h, x + h);
+                HalfSpec {
+                    north: q[2],
+                    south: q[3],
+                    cols: east.cols & !(1 << (x - g.c)),
+                    masks: &self.by_size[q[2].queens() as usize],
+                    forbid: ybits | xbits,
+                    extra: xbits,
+                    ..east
+                }
+            })
+            .collect();
         let shape = &self.shapes[y as usize];
-        clear(&mut k.east);
-        let full = (1u32 << h) - 1;
-        let spec = HalfSpec {
-            north: q[0],
-            south: q[1],
-            cols: full,
-            masks: &self.by_size[q[0].queens() as usize],
-            forbid: ybits,
-            extra: 0,
-            wanted: [true, false, false, false],
-            level: self.level,
-        };
-        half::enumerate(&spec, &mut k.east);
-        if k.east[0].is_empty() {
-            return 0;
-        }
-        clear(&mut k.west);
-        for x in h + 1..y {
-            // The (h, x) queen's diagonals are key bits of every west quarter: west halves
-            // must avoid them, and they join each west key to rule out clashing east keys.
-            let xbits = g.window_bits(x + h, x + h);
-            let spec = HalfSpec {
-                north: q[2],
-                south: q[3],
-                cols: full & !(1 << (x - g.c)),
-                masks: &self.by_size[q[2].queens() as usize],
-                forbid: ybits | xbits,
-                extra: xbits,
-                ..spec
-            };
-            half::enumerate(&spec, &mut k.west);
-        }
-        u128::from(k.count(shape, self.level)[0]) * 8
+        let sides = (&[east][..], &wests[..]);
+        let count = s
+            .keys
+            .join(sides, [1, 0, 0, 0], shape, self.limits, self.level);
+        u128::from(count) * 8
     }
 
     /// The quarters of a cross task with y = N − 1, filtered against that queen directly.
@@ -330,21 +378,108 @@ fn kinds(g: &Geometry) -> Vec<[Side; 4]> {
     }
 }
 
-impl Keys {
-    /// Fills the sieve with the east keys and counts every west class against it.
-    fn count(&mut self, shape: &Shape, level: Level) -> [u64; 4] {
-        let mut counts = [0u64; 4];
-        self.sieve
-            .fill(&self.east[0], &shape.layout, &shape.cuts, level);
-        let groups: [&[u64]; 4] = self.west.each_ref().map(|v| v.as_slice());
-        self.sieve.count_groups(&groups, &mut counts, level);
-        counts
+/// How much of a task is held at once, and when ranking pays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Most west keys in one sieve fill (about 50 bytes each, with the sorting scratch).
+    pub stored: usize,
+    /// Most east keys queried at once (about 50 bytes each, with their table offsets).
+    pub queries: usize,
+    /// West keys below which a task stores its east keys instead (all keys at hand).
+    pub min_ranked: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            stored: 1 << 20,
+            queries: 1 << 19,
+            // Measured on sampled tasks: below about 128 blocks of west keys, the bucket
+            // sieve of the smaller side is as fast or faster (N ≤ 21 never gets there).
+            min_ranked: 128 * BLOCK,
+        }
     }
 }
 
-/// Empties every key list, keeping the buffers.
-fn clear(lists: &mut [Vec<u64>; 4]) {
-    lists.iter_mut().for_each(Vec::clear);
+impl Keys {
+    /// The number of (east, west) pairs of halves with disjoint keys, each weighted by
+    /// `factors[class of west]` (at most 4). West halves outnumber east ones, so the west
+    /// side is stored: the sieve then has more blocks, and its ranking skips more. Both sides
+    /// come in bounded portions (each west portion is stored once and met by every east
+    /// portion), so a task's memory does not grow with N.
+    fn join(
+        &mut self,
+        (east, west): (&[HalfSpec<'_>], &[HalfSpec<'_>]),
+        factors: [u64; 4],
+        shape: &Shape,
+        limits: Limits,
+        level: Level,
+    ) -> u64 {
+        let mut queries = Portions::new(east);
+        if !queries.next(limits.queries, &mut self.east) {
+            return 0;
+        }
+        let first_done = queries.is_done();
+        let mut stored = Portions::new(west);
+        let mut total = 0;
+        while stored.next(limits.stored, &mut self.west) {
+            let size: usize = self.west.iter().map(Vec::len).sum();
+            if first_done && stored.is_done() && size < limits.min_ranked {
+                // A small task: storing the smaller side costs least.
+                return self.count_small(shape, level, factors);
+            }
+            self.fill(shape, level, factors, limits);
+            if !first_done {
+                queries.rewind();
+                queries.next(limits.queries, &mut self.east);
+            }
+            loop {
+                total += self.count(level);
+                if queries.is_done() {
+                    break;
+                }
+                queries.next(limits.queries, &mut self.east);
+            }
+        }
+        total
+    }
+
+    /// Stores the west keys in the sieve, ranked for the current east keys. Classes share
+    /// one sieve where they can (more blocks, more skipping): factors 2 and 4 become one
+    /// group of weight 2 (a class of factor 4 stored twice), factor 1 a group of weight 1.
+    fn fill(&mut self, shape: &Shape, level: Level, factors: [u64; 4], limits: Limits) {
+        let mut odd: Vec<&[u64]> = Vec::new();
+        let mut even: Vec<&[u64]> = Vec::new();
+        for (keys, f) in self.west.iter().zip(factors) {
+            debug_assert!(f <= 4, "factors are at most 4");
+            let group = if f % 2 == 1 { &mut odd } else { &mut even };
+            let copies = if f % 2 == 1 { f } else { f / 2 };
+            group.extend((0..copies).map(|_| keys.as_slice()));
+        }
+        let stored: Vec<&[u64]> = odd.iter().chain(&even).copied().collect();
+        let rank = task_rank(&stored, &self.east[0], shape.cuts, limits.min_ranked);
+        let groups = [odd.as_slice(), even.as_slice()];
+        self.sieve
+            .fill(&groups, !shape.holes, &shape.layout, &rank, level);
+    }
+
+    /// [`Keys::join`] for a task whose keys are all at hand and few: the east keys (the
+    /// smaller side) go to the bucket sieve, and every west class is counted against them.
+    fn count_small(&mut self, shape: &Shape, level: Level, factors: [u64; 4]) -> u64 {
+        self.small
+            .fill(&self.east[0], &shape.small_layout, &shape.small_cuts, level);
+        let groups: [&[u64]; 4] = self.west.each_ref().map(|v| v.as_slice());
+        let mut counts = [0u64; 4];
+        self.small.count_groups(&groups, &mut counts, level);
+        counts.iter().zip(factors).map(|(c, f)| c * f).sum()
+    }
+
+    /// The weighted count of the current east keys against the sieve.
+    fn count(&mut self, level: Level) -> u64 {
+        let mut counts = [0u64; 2];
+        self.sieve.count(&self.east[0], &mut counts, level);
+        counts[0] + 2 * counts[1]
+    }
 }
 
 #[cfg(test)]
@@ -364,10 +499,9 @@ impl Context {
             let list = self.cache.get(rows[i]);
             p.prepare(g, QUARTERS[i], &list, (0, 0), Side::forbid(0));
         }
-        let wanted = [true, false, false, false];
-        let shape = Shape::new(g, 0, 2);
+        let shape = Shape::new(g, 0, 2, 2);
         let q = s.quarters.each_ref();
-        self.join_task(q, 0, wanted, &shape, &mut s.keys)[0]
+        self.join_task(q, 0, [1, 0, 0, 0], &shape, &mut s.keys)
     }
 }
 

@@ -1,0 +1,213 @@
+//! The sieve of small tasks: stored keys bucketed by a few fixed cut bits, each bucket sliced
+//! into whole blocks; a query visits only the buckets whose cut
+//! bits are disjoint from its own, and the matcher layout leaves the cut bits out. Tasks whose
+//! keys fill many blocks use the ranked [`super::matcher::Sieve`] instead.
+
+use super::matcher::{Lanes, Layout, BLOCK, MIN_PARTIAL};
+use super::simd::{self, Level};
+
+/// A set of stored keys, ready to answer "how many are disjoint from this key" in bulk, for
+/// small tasks.
+///
+/// With sieve cuts (§4.2), a few key bits ("cut bits") sort the keys into buckets; a query
+/// only visits the buckets whose cut bits are disjoint from its own, and the matcher layout
+/// leaves the cut bits out.
+#[derive(Debug, Default)]
+pub struct BucketSieve {
+    layout: Layout,
+    cuts: Vec<u32>,
+    buckets: Vec<Bucket>,
+    tables: Vec<Lanes>,
+    rest: Vec<u64>,
+    /// Keys or queries sorted by bucket (scratch).
+    sorted: Vec<u64>,
+    /// Per query and chunk, its table entry's byte offset (scratch for
+    /// [`BucketSieve::count_groups`]).
+    index: Vec<u32>,
+}
+
+/// The keys of one bucket: whole blocks in `tables`, the remainder in `rest`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Bucket {
+    value: usize,
+    blocks: std::ops::Range<usize>,
+    rest: std::ops::Range<usize>,
+}
+
+/// The cut bits of `key`, packed: bit `i` is key bit `cuts[i]` (unrolled for `K` cuts).
+#[inline(always)]
+fn bucket_of<const K: usize>(key: u64, cuts: &[u32; K]) -> usize {
+    let mut b = 0usize;
+    for (i, &p) in cuts.iter().enumerate() {
+        b |= ((key >> p & 1) as usize) << i;
+    }
+    b
+}
+
+impl BucketSieve {
+    /// An empty sieve (reuse it with [`BucketSieve::fill`] to keep its buffers).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Replaces the stored keys by `keys`, bucketed by the bit positions `cuts` and read
+    /// through `layout` (which must treat the cut bits as holes).
+    pub fn fill(&mut self, keys: &[u64], layout: &Layout, cuts: &[u32], level: Level) {
+        if self.layout != *layout {
+            self.layout = layout.clone();
+        }
+        self.cuts.clear();
+        self.cuts.extend_from_slice(cuts);
+        self.buckets.clear();
+        self.tables.clear();
+        self.rest.clear();
+        if cuts.is_empty() {
+            self.add_bucket(0, keys, level);
+            return;
+        }
+        let mut sorted = std::mem::take(&mut self.sorted);
+        sorted.clear();
+        let ends = sort_by_bucket(keys, cuts, &mut sorted, level);
+        let mut start = 0;
+        for (value, &end) in ends.iter().enumerate() {
+            self.add_bucket(value, &sorted[start..end], level);
+            start = end;
+        }
+        self.sorted = sorted;
+    }
+
+    /// Slices one bucket's keys into blocks (a short remainder stays raw).
+    fn add_bucket(&mut self, value: usize, keys: &[u64], level: Level) {
+        let (full, extra) = (keys.len() / BLOCK, keys.len() % BLOCK);
+        let sliced = if extra >= MIN_PARTIAL {
+            keys.len()
+        } else {
+            full * BLOCK
+        };
+        let per = self.layout.per_block;
+        let first = self.tables.len() / per;
+        let blocks = sliced.div_ceil(BLOCK);
+        self.tables.resize((first + blocks) * per, Lanes::ZERO);
+        let tables = &mut self.tables[first * per..];
+        for (b, table) in tables.chunks_exact_mut(per).enumerate() {
+            let block = &keys[b * BLOCK..((b + 1) * BLOCK).min(sliced)];
+            simd::build_block(level, block, &self.layout, table);
+        }
+        let rest_start = self.rest.len();
+        self.rest.extend_from_slice(&keys[sliced..]);
+        self.buckets.push(Bucket {
+            value,
+            blocks: first..first + blocks,
+            rest: rest_start..self.rest.len(),
+        });
+    }
+
+    /// The number of stored keys (blocks count whole).
+    pub fn len(&self) -> usize {
+        self.rest.len() + self.tables.len() / self.layout.per_block.max(1) * BLOCK
+    }
+
+    /// Whether the sieve holds no key.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Adds to `counts[g]` the number of (stored key, query) pairs with disjoint bits, for
+    /// each group of queries `groups[g]`.
+    pub fn count_groups(&mut self, groups: &[&[u64]], counts: &mut [u64], level: Level) {
+        let cuts = std::mem::take(&mut self.cuts);
+        let mut sorted = std::mem::take(&mut self.sorted);
+        sorted.clear();
+        // Segment (g, y): group g's queries with cut value y, at sorted[seg[s - 1]..seg[s]]
+        // for s = g·2^k + y.
+        let mut seg = vec![0usize];
+        for queries in groups {
+            seg.extend(sort_by_bucket(queries, &cuts, &mut sorted, level));
+        }
+        let stride = self.index_queries(&sorted, level);
+        let per = self.layout.per_block;
+        let values = 1usize << cuts.len();
+        for bucket in &self.buckets {
+            let compatible = |s: usize| (s % values) & bucket.value == 0;
+            let tables = &self.tables[bucket.blocks.start * per..bucket.blocks.end * per];
+            for pair in tables.chunks(2 * per) {
+                for s in (0..seg.len() - 1).filter(|&s| compatible(s)) {
+                    let range = seg[s]..seg[s + 1];
+                    if range.is_empty() {
+                        continue;
+                    }
+                    let index = &self.index[..stride * self.layout.chunks()];
+                    // SAFETY: `index_queries` wrote byte offsets of entries below `per` for
+                    // every chunk, and `pair` holds one or two whole blocks of `per` entries.
+                    counts[s / values] +=
+                        unsafe { simd::count_blocks(level, pair, per, index, stride, range) };
+                }
+            }
+            let rest = &self.rest[bucket.rest.clone()];
+            if !rest.is_empty() {
+                for s in (0..seg.len() - 1).filter(|&s| compatible(s)) {
+                    counts[s / values] +=
+                        simd::count_direct(level, rest, &sorted[seg[s]..seg[s + 1]]);
+                }
+            }
+        }
+        self.cuts = cuts;
+        self.sorted = sorted;
+    }
+
+    /// Writes every query's chunk entries to `self.index` (chunk-major); returns the stride.
+    fn index_queries(&mut self, queries: &[u64], level: Level) -> usize {
+        let stride = queries.len().next_multiple_of(8);
+        let need = stride * self.layout.chunks();
+        // Every read position is written below; only grow, never clear.
+        if self.index.len() < need {
+            self.index.resize(need, 0);
+        }
+        simd::index(level, &self.layout, queries, &mut self.index, stride);
+        stride
+    }
+}
+
+/// Appends `keys` to `out` sorted by their cut value (counting sort); returns each value's
+/// end position in `out`.
+fn sort_by_bucket(keys: &[u64], cuts: &[u32], out: &mut Vec<u64>, level: Level) -> Vec<usize> {
+    if !cuts.is_empty() && level >= Level::Avx2 {
+        // Avx2 and Avx512 imply BMI2 (see `simd::available_levels`): one PEXT per key.
+        let mask = cuts.iter().fold(0u64, |m, &p| m | 1 << p);
+        debug_assert!(cuts.windows(2).all(|w| w[0] < w[1]), "cuts must ascend");
+        return simd::sort_pext(keys, mask, cuts.len(), out);
+    }
+    macro_rules! by_len {
+        ($($k:literal)*) => {
+            match cuts.len() {
+                $($k => sort_k::<$k>(keys, cuts.try_into().expect("length checked"), out),)*
+                _ => panic!("at most 8 sieve cuts"),
+            }
+        };
+    }
+    by_len!(0 1 2 3 4 5 6 7 8)
+}
+
+/// [`sort_by_bucket`] for `K` cuts.
+fn sort_k<const K: usize>(keys: &[u64], cuts: &[u32; K], out: &mut Vec<u64>) -> Vec<usize> {
+    let base = out.len();
+    if K == 0 {
+        out.extend_from_slice(keys);
+        return vec![out.len()];
+    }
+    let mut next = vec![0usize; 1 << K];
+    for &k in keys {
+        next[bucket_of(k, cuts)] += 1;
+    }
+    let mut acc = base;
+    for slot in next.iter_mut() {
+        (acc, *slot) = (acc + *slot, acc);
+    }
+    out.resize(base + keys.len(), 0);
+    for &k in keys {
+        let b = bucket_of(k, cuts);
+        out[next[b]] = k;
+        next[b] += 1;
+    }
+    next
+}

@@ -1,0 +1,334 @@
+//! Rechecking: re-solve a deterministic random fraction of a plan's tasks on a second code path
+//! and compare (issue 12, `count --recheck FRACTION`).
+//!
+//! Long counts on many machines meet flaky hardware, and a wrong count looks like any other.
+//! [`run_checked`] wraps a run: every task the [`Recheck`] selects is solved as usual by the
+//! workers and, once reported finished, solved again by one extra checker thread with [`Plan::solve_portable`] (the
+//! portable kernel or matcher instead of the assembly or SIMD one). Any disagreement stops the
+//! run and is returned as [`Error::RecheckMismatch`], naming the task, so nothing claims
+//! success. The selection depends only on the plan and the fraction, so a resumed or sharded
+//! run rechecks the same tasks.
+//!
+//! A [`Fault`] is a test hook passed through the options (never a global): it changes the
+//! fast path's count of one task, as a faulty core would.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Mutex;
+
+use crate::error::Error;
+use crate::plan::{Plan, Progress};
+
+/// Which fraction of the tasks to re-solve on the second code path.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Recheck {
+    fraction: f64,
+}
+
+impl Recheck {
+    /// Rechecks `fraction` of the tasks (0 < fraction ≤ 1).
+    ///
+    /// # Errors
+    /// [`Error::Recheck`] for a fraction outside (0, 1] or not a number.
+    pub fn new(fraction: f64) -> Result<Self, Error> {
+        if fraction > 0.0 && fraction <= 1.0 {
+            Ok(Recheck { fraction })
+        } else {
+            Err(Error::Recheck(format!(
+                "the fraction must be above 0 and at most 1, got {fraction}"
+            )))
+        }
+    }
+
+    /// The fraction of tasks rechecked.
+    pub fn fraction(&self) -> f64 {
+        self.fraction
+    }
+
+    /// Whether task `task` of the plan with fingerprint seed `seed` is rechecked: a hash of
+    /// both, compared with the fraction (deterministic, and about `fraction` of all tasks).
+    pub fn selects(&self, seed: u64, task: usize) -> bool {
+        let h = splitmix64(seed ^ (task as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        (h as f64) < self.fraction * 18_446_744_073_709_551_616.0
+    }
+
+    /// The tasks of `plan` this recheck selects, in order.
+    pub fn selected(&self, plan: &dyn Plan) -> Vec<usize> {
+        let seed = seed(plan);
+        (0..plan.len()).filter(|&t| self.selects(seed, t)).collect()
+    }
+}
+
+/// The selection seed of a plan: the first 64 bits of its fingerprint.
+pub fn seed(plan: &dyn Plan) -> u64 {
+    let fingerprint = plan.fingerprint();
+    u64::from_str_radix(&fingerprint[..fingerprint.len().min(16)], 16).unwrap_or(0)
+}
+
+/// A good 64-bit mix (Steele, Lea and Flood's SplitMix64 finaliser).
+fn splitmix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// Test hook: the fast code path's count of task `task` is off by `delta`, as on a faulty
+/// core. Passed through the options of a run; nothing global.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fault {
+    /// The task whose count is changed.
+    pub task: usize,
+    /// What is added to it.
+    pub delta: u128,
+}
+
+/// How a checked run ended, besides the run's own result.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rechecked {
+    /// The tasks solved on both code paths with the same count, in ascending order.
+    pub tasks: Vec<usize>,
+}
+
+/// Runs `body` on a view of `plan` whose selected tasks are rechecked on a second thread.
+///
+/// `body` gets the plan and progress observer to run with (e.g. [`crate::plan::execute`]).
+/// `on_agree` is called, from the checker thread, for each task both code paths agreed on
+/// (e.g. to record it in a checkpoint). With neither `recheck` nor `fault`, `body` runs on
+/// `plan` and `progress` themselves.
+///
+/// # Errors
+/// [`Error::RecheckMismatch`] for the first task whose counts disagree (workers are asked to
+/// stop at once); otherwise `body`'s result.
+pub fn run_checked<R>(
+    plan: &dyn Plan,
+    recheck: Option<Recheck>,
+    fault: Option<Fault>,
+    progress: &dyn Progress,
+    on_agree: &(dyn Fn(usize) + Sync),
+    body: impl FnOnce(&dyn Plan, &dyn Progress) -> R,
+) -> Result<(R, Rechecked), Error> {
+    if recheck.is_none() && fault.is_none() {
+        return Ok((body(plan, progress), Rechecked::default()));
+    }
+    let failed = AtomicBool::new(false);
+    let (tx, rx) = mpsc::channel();
+    let (result, checked) = std::thread::scope(|scope| {
+        let checker = scope.spawn(|| check_all(plan, rx, on_agree, &failed));
+        let result = {
+            let view = Faulty { inner: plan, fault };
+            let observer = Queue {
+                inner: progress,
+                failed: &failed,
+                seed: seed(plan),
+                recheck,
+                queue: Mutex::new(tx),
+            };
+            body(&view, &observer)
+            // The observer and its sender are dropped here, so the checker drains and ends.
+        };
+        let checked = checker
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (result, checked)
+    });
+    let mut agreed = checked?;
+    agreed.sort_unstable();
+    Ok((result, Rechecked { tasks: agreed }))
+}
+
+/// The checker thread: re-solves each queued task and compares.
+fn check_all(
+    plan: &dyn Plan,
+    queue: Receiver<(usize, u128)>,
+    on_agree: &(dyn Fn(usize) + Sync),
+    failed: &AtomicBool,
+) -> Result<Vec<usize>, Error> {
+    let mut agreed = Vec::new();
+    for (task, fast) in queue {
+        let portable = plan.solve_portable(task);
+        if portable != fast {
+            failed.store(true, Ordering::Release);
+            return Err(Error::RecheckMismatch {
+                task,
+                fast,
+                portable,
+            });
+        }
+        on_agree(task);
+        agreed.push(task);
+    }
+    Ok(agreed)
+}
+
+/// A plan whose fast code path has the injected fault, if any.
+struct Faulty<'a> {
+    inner: &'a dyn Plan,
+    fault: Option<Fault>,
+}
+
+impl Plan for Faulty<'_> {
+    fn n(&self) -> u32 {
+        self.inner.n()
+    }
+    fn engine(&self) -> &'static str {
+        self.inner.engine()
+    }
+    fn len(&self) -> usize {
+        self.inner.len()
+    }
+    fn cost(&self, task: usize) -> u64 {
+        self.inner.cost(task)
+    }
+    fn solve(&self, task: usize) -> u128 {
+        let count = self.inner.solve(task);
+        match self.fault {
+            Some(f) if f.task == task => count.wrapping_add(f.delta),
+            _ => count,
+        }
+    }
+    fn solve_portable(&self, task: usize) -> u128 {
+        self.inner.solve_portable(task)
+    }
+    fn fingerprint(&self) -> String {
+        self.inner.fingerprint()
+    }
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+    fn has_unique(&self) -> bool {
+        self.inner.has_unique()
+    }
+    fn unique(&self, total: u128) -> Option<u128> {
+        self.inner.unique(total)
+    }
+}
+
+/// Forwards each finished task to another observer, then queues the selected ones for the
+/// checker (after, so a checkpoint records a task before its recheck); asks the workers to
+/// stop once a recheck failed.
+struct Queue<'a> {
+    inner: &'a dyn Progress,
+    failed: &'a AtomicBool,
+    seed: u64,
+    recheck: Option<Recheck>,
+    queue: Mutex<Sender<(usize, u128)>>,
+}
+
+impl Progress for Queue<'_> {
+    fn start(&self, tasks: usize, plan_len: usize) {
+        self.inner.start(tasks, plan_len);
+    }
+    fn start_work(&self, cost: u128) {
+        self.inner.start_work(cost);
+    }
+    fn task_started(&self, task: usize, cost: u64) {
+        self.inner.task_started(task, cost);
+    }
+    fn work_done(&self, task: usize, cost: u64) {
+        self.inner.work_done(task, cost);
+    }
+    fn task_done(&self, task: usize, count: u128) {
+        self.inner.task_done(task, count);
+        if self.recheck.is_some_and(|r| r.selects(self.seed, task)) {
+            // A send fails only once the checker has stopped on a mismatch.
+            let queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = queue.send((task, count));
+        }
+    }
+    fn should_stop(&self) -> bool {
+        self.failed.load(Ordering::Acquire) || self.inner.should_stop()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::mirror::MirrorPlan;
+    use crate::plan::{execute, thread_pool, NoProgress};
+
+    fn run(
+        plan: &dyn Plan,
+        recheck: f64,
+        fault: Option<Fault>,
+    ) -> Result<(u128, Rechecked), Error> {
+        let ids: Vec<usize> = (0..plan.len()).collect();
+        let pool = thread_pool(2).unwrap();
+        let recheck = Some(Recheck::new(recheck).unwrap());
+        let (total, rechecked) =
+            run_checked(plan, recheck, fault, &NoProgress, &|_| {}, |p, o| {
+                execute(p, &ids, &pool, o)
+            })?;
+        Ok((total?, rechecked))
+    }
+
+    #[test]
+    fn every_engine_s_portable_path_agrees_with_its_fast_path_on_every_task() {
+        for name in ["mirror", "symmetry", "mitm"] {
+            for n in [4, 7, 10, 12] {
+                let options = crate::engine::PlanOptions::default();
+                let plan = crate::engine::plan(name, n, &options).unwrap();
+                for task in 0..plan.len() {
+                    assert_eq!(
+                        plan.solve(task),
+                        plan.solve_portable(task),
+                        "{name}, N = {n}, task {task}"
+                    );
+                }
+            }
+        }
+        let text = "1111111\n1011111\n1111101\n1111111\n1101111\n1111111\n1111011\n";
+        let mask = crate::puzzles::mask::Mask::parse(text, 7, "t").unwrap();
+        let plan = crate::puzzles::mask::MaskPlan::new(&mask, 2);
+        for task in 0..plan.len() {
+            assert_eq!(
+                plan.solve(task),
+                plan.solve_portable(task),
+                "mask, task {task}"
+            );
+        }
+    }
+
+    #[test]
+    fn fractions_outside_zero_to_one_are_refused() {
+        for bad in [0.0, -0.5, 1.5, f64::NAN, f64::INFINITY] {
+            assert!(Recheck::new(bad).is_err(), "{bad}");
+        }
+        assert!(Recheck::new(1.0).is_ok());
+    }
+
+    #[test]
+    fn the_selection_is_deterministic_and_about_the_fraction() {
+        let r = Recheck::new(0.25).unwrap();
+        let picked = (0..10_000).filter(|&t| r.selects(42, t)).count();
+        assert!((2_000..3_000).contains(&picked), "{picked}");
+        assert!((0..10_000).all(|t| r.selects(42, t) == r.selects(42, t)));
+        let all = Recheck::new(1.0).unwrap();
+        assert!((0..1000).all(|t| all.selects(7, t)));
+    }
+
+    #[test]
+    fn agreeing_paths_give_the_total_and_list_every_rechecked_task() {
+        let plan = MirrorPlan::new(9, 2);
+        let (total, rechecked) = run(&plan, 1.0, None).unwrap();
+        assert_eq!(total, 352);
+        assert_eq!(rechecked.tasks, (0..plan.len()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_fault_on_a_rechecked_task_is_a_mismatch_naming_it() {
+        let plan = MirrorPlan::new(9, 2);
+        let fault = Fault { task: 3, delta: 1 };
+        match run(&plan, 1.0, Some(fault)) {
+            Err(Error::RecheckMismatch {
+                task,
+                fast,
+                portable,
+            }) => {
+                assert_eq!(task, 3);
+                assert_eq!(fast, portable + 1);
+            }
+            other => panic!("expected a mismatch, got {other:?}"),
+        }
+    }
+}
