@@ -580,11 +580,8 @@ fn periodic_saves(
 ) -> Result<(), Error> {
     let mut done = finished.0.lock().unwrap_or_else(|e| e.into_inner());
     loop {
-        // Checked before each wait: a run that finished before this thread first took the
-        // lock has already sent its wake-up (issue 12, item 4).
-        if *done {
-            return Ok(());
-        }
+        // Waiting *while* not finished checks the flag first: a run that ends before this
+        // thread first takes the lock must not wait out a whole period (issue 12, item 4).
         let (guard, _) = finished
             .1
             .wait_timeout_while(done, every, |finished| !*finished)
