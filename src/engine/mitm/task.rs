@@ -182,11 +182,18 @@ fn occupancy(keys: &[u64], sample: usize, counts: &mut [u32; 64]) {
 impl Context {
     /// The shared context of an `n`×`n` plan with the default sieve cuts.
     pub fn new(n: u32, level: Level) -> Self {
-        Self::with_cuts(n, level, cut_count(n))
+        Self::with_shape(n, level, cut_count(n), small_cut_count(n))
     }
 
-    /// The shared context of an `n`×`n` plan whose sieves cut on `cuts` key bits.
+    /// The shared context of an `n`×`n` plan whose large tasks rank on up to `cuts` key
+    /// bits and whose small tasks cut on `min(cuts, 8)` (tuning knobs; [`Context::new`]
+    /// picks them per N).
     pub fn with_cuts(n: u32, level: Level, cuts: u32) -> Self {
+        Self::with_shape(n, level, cuts, cuts.min(8))
+    }
+
+    /// The shared context with `cuts` rank bits and `small` bucket cuts.
+    fn with_shape(n: u32, level: Level, cuts: u32, small: u32) -> Self {
         let geo = Geometry::new(n);
         let h = geo.h;
         let shapes = (0..n)
@@ -196,7 +203,7 @@ impl Context {
                 } else {
                     geo.window_bits(h + n - 1 - y, h + y)
                 };
-                Shape::new(&geo, holes, cuts, small_cut_count(n))
+                Shape::new(&geo, holes, cuts, small)
             })
             .collect();
         Context {

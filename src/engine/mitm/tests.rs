@@ -107,6 +107,16 @@ fn fingerprint_depends_on_n() {
 }
 
 #[test]
+fn bucket_cuts_do_not_change_totals() {
+    for n in [11, 12, 13] {
+        for cuts in 1..=4 {
+            let plan = MitmPlan::with_cuts(n, Level::detect(), cuts);
+            assert_eq!(Some(total(&plan)), known::total(n), "n = {n}, {cuts} cuts");
+        }
+    }
+}
+
+#[test]
 fn ranking_and_small_portions_do_not_change_totals() {
     // Tiny portions split every task into many sieve fills and query passes, and ranking
     // starts at the first key, so every path of the portioned, ranked join runs.
