@@ -126,6 +126,8 @@ pub enum Command {
     Bench(cmd::bench::Args),
     /// Check and add up shard result files (from `count --shard I/K --out FILE`)
     Merge(cmd::merge::Args),
+    /// Estimate what a count will cost (core-hours, wall time, memory, shards) from a sample
+    Estimate(cmd::estimate::Args),
     /// Print shell completions
     Completions(cmd::completions::Args),
 }

@@ -136,6 +136,18 @@ pub enum Error {
         /// Which identity fields differ.
         message: String,
     },
+    /// A count does not fit the 128-bit total (a forged or corrupted input).
+    #[error("{0} does not fit in 128 bits")]
+    Overflow(String),
+    /// A checkpoint is in use by another running process (issue 11).
+    #[error("checkpoint '{}' is in use by another nqueens process (lock '{}' is held); \
+             wait for it to finish or use another --checkpoint FILE", path.display(), lock.display())]
+    CheckpointLocked {
+        /// The checkpoint file.
+        path: PathBuf,
+        /// The lock file beside it.
+        lock: PathBuf,
+    },
 }
 
 impl Error {

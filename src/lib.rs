@@ -17,6 +17,7 @@
 
 pub mod engine;
 pub mod error;
+pub mod estimate;
 pub mod hw;
 pub mod known;
 pub mod plan;
@@ -219,7 +220,6 @@ pub fn count_with_progress(
 ) -> Result<Count, Error> {
     let start = Instant::now();
     let plan = options.plan(n)?;
-    let ids: Vec<usize> = (0..plan.len()).collect();
     let pool = plan::thread_pool(options.workers(plan.len())?)?;
     let (total, rechecked) = recheck::run_checked(
         plan.as_ref(),
@@ -227,7 +227,7 @@ pub fn count_with_progress(
         options.fault,
         progress,
         &|_| {},
-        |plan, progress| plan::execute(plan, &ids, &pool, progress),
+        |plan, progress| plan::execute_seq(plan, &(0..plan.len()), &pool, progress),
     )?;
     let mut count = finish(plan.as_ref(), total?, options, start.elapsed())?;
     count.rechecked = options.recheck.map(|_| rechecked.tasks.len());

@@ -13,6 +13,11 @@ use sha2::{Digest, Sha256};
 use crate::error::Error;
 
 /// A deterministic list of independent subproblems for one board size and engine.
+///
+/// Task ids are laid out largest estimated cost first (ids in ascending order never rise in
+/// [`Plan::cost`]), so running ids in order runs the big tasks first and a shard of
+/// strided ids gets its share of every size. A plan answers by index: it need not hold a
+/// list of its tasks (issue 11: the mitm plan at N = 27 has 65 M tasks).
 pub trait Plan: Send + Sync {
     /// The board size.
     fn n(&self) -> u32;
@@ -24,7 +29,8 @@ pub trait Plan: Send + Sync {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// Relative cost estimate of task `task` (only ratios between tasks matter).
+    /// Relative cost estimate of task `task` (only ratios between tasks matter); never
+    /// larger than the cost of task `task − 1`.
     fn cost(&self, task: usize) -> u64;
     /// Solves task `task`: its number of solutions, already multiplied by its symmetry weight.
     fn solve(&self, task: usize) -> u128;
@@ -37,8 +43,9 @@ pub trait Plan: Send + Sync {
     fn solve_portable(&self, task: usize) -> u128 {
         self.solve(task)
     }
-    /// A stable digest of the plan (engine, version, N, parameters and every task), so that
-    /// results computed under one plan are never mixed with another.
+    /// A stable digest of the plan (engine, version, N, parameters and its tasks; a huge plan
+    /// may hash its parameters, its cost classes and a deterministic sample of tasks), so
+    /// that results computed under one plan are never mixed with another.
     fn fingerprint(&self) -> String;
     /// A short human description of the plan's parameters, e.g. `split depth 3`.
     fn describe(&self) -> String;
@@ -63,15 +70,23 @@ pub fn fingerprint_words(words: impl IntoIterator<Item = u64>) -> String {
     digest[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Observes a run: told the plan size up front and each task as it finishes.
+/// Observes a run: told the plan size up front and each task as it starts and finishes.
 ///
 /// Implementations must be cheap and thread-safe; they are called from worker threads
 /// between tasks.
 pub trait Progress: Sync {
     /// The run is about to start `tasks` tasks (of `plan_len` in the whole plan).
     fn start(&self, _tasks: usize, _plan_len: usize) {}
+    /// The tasks about to run have estimated cost `cost` in all (sum of [`Plan::cost`]);
+    /// called once, right after [`Progress::start`].
+    fn start_work(&self, _cost: u128) {}
+    /// Task `task`, of estimated cost `cost`, was taken by a worker.
+    fn task_started(&self, _task: usize, _cost: u64) {}
     /// Task `task` finished with weighted count `count`.
     fn task_done(&self, _task: usize, _count: u128) {}
+    /// Task `task`, of estimated cost `cost`, finished (called right after
+    /// [`Progress::task_done`]).
+    fn work_done(&self, _task: usize, _cost: u64) {}
     /// Whether workers should stop taking new tasks (Ctrl-C, a test's fault hook).
     fn should_stop(&self) -> bool {
         false
@@ -93,46 +108,115 @@ pub fn thread_pool(threads: usize) -> Result<rayon::ThreadPool, Error> {
         .map_err(|e| Error::ThreadPool(e.to_string()))
 }
 
+/// A sequence of tasks to run, in the order to start them, that need not be stored: the
+/// whole plan (`0..len`), a shard of it, or an explicit list.
+pub trait TaskSeq: Sync {
+    /// The number of positions in the sequence.
+    fn positions(&self) -> usize;
+    /// The task at `position`, or `None` to skip that position (e.g. already done).
+    fn task(&self, position: usize) -> Option<usize>;
+}
+
+impl TaskSeq for std::ops::Range<usize> {
+    fn positions(&self) -> usize {
+        self.len()
+    }
+    fn task(&self, position: usize) -> Option<usize> {
+        Some(self.start + position)
+    }
+}
+
+impl TaskSeq for [usize] {
+    fn positions(&self) -> usize {
+        self.len()
+    }
+    fn task(&self, position: usize) -> Option<usize> {
+        self.get(position).copied()
+    }
+}
+
+impl TaskSeq for Vec<usize> {
+    fn positions(&self) -> usize {
+        self.len()
+    }
+    fn task(&self, position: usize) -> Option<usize> {
+        self.get(position).copied()
+    }
+}
+
 /// The tasks of `ids` ordered largest estimated cost first (ties by id, so it is
-/// deterministic).
+/// deterministic). Meant for short explicit lists; plans and shards are already in order.
 pub fn largest_first(plan: &dyn Plan, ids: &[usize]) -> Vec<usize> {
     let mut order: Vec<(u64, usize)> = ids.iter().map(|&t| (plan.cost(t), t)).collect();
     order.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     order.into_iter().map(|(_, t)| t).collect()
 }
 
-/// Solves the tasks `ids` of `plan` on `pool` and returns the sum of their weighted counts.
+/// Solves the tasks `ids` of `plan` on `pool`, largest first, and returns the sum of their
+/// weighted counts. For short explicit lists; see [`execute_seq`] for plans and shards.
 ///
-/// Workers take tasks from one shared queue, largest first, so the tail of the run is made of
-/// small tasks and no thread idles long. Returns [`Error::Interrupted`] if `progress` asked to
-/// stop before every task was done (the finished ones were already reported).
+/// # Errors
+/// As [`execute_seq`].
 pub fn execute(
     plan: &dyn Plan,
     ids: &[usize],
     pool: &rayon::ThreadPool,
     progress: &dyn Progress,
 ) -> Result<u128, Error> {
-    let order = largest_first(plan, ids);
-    progress.start(order.len(), plan.len());
+    execute_seq(plan, &largest_first(plan, ids), pool, progress)
+}
+
+/// Solves the tasks of `seq` in its order on `pool` and returns the sum of their weighted
+/// counts, in memory independent of the number of tasks.
+///
+/// Workers take positions from one shared counter, so the tail of a largest-first sequence
+/// is made of small tasks and no thread idles long. Returns [`Error::Interrupted`] if
+/// `progress` asked to stop before every task was done (the finished ones were already
+/// reported), and [`Error::Overflow`] if the sum does not fit.
+pub fn execute_seq(
+    plan: &dyn Plan,
+    seq: &dyn TaskSeq,
+    pool: &rayon::ThreadPool,
+    progress: &dyn Progress,
+) -> Result<u128, Error> {
+    let (tasks, cost) = workload(plan, seq);
+    progress.start(tasks, plan.len());
+    progress.start_work(cost);
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let sums = pool.broadcast(|_| {
-        let mut sum = 0u128;
+        let mut sum = Some(0u128);
         while !progress.should_stop() {
-            let Some(&task) = order.get(next.fetch_add(1, Ordering::Relaxed)) else {
+            let position = next.fetch_add(1, Ordering::Relaxed);
+            if position >= seq.positions() {
                 break;
+            }
+            let Some(task) = seq.task(position) else {
+                continue;
             };
+            let cost = plan.cost(task);
+            progress.task_started(task, cost);
             let count = plan.solve(task);
-            sum += count;
+            sum = sum.and_then(|s| s.checked_add(count));
             done.fetch_add(1, Ordering::Relaxed);
             progress.task_done(task, count);
+            progress.work_done(task, cost);
         }
         sum
     });
-    if done.load(Ordering::Relaxed) < order.len() {
+    if done.load(Ordering::Relaxed) < tasks {
         return Err(Error::Interrupted);
     }
-    Ok(sums.into_iter().sum())
+    sums.into_iter()
+        .try_fold(0u128, |a, s| s.and_then(|s| a.checked_add(s)))
+        .ok_or(Error::Overflow("the sum of the task counts".into()))
+}
+
+/// The number of tasks `seq` will run and their estimated cost in all.
+pub fn workload(plan: &dyn Plan, seq: &dyn TaskSeq) -> (usize, u128) {
+    (0..seq.positions())
+        .filter_map(|p| seq.task(p))
+        .fold((0, 0), |(n, c), t| (n + 1, c + u128::from(plan.cost(t))))
 }
 
 #[cfg(test)]

@@ -219,6 +219,15 @@ impl Progress for Queue<'_> {
     fn start(&self, tasks: usize, plan_len: usize) {
         self.inner.start(tasks, plan_len);
     }
+    fn start_work(&self, cost: u128) {
+        self.inner.start_work(cost);
+    }
+    fn task_started(&self, task: usize, cost: u64) {
+        self.inner.task_started(task, cost);
+    }
+    fn work_done(&self, task: usize, cost: u64) {
+        self.inner.work_done(task, cost);
+    }
     fn task_done(&self, task: usize, count: u128) {
         self.inner.task_done(task, count);
         if self.recheck.is_some_and(|r| r.selects(self.seed, task)) {

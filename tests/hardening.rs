@@ -747,15 +747,10 @@ fn issue_12_a_recheck_mismatch_writes_no_result_and_keeps_the_task_out_of_the_ch
         .stdout("")
         .stderr(predicate::str::contains("RECHECK MISMATCH on task 3"));
     assert!(!out.exists(), "no shard file claims success");
-    let saved: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&cp).unwrap()).unwrap();
-    let done: Vec<u64> = saved["done"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|pair| pair[0].as_u64().unwrap())
-        .collect();
-    assert!(!done.contains(&3), "the suspect count is not kept");
+    // The whole plan is shard 0/1, whose round r is task r (issue 11's checkpoint format).
+    let saved = nqueens::shard::Checkpoint::load(&cp).unwrap().unwrap();
+    assert!(!saved.done.contains(3), "the suspect count is not kept");
+    assert!(saved.tasks_done > 0, "the other finished tasks are kept");
     // The same command without the fault resumes, solves task 3 again and succeeds.
     nqueens()
         .args(["count", "10", "-q", "--recheck", "1", "--checkpoint"])
@@ -789,9 +784,10 @@ fn issue_12_shard_files_record_rechecked_tasks_and_merge_reports_them() {
             .success();
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-        let ids = v["rechecked"].as_array().unwrap();
-        assert!(!ids.is_empty());
-        rechecked += ids.len();
+        // A count of rechecked tasks, not a list (issue 11: shard files stay small).
+        let count = v["rechecked"].as_u64().unwrap() as usize;
+        assert!(count > 0);
+        rechecked += count;
     }
     let (code, stdout, stderr) = run(&["merge", "--json", dir.path().to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");

@@ -64,7 +64,7 @@ impl Rng {
 
 /// Runs `args` to the end, killing it with SIGKILL at up to `kills` random moments first and
 /// restarting it each time; returns the final stdout and the tasks saved at each kill.
-fn run_with_kills(args: &[&str], ckpt: &Path, kills: usize, rng: &mut Rng) -> (String, Vec<usize>) {
+fn run_with_kills(args: &[&str], ckpt: &Path, kills: usize, rng: &mut Rng) -> (String, Vec<u64>) {
     let mut saved = Vec::new();
     for _ in 0..kills {
         let mut child = spawn(args);
@@ -145,7 +145,7 @@ fn issue_5_sigterm_saves_then_a_resume_on_other_threads_finishes() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     let saved = Checkpoint::load(&ckpt).unwrap().expect("saved on SIGTERM");
-    assert!(saved.done.len() < saved.plan_tasks);
+    assert!(saved.done.len() < saved.plan_tasks as u64);
     // The plan does not depend on -j, so another thread count resumes the same run.
     let mut resume = nqueens();
     resume.args([
@@ -201,7 +201,7 @@ fn issue_5_a_corrupted_or_truncated_checkpoint_is_refused_and_left_alone() {
         .assert()
         .success();
     let text = std::fs::read_to_string(&ckpt).unwrap();
-    let edited = text.replacen("\"2\"]", "\"3\"]", 1);
+    let edited = text.replacen("\"total\":\"724\"", "\"total\":\"725\"", 1);
     assert_ne!(edited, text);
     for (broken, why) in [
         (edited.as_str(), "checksum"),
@@ -292,8 +292,7 @@ fn issue_5_merge_refuses_a_disagreeing_duplicate_and_accepts_an_equal_one() {
         .stderr(contains("duplicates"));
     // A recomputed shard 1 that disagrees (validly sealed, so only the comparison catches it).
     let mut other = PartialResult::load(&files[1]).unwrap();
-    let task = *other.tasks.0.keys().next().unwrap();
-    *other.tasks.0.get_mut(&task).unwrap() += 4;
+    other.digest.add(0, 4);
     other.total += 4;
     let path = tmp.path().join("rerun.json");
     other.save(&path).unwrap();
@@ -315,10 +314,7 @@ fn issue_5_merge_refuses_a_tampered_count() {
     let files = write_shards(tmp.path(), 11, 2, &[]);
     let text = std::fs::read_to_string(&files[0]).unwrap();
     let result = PartialResult::load(&files[0]).unwrap();
-    let (&task, &count) = result.tasks.0.iter().find(|(_, &c)| c > 0).unwrap();
-    let from = format!("[{task},\"{count}\"]");
-    let to = format!("[{task},\"{}\"]", count + 2);
-    let edited = text.replace(&from, &to).replace(
+    let edited = text.replace(
         &format!("\"total\":\"{}\"", result.total),
         &format!("\"total\":\"{}\"", result.total + 2),
     );

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod completions;
 pub mod count;
 pub mod count_mask;
+pub mod estimate;
 pub mod input;
 pub mod merge;
 pub mod place;
@@ -37,6 +38,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::TwoColour(args) => two_colour::run(args, &cli.global),
         Command::Bench(args) => bench::run(args, &cli.global),
         Command::Merge(args) => merge::run(args, &cli.global),
+        Command::Estimate(args) => estimate::run(args, &cli.global),
         Command::Completions(args) => completions::run(args),
     }
 }
@@ -48,7 +50,7 @@ fn formats(command: &Command) -> &'static [FormatArg] {
     match command {
         Command::Count(_) | Command::TwoColour(_) | Command::Bench(_) => &[Text, Json, Markdown],
         Command::Solutions(_) | Command::Place(_) => &[Text, Json, Board, Perm],
-        Command::Verify(_) | Command::Merge(_) => &[Text, Json],
+        Command::Verify(_) | Command::Merge(_) | Command::Estimate(_) => &[Text, Json],
         Command::Completions(_) => &[Text],
     }
 }

@@ -67,42 +67,52 @@ pub fn run(
         check_writable(path).with_context(|| format!("cannot write '{}'", path.display()))?;
     }
     let plan = stable_plan(n, options)?;
-    let ids = shard.ids(plan.as_ref());
+    // Held until this function returns (or the process ends): a second run on the same
+    // checkpoint is refused instead of racing this one (issue 11).
+    let _lock = args
+        .checkpoint
+        .as_deref()
+        .map(checkpoint::lock)
+        .transpose()?;
     let start = match &args.checkpoint {
         Some(path) => Checkpoint::resume_or_new(path, plan.as_ref(), shard)?,
-        None => Checkpoint::new(plan.as_ref(), shard),
+        None => Checkpoint::new(plan.as_ref(), shard)?,
     };
-    let resumed = start.remaining(&ids).len() < ids.len();
+    let resumed = start.tasks_done > 0;
     let recorder = Arc::new(Recorder::new(args.checkpoint.clone(), start));
     // Fail now, not hours from now, if the checkpoint cannot be written.
     recorder.save()?;
     if let Some(path) = &args.checkpoint {
         save_on_signal(Arc::clone(&recorder), global.quiet)?;
         if resumed && !global.quiet {
-            let left = recorder.snapshot().remaining(&ids).len();
-            let msg = format!("{} of {} tasks left", left, ids.len());
+            let snap = recorder.snapshot();
+            let msg = format!(
+                "{} of {} tasks left",
+                snap.remaining(),
+                shard.len(plan.len())
+            );
             eprintln!("nqueens: resuming from '{}': {msg}", path.display());
         }
     }
-    let total = solve(plan.as_ref(), &ids, &recorder, args, options, global)?;
+    let total = solve(plan.as_ref(), shard, &recorder, args, options, global)?;
     match &args.out {
         Some(out) => write_shard(plan.as_ref(), shard, &recorder, out, global),
         None => report_count(plan.as_ref(), total, options, &recorder, global),
     }
 }
 
-/// Solves the tasks of `ids` the checkpoint lacks, rechecking a fraction on the portable code
-/// path when asked. A task whose two paths disagree is dropped from the checkpoint (so a
+/// Solves the tasks of `shard` the checkpoint lacks, rechecking a fraction on the portable
+/// code path when asked. A task whose two paths disagree is dropped from the checkpoint (so a
 /// resumed run solves it again) and the run fails with [`nqueens::Error::RecheckMismatch`].
 fn solve(
     plan: &dyn Plan,
-    ids: &[usize],
+    shard: ShardSpec,
     recorder: &Recorder,
     args: &Args,
     options: &CountOptions,
     global: &Global,
 ) -> anyhow::Result<u128> {
-    let pool = thread_pool(options.workers(ids.len())?)?;
+    let pool = thread_pool(options.workers(shard.len(plan.len()))?)?;
     let bar = Bar::new(global.quiet);
     let every = args.checkpoint_every;
     let outcome = run_checked(
@@ -111,11 +121,11 @@ fn solve(
         options.injected_fault(),
         &bar,
         &|task| recorder.record_rechecked(task),
-        |plan, progress| checkpoint::run(plan, ids, &pool, recorder, every, progress),
+        |plan, progress| checkpoint::run(plan, &pool, recorder, every, progress),
     );
     bar.finish();
-    if let Err(nqueens::Error::RecheckMismatch { task, .. }) = &outcome {
-        recorder.forget(*task);
+    if let Err(nqueens::Error::RecheckMismatch { task, fast, .. }) = &outcome {
+        recorder.forget(*task, *fast);
         recorder.save()?;
     }
     Ok(outcome?.0?)
@@ -151,7 +161,7 @@ fn report_count(
     let mut count = nqueens::finish(plan, total, options, recorder.elapsed())?;
     count.rechecked = options
         .rechecking()
-        .map(|_| recorder.snapshot().rechecked.len());
+        .map(|_| recorder.snapshot().rechecked.len() as usize);
     publish(&count, &commentary(&count), global)
 }
 
@@ -178,18 +188,23 @@ fn write_shard(
     global: &Global,
 ) -> anyhow::Result<ExitCode> {
     let snapshot = recorder.snapshot();
-    let mut result = PartialResult::new(plan, shard, snapshot.done, recorder.elapsed());
-    result.rechecked = snapshot.rechecked;
+    let summary = (
+        snapshot.tasks_done as usize,
+        snapshot.total,
+        snapshot.digest,
+    );
+    let mut result = PartialResult::new(plan, shard, summary, recorder.elapsed());
+    result.rechecked = snapshot.rechecked.len() as usize;
     result.save(out)?;
     let summary = ShardSummary {
         schema: "nqueens.shard-summary/1",
         n: result.n,
         shard: shard.to_string(),
-        tasks: result.tasks.len(),
+        tasks: result.tasks,
         plan_tasks: result.plan_tasks,
         total: result.total.to_string(),
         elapsed_s: result.elapsed_s,
-        rechecked: result.rechecked.len(),
+        rechecked: result.rechecked,
         out,
     };
     let mut stdout = std::io::stdout().lock();
@@ -204,12 +219,12 @@ fn write_shard(
              with 'nqueens merge')",
             result.n,
             result.total,
-            result.tasks.len(),
+            result.tasks,
             result.plan_tasks,
             result.engine,
             result.plan,
             result.elapsed_s,
-            result.rechecked.len(),
+            result.rechecked,
             out.display()
         );
     }

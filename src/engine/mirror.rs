@@ -38,6 +38,14 @@ impl Engine for Mirror {
             Some(d) => check_split_depth(n, d)?,
             None => auto_depth(n, options.threads),
         };
+        if count_tasks(n, depth, MAX_TASKS) > MAX_TASKS {
+            return Err(Error::Unsupported {
+                engine: self.name(),
+                what: format!(
+                    "split depth {depth} at N = {n}: more than {MAX_TASKS} tasks (choose a smaller one)"
+                ),
+            });
+        }
         Ok(Box::new(MirrorPlan::new(n, depth)))
     }
 }
@@ -52,6 +60,23 @@ fn auto_depth(n: u32, threads: usize) -> u32 {
 }
 
 /// The tasks at `depth` with their symmetry weights.
+/// The most tasks a plan may have (an explicit `--split-depth` that would make more is
+/// refused: about 28 bytes a task, so at most about 120 MB).
+pub const MAX_TASKS: usize = 1 << 22;
+
+/// The number of tasks at `depth`, or some number above `cap` once it passes `cap`.
+fn count_tasks(n: u32, depth: u32, cap: usize) -> usize {
+    let rows = Rows::full(n);
+    let mut len = 0;
+    for (start, _) in mirror_starts(n, &rows) {
+        len += super::count_to(&rows, start, depth.max(start.row), cap - len);
+        if len > cap {
+            break;
+        }
+    }
+    len
+}
+
 fn start_tasks(n: u32, depth: u32) -> Vec<(Node, u8)> {
     let rows = Rows::full(n);
     let mut tasks = Vec::new();
@@ -93,11 +118,18 @@ impl MirrorPlan {
     /// Expands the mirror starts of an `n`×`n` board to `depth` rows.
     pub fn new(n: u32, depth: u32) -> Self {
         let rows = Rows::full(n);
-        let tasks = start_tasks(n, depth);
-        let costs = tasks
-            .iter()
-            .map(|(node, _)| expand_to(&rows, vec![*node], node.row + 2).len() as u64)
+        let mut costed: Vec<(u64, (Node, u8))> = start_tasks(n, depth)
+            .into_iter()
+            .map(|t| {
+                (
+                    super::count_to(&rows, t.0, t.0.row + 2, usize::MAX) as u64,
+                    t,
+                )
+            })
             .collect();
+        // Largest first, ties in generation order (issue 11: ids are in cost order).
+        costed.sort_by_key(|&(cost, _)| std::cmp::Reverse(cost));
+        let (costs, tasks) = costed.into_iter().unzip();
         MirrorPlan {
             n,
             depth,

@@ -62,6 +62,27 @@ pub fn check_split_depth(n: u32, depth: u32) -> Result<u32, Error> {
     }
 }
 
+/// The number of nodes [`kernel::expand_to`] would return for `node` and `row`, counted
+/// depth first without building them, or some number above `cap` once the count passes it
+/// (so a huge `--split-depth` is refused in bounded time and memory, issue 11).
+pub fn count_to(rows: &kernel::Rows, node: kernel::Node, row: u32, cap: usize) -> usize {
+    let row = row.min(rows.n());
+    if node.row >= row {
+        return 1;
+    }
+    if node.row + 1 == row {
+        return node.children(rows).count();
+    }
+    let mut len = 0;
+    for child in node.children(rows) {
+        len += count_to(rows, child, row, cap - len.min(cap));
+        if len > cap {
+            break;
+        }
+    }
+    len
+}
+
 /// Every engine, in the order `--help` lists them.
 pub static ENGINES: &[&dyn Engine] = &[&mirror::Mirror, &symmetry::Symmetry, &mitm::Mitm];
 

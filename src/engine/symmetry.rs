@@ -58,18 +58,27 @@ impl Engine for Symmetry {
             Some(d) => check_split_depth(n, d)?,
             None => auto_depth(n, &starts, options.threads),
         };
+        if count_tasks(&starts, depth, MAX_TASKS) > MAX_TASKS {
+            return Err(Error::Unsupported {
+                engine: self.name(),
+                what: format!(
+                    "split depth {depth} at N = {n}: more than {MAX_TASKS} tasks (choose a smaller one)"
+                ),
+            });
+        }
         Ok(Box::new(SymmetryPlan::with_starts(n, depth, starts)))
     }
 }
 
-/// The smallest depth whose tasks are enough for the threads and for fine checkpoints, one
-/// less if that depth would make the plan itself heavy.
+/// The split depth for `threads` threads: the first depth with enough tasks, unless that
+/// depth has more than [`MAX_AUTO_TASKS`] (then one less). Tasks are counted, not built,
+/// and counting stops past the cap (issue 11: plan setup stays small at any N).
 fn auto_depth(n: u32, starts: &[Start], threads: usize) -> u32 {
     let want = (TASKS_PER_THREAD * threads.max(1)).max(min_tasks(n));
     let cap = MAX_AUTO_DEPTH.min(n);
     let mut depth = MIN_SPLIT_DEPTH;
     while depth < cap {
-        let len = tasks(starts, depth).len();
+        let len = count_tasks(starts, depth, MAX_AUTO_TASKS);
         if len >= want {
             return if len > MAX_AUTO_TASKS {
                 (depth - 1).max(MIN_SPLIT_DEPTH)
@@ -82,7 +91,7 @@ fn auto_depth(n: u32, starts: &[Start], threads: usize) -> u32 {
     cap
 }
 
-/// The task count long runs want for an `n`×`n` board, whatever the threads.
+/// About `2^(N − 8)` tasks, capped at [`MAX_MIN_TASKS`].
 fn min_tasks(n: u32) -> usize {
     1usize
         .checked_shl(n.saturating_sub(8))
@@ -90,50 +99,95 @@ fn min_tasks(n: u32) -> usize {
         .min(MAX_MIN_TASKS)
 }
 
-/// The tasks at `depth`: (index of the start, node), starts in order.
-fn tasks(starts: &[Start], depth: u32) -> Vec<(u32, Node)> {
-    starts
-        .iter()
-        .enumerate()
-        .flat_map(|(s, start)| {
-            expand_to(&start.rows, vec![Node::ROOT], depth)
-                .into_iter()
-                .map(move |node| (s as u32, node))
-        })
-        .collect()
+/// The number of tasks at `depth`, or some number above `cap` once it passes `cap`.
+fn count_tasks(starts: &[Start], depth: u32, cap: usize) -> usize {
+    let mut len = 0;
+    for start in starts {
+        len += super::count_to(&start.rows, Node::ROOT, depth, cap - len);
+        if len > cap {
+            break;
+        }
+    }
+    len
 }
 
-/// The symmetry engine's plan for one board size and split depth.
+/// The most tasks a plan may have (an explicit `--split-depth` that would make more is
+/// refused: 20 bytes a task, so at most 80 MB).
+pub const MAX_TASKS: usize = 1 << 22;
+
+/// Every task of `starts` split at `depth` as `(start, node)`, in generation order.
+fn each_task(starts: &[Start], depth: u32) -> impl Iterator<Item = (u32, Node)> + '_ {
+    starts.iter().enumerate().flat_map(move |(s, start)| {
+        expand_to(&start.rows, vec![Node::ROOT], depth)
+            .into_iter()
+            .map(move |node| (s as u32, node))
+    })
+}
+
+/// The estimated cost of a task: the number of its nodes two rows further down.
+fn task_cost(starts: &[Start], (s, node): (u32, Node)) -> u16 {
+    let rows = &starts[s as usize].rows;
+    super::count_to(rows, node, node.row + 2, usize::MAX) as u16
+}
+
+/// A task: the index of its start template and its start node.
+type Task = (u32, Node);
+
+/// A run of tasks of equal cost: `(first id, cost)`.
+type CostRun = (u64, u16);
+
+/// The tasks laid out largest cost first (ties in generation order) with the first id of
+/// each cost, by a counting sort: one pass for the costs, one to place the tasks, so memory
+/// is the task list itself plus two bytes a task while building.
+fn sorted_tasks(starts: &[Start], depth: u32) -> (Vec<Task>, Vec<CostRun>) {
+    let costs: Vec<u16> = each_task(starts, depth)
+        .map(|t| task_cost(starts, t))
+        .collect();
+    let mut counts = vec![0usize; usize::from(u16::MAX) + 1];
+    for &c in &costs {
+        counts[usize::from(c)] += 1;
+    }
+    let mut next = vec![0usize; counts.len()];
+    let mut classes = Vec::new();
+    let mut at = 0;
+    for c in (0..counts.len()).rev().filter(|&c| counts[c] > 0) {
+        next[c] = at;
+        classes.push((at as u64, c as u16));
+        at += counts[c];
+    }
+    let mut tasks = vec![(0u32, Node::default()); costs.len()];
+    for (task, &c) in each_task(starts, depth).zip(&costs) {
+        tasks[next[usize::from(c)]] = task;
+        next[usize::from(c)] += 1;
+    }
+    (tasks, classes)
+}
+
+/// The symmetry engine's plan: start templates, each split into tasks at a fixed depth.
 #[derive(Debug, Clone)]
 pub struct SymmetryPlan {
     n: u32,
     depth: u32,
     starts: Vec<Start>,
-    tasks: Vec<(u32, Node)>,
-    costs: Vec<u64>,
+    tasks: Vec<Task>,
+    /// `(first id, cost)` of each run of equal cost, largest cost first.
+    classes: Vec<CostRun>,
 }
 
 impl SymmetryPlan {
-    /// The constellations of an `n`×`n` board, expanded until `depth` rows are filled.
+    /// The plan for an `n`×`n` board split at `depth`.
     pub fn new(n: u32, depth: u32) -> Self {
         Self::with_starts(n, depth, starts(n))
     }
 
     fn with_starts(n: u32, depth: u32, starts: Vec<Start>) -> Self {
-        let tasks = tasks(&starts, depth);
-        let costs = tasks
-            .iter()
-            .map(|&(s, node)| {
-                let rows = &starts[s as usize].rows;
-                expand_to(rows, vec![node], node.row + 2).len() as u64
-            })
-            .collect();
+        let (tasks, classes) = sorted_tasks(&starts, depth);
         SymmetryPlan {
             n,
             depth,
             starts,
             tasks,
-            costs,
+            classes,
         }
     }
 
@@ -168,7 +222,8 @@ impl Plan for SymmetryPlan {
     }
 
     fn cost(&self, task: usize) -> u64 {
-        self.costs[task]
+        let at = self.classes.partition_point(|c| c.0 <= task as u64);
+        u64::from(self.classes[at - 1].1)
     }
 
     fn solve(&self, task: usize) -> u128 {

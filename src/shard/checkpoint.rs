@@ -1,33 +1,96 @@
-//! Checkpoints: which tasks of a run are done and their counts, saved so a run can resume.
+//! Checkpoints: which tasks of a run are done, their total and digest, saved so a run can
+//! resume.
 //!
 //! A [`Recorder`] collects each finished task (it is a [`Progress`] observer that forwards to
 //! another one, e.g. the progress bar) and [`run`] saves its state every few seconds and at the
 //! end, with the crash-safe write of [`super::write_atomic`]. A killed run loses at most the
 //! tasks finished since the last save and those in flight. Loading refuses a file for another
-//! run (N, engine, tool version, plan hash or shard) and a file that is truncated or fails its
-//! checksum; such a file is never overwritten.
+//! run (N, engine, tool version, plan hash or shard), a file that is truncated, oversized or
+//! fails its checksum, and one whose fields are out of range; such a file is never overwritten.
+//!
+//! The done set is a run-compressed bitmap ([`roaring`]) of *rounds* (positions in the
+//! shard's task sequence, see [`ShardSpec::task`]). Tasks run largest first in round order, so
+//! a done set is a prefix plus at most a few scattered rounds per session: a handful of runs
+//! whatever the plan size (issue 11). [`lock`] keeps two processes off one checkpoint.
 
-use std::collections::BTreeSet;
+use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
+use base64::Engine as _;
+use roaring::RoaringBitmap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::sealed::{self, Sealed};
-use super::{ShardSpec, TaskCounts, TOOL_VERSION};
+use super::partial::{check_elapsed, check_identity, Digest};
+use super::sealed::{self, decimal, Sealed};
+use super::{ShardSeq, ShardSpec, TOOL_VERSION};
 use crate::error::Error;
-use crate::plan::{self, Plan, Progress};
+use crate::plan::{self, Plan, Progress, TaskSeq};
 
 /// The schema tag of a checkpoint file.
-pub const CHECKPOINT_SCHEMA: &str = "nqueens.checkpoint/1";
+pub const CHECKPOINT_SCHEMA: &str = "nqueens.checkpoint/2";
+
+/// The rounds of a shard that are done, as a compressed bitmap.
+///
+/// In JSON: base64 of the bitmap's portable serialisation (run-compressed).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DoneSet(pub RoaringBitmap);
+
+impl DoneSet {
+    /// The number of rounds done.
+    pub fn len(&self) -> u64 {
+        self.0.len()
+    }
+
+    /// Whether nothing is done.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Whether round `round` is done.
+    pub fn contains(&self, round: usize) -> bool {
+        u32::try_from(round).is_ok_and(|r| self.0.contains(r))
+    }
+
+    /// The size of the serialised bitmap in bytes (before base64).
+    pub fn serialized_size(&self) -> usize {
+        self.0.serialized_size()
+    }
+}
+
+impl Serialize for DoneSet {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut bitmap = self.0.clone();
+        bitmap.optimize();
+        let mut bytes = Vec::with_capacity(bitmap.serialized_size());
+        bitmap
+            .serialize_into(&mut bytes)
+            .map_err(serde::ser::Error::custom)?;
+        s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(bytes))
+    }
+}
+
+impl<'de> Deserialize<'de> for DoneSet {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let text = String::deserialize(d)?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map_err(|e| D::Error::custom(format!("done set is not base64 ({e})")))?;
+        RoaringBitmap::deserialize_from(&bytes[..])
+            .map(DoneSet)
+            .map_err(|e| D::Error::custom(format!("done set is not a bitmap ({e})")))
+    }
+}
 
 /// The saved state of a run.
 ///
 /// JSON fields: `schema` ([`CHECKPOINT_SCHEMA`]), `version`, `n`, `engine`, `plan`,
-/// `plan_hash`, `plan_tasks`, `shard`, `done` (`[[id, "count"], ...]`), `elapsed_s` (summed
-/// over sessions), `checksum`.
+/// `plan_hash`, `plan_tasks`, `shard`, `done` (see [`DoneSet`]), `tasks_done` (its size),
+/// `total` (decimal string: the sum of the done tasks' counts), `digest` (of their
+/// `(task, count)` pairs, see [`Digest`]), `elapsed_s` (summed over sessions), `checksum`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Checkpoint {
     /// Schema tag, [`CHECKPOINT_SCHEMA`].
@@ -46,14 +109,21 @@ pub struct Checkpoint {
     pub plan_tasks: usize,
     /// The shard being computed (`0/1` for a whole run).
     pub shard: ShardSpec,
-    /// Finished tasks and their weighted counts.
-    pub done: TaskCounts,
+    /// The shard's rounds that are done.
+    pub done: DoneSet,
+    /// The number of rounds done (`done`'s size, stored for people and as a check).
+    pub tasks_done: u64,
+    /// Sum of the done tasks' weighted counts.
+    #[serde(with = "decimal")]
+    pub total: u128,
+    /// Digest of the done tasks' `(task, count)` pairs.
+    pub digest: Digest,
     /// Wall-clock seconds spent so far, over all sessions.
     pub elapsed_s: f64,
-    /// Finished tasks also re-solved on the portable code path with the same count
-    /// (`--recheck`; issue 12). Omitted when empty, so older files keep their checksum.
-    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
-    pub rechecked: BTreeSet<usize>,
+    /// Rounds of finished tasks also re-solved on the portable code path with the same count
+    /// (`--recheck`; issue 12), as a bitmap like `done`. Omitted when empty.
+    #[serde(default, skip_serializing_if = "DoneSet::is_empty")]
+    pub rechecked: DoneSet,
     /// `sha256:…` over the rest of the file.
     pub checksum: String,
 }
@@ -66,8 +136,17 @@ impl Sealed for Checkpoint {
 
 impl Checkpoint {
     /// An empty checkpoint for `shard` of `plan`.
-    pub fn new(plan: &dyn Plan, shard: ShardSpec) -> Self {
-        Checkpoint {
+    ///
+    /// # Errors
+    /// [`Error::Shard`] if the shard has more tasks than a done set can hold (2^32).
+    pub fn new(plan: &dyn Plan, shard: ShardSpec) -> Result<Self, Error> {
+        if shard.len(plan.len()) > 1 << 32 {
+            return Err(Error::Shard(format!(
+                "shard {shard} has {} tasks, more than a checkpoint holds (2^32); use more shards",
+                shard.len(plan.len())
+            )));
+        }
+        Ok(Checkpoint {
             schema: CHECKPOINT_SCHEMA.to_string(),
             version: TOOL_VERSION.to_string(),
             n: plan.n(),
@@ -76,29 +155,57 @@ impl Checkpoint {
             plan_hash: plan.fingerprint(),
             plan_tasks: plan.len(),
             shard,
-            done: TaskCounts::default(),
+            done: DoneSet::default(),
+            tasks_done: 0,
+            total: 0,
+            digest: Digest::default(),
             elapsed_s: 0.0,
-            rechecked: BTreeSet::new(),
+            rechecked: DoneSet::default(),
             checksum: String::new(),
-        }
+        })
     }
 
     /// Reads `path`: `None` if it does not exist.
     ///
     /// # Errors
-    /// [`Error::CheckpointCorrupt`] if it cannot be read, is truncated, is not a checkpoint
-    /// or fails its checksum.
+    /// [`Error::CheckpointCorrupt`] if it cannot be read, is truncated, oversized or not a
+    /// checkpoint, fails its checksum, or has a field out of range (issue 12, item 8).
     pub fn load(path: &Path) -> Result<Option<Self>, Error> {
-        if !path.exists() {
+        if std::fs::symlink_metadata(path).is_err() {
             return Ok(None);
         }
         let corrupt = |message: String| Error::CheckpointCorrupt {
             path: path.to_path_buf(),
             message,
         };
-        sealed::load(path, CHECKPOINT_SCHEMA)
-            .map(Some)
-            .map_err(corrupt)
+        let cp: Checkpoint =
+            sealed::load(path, CHECKPOINT_SCHEMA, sealed::MAX_CHECKPOINT_BYTES).map_err(corrupt)?;
+        cp.check().map_err(corrupt)?;
+        Ok(Some(cp))
+    }
+
+    /// Checks that every field is in range and the done set fits the shard.
+    fn check(&self) -> Result<(), String> {
+        check_identity(self.n, &self.engine, self.plan_tasks, self.shard)?;
+        check_elapsed(self.elapsed_s)?;
+        if self.done.len() != self.tasks_done {
+            return Err(format!(
+                "its tasks_done {} is not the size of its done set ({})",
+                self.tasks_done,
+                self.done.len()
+            ));
+        }
+        let rounds = self.shard.len(self.plan_tasks) as u64;
+        if !self.rechecked.0.is_subset(&self.done.0) {
+            return Err("it marks tasks rechecked that are not done".into());
+        }
+        match self.done.0.max() {
+            Some(last) if u64::from(last) >= rounds => Err(format!(
+                "it marks round {last} done, but shard {} has only {rounds} tasks",
+                self.shard
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Loads `path` if it exists and checks it belongs to this run; else a fresh checkpoint.
@@ -106,7 +213,7 @@ impl Checkpoint {
     /// # Errors
     /// As [`Checkpoint::load`], and [`Error::CheckpointMismatch`] for another run's file.
     pub fn resume_or_new(path: &Path, plan: &dyn Plan, shard: ShardSpec) -> Result<Self, Error> {
-        let fresh = Checkpoint::new(plan, shard);
+        let fresh = Checkpoint::new(plan, shard)?;
         match Checkpoint::load(path)? {
             None => Ok(fresh),
             Some(old) => {
@@ -137,7 +244,9 @@ impl Checkpoint {
         check("engine", self.engine.clone(), other.engine.clone());
         check("nqueens", self.version.clone(), other.version.clone());
         check("shard", self.shard.to_string(), other.shard.to_string());
-        if out.is_empty() && self.plan_hash != other.plan_hash {
+        if out.is_empty()
+            && (self.plan_hash != other.plan_hash || self.plan_tasks != other.plan_tasks)
+        {
             out.push(format!(
                 "its plan ({}, hash {}) differs from this run's ({}, hash {})",
                 self.plan, self.plan_hash, other.plan, other.plan_hash
@@ -154,12 +263,100 @@ impl Checkpoint {
         sealed::save(self, path)
     }
 
-    /// The tasks of `ids` not yet done.
-    pub fn remaining(&self, ids: &[usize]) -> Vec<usize> {
-        ids.iter()
-            .copied()
-            .filter(|t| !self.done.0.contains_key(t))
-            .collect()
+    /// The number of the shard's tasks not yet done.
+    pub fn remaining(&self) -> usize {
+        self.shard
+            .len(self.plan_tasks)
+            .saturating_sub(self.tasks_done as usize)
+    }
+
+    /// Records that task `task` finished with count `count`.
+    ///
+    /// # Errors
+    /// [`Error::Shard`] if the task is not one of this shard's, [`Error::Overflow`] if the
+    /// total no longer fits.
+    pub fn record(&mut self, task: usize, count: u128) -> Result<(), Error> {
+        let round = self
+            .shard
+            .round(task)
+            .and_then(|r| u32::try_from(r).ok())
+            .ok_or_else(|| Error::Shard(format!("task {task} is not in shard {}", self.shard)))?;
+        if self.done.0.insert(round) {
+            self.total = self
+                .total
+                .checked_add(count)
+                .ok_or_else(|| Error::Overflow("the checkpoint's total".into()))?;
+            self.digest.add(task, count);
+            self.tasks_done += 1;
+        }
+        Ok(())
+    }
+}
+
+impl Checkpoint {
+    /// Takes back [`Checkpoint::record`] of task `task` with count `count` (no-op if the task
+    /// is not recorded).
+    pub fn forget(&mut self, task: usize, count: u128) {
+        let Some(round) = self.shard.round(task).and_then(|r| u32::try_from(r).ok()) else {
+            return;
+        };
+        if self.done.0.remove(round) {
+            self.total = self.total.saturating_sub(count);
+            self.digest.0 = self.digest.0.wrapping_sub(Digest::of(task, count).0);
+            self.tasks_done -= 1;
+        }
+        self.rechecked.0.remove(round);
+    }
+}
+
+/// An advisory lock on a checkpoint: an exclusive lock on the file `.NAME.lock` beside it,
+/// held until dropped (or the process ends, even by `kill -9`).
+#[derive(Debug)]
+pub struct Lock {
+    _file: File,
+}
+
+/// Locks the checkpoint `path` against other processes.
+///
+/// # Errors
+/// [`Error::CheckpointLocked`] if another process holds it, [`Error::CheckpointCorrupt`] if
+/// `path` exists and is not a regular file, [`Error::Io`] if the lock file cannot be opened.
+pub fn lock(path: &Path) -> Result<Lock, Error> {
+    // A device, FIFO or folder is never a checkpoint: refuse it before creating anything
+    // beside it (issue 12, item 3: `--checkpoint /dev/zero`).
+    if let Ok(meta) = std::fs::metadata(path) {
+        if !meta.is_file() {
+            return Err(Error::CheckpointCorrupt {
+                path: path.to_path_buf(),
+                message: "it is not a regular file".into(),
+            });
+        }
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let lock_path = dir.join(format!(".{name}.lock"));
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|error| Error::Io {
+            path: lock_path.clone(),
+            error,
+        })?;
+    match file.try_lock() {
+        Ok(()) => Ok(Lock { _file: file }),
+        Err(std::fs::TryLockError::WouldBlock) => Err(Error::CheckpointLocked {
+            path: path.to_path_buf(),
+            lock: lock_path,
+        }),
+        Err(std::fs::TryLockError::Error(error)) => Err(Error::Io {
+            path: lock_path,
+            error,
+        }),
     }
 }
 
@@ -171,6 +368,7 @@ pub struct Recorder {
     dirty: AtomicBool,
     stop: AtomicBool,
     save_lock: Mutex<()>,
+    failure: Mutex<Option<Error>>,
     started: Instant,
     base_elapsed: f64,
 }
@@ -185,6 +383,7 @@ impl Recorder {
             dirty: AtomicBool::new(false),
             stop: AtomicBool::new(false),
             save_lock: Mutex::new(()),
+            failure: Mutex::new(None),
             started: Instant::now(),
         }
     }
@@ -198,24 +397,29 @@ impl Recorder {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Records a finished task.
+    /// Records a finished task; a task of another shard or an overflowing total stops the
+    /// run (and [`run`] returns the error).
     pub fn record(&self, task: usize, count: u128) {
-        self.state().done.0.insert(task, count);
+        if let Err(e) = self.state().record(task, count) {
+            *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+            self.request_stop();
+        }
         self.dirty.store(true, Ordering::Release);
     }
 
     /// Records that a finished task's count was confirmed on the second code path.
     pub fn record_rechecked(&self, task: usize) {
-        self.state().rechecked.insert(task);
+        let mut state = self.state();
+        if let Some(round) = state.shard.round(task).and_then(|r| u32::try_from(r).ok()) {
+            state.rechecked.0.insert(round);
+        }
         self.dirty.store(true, Ordering::Release);
     }
 
-    /// Drops a task's count (its two code paths disagreed), so neither this run nor a
-    /// resumed one trusts it.
-    pub fn forget(&self, task: usize) {
-        let mut state = self.state();
-        state.done.0.remove(&task);
-        state.rechecked.remove(&task);
+    /// Drops a task recorded with count `count` (its two code paths disagreed), so neither
+    /// this run nor a resumed one trusts it.
+    pub fn forget(&self, task: usize, count: u128) {
+        self.state().forget(task, count);
         self.dirty.store(true, Ordering::Release);
     }
 
@@ -279,6 +483,18 @@ impl Progress for Observer<'_> {
         self.inner.start(tasks, plan_len);
     }
 
+    fn start_work(&self, cost: u128) {
+        self.inner.start_work(cost);
+    }
+
+    fn task_started(&self, task: usize, cost: u64) {
+        self.inner.task_started(task, cost);
+    }
+
+    fn work_done(&self, task: usize, cost: u64) {
+        self.inner.work_done(task, cost);
+    }
+
     fn task_done(&self, task: usize, count: u128) {
         self.recorder.record(task, count);
         self.inner.task_done(task, count);
@@ -289,35 +505,71 @@ impl Progress for Observer<'_> {
     }
 }
 
-/// Solves the tasks of `ids` that `recorder` does not already hold, saving the checkpoint
-/// every `every` and at the end; returns the sum of the counts of all of `ids` (resumed ones
-/// included).
+/// The tasks of a shard not yet done (the done set as of the start of the run).
+struct Pending {
+    seq: ShardSeq,
+    done: DoneSet,
+}
+
+impl TaskSeq for Pending {
+    fn positions(&self) -> usize {
+        self.seq.positions()
+    }
+    fn task(&self, position: usize) -> Option<usize> {
+        if self.done.contains(position) {
+            None
+        } else {
+            self.seq.task(position)
+        }
+    }
+}
+
+/// Solves the tasks of the recorder's shard that it does not already hold, saving the
+/// checkpoint every `every` and at the end; returns the sum of the counts of all of the
+/// shard's tasks (resumed ones included).
 ///
 /// # Errors
 /// [`Error::Interrupted`] if a stop was requested (the finished tasks are saved first),
-/// [`Error::Io`] if a save fails (the run stops: a run that cannot be saved should not go on).
+/// [`Error::Io`] if a save fails (the run stops: a run that cannot be saved should not go on),
+/// [`Error::Overflow`] if the total does not fit.
 pub fn run(
     plan: &dyn Plan,
-    ids: &[usize],
     pool: &rayon::ThreadPool,
     recorder: &Recorder,
     every: Duration,
     progress: &dyn Progress,
 ) -> Result<u128, Error> {
-    let todo = recorder.state().remaining(ids);
+    let todo = {
+        let state = recorder.state();
+        Pending {
+            seq: state.shard.seq(plan),
+            done: state.done.clone(),
+        }
+    };
     let finished = (Mutex::new(false), Condvar::new());
     let (outcome, saver) = std::thread::scope(|scope| {
         let saver = scope.spawn(|| periodic_saves(recorder, every, &finished));
-        let outcome = plan::execute(plan, &todo, pool, &recorder.observer(progress));
+        let outcome = plan::execute_seq(plan, &todo, pool, &recorder.observer(progress));
         *finished.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
         finished.1.notify_all();
         (outcome, saver.join())
     });
     saver.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
     recorder.save()?;
+    if let Some(e) = recorder
+        .failure
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+    {
+        return Err(e);
+    }
     outcome?;
     let state = recorder.state();
-    Ok(ids.iter().map(|t| state.done.0[t]).sum())
+    if state.remaining() > 0 {
+        return Err(Error::Interrupted);
+    }
+    Ok(state.total)
 }
 
 /// Saves `recorder` every `every` until `finished` is set; on a failed save, stops the run.

@@ -2,8 +2,10 @@
 //!
 //! [`merge()`] accepts the files only if they all come from the same tool version, N, engine
 //! and plan (hash), every shard `0..K` is present, duplicates of a shard agree, every checksum
-//! holds, and together the shards cover every task of the plan exactly once. Anything else is
-//! a [`Problem`] naming the files involved, and no total is given.
+//! holds, and each shard covers exactly the tasks the shard layout gives it (so together they
+//! cover every task of the plan exactly once). Anything else is a [`Problem`] naming the
+//! files involved, and no total is given. Memory is proportional to the number of files, not
+//! to K or the plan: missing shards are listed as ranges (issue 11).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -182,7 +184,6 @@ pub fn merge(files: &[PathBuf]) -> MergeReport {
     report.plan_hash = Some(first.plan_hash.clone());
     report.shards = Some(first.shard.count);
     let chosen = pick_shards(&own, first.shard.count, &mut report);
-    check_coverage(&chosen, first.plan_tasks, &mut report);
     if report.is_ok() {
         add_up(&chosen, &mut report);
     }
@@ -252,7 +253,10 @@ fn drop_foreign(
     own
 }
 
-/// One file per shard index; reports missing shards and compares duplicates.
+/// At most this many ranges of missing shards are listed one by one.
+const MAX_MISSING_LISTED: usize = 20;
+
+/// One file per shard index; reports missing shards (as ranges) and compares duplicates.
 fn pick_shards<'a>(
     own: &'a [(String, PartialResult)],
     k: usize,
@@ -262,22 +266,21 @@ fn pick_shards<'a>(
     for entry in own {
         by_index.entry(entry.1.shard.index).or_default().push(entry);
     }
+    report_missing(by_index.keys().copied(), k, report);
     let mut chosen = Vec::new();
-    for index in 0..k {
-        let Some(group) = by_index.get(&index) else {
-            let message = format!("shard {index}/{k} is missing");
-            report.problem(ProblemKind::Missing, message);
-            continue;
-        };
+    for (index, group) in by_index {
         let (first_name, first) = group[0];
         for (name, other) in &group[1..] {
-            if other.tasks == first.tasks {
+            let same = (other.tasks, other.total, other.digest)
+                == (first.tasks, first.total, first.digest);
+            if same {
                 let note = format!("shard {index}/{k}: {name} duplicates {first_name} (equal)");
                 report.duplicates.push(note);
             } else {
                 let message = format!(
-                    "shard {index}/{k}: {first_name} and {name} disagree (totals {} and {})",
-                    first.total, other.total
+                    "shard {index}/{k}: {first_name} and {name} disagree (totals {} and {}, \
+                     digests {:032x} and {:032x})",
+                    first.total, other.total, first.digest.0, other.digest.0
                 );
                 report.problem(ProblemKind::Conflict, message);
             }
@@ -287,47 +290,66 @@ fn pick_shards<'a>(
     chosen
 }
 
-/// Checks that the chosen shards cover every task of the plan exactly once.
-fn check_coverage(chosen: &[&(String, PartialResult)], tasks: usize, report: &mut MergeReport) {
-    let mut owner: Vec<Option<&str>> = vec![None; tasks];
-    for (name, r) in chosen {
-        for &id in r.tasks.0.keys() {
-            match owner[id] {
-                Some(other) => {
-                    let message = format!("task {id} is in both {other} and {name}");
-                    report.problem(ProblemKind::Coverage, message);
-                    return;
-                }
-                None => owner[id] = Some(name),
-            }
+/// Reports the shard indices in `0..k` that are not in `present` (ascending), as ranges.
+fn report_missing(present: impl Iterator<Item = usize>, k: usize, report: &mut MergeReport) {
+    let mut gaps = Vec::new();
+    let mut next = 0usize;
+    for index in present.chain(std::iter::once(k)) {
+        if index > next {
+            gaps.push((next, index - 1));
         }
+        next = index.saturating_add(1);
     }
-    let uncovered: Vec<usize> = (0..tasks).filter(|&t| owner[t].is_none()).collect();
-    if !uncovered.is_empty() && report.problems.is_empty() {
+    for &(from, to) in gaps.iter().take(MAX_MISSING_LISTED) {
+        let message = if from == to {
+            format!("shard {from}/{k} is missing")
+        } else {
+            format!(
+                "shards {from}..{to} of K = {k} are missing ({} shards)",
+                to - from + 1
+            )
+        };
+        report.problem(ProblemKind::Missing, message);
+    }
+    if gaps.len() > MAX_MISSING_LISTED {
+        let rest: usize = gaps[MAX_MISSING_LISTED..]
+            .iter()
+            .map(|(a, b)| b - a + 1)
+            .sum();
         let message = format!(
-            "{} of the plan's {tasks} tasks are in no shard (first: task {})",
-            uncovered.len(),
-            uncovered[0]
+            "and {} more ranges of missing shards ({rest} shards)",
+            gaps.len() - MAX_MISSING_LISTED
         );
-        report.problem(ProblemKind::Coverage, message);
+        report.problem(ProblemKind::Missing, message);
     }
 }
 
-/// Adds up the shards and checks the total against the published value.
+/// Adds up the shards (checked: a forged total that overflows is a problem, not a wrapped
+/// sum) and checks the total against the published value.
 fn add_up(chosen: &[&(String, PartialResult)], report: &mut MergeReport) {
+    let Some(total) = chosen
+        .iter()
+        .try_fold(0u128, |sum, (_, r)| sum.checked_add(r.total))
+    else {
+        let message = "the shards' totals add up to more than 2^128 − 1 (forged or corrupted \
+                       files)"
+            .to_string();
+        report.problem(ProblemKind::Corrupted, message);
+        return;
+    };
     let mut sum = chosen[0].1.clone();
     for (_, r) in &chosen[1..] {
         sum += r;
     }
-    report.total = Some(sum.total.to_string());
+    report.total = Some(total.to_string());
     report.elapsed_s = sum.elapsed_s;
-    report.rechecked = sum.rechecked.len();
-    report.verified = known::check(known::total(sum.n), sum.total);
+    report.rechecked = sum.rechecked;
+    report.verified = known::check(known::total(sum.n), total);
     if report.verified == Some(false) {
         let expected = known::total(sum.n).unwrap_or_default();
         let message = format!(
-            "the merged total {} for N = {} disagrees with OEIS A000170 ({expected})",
-            sum.total, sum.n
+            "the merged total {total} for N = {} disagrees with OEIS A000170 ({expected})",
+            sum.n
         );
         report.problem(ProblemKind::WrongTotal, message);
     }

@@ -3,12 +3,15 @@
 //! Every engine's [`Plan`] is a deterministic list of tasks with cost estimates, so the same
 //! machinery serves every engine (issue 5):
 //!
-//! - [`ShardSpec`] names part `I` of `K`; [`partition`] splits a plan into `K` parts of about
-//!   equal *expected work* (by [`Plan::cost`]), deterministically, so `K` independent
-//!   processes agree on who does what without talking to each other.
-//! - [`PartialResult`] is the result file of one shard: per-task counts, identity (tool
-//!   version, N, engine, plan hash) and a checksum.
-//! - [`checkpoint`] saves which tasks are done, atomically and periodically, and resumes.
+//! - [`ShardSpec`] names part `I` of `K`. Plans lay their tasks out largest first, and shard
+//!   `I` takes one task of every round of `K` ids, snaking (`I` in even rounds, `K − 1 − I`
+//!   in odd ones), so parts get about equal *expected work* (by [`Plan::cost`]). Choosing a
+//!   shard is arithmetic on ids: time and memory in proportion to the shard, whatever `K`
+//!   (issue 11), and `K` independent processes agree on who does what.
+//! - [`PartialResult`] is the result file of one shard: its task count, total and a digest
+//!   of its per-task counts, identity (tool version, N, engine, plan hash) and a checksum.
+//! - [`checkpoint`] saves which tasks are done (a compressed bitmap), atomically,
+//!   periodically and under a lock, and resumes.
 //! - [`merge`](mod@merge) checks that a set of result files is complete and consistent before
 //!   it adds them up.
 //!
@@ -18,7 +21,7 @@
 //! let parts = partition(plan.as_ref(), 3);
 //! assert_eq!(parts.iter().map(Vec::len).sum::<usize>(), plan.len());
 //! let spec: ShardSpec = "1/3".parse().unwrap();
-//! assert_eq!(spec.ids(plan.as_ref()), parts[1]);
+//! assert_eq!(spec.ids(plan.len()).collect::<Vec<_>>(), parts[1]);
 //! ```
 
 pub mod checkpoint;
@@ -26,20 +29,18 @@ pub mod merge;
 mod partial;
 mod sealed;
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::plan::Plan;
+use crate::plan::{Plan, TaskSeq};
 use crate::CountOptions;
 
 pub use checkpoint::{Checkpoint, Recorder};
 pub use merge::{merge, MergeReport, Problem, ProblemKind};
-pub use partial::{PartialResult, TaskCounts, SHARD_SCHEMA};
+pub use partial::{Digest, PartialResult, SHARD_SCHEMA};
 pub use sealed::{check_writable, write_atomic};
 
 /// The version of this tool, recorded in every result and checkpoint file.
@@ -142,9 +143,63 @@ impl ShardSpec {
         Self::from_slurm(|name| std::env::var(name).ok())
     }
 
-    /// The task ids of `plan` in this shard, ascending.
-    pub fn ids(&self, plan: &dyn Plan) -> Vec<usize> {
-        partition(plan, self.count).swap_remove(self.index)
+    /// The task at round `round` of this shard, if the plan (of `plan_len` tasks) has it.
+    pub fn task(&self, round: usize, plan_len: usize) -> Option<usize> {
+        let offset = if round.is_multiple_of(2) {
+            self.index
+        } else {
+            self.count - 1 - self.index
+        };
+        let id = round.checked_mul(self.count)?.checked_add(offset)?;
+        (id < plan_len).then_some(id)
+    }
+
+    /// The round (position in this shard) of task `id`; `None` if `id` is another shard's.
+    pub fn round(&self, id: usize) -> Option<usize> {
+        let round = id / self.count;
+        (self.task(round, usize::MAX) == Some(id)).then_some(round)
+    }
+
+    /// The number of tasks of this shard in a plan of `plan_len` tasks.
+    pub fn len(&self, plan_len: usize) -> usize {
+        let full = plan_len / self.count;
+        full + usize::from(self.task(full, plan_len).is_some())
+    }
+
+    /// Whether this shard has no task in a plan of `plan_len` tasks.
+    pub fn is_empty(&self, plan_len: usize) -> bool {
+        self.len(plan_len) == 0
+    }
+
+    /// The task ids of this shard in a plan of `plan_len` tasks, ascending (largest first).
+    pub fn ids(&self, plan_len: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..self.len(plan_len)).filter_map(move |r| self.task(r, plan_len))
+    }
+
+    /// This shard of `plan` as a [`TaskSeq`] for the executor.
+    pub fn seq(&self, plan: &dyn Plan) -> ShardSeq {
+        ShardSeq {
+            spec: *self,
+            plan_len: plan.len(),
+        }
+    }
+}
+
+/// The tasks of one shard, by round, without a list (see [`ShardSpec::seq`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ShardSeq {
+    /// The shard.
+    pub spec: ShardSpec,
+    /// Tasks in the whole plan.
+    pub plan_len: usize,
+}
+
+impl TaskSeq for ShardSeq {
+    fn positions(&self) -> usize {
+        self.spec.len(self.plan_len)
+    }
+    fn task(&self, position: usize) -> Option<usize> {
+        self.spec.task(position, self.plan_len)
     }
 }
 
@@ -166,26 +221,20 @@ impl FromStr for ShardSpec {
     }
 }
 
-/// Splits the tasks of `plan` into `parts` lists of about equal expected work.
-///
-/// Greedy "largest task first onto the least-loaded part" by [`Plan::cost`]: ties go to the
-/// lower task id and the lower part index, so every process computes the same split. The
-/// heaviest part exceeds the lightest by at most one task's cost. Each list is ascending.
+/// Splits the tasks of `plan` into `parts` lists, as [`ShardSpec`] does (for tests and small
+/// plans: this holds every id). Each list is ascending.
 pub fn partition(plan: &dyn Plan, parts: usize) -> Vec<Vec<usize>> {
     let parts = parts.max(1);
-    let all: Vec<usize> = (0..plan.len()).collect();
-    let mut out = vec![Vec::new(); parts];
-    let mut loads: BinaryHeap<Reverse<(u128, usize)>> =
-        (0..parts).map(|p| Reverse((0u128, p))).collect();
-    for task in crate::plan::largest_first(plan, &all) {
-        let Reverse((load, part)) = loads.pop().expect("parts ≥ 1");
-        out[part].push(task);
-        loads.push(Reverse((load + u128::from(plan.cost(task)), part)));
-    }
-    for list in &mut out {
-        list.sort_unstable();
-    }
-    out
+    (0..parts)
+        .map(|index| {
+            ShardSpec {
+                index,
+                count: parts,
+            }
+            .ids(plan.len())
+            .collect()
+        })
+        .collect()
 }
 
 /// The expected work of each part of a split (sums of [`Plan::cost`]).
@@ -194,6 +243,11 @@ pub fn part_costs(plan: &dyn Plan, parts: &[Vec<usize>]) -> Vec<u128> {
         .iter()
         .map(|ids| ids.iter().map(|&t| u128::from(plan.cost(t))).sum())
         .collect()
+}
+
+/// The expected work of shard `spec` of `plan`, in time proportional to the shard.
+pub fn shard_cost(plan: &dyn Plan, spec: ShardSpec) -> u128 {
+    spec.ids(plan.len()).map(|t| u128::from(plan.cost(t))).sum()
 }
 
 #[cfg(test)]

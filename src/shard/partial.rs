@@ -1,11 +1,17 @@
-//! The result file of one shard ([`PartialResult`]) and per-task counts ([`TaskCounts`]).
+//! The result file of one shard ([`PartialResult`]) and the digest of per-task counts
+//! ([`Digest`]).
+//!
+//! A result file holds no per-task list (issue 11: a shard of N = 27 may hold millions of
+//! tasks): it records how many tasks it covers, their total and an order-independent digest
+//! of every `(task, count)` pair, so two runs of one shard can be compared exactly and
+//! `merge` can check completeness from the shard layout alone.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::ops::AddAssign;
 use std::path::Path;
 use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use sha2::Sha256;
 
 use super::sealed::{self, decimal, Sealed};
 use super::{ShardSpec, TOOL_VERSION};
@@ -13,62 +19,109 @@ use crate::error::Error;
 use crate::plan::Plan;
 
 /// The schema tag of a shard result file.
-pub const SHARD_SCHEMA: &str = "nqueens.shard/1";
+pub const SHARD_SCHEMA: &str = "nqueens.shard/2";
 
-/// Weighted counts of finished tasks, by task id.
+/// The most tasks a plan may have in a file this tool reads (a forged `plan_tasks` beyond it
+/// is refused; the largest real plan, N = 28, has well under 2^32).
+pub const MAX_PLAN_TASKS: usize = 1 << 40;
+
+/// The longest run time a file may claim, in seconds (about 31 700 years).
+pub const MAX_ELAPSED_S: f64 = 1e12;
+
+/// An order-independent digest of a set of `(task, count)` pairs: the sum, modulo 2^128, of
+/// the first 16 bytes of SHA-256 of each pair. Adding the same pairs in any order, or
+/// adding two digests of disjoint sets, gives the same value.
 ///
-/// In JSON: `[[id, "count"], ...]` in ascending id order (counts as decimal strings).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TaskCounts(pub BTreeMap<usize, u128>);
+/// In JSON: 32 hex digits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Digest(pub u128);
 
-impl TaskCounts {
-    /// The sum of the counts.
-    pub fn total(&self) -> u128 {
-        self.0.values().sum()
+impl Digest {
+    /// The digest of one finished task.
+    pub fn of(task: usize, count: u128) -> Self {
+        use sha2::Digest as _;
+        let mut h = Sha256::new();
+        h.update((task as u64).to_le_bytes());
+        h.update(count.to_le_bytes());
+        let bytes: [u8; 16] = h.finalize()[..16].try_into().expect("16 bytes");
+        Digest(u128::from_le_bytes(bytes))
     }
 
-    /// The number of tasks recorded.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether no task is recorded.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+    /// Adds one finished task.
+    pub fn add(&mut self, task: usize, count: u128) {
+        *self += Digest::of(task, count);
     }
 }
 
-impl Serialize for TaskCounts {
+impl AddAssign for Digest {
+    fn add_assign(&mut self, rhs: Digest) {
+        self.0 = self.0.wrapping_add(rhs.0);
+    }
+}
+
+impl Serialize for Digest {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(|(id, c)| (id, c.to_string())))
+        s.collect_str(&format_args!("{:032x}", self.0))
     }
 }
 
-impl<'de> Deserialize<'de> for TaskCounts {
+impl<'de> Deserialize<'de> for Digest {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::Error as _;
-        let pairs = Vec::<(usize, String)>::deserialize(d)?;
-        let mut map = BTreeMap::new();
-        for (id, text) in pairs {
-            let count = text
-                .parse()
-                .map_err(|_| D::Error::custom(format!("task {id}: '{text}' is not a count")))?;
-            if map.insert(id, count).is_some() {
-                return Err(D::Error::custom(format!("task {id} is listed twice")));
-            }
+        let text = String::deserialize(d)?;
+        if text.len() != 32 {
+            return Err(serde::de::Error::custom("a digest has 32 hex digits"));
         }
-        Ok(TaskCounts(map))
+        u128::from_str_radix(&text, 16)
+            .map(Digest)
+            .map_err(|_| serde::de::Error::custom(format!("'{text}' is not a digest")))
     }
+}
+
+/// Whether a count is zero (for `skip_serializing_if`).
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// Checks a claimed run time: finite, not negative, not absurd.
+pub(crate) fn check_elapsed(seconds: f64) -> Result<(), String> {
+    if seconds.is_finite() && (0.0..=MAX_ELAPSED_S).contains(&seconds) {
+        Ok(())
+    } else {
+        Err(format!(
+            "its elapsed_s {seconds} is not a time from 0 to {MAX_ELAPSED_S:e} seconds"
+        ))
+    }
+}
+
+/// Checks the identity fields every file shares: N, engine, plan size, shard.
+pub(crate) fn check_identity(
+    n: u32,
+    engine: &str,
+    plan_tasks: usize,
+    shard: ShardSpec,
+) -> Result<(), String> {
+    crate::error::check_n(n).map_err(|e| format!("its N is invalid ({e})"))?;
+    if !crate::engine::ENGINES.iter().any(|e| e.name() == engine) {
+        return Err(format!("its engine '{engine}' is not one this tool has"));
+    }
+    if plan_tasks > MAX_PLAN_TASKS {
+        return Err(format!(
+            "its plan_tasks {plan_tasks} is beyond any real plan ({MAX_PLAN_TASKS})"
+        ));
+    }
+    ShardSpec::new(shard.index, shard.count).map_err(|e| e.to_string())?;
+    Ok(())
 }
 
 /// The result of one shard: what was counted (tool version, N, engine, plan hash, shard
-/// `I/K`, the task ids covered with their counts), how long it took and where, sealed with a
-/// checksum.
+/// `I/K`, how many tasks, their total and digest), how long it took and where, sealed with
+/// a checksum.
 ///
 /// JSON fields: `schema` ([`SHARD_SCHEMA`]), `version`, `n`, `engine`, `plan` (parameters, for
 /// people), `plan_hash`, `plan_tasks` (tasks in the whole plan), `shard` (`{index, count}`),
-/// `tasks` (`[[id, "count"], ...]`), `total` (decimal string), `elapsed_s`, `host`,
-/// `checksum` (`sha256:…` of the file's JSON with `checksum` empty).
+/// `tasks` (tasks covered: all of the shard's), `total` (decimal string), `digest` (32 hex
+/// digits, see [`Digest`]), `elapsed_s`, `host`, `checksum` (`sha256:…` of the file's JSON
+/// with `checksum` empty).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PartialResult {
     /// Schema tag, [`SHARD_SCHEMA`].
@@ -87,19 +140,22 @@ pub struct PartialResult {
     pub plan_tasks: usize,
     /// Which shard this is.
     pub shard: ShardSpec,
-    /// The tasks covered and their weighted counts.
-    pub tasks: TaskCounts,
-    /// Sum of `tasks`.
+    /// The number of tasks covered.
+    pub tasks: usize,
+    /// Sum of the tasks' weighted counts.
     #[serde(with = "decimal")]
     pub total: u128,
+    /// Digest of every `(task, count)` pair covered.
+    pub digest: Digest,
     /// Seconds of wall-clock time spent (summed over resumed sessions).
     pub elapsed_s: f64,
     /// Host name of the machine that finished it.
     pub host: String,
-    /// Tasks of this shard also re-solved on the portable code path with the same count
-    /// (`--recheck`; issue 12). Omitted when empty, so older files keep their checksum.
-    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
-    pub rechecked: BTreeSet<usize>,
+    /// How many tasks of this shard were also re-solved on the portable code path with the
+    /// same count (`--recheck`; issue 12). A count, not a list, so the file stays small
+    /// (issue 11); omitted when zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rechecked: usize,
     /// `sha256:…` over the rest of the file.
     pub checksum: String,
 }
@@ -111,8 +167,14 @@ impl Sealed for PartialResult {
 }
 
 impl PartialResult {
-    /// The result of shard `shard` of `plan`, with the counts of its tasks.
-    pub fn new(plan: &dyn Plan, shard: ShardSpec, tasks: TaskCounts, elapsed: Duration) -> Self {
+    /// The result of shard `shard` of `plan`: `tasks` tasks with total `total` and digest
+    /// `digest`.
+    pub fn new(
+        plan: &dyn Plan,
+        shard: ShardSpec,
+        (tasks, total, digest): (usize, u128, Digest),
+        elapsed: Duration,
+    ) -> Self {
         PartialResult {
             schema: SHARD_SCHEMA.to_string(),
             version: TOOL_VERSION.to_string(),
@@ -122,11 +184,12 @@ impl PartialResult {
             plan_hash: plan.fingerprint(),
             plan_tasks: plan.len(),
             shard,
-            total: tasks.total(),
             tasks,
+            total,
+            digest,
             elapsed_s: sealed::millis(elapsed.as_secs_f64()),
             host: gethostname::gethostname().to_string_lossy().into_owned(),
-            rechecked: BTreeSet::new(),
+            rechecked: 0,
             checksum: String::new(),
         }
     }
@@ -139,23 +202,27 @@ impl PartialResult {
         sealed::save(self, path)
     }
 
-    /// Reads a result file and checks its schema, checksum and internal consistency; the
-    /// error says what is wrong, for people.
+    /// Reads a result file and checks its schema, checksum and that every field is in range
+    /// (N, engine, plan size, shard, task count, elapsed time); the error says what is
+    /// wrong, for people.
     pub fn load(path: &Path) -> Result<Self, String> {
-        let result: PartialResult = sealed::load(path, SHARD_SCHEMA)?;
-        ShardSpec::new(result.shard.index, result.shard.count).map_err(|e| e.to_string())?;
-        if result.tasks.total() != result.total {
-            return Err("its total is not the sum of its task counts".into());
+        let r: PartialResult = sealed::load(path, SHARD_SCHEMA, sealed::MAX_SHARD_BYTES)?;
+        check_identity(r.n, &r.engine, r.plan_tasks, r.shard)?;
+        let expected = r.shard.len(r.plan_tasks);
+        if r.tasks != expected {
+            return Err(format!(
+                "it claims {} tasks, but shard {} of a {}-task plan has {expected}",
+                r.tasks, r.shard, r.plan_tasks
+            ));
         }
-        if let Some((&last, _)) = result.tasks.0.last_key_value() {
-            if last >= result.plan_tasks {
-                return Err(format!(
-                    "task id {last} is outside the plan ({} tasks)",
-                    result.plan_tasks
-                ));
-            }
+        check_elapsed(r.elapsed_s)?;
+        if r.rechecked > r.tasks {
+            return Err(format!(
+                "it claims {} rechecked tasks of its {}",
+                r.rechecked, r.tasks
+            ));
         }
-        Ok(result)
+        Ok(r)
     }
 
     /// Whether the stored checksum matches the contents.
@@ -164,7 +231,8 @@ impl PartialResult {
     }
 }
 
-/// Adds another part of the same plan: its task counts, total and time.
+/// Adds another part of the same plan: its task count, total (saturating: [`super::merge()`]
+/// adds totals with checked arithmetic before it ever gets here), digest and time.
 ///
 /// Both sides must come from the same plan with disjoint tasks; [`super::merge()`] checks
 /// that before it adds anything. The identity fields of `self` are kept and its checksum is
@@ -172,11 +240,10 @@ impl PartialResult {
 impl AddAssign<&PartialResult> for PartialResult {
     fn add_assign(&mut self, rhs: &PartialResult) {
         debug_assert_eq!(self.plan_hash, rhs.plan_hash);
-        self.tasks
-            .0
-            .extend(rhs.tasks.0.iter().map(|(&k, &v)| (k, v)));
-        self.total += rhs.total;
-        self.rechecked.extend(&rhs.rechecked);
+        self.tasks = self.tasks.saturating_add(rhs.tasks);
+        self.total = self.total.saturating_add(rhs.total);
+        self.digest += rhs.digest;
+        self.rechecked = self.rechecked.saturating_add(rhs.rechecked);
         self.elapsed_s = sealed::millis(self.elapsed_s + rhs.elapsed_s);
         self.checksum.clear();
     }

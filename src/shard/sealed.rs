@@ -52,10 +52,44 @@ pub(crate) fn save<T: Sealed>(value: &mut T, path: &Path) -> Result<(), Error> {
     write_atomic(path, &bytes)
 }
 
-/// Reads and parses a sealed file whose `schema` must be `schema`; the error text says what is
-/// wrong, for people.
-pub(crate) fn load<T: Sealed + DeserializeOwned>(path: &Path, schema: &str) -> Result<T, String> {
-    let text = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
+/// The largest shard result file read (they hold no per-task list: a few hundred bytes).
+pub(crate) const MAX_SHARD_BYTES: u64 = 1 << 16;
+
+/// The largest checkpoint read (a done set of any plan up to N = 28 takes at most 4 MB as
+/// base64 of a run-compressed bitmap, see `checkpoint.rs`).
+pub(crate) const MAX_CHECKPOINT_BYTES: u64 = 16 << 20;
+
+/// Reads at most `max` bytes of a regular file; a larger file, or a device or FIFO (e.g.
+/// `/dev/zero`), is refused before anything big is allocated (issue 12, item 3).
+pub(crate) fn read_capped(path: &Path, max: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    let file = File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if !meta.is_file() {
+        return Err("it is not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if bytes.len() as u64 > max {
+        return Err(format!(
+            "it is larger than any file of this kind ({max} bytes at most)"
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Reads and parses a sealed file of at most `max` bytes whose `schema` must be `schema`;
+/// the error text says what is wrong, for people.
+pub(crate) fn load<T: Sealed + DeserializeOwned>(
+    path: &Path,
+    schema: &str,
+    max: u64,
+) -> Result<T, String> {
+    let text = read_capped(path, max)?;
     let value: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
         if e.is_eof() {
             format!("it is truncated ({e})")

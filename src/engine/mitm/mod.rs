@@ -12,6 +12,7 @@
 
 pub mod bucket;
 pub mod half;
+mod index;
 pub mod key;
 pub mod matcher;
 pub mod prepared;
@@ -27,11 +28,14 @@ use super::mirror::MirrorPlan;
 use super::{Engine, PlanOptions};
 use crate::error::{check_n, Error};
 use crate::plan::{fingerprint_words, Plan};
+use index::TaskIndex;
 use key::Geometry;
 use quarter::placements_by_size;
 use simd::Level;
 use task::{Context, Scratch, Task};
-use weights::{ew_weight, free_rows, ns_weight};
+use weights::free_rows;
+#[cfg(test)]
+use weights::{ew_weight, ns_weight};
 
 /// `--engine auto` picks this engine from this board size on (measured: level with the
 /// mirror engine at N = 12, faster from N = 13, by 30× or more from N = 16).
@@ -39,6 +43,9 @@ pub const AUTO_FROM: u32 = 12;
 
 /// Boards below this size are counted by the mirror engine.
 const MIN_N: u32 = 4;
+
+/// Tasks sampled into the plan fingerprint.
+const FINGERPRINT_SAMPLE: u64 = 4096;
 
 /// Largest quarter size whose placement counts are enumerated for the cost model.
 const MAX_COST_H: u32 = 10;
@@ -57,7 +64,8 @@ impl Engine for Mitm {
     }
 
     fn version(&self) -> u32 {
-        1
+        // 2: tasks laid out by cost class (issue 11).
+        2
     }
 
     fn plan(&self, n: u32, options: &PlanOptions) -> Result<Box<dyn Plan>, Error> {
@@ -71,13 +79,17 @@ impl Engine for Mitm {
 }
 
 /// The meet-in-the-middle plan for one board size.
+///
+/// Tasks are not stored: they are grouped into cost classes (the middle column's queen row `y`
+/// and the number of east rows in the north quarter fix a task's estimated cost), the classes
+/// are laid out by descending cost, and [`MitmPlan::task`] finds a task from its id in a few
+/// steps (issue 11: 65 M tasks at N = 27, set up in well under a second).
 #[derive(Debug)]
 pub struct MitmPlan {
     ctx: Context,
     /// The same plan at [`Level::Portable`], built on first use by [`Plan::solve_portable`].
     portable: OnceLock<Context>,
-    tasks: Vec<Task>,
-    costs: Vec<u64>,
+    index: TaskIndex,
 }
 
 thread_local! {
@@ -97,39 +109,23 @@ impl MitmPlan {
 
     /// The plan around a prepared context.
     fn with_context(ctx: Context) -> Self {
-        let geo = ctx.geo;
-        let tasks = tasks(&geo);
-        let model = CostModel::new(&geo);
-        let costs = tasks.iter().map(|t| model.cost(&geo, *t)).collect();
+        let index = TaskIndex::new(&ctx.geo);
         MitmPlan {
             ctx,
             portable: OnceLock::new(),
-            tasks,
-            costs,
+            index,
         }
     }
 
-    /// The tasks of the plan.
-    pub fn tasks(&self) -> &[Task] {
-        &self.tasks
+    /// Task `id` of the plan (`id < len()`).
+    pub fn task(&self, id: usize) -> Task {
+        self.index.task(id as u64)
     }
-}
 
-/// Every task with a non-zero weight: row splits E for even N; for odd N the centre-queen
-/// splits, then the (y, E) cross tasks.
-fn tasks(geo: &Geometry) -> Vec<Task> {
-    let (n, h) = (geo.n, geo.h);
-    let free = free_rows(geo, 0);
-    let mut out: Vec<Task> = subsets(free, h)
-        .filter(|&e| ns_weight(e, n) > 0 && (n.is_multiple_of(2) || ew_weight(e, n, free) > 0))
-        .map(|east| Task { east, y: 0 })
-        .collect();
-    if !n.is_multiple_of(2) {
-        for y in h + 2..n {
-            out.extend(subsets(free_rows(geo, y), h).map(|east| Task { east, y }));
-        }
+    /// Every task of the plan, in id order (lazily).
+    pub fn tasks(&self) -> impl Iterator<Item = Task> + '_ {
+        (0..self.index.len).map(|i| self.index.task(i))
     }
-    out
 }
 
 /// The subsets of `set` with `k` elements, in colex order.
@@ -225,35 +221,42 @@ impl Plan for MitmPlan {
     }
 
     fn len(&self) -> usize {
-        self.tasks.len()
+        self.index.len as usize
     }
 
     fn cost(&self, task: usize) -> u64 {
-        self.costs[task]
+        self.index.cost(task as u64)
     }
 
     fn solve(&self, task: usize) -> u128 {
-        SCRATCH.with(|s| self.ctx.solve(self.tasks[task], &mut s.borrow_mut()))
+        let task = self.task(task);
+        SCRATCH.with(|s| self.ctx.solve(task, &mut s.borrow_mut()))
     }
 
     fn solve_portable(&self, task: usize) -> u128 {
         let ctx = self
             .portable
             .get_or_init(|| Context::new(self.ctx.geo.n, Level::Portable));
-        SCRATCH.with(|s| ctx.solve(self.tasks[task], &mut s.borrow_mut()))
+        let task = self.task(task);
+        SCRATCH.with(|s| ctx.solve(task, &mut s.borrow_mut()))
     }
 
+    /// Parametric (issue 11): engine, version, N, h, every cost class with its size and cost,
+    /// then a deterministic sample of 4096 tasks spread over the plan.
     fn fingerprint(&self) -> String {
         let head = [
             u64::from_le_bytes(*b"mitm\0\0\0\0"),
             u64::from(Mitm.version()),
             u64::from(self.ctx.geo.n),
+            u64::from(self.ctx.geo.h),
+            self.index.len,
         ];
-        let body = self
-            .tasks
-            .iter()
-            .map(|t| u64::from(t.east) | u64::from(t.y) << 32);
-        fingerprint_words(head.into_iter().chain(body))
+        let len = self.index.len;
+        let sample = (0..FINGERPRINT_SAMPLE.min(len)).map(move |i| {
+            let t = self.index.task(i * len / FINGERPRINT_SAMPLE.min(len));
+            u64::from(t.east) | u64::from(t.y) << 32
+        });
+        fingerprint_words(head.into_iter().chain(self.index.words()).chain(sample))
     }
 
     fn describe(&self) -> String {

@@ -112,10 +112,10 @@ fn symmetry_weights_reproduce_the_plain_count() {
 #[test]
 fn odd_plans_cover_centre_and_cross_tasks() {
     let plan = MitmPlan::new(9, Level::Portable);
-    let cross = plan.tasks().iter().filter(|t| t.y > 0).count();
+    let cross = plan.tasks().filter(|t| t.y > 0).count();
     // y in 6..=8, E = 4-subsets of the 7 free rows.
     assert_eq!(cross, 3 * 35);
-    assert!(plan.tasks().iter().all(|t| t.east.count_ones() == 4));
+    assert!(plan.tasks().all(|t| t.east.count_ones() == 4));
 }
 
 #[test]

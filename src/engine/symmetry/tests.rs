@@ -200,8 +200,8 @@ fn split(depth: u32) -> PlanOptions {
 fn automatic_depth_gives_enough_tasks() {
     let starts = starts(16);
     let depth = auto_depth(16, &starts, 2);
-    assert!(tasks(&starts, depth).len() >= min_tasks(16));
-    assert!(tasks(&starts, depth).len() >= TASKS_PER_THREAD * 2);
+    assert!(count_tasks(&starts, depth, usize::MAX) >= min_tasks(16));
+    assert!(count_tasks(&starts, depth, usize::MAX) >= TASKS_PER_THREAD * 2);
 }
 
 #[test]

@@ -1,0 +1,208 @@
+//! Long runs at the frontier (issue 11) and the shard/checkpoint hardening items of issue 12
+//! (2, 3 and 8), through the command line.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{nqueens, run};
+use nqueens::shard::{stable_plan, Checkpoint, PartialResult, ShardSpec};
+use nqueens::CountOptions;
+use predicates::prelude::*;
+use predicates::str::contains;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn issue_12_huge_shard_counts_neither_panic_nor_allocate() {
+    let tmp = tempfile::tempdir().unwrap();
+    for k in ["18446744073709551615", "4294967296"] {
+        let out = tmp.path().join(format!("{k}.json"));
+        let shard = format!("0/{k}");
+        nqueens()
+            .args(["count", "10", "-q", "--shard", &shard, "--out", s(&out)])
+            .assert()
+            .success();
+        let result = PartialResult::load(&out).unwrap();
+        assert_eq!(result.tasks, 1, "K = {k}: shard 0 holds task 0 only");
+        // A shard past the plan's end is empty: a zero that merges like any other.
+        let last = format!("{}/{k}", k.parse::<u128>().unwrap() - 1);
+        nqueens()
+            .args(["count", "10", "-q", "--shard", &last, "--out", s(&out)])
+            .assert()
+            .success()
+            .stdout("0\n");
+    }
+}
+
+#[test]
+fn issue_11_k_zero_and_an_index_past_k_are_usage_errors() {
+    for spec in ["0/0", "5/5", "18446744073709551615/18446744073709551615"] {
+        let (code, _, err) = run(&["count", "10", "--shard", spec, "--out", "x.json"]);
+        assert_eq!(code, 2, "{spec}: {err}");
+    }
+}
+
+#[test]
+fn issue_12_a_device_as_checkpoint_is_refused_without_reading_it() {
+    nqueens()
+        .args(["count", "10", "--checkpoint", "/dev/zero"])
+        .assert()
+        .code(2)
+        .stderr(contains("is a device"));
+}
+
+#[test]
+fn issue_12_a_checkpoint_with_an_impossible_elapsed_time_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ckpt = tmp.path().join("c");
+    let plan = stable_plan(10, &CountOptions::new()).unwrap();
+    for elapsed in [-1.0, 1e300] {
+        let mut cp = Checkpoint::new(plan.as_ref(), ShardSpec::whole()).unwrap();
+        cp.elapsed_s = elapsed;
+        cp.save(&ckpt).unwrap();
+        nqueens()
+            .args(["count", "10", "--checkpoint", s(&ckpt)])
+            .assert()
+            .code(2)
+            .stderr(contains("elapsed_s").and(contains("untouched")));
+    }
+}
+
+/// An edit that makes a shard file impossible.
+type Forgery = fn(&mut PartialResult);
+
+#[test]
+fn issue_12_forged_shard_files_do_not_merge() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = stable_plan(10, &CountOptions::new()).unwrap();
+    let mut files = Vec::new();
+    for i in 0..2 {
+        let out = tmp.path().join(format!("{i}.json"));
+        let shard = format!("{i}/2");
+        nqueens()
+            .args(["count", "10", "-q", "--shard", &shard, "--out", s(&out)])
+            .assert()
+            .success();
+        files.push(out);
+    }
+    let forgeries: [(&str, Forgery); 4] = [
+        ("N is invalid", |r| r.n = 40),
+        ("banana", |r| r.engine = "banana".into()),
+        ("plan_tasks", |r| r.plan_tasks = usize::MAX),
+        ("elapsed_s", |r| r.elapsed_s = -4.994),
+    ];
+    for (why, forge) in forgeries {
+        let mut r = PartialResult::load(&files[1]).unwrap();
+        forge(&mut r);
+        let forged = tmp.path().join("forged.json");
+        r.save(&forged).unwrap();
+        nqueens()
+            .args(["merge", s(&files[0]), s(&forged)])
+            .assert()
+            .code(3)
+            .stdout("")
+            .stderr(contains(why));
+    }
+    assert_eq!(plan.n(), 10);
+}
+
+#[test]
+fn issue_11_a_checkpoint_in_use_is_refused_with_a_clear_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ckpt = tmp.path().join("c");
+    let args = [
+        "count",
+        "17",
+        "--engine",
+        "mirror",
+        "-j1",
+        "-q",
+        "--checkpoint",
+        s(&ckpt),
+        "--checkpoint-every",
+        "1000",
+    ];
+    let mut first = StdCommand::new(assert_cmd::cargo::cargo_bin("nqueens"))
+        .args(args)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let waited = Instant::now();
+    while !ckpt.exists() && waited.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let before = std::fs::read(&ckpt).unwrap();
+    let second = nqueens().args(args).output().unwrap();
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert_eq!(second.status.code(), Some(1), "{second:?}");
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(err.contains("in use by another nqueens process"), "{err}");
+    assert_eq!(
+        std::fs::read(&ckpt).unwrap(),
+        before,
+        "the refused run wrote nothing"
+    );
+}
+
+#[test]
+fn issue_11_estimate_json_has_every_field_and_a_consistent_interval() {
+    let out = nqueens()
+        .args([
+            "estimate",
+            "13",
+            "-j",
+            "2",
+            "--json",
+            "-q",
+            "--per-task",
+            "1s",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["schema"], "nqueens.estimate/1");
+    assert_eq!(v["n"], 13);
+    let plan = stable_plan(13, &CountOptions::new()).unwrap();
+    assert_eq!(v["engine"], plan.engine());
+    assert_eq!(
+        v["plan_hash"],
+        plan.fingerprint(),
+        "the plan a sharded count runs"
+    );
+    assert_eq!(v["tasks"], plan.len());
+    for span in ["core_hours", "wall_hours"] {
+        let f = |k: &str| v[span][k].as_f64().unwrap();
+        assert!(
+            0.0 < f("low") && f("low") <= f("estimate") && f("estimate") <= f("high"),
+            "{v}"
+        );
+    }
+    let k = v["shards"].as_u64().unwrap();
+    assert!(k >= 1 && k <= plan.len() as u64);
+    let sbatch = v["sbatch"].as_str().unwrap();
+    assert!(sbatch.contains(&format!("--array=0-{}", k - 1)), "{sbatch}");
+    assert!(sbatch.contains("--shard auto"), "{sbatch}");
+    assert!(v["samples"].as_u64().unwrap() >= 2);
+    assert!(v["sampled_cost_fraction"].as_f64().unwrap() > 0.0);
+    assert!(v["per_task_hours"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn issue_11_estimate_refuses_bad_options() {
+    for args in [
+        &["estimate", "13", "--per-task", "0h"][..],
+        &["estimate", "13", "--samples", "1"],
+        &["estimate", "40"],
+        &["estimate", "13", "--engine", "banana"],
+    ] {
+        let (code, _, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+    }
+}
