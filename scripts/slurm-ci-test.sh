@@ -215,7 +215,7 @@ cp "$out/shards/shard-0.json" "$scratch/run/partial/shards/"
 bad=$(NQUEENS=$bin sbatch --parsable --wait --output="$scratch/run/partial.out" \
     scripts/slurm/merge.sbatch "$scratch/run/partial" 2>/dev/null) && 
     fail "a merge job with $((K - 1)) missing shards succeeded"
-grep -q 'is missing' "$scratch/run/partial.out" || fail "the refused merge does not name the missing shards"
+grep -q 'missing' "$scratch/run/partial.out" || fail "the refused merge does not name the missing shards"
 say "a merge job with missing shards fails as it should: $(grep -c 'is missing' "$scratch/run/partial.out") missing named"
 say "PASSED (N=$N, K=$K, total $merged)"
 passed=yes
