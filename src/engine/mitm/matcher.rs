@@ -8,6 +8,9 @@
 //! one L1-resident block before the next (§4.6 item 3), not each query through every block.
 //! A short remainder of keys is compared directly.
 //!
+//! The [`Sieve`] sorts its keys by a per-task [`Rank`] of a few cut bits, so that each block's
+//! keys share leading bits and skip, as a whole, the queries that have one of them.
+//!
 //! The inner loops are written once and compiled per CPU level (see [`Level`]); AVX-512 with
 //! VPOPCNTQ, AVX2 + POPCNT, POPCNT alone, and a portable fallback give identical results.
 

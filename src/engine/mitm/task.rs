@@ -3,9 +3,13 @@
 //! §4.3, §4.6 items 1–2).
 //!
 //! * Even N: E = the h rows whose queen is east. Only east halves with an empty main diagonal
-//!   in NE and an empty anti-diagonal in SE are stored; west halves are split into four
+//!   in NE and an empty anti-diagonal in SE are built; west halves are split into four
 //!   classes by their long-diagonal queens (factors ew, 2, 2, 4), and the task is weighted by
 //!   the north/south symmetry `ns(E)`.
+//! * Small tasks store the east keys in the [`BucketSieve`] and query it with each west
+//!   class; large ones (issue 10) store the west keys, classes merged by weight, in the
+//!   ranked [`Sieve`] and query it with the east keys. Both sides come in bounded portions
+//!   ([`Portions`]), so a task's memory does not grow with N.
 //! * Odd N, centre queen: every quarter avoids both long diagonals; weight `ns(E)·ew(E)`.
 //! * Odd N, cross queens at (h, x) and (y, h) with h < x < y: weight 8. The east side does not
 //!   depend on x, so it is built and sliced once per (y, E); the west halves of every x are
