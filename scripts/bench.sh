@@ -4,7 +4,7 @@
 #
 # usage: scripts/bench.sh [N ...]            (default: 14 16)
 # env:   ENGINES="mirror"  THREADS="1 2"  RUNS=5
-#        BASELINE=/path/to/baseline_mirror  (default: built from ../shared/baseline if present)
+#        BASELINE=/path/to/a C yardstick binary taking "N THREADS" (optional; skipped if unset)
 #        OUT=bench/runs/<date>-<host>       (raw times and the table are written there)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,10 +21,6 @@ cargo build --release --quiet
 bin=target/release/nqueens
 
 baseline=${BASELINE:-}
-if [ -z "$baseline" ] && [ -f ../shared/baseline/baseline_mirror.c ] && command -v gcc >/dev/null; then
-  baseline=$(mktemp -d)/baseline_mirror
-  gcc -O3 -march=native -pthread -o "$baseline" ../shared/baseline/baseline_mirror.c
-fi
 
 # Wall-clock seconds of one command, discarding its output.
 seconds() {

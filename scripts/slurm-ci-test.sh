@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A real single-node Slurm cluster test of sharded counting (issue 5).
 #
-# Installs Debian's slurmctld, slurmd, slurm-client and munge, starts them without systemd
-# (see ../shared/notes/slurm-local.md), submits the project's own scripts/slurm/submit.sh: a
+# Installs Debian's slurmctld, slurmd, slurm-client and munge, starts them without systemd,
+# submits the project's own scripts/slurm/submit.sh: a
 # K-task array job of 'nqueens count N --shard auto' plus the dependent merge job
 # (--dependency=afterok), checks that the merged total equals the single-process total, and
 # stops the daemons it started.

@@ -1,5 +1,4 @@
-//! The symmetry engine: full 8-fold symmetry through start constellations (issue 3,
-//! ALGORITHMS.md §1 and §3).
+//! The symmetry engine: full 8-fold symmetry through start constellations (issue 3).
 //!
 //! Every solution has one queen on each border line. The engine counts one image per orbit of
 //! the square's eight symmetries and weights it by the orbit size (8, 4 or 2):

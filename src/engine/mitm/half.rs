@@ -1,4 +1,4 @@
-//! Half-board enumeration (ALGORITHMS.md §4.1.2).
+//! Half-board enumeration.
 //!
 //! A half (east or west) is a north-quarter placement plus a south-quarter placement on the
 //! half's rows that together use exactly the half's free columns and share no diagonal. The

@@ -1,4 +1,4 @@
-//! Board geometry and join keys (ALGORITHMS.md §4.0, §4.1.3).
+//! Board geometry and join keys.
 //!
 //! Global diagonals are `A = k − r + N − 1` and `B = k + r`. An east half (columns `0..h`)
 //! and a west half (columns `c..N`) can only share diagonals in the window `[c, c + 2h − 2]`

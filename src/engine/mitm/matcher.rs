@@ -1,4 +1,4 @@
-//! Counting disjoint key pairs in bulk: the bit-sliced matcher (ALGORITHMS.md §4.2).
+//! Counting disjoint key pairs in bulk: the bit-sliced matcher.
 //!
 //! Stored keys are cut into blocks of 512. For each key bit `p` a block holds the 512-bit
 //! set `S_p` of its keys *without* bit `p`; bit positions are grouped in chunks of `k`, and

@@ -1,4 +1,4 @@
-//! The meet-in-the-middle engine: the quadrant join (ALGORITHMS.md §4).
+//! The meet-in-the-middle engine: the quadrant join.
 //!
 //! The board is cut into four h×h quarters (plus the middle row and column for odd N).
 //! Quarter placements are generated per row mask ([`quarter`]), combined into east and west

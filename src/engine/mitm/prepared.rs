@@ -1,5 +1,4 @@
-//! Quarter lists converted to key-space words, filtered and classified, ready to join
-//! (ALGORITHMS.md §4.1.1, §4.6 item 6).
+//! Quarter lists converted to key-space words, filtered and classified, ready to join.
 //!
 //! A task reads four quarters, each a row mask's placement list seen through one quarter's
 //! offsets and one filter ([`Side`]). For most tasks the filter depends only on the kind of

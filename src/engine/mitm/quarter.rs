@@ -1,4 +1,4 @@
-//! Quarter placements, generated on demand per row mask (ALGORITHMS.md §4.1.1, §4.6 item 6).
+//! Quarter placements, generated on demand per row mask.
 //!
 //! A quarter is an h×h board. A placement puts one queen on each row of a row mask `R` (the
 //! other rows stay empty) with no two queens attacking; it is recorded by its column mask `C`
@@ -209,7 +209,7 @@ mod tests {
 
     #[test]
     fn list_sizes_add_up_to_the_published_table_sizes() {
-        // P(h) from ALGORITHMS.md §4.1.1.
+        // P(h), the published quarter table sizes.
         for (h, total) in [(7, 16_870u64), (8, 118_969)] {
             let cache = QuarterCache::new(h);
             let sum: u64 = (0..1u32 << h).map(|r| cache.get(r).len() as u64).sum();

@@ -1,6 +1,5 @@
 //! One task of the meet-in-the-middle engine: a row split E (plus, for odd N, the row `y` of
-//! the middle column's queen), solved start to finish on one thread (ALGORITHMS.md §4.2,
-//! §4.3, §4.6 items 1–2).
+//! the middle column's queen), solved start to finish on one thread.
 //!
 //! * Even N: E = the h rows whose queen is east. Only east halves with an empty main diagonal
 //!   in NE and an empty anti-diagonal in SE are built; west halves are split into four

@@ -1,4 +1,4 @@
-//! Symmetry weights of row splits (ALGORITHMS.md §4.3).
+//! Symmetry weights of row splits.
 //!
 //! The north/south flip maps a split E to rev(E), the east/west flip to its complement; a
 //! count is the same for every split of one orbit, so each orbit is counted once with

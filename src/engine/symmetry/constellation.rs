@@ -7,7 +7,7 @@
 //! column of the row-(N−1) queen, the row of the column-0 queen, the row of the
 //! column-(N−1) queen. The symmetries of the board permute constellations and never change the
 //! number of completions, so one representative per orbit (the least tuple) is searched and
-//! counted with its orbit size as weight (issue 3, ALGORITHMS.md §3).
+//! counted with its orbit size as weight (issue 3).
 //!
 //! Corner constellations (a queen at (0,0)) and the others need no separate code: the least
 //! tuple of an orbit with a corner queen has it at (0,0), and no constellation of a board with
@@ -204,7 +204,7 @@ mod tests {
 
     #[test]
     fn constellation_counts_match_the_published_numbers() {
-        // ALGORITHMS.md §3 quotes 3,206 start constellations for N = 16.
+        // The reference figure for this method: 3,206 start constellations for N = 16.
         assert_eq!(constellations(16).len(), 3_206);
     }
 

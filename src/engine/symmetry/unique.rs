@@ -4,8 +4,8 @@
 //! number of solutions each symmetry fixes. For N ≥ 2 no solution is fixed by a reflection
 //! (a reflection fixes a whole line or diagonal of cells, and its queens would attack), so
 //! `U = (Q + S180 + 2·S90) / 8`, where `S180` counts the solutions fixed by the half turn
-//! (those fixed by the quarter turn included) and `S90` those fixed by the quarter turn
-//! (ALGORITHMS.md §3). Both come from a small search that places whole orbits of cells at
+//! (those fixed by the quarter turn included) and `S90` those fixed by the quarter turn.
+//! Both come from a small search that places whole orbits of cells at
 //! once; it is far smaller than the count of `Q` itself.
 
 use super::constellation::{Cell, SYMMETRIES};
@@ -133,7 +133,7 @@ mod tests {
 
     #[test]
     fn burnside_reproduces_the_hand_checked_small_boards() {
-        // ALGORITHMS.md §3: N=4: (2 + 2 + 2·2)/8 = 1; N=5: (10 + 2 + 2·2)/8 = 2.
+        // N=4: (2 + 2 + 2·2)/8 = 1; N=5: (10 + 2 + 2·2)/8 = 2.
         assert_eq!(half_turn_symmetric(4), 2);
         assert_eq!(quarter_turn_symmetric(4), 2);
         assert_eq!(half_turn_symmetric(5), 2);
