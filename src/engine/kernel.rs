@@ -261,6 +261,19 @@ struct Slot {
     _tail: [u64; 3],
 }
 
+// The x86-64 step's inline assembly addresses these fields by offset: keep them in step.
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(offset_of!(Slot, cols) == 0);
+    assert!(offset_of!(Slot, ld) == 4);
+    assert!(offset_of!(Slot, rd) == 8);
+    assert!(offset_of!(Slot, free) == 12);
+    assert!(offset_of!(Slot, allowed) == 16);
+    assert!(offset_of!(Slot, visit) == 24);
+    assert!(offset_of!(Slot, resume) == 32);
+    assert!(size_of::<Slot>() == 64);
+};
+
 impl Default for Slot {
     fn default() -> Self {
         Slot {

@@ -3,7 +3,8 @@
 //! bits are disjoint from its own, and the matcher layout leaves the cut bits out. Tasks whose
 //! keys fill many blocks use the ranked [`super::matcher::Sieve`] instead.
 
-use super::matcher::{Lanes, Layout, BLOCK, MIN_PARTIAL};
+use super::kernels::{Lanes, Layout, BLOCK};
+use super::matcher::MIN_PARTIAL;
 use super::simd::{self, Level};
 
 /// A set of stored keys, ready to answer "how many are disjoint from this key" in bulk, for
@@ -171,7 +172,7 @@ impl BucketSieve {
 /// Appends `keys` to `out` sorted by their cut value (counting sort); returns each value's
 /// end position in `out`.
 fn sort_by_bucket(keys: &[u64], cuts: &[u32], out: &mut Vec<u64>, level: Level) -> Vec<usize> {
-    if !cuts.is_empty() && level >= Level::Avx2 {
+    if !cuts.is_empty() && level.has_bmi2() {
         // Avx2 and Avx512 imply BMI2 (see `simd::available_levels`): one PEXT per key.
         let mask = cuts.iter().fold(0u64, |m, &p| m | 1 << p);
         debug_assert!(cuts.windows(2).all(|w| w[0] < w[1]), "cuts must ascend");

@@ -11,36 +11,8 @@
 //! diagonal, for the symmetry factors of §4.3); a half's class is `2·north + south`, and each
 //! class goes to its own key list.
 
-use super::key::SENTINEL;
 use super::prepared::Prepared;
 use super::simd::{self, Level};
-
-/// How one quarter of a half is filtered and classified, as key-space masks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Side {
-    /// Words touching these bits are dropped ([`SENTINEL`] is always included).
-    pub forbid: u64,
-    /// Words touching these bits are class 1, the others class 0.
-    pub split: u64,
-}
-
-impl Side {
-    /// A side that drops the words touching `forbid` and has a single class.
-    pub fn forbid(forbid: u64) -> Self {
-        Side {
-            forbid: forbid | SENTINEL,
-            split: 0,
-        }
-    }
-
-    /// A side that keeps every valid word and classifies by `split`.
-    pub fn split(split: u64) -> Self {
-        Side {
-            forbid: SENTINEL,
-            split,
-        }
-    }
-}
 
 /// Everything fixed while enumerating the halves of one side of a task.
 #[derive(Debug, Clone, Copy)]
@@ -128,27 +100,6 @@ impl<'a, 'b> Portions<'a, 'b> {
     /// Starts again from the first half.
     pub fn rewind(&mut self) {
         (self.spec, self.mask) = (0, 0);
-    }
-}
-
-/// Appends `n | s | extra` for every pair `(n, s)` with `n`, `s` and `forbid` pairwise
-/// disjoint, without branching per pair.
-#[inline(always)]
-pub fn join_generic(north: &[u64], south: &[u64], forbid: u64, extra: u64, out: &mut Vec<u64>) {
-    for &n in north.iter().filter(|&&n| n & forbid == 0) {
-        let n_or_f = n | forbid;
-        out.reserve(south.len());
-        let base = out.len();
-        let spare = &mut out.spare_capacity_mut()[..south.len()];
-        let mut len = 0usize;
-        for &s in south {
-            // Write unconditionally, advance only on a disjoint pair; `len` never passes
-            // the number of pairs seen, so the write stays in the reserved capacity.
-            spare[len.min(south.len() - 1)].write(n | s | extra);
-            len += usize::from(n_or_f & s == 0);
-        }
-        // SAFETY: the first `len` spare slots were initialised above.
-        unsafe { out.set_len(base + len) };
     }
 }
 

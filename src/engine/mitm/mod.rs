@@ -13,6 +13,7 @@
 pub mod bucket;
 pub mod half;
 mod index;
+pub mod kernels;
 pub mod key;
 pub mod matcher;
 pub mod prepared;
@@ -87,7 +88,7 @@ impl Engine for Mitm {
 #[derive(Debug)]
 pub struct MitmPlan {
     ctx: Context,
-    /// The same plan at [`Level::Portable`], built on first use by [`Plan::solve_portable`].
+    /// The same plan at [`Level::PORTABLE`], built on first use by [`Plan::solve_portable`].
     portable: OnceLock<Context>,
     index: TaskIndex,
 }
@@ -236,7 +237,7 @@ impl Plan for MitmPlan {
     fn solve_portable(&self, task: usize) -> u128 {
         let ctx = self
             .portable
-            .get_or_init(|| Context::new(self.ctx.geo.n, Level::Portable));
+            .get_or_init(|| Context::new(self.ctx.geo.n, Level::PORTABLE));
         let task = self.task(task);
         SCRATCH.with(|s| ctx.solve(task, &mut s.borrow_mut()))
     }

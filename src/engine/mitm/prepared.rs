@@ -7,8 +7,7 @@
 
 use std::sync::OnceLock;
 
-use super::half::Side;
-use super::key::{Geometry, Quarter};
+use super::key::{Geometry, Quarter, SENTINEL};
 use super::quarter::{QuarterCache, QuarterList};
 
 /// Largest quarter size whose prepared lists are cached (h = 9: about 20 MB per kind).
@@ -16,6 +15,33 @@ const MAX_CACHED_H: u32 = 9;
 
 /// The four quarters in task order: east north/south, west north/south.
 pub const QUARTERS: [Quarter; 4] = [Quarter::Ne, Quarter::Se, Quarter::Nw, Quarter::Sw];
+
+/// How one quarter of a half is filtered and classified, as key-space masks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Side {
+    /// Words touching these bits are dropped ([`SENTINEL`] is always included).
+    pub forbid: u64,
+    /// Words touching these bits are class 1, the others class 0.
+    pub split: u64,
+}
+
+impl Side {
+    /// A side that drops the words touching `forbid` and has a single class.
+    pub fn forbid(forbid: u64) -> Self {
+        Side {
+            forbid: forbid | SENTINEL,
+            split: 0,
+        }
+    }
+
+    /// A side that keeps every valid word and classifies by `split`.
+    pub fn split(split: u64) -> Self {
+        Side {
+            forbid: SENTINEL,
+            split,
+        }
+    }
+}
 
 /// One quarter of a task, ready to join: its valid placements as key-space words, split
 /// into two classes, each grouped by column mask.

@@ -1,17 +1,25 @@
 //! Run-time CPU dispatch for the matcher's inner loops.
 //!
-//! The loops in [`super::matcher`] are written once, generic and `#[inline(always)]`; here each
+//! The loops in [`super::kernels`] are written once, generic and `#[inline(always)]`; here each
 //! is instantiated inside functions compiled for a CPU level (`#[target_feature]`), and the
 //! best level the running CPU supports is picked once. POPCNT matters most (about 3× on the
 //! published program); wider vectors help the block loops.
 
-use super::half;
-use super::matcher::{self, Lanes, Layout};
+use super::kernels::{self, Lanes, Layout};
 use std::sync::OnceLock;
 
 /// An instruction-set level the matcher can run at.
+///
+/// A level above [`Level::PORTABLE`] can only be obtained from [`Level::detect`] or
+/// [`available_levels`], after the running CPU was found to support it: the field is
+/// private, so safe code cannot make a level that runs instructions the CPU lacks, and the
+/// dispatchers below may enter `#[target_feature]` code on the strength of the level alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Level {
+pub struct Level(Isa);
+
+/// The instruction sets behind a [`Level`], lowest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Isa {
     /// Plain Rust, any CPU.
     Portable,
     /// x86-64 with POPCNT.
@@ -23,6 +31,9 @@ pub enum Level {
 }
 
 impl Level {
+    /// Plain Rust, on any CPU.
+    pub const PORTABLE: Level = Level(Isa::Portable);
+
     /// The best level this CPU supports (detected once).
     pub fn detect() -> Level {
         static BEST: OnceLock<Level> = OnceLock::new();
@@ -30,38 +41,44 @@ impl Level {
             available_levels()
                 .into_iter()
                 .max()
-                .unwrap_or(Level::Portable)
+                .unwrap_or(Level::PORTABLE)
         })
     }
 
     /// A short name for reports.
     pub fn name(self) -> &'static str {
-        match self {
-            Level::Portable => "portable",
-            Level::Popcnt => "popcnt",
-            Level::Avx2 => "avx2",
-            Level::Avx512 => "avx512",
+        match self.0 {
+            Isa::Portable => "portable",
+            Isa::Popcnt => "popcnt",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
         }
+    }
+
+    /// Whether the level includes BMI2 (`pext`).
+    pub fn has_bmi2(self) -> bool {
+        self.0 >= Isa::Avx2
     }
 }
 
-/// Every level the running CPU supports, lowest first (the portable one always).
+/// Every level the running CPU supports, lowest first (the portable one always). This and
+/// [`Level::detect`] are the only places a level above portable is made.
 pub fn available_levels() -> Vec<Level> {
-    let mut levels = vec![Level::Portable];
+    let mut levels = vec![Level::PORTABLE];
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("popcnt") {
-            levels.push(Level::Popcnt);
+            levels.push(Level(Isa::Popcnt));
             let bmi2 = std::arch::is_x86_feature_detected!("bmi2");
             if bmi2 && std::arch::is_x86_feature_detected!("avx2") {
-                levels.push(Level::Avx2);
+                levels.push(Level(Isa::Avx2));
             }
             if bmi2
                 && std::arch::is_x86_feature_detected!("avx512f")
                 && std::arch::is_x86_feature_detected!("avx512bw")
                 && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
             {
-                levels.push(Level::Avx512);
+                levels.push(Level(Isa::Avx512));
             }
         }
     }
@@ -84,15 +101,16 @@ macro_rules! dispatch {
                 #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx2,popcnt")]
                 pub fn avx512($($arg: $ty),*) -> $ret { $body($($arg),*) }
             }
-            match level {
+            match level.0 {
                 // SAFETY: a level above Portable is only ever constructed by
-                // `available_levels`, after detecting the features it enables.
+                // `available_levels`, after detecting the features it enables (the field of
+                // `Level` is private to this module).
                 #[cfg(target_arch = "x86_64")]
-                Level::Popcnt => unsafe { x86::popcnt($($arg),*) },
+                Isa::Popcnt => unsafe { x86::popcnt($($arg),*) },
                 #[cfg(target_arch = "x86_64")]
-                Level::Avx2 => unsafe { x86::avx2($($arg),*) },
+                Isa::Avx2 => unsafe { x86::avx2($($arg),*) },
                 #[cfg(target_arch = "x86_64")]
-                Level::Avx512 => unsafe { x86::avx512($($arg),*) },
+                Isa::Avx512 => unsafe { x86::avx512($($arg),*) },
                 _ => $body($($arg),*),
             }
         }
@@ -100,18 +118,18 @@ macro_rules! dispatch {
 }
 
 dispatch! {
-    /// Builds one block's tables (see [`matcher::build_block_generic`]).
+    /// Builds one block's tables (see [`kernels::build_block_generic`]).
     fn build_block(keys: &[u64], layout: &Layout, table: &mut [Lanes]) -> () =
-        matcher::build_block_generic;
+        kernels::build_block_generic;
 }
 
 dispatch! {
-    /// Counts disjoint pairs directly (see [`matcher::count_direct_generic`]).
-    fn count_direct(keys: &[u64], queries: &[u64]) -> u64 = matcher::count_direct_generic;
+    /// Counts disjoint pairs directly (see [`kernels::count_direct_generic`]).
+    fn count_direct(keys: &[u64], queries: &[u64]) -> u64 = kernels::count_direct_generic;
 }
 
 /// Counts disjoint pairs against one or two blocks (see
-/// [`matcher::count_blocks_generic`]).
+/// [`kernels::count_blocks_generic`]).
 ///
 /// # Safety
 /// `tables` must hold one or two whole blocks of `per` entries, and every offset in `index`
@@ -126,8 +144,8 @@ pub unsafe fn count_blocks(
     range: std::ops::Range<usize>,
 ) -> u64 {
     #[cfg(target_arch = "x86_64")]
-    if level == Level::Avx512 {
-        // SAFETY: Level::Avx512 is only constructed after detecting its features; the
+    if level.0 == Isa::Avx512 {
+        // SAFETY: an AVX-512 level is only constructed after detecting its features; the
         // caller guarantees the bounds.
         return unsafe { avx512::count_blocks(tables, per, index, stride, range) };
     }
@@ -138,7 +156,7 @@ dispatch! {
     /// The autovectorised block count, for levels below AVX-512.
     fn count_blocks_portable(
         tables: &[Lanes], per: usize, index: &[u32], stride: usize, range: std::ops::Range<usize>
-    ) -> u64 = matcher::count_blocks_generic;
+    ) -> u64 = kernels::count_blocks_generic;
 }
 
 /// Writes the table entry offsets of `queries` (see [`Layout::index_generic`]).
@@ -175,8 +193,8 @@ pub fn join(
         (south, north)
     };
     #[cfg(target_arch = "x86_64")]
-    if level == Level::Avx512 {
-        // SAFETY: Level::Avx512 is only constructed after detecting its features.
+    if level.0 == Isa::Avx512 {
+        // SAFETY: an AVX-512 level is only constructed after detecting its features.
         return unsafe { avx512::join(outer, inner, forbid, extra, out) };
     }
     join_portable(level, outer, inner, forbid, extra, out)
@@ -187,7 +205,7 @@ dispatch! {
     fn join_portable(
         north: &[u64], south: &[u64], forbid: u64, extra: u64, out: &mut Vec<u64>
     ) -> () =
-        half::join_generic;
+        kernels::join_generic;
 }
 
 /// Appends `keys` to `out` sorted by `pext(key, mask)` (a counting sort over `2^cuts`
@@ -237,7 +255,7 @@ mod bmi2 {
 /// per block, and VPCOMPRESSQ for the join.
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::super::matcher::Lanes;
+    use super::super::kernels::Lanes;
     use std::arch::x86_64::*;
 
     /// See [`super::count_blocks`]; the same safety contract.
@@ -259,7 +277,7 @@ mod avx512 {
                     match (chunks, two) {
                         $(($c, false) => count::<$c, 1>(tables, per, index, stride, range),
                           ($c, true) => count::<$c, 2>(tables, per, index, stride, range),)*
-                        _ => super::super::matcher::count_blocks_generic(
+                        _ => super::super::kernels::count_blocks_generic(
                             tables, per, index, stride, range),
                     }
                 };

@@ -15,10 +15,11 @@
 //!   then queried with the (h, x) queen's diagonals added to their keys.
 
 use super::bucket::BucketSieve;
-use super::half::{HalfSpec, Portions, Side};
+use super::half::{HalfSpec, Portions};
+use super::kernels::{Layout, BLOCK};
 use super::key::Geometry;
-use super::matcher::{Layout, Rank, Sieve, BLOCK, MAX_CUTS};
-use super::prepared::{Prepared, PreparedCache, QUARTERS};
+use super::matcher::{Rank, Sieve, MAX_CUTS};
+use super::prepared::{Prepared, PreparedCache, Side, QUARTERS};
 use super::quarter::QuarterCache;
 use super::simd::Level;
 use super::weights::{ew_weight, free_rows, ns_weight};

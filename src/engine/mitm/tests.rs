@@ -111,7 +111,7 @@ fn symmetry_weights_reproduce_the_plain_count() {
 
 #[test]
 fn odd_plans_cover_centre_and_cross_tasks() {
-    let plan = MitmPlan::new(9, Level::Portable);
+    let plan = MitmPlan::new(9, Level::PORTABLE);
     let cross = plan.tasks().filter(|t| t.y > 0).count();
     // y in 6..=8, E = 4-subsets of the 7 free rows.
     assert_eq!(cross, 3 * 35);
@@ -128,9 +128,9 @@ fn subsets_are_all_k_subsets_in_order() {
 
 #[test]
 fn fingerprint_depends_on_n() {
-    let a = MitmPlan::new(10, Level::Portable).fingerprint();
-    assert_eq!(a, MitmPlan::new(10, Level::Portable).fingerprint());
-    assert_ne!(a, MitmPlan::new(11, Level::Portable).fingerprint());
+    let a = MitmPlan::new(10, Level::PORTABLE).fingerprint();
+    assert_eq!(a, MitmPlan::new(10, Level::PORTABLE).fingerprint());
+    assert_ne!(a, MitmPlan::new(11, Level::PORTABLE).fingerprint());
 }
 
 #[test]

@@ -1,0 +1,197 @@
+//! The matcher's inner loops, written once and generic: the block tables, the block count,
+//! the direct count, the query indexing and the half join.
+//!
+//! Everything here is `#[inline(always)]` and safe; [`super::simd`] instantiates each loop
+//! per CPU level and picks the level at run time, and [`super::matcher`], [`super::bucket`]
+//! and [`super::half`] call the dispatched versions. This module depends on nothing else in
+//! the engine, so the dispatch layer sits on top of it.
+
+/// Keys per block.
+pub const BLOCK: usize = 512;
+
+/// 512 bits: one bit per key of a block.
+#[repr(C, align(64))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lanes(pub [u64; 8]);
+
+impl Lanes {
+    /// All 512 bits set.
+    pub const ONES: Lanes = Lanes([!0; 8]);
+    /// No bit set.
+    pub const ZERO: Lanes = Lanes([0; 8]);
+}
+
+/// Where each chunk of a key sits: chunk `j` is `(key >> shift[j]) & mask[j]`, and its
+/// `mask[j] + 1` table entries start at `offset[j]` within a block.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Layout {
+    /// Right shift of each chunk.
+    pub shift: Vec<u32>,
+    /// Mask of each chunk after the shift.
+    pub mask: Vec<u64>,
+    /// First table entry of each chunk.
+    pub offset: Vec<usize>,
+    /// Table entries per block.
+    pub per_block: usize,
+}
+
+impl Layout {
+    /// Chunks of at most `k` usable bits (as even as possible) over the low `bits` key bits;
+    /// a chunk widens over the `holes` (bits no stored key has), which then cost nothing per
+    /// query.
+    pub fn new(bits: u32, holes: u64, k: u32) -> Self {
+        let usable = (0..bits).filter(|p| holes >> p & 1 == 0).count() as u32;
+        let chunks = usable.div_ceil(k).max(1);
+        let mut layout = Layout::default();
+        let mut p = 0;
+        for j in 0..chunks {
+            // The first `usable % chunks` chunks take one bit more.
+            let want = usable / chunks + u32::from(j < usable % chunks);
+            let mut width = 0;
+            let mut used = 0;
+            while p + width < bits && (used < want || holes >> (p + width) & 1 == 1) {
+                used += u32::from(holes >> (p + width) & 1 == 0);
+                width += 1;
+            }
+            layout.shift.push(p);
+            layout.mask.push((1u64 << width) - 1);
+            layout.offset.push(layout.per_block);
+            layout.per_block += 1 << width;
+            p += width;
+        }
+        layout
+    }
+
+    /// The number of chunks.
+    pub fn chunks(&self) -> usize {
+        self.shift.len()
+    }
+
+    /// Writes the byte offset (within a block) of each query's table entry in every chunk:
+    /// entry `j` of query `i` goes to `out[j * stride + i]`.
+    #[inline(always)]
+    pub fn index_generic(&self, queries: &[u64], out: &mut [u32], stride: usize) {
+        for j in 0..self.chunks() {
+            let (shift, mask, offset) = (self.shift[j], self.mask[j], self.offset[j] as u64);
+            let row = &mut out[j * stride..][..queries.len()];
+            for (o, &q) in row.iter_mut().zip(queries) {
+                *o = ((((q >> shift) & mask) + offset) * LANES_BYTES) as u32;
+            }
+        }
+    }
+}
+
+/// Bytes per table entry.
+const LANES_BYTES: u64 = 64;
+
+/// Transposes a 64×64 bit matrix in place: afterwards bit `i` of row `p` is what bit `p` of
+/// row `i` was.
+#[inline(always)]
+pub fn transpose64(m: &mut [u64; 64]) {
+    let mut j = 32usize;
+    let mut mask = 0x0000_0000_FFFF_FFFFu64;
+    while j != 0 {
+        let mut k = 0usize;
+        while k < 64 {
+            let t = ((m[k] >> j) ^ m[k + j]) & mask;
+            m[k] ^= t << j;
+            m[k + j] ^= t;
+            k = (k + j + 1) & !j;
+        }
+        j >>= 1;
+        mask ^= mask << j;
+    }
+}
+
+/// Builds one block's tables from up to 512 keys, generic over the inlined CPU level.
+#[inline(always)]
+pub fn build_block_generic(keys: &[u64], layout: &Layout, table: &mut [Lanes]) {
+    let mut slices = [Lanes::ZERO; 64];
+    let mut valid = Lanes::ZERO;
+    for (lane, group) in keys.chunks(64).enumerate() {
+        let mut m = [!0u64; 64];
+        for (row, &key) in m.iter_mut().zip(group) {
+            *row = !key;
+        }
+        transpose64(&mut m);
+        for (slice, row) in slices.iter_mut().zip(m) {
+            slice.0[lane] = row;
+        }
+        valid.0[lane] = if group.len() == 64 {
+            !0
+        } else {
+            (1u64 << group.len()) - 1
+        };
+    }
+    for j in 0..layout.chunks() {
+        let chunk = &mut table[layout.offset[j]..][..layout.mask[j] as usize + 1];
+        chunk[0] = if j == 0 { valid } else { Lanes::ONES };
+        let first = layout.shift[j] as usize;
+        for s in 1..chunk.len() {
+            let low = s.trailing_zeros() as usize;
+            let prev = chunk[s & (s - 1)];
+            let slice = &slices[first + low];
+            chunk[s] = Lanes(std::array::from_fn(|w| prev.0[w] & slice.0[w]));
+        }
+    }
+}
+
+/// Counts (key, query) pairs with disjoint bits against the blocks of `tables` (`per`
+/// entries each), for the queries `range`, whose entries are byte offsets in `index`
+/// (chunk-major, see [`Layout::index_generic`]); generic over the CPU level.
+#[inline(always)]
+pub fn count_blocks_generic(
+    tables: &[Lanes],
+    per: usize,
+    index: &[u32],
+    stride: usize,
+    range: std::ops::Range<usize>,
+) -> u64 {
+    let chunks = index.len() / stride.max(1);
+    let mut total = 0u64;
+    for i in range {
+        for block in tables.chunks_exact(per) {
+            let entry = |j: usize| &block[index[j * stride + i] as usize / LANES_BYTES as usize].0;
+            let mut acc = *entry(0);
+            for j in 1..chunks {
+                let t = entry(j);
+                for w in 0..8 {
+                    acc[w] &= t[w];
+                }
+            }
+            total += acc.iter().map(|x| u64::from(x.count_ones())).sum::<u64>();
+        }
+    }
+    total
+}
+
+/// Counts disjoint (key, query) pairs by direct comparison, generic over the CPU level.
+#[inline(always)]
+pub fn count_direct_generic(keys: &[u64], queries: &[u64]) -> u64 {
+    let mut total = 0u64;
+    for &q in queries {
+        total += keys.iter().filter(|&&k| k & q == 0).count() as u64;
+    }
+    total
+}
+
+/// Appends `n | s | extra` for every pair `(n, s)` with `n`, `s` and `forbid` pairwise
+/// disjoint, without branching per pair.
+#[inline(always)]
+pub fn join_generic(north: &[u64], south: &[u64], forbid: u64, extra: u64, out: &mut Vec<u64>) {
+    for &n in north.iter().filter(|&&n| n & forbid == 0) {
+        let n_or_f = n | forbid;
+        out.reserve(south.len());
+        let base = out.len();
+        let spare = &mut out.spare_capacity_mut()[..south.len()];
+        let mut len = 0usize;
+        for &s in south {
+            // Write unconditionally, advance only on a disjoint pair; `len` never passes
+            // the number of pairs seen, so the write stays in the reserved capacity.
+            spare[len.min(south.len() - 1)].write(n | s | extra);
+            len += usize::from(n_or_f & s == 0);
+        }
+        // SAFETY: the first `len` spare slots were initialised above.
+        unsafe { out.set_len(base + len) };
+    }
+}
