@@ -92,18 +92,17 @@ impl Geometry {
         }
     }
 
-    /// Writes the key-space words of `list` in quarter `q` to `out`; placements touching the
-    /// local diagonals `forbid` (outside the key window) get [`SENTINEL`] added.
-    pub fn words(&self, q: Quarter, list: &[Placement], forbid: (u32, u32), out: &mut Vec<u64>) {
+    /// The key-space word of each placement of quarter `q`: a placement touching the local
+    /// diagonals `forbid` (outside the key window) gets [`SENTINEL`] added.
+    pub fn words(&self, q: Quarter, forbid: (u32, u32)) -> impl Fn(&Placement) -> u64 {
         let [la, ra, lb, rb] = self.shifts(q);
         let (m, d) = ((1u64 << self.d) - 1, self.d);
-        out.clear();
-        out.extend(list.iter().map(|p| {
+        move |p| {
             let ka = ((u64::from(p.a) << la) >> ra) & m;
             let kb = ((u64::from(p.b) << lb) >> rb) & m;
             let bad = (p.a & forbid.0) | (p.b & forbid.1) != 0;
             ka | kb << d | u64::from(bad) << 63
-        }));
+        }
     }
 
     /// The key bits of global diagonals `A = da` and `B = db` (those inside the window).

@@ -51,7 +51,6 @@ pub struct Prepared {
     /// [`PreparedCache::get`], so that the next task of a thread can reuse it.
     built_for: Option<(usize, usize, u32)>,
     queens: u32,
-    all: Vec<u64>,
     words: [Vec<u64>; 2],
     offsets: [Vec<u32>; 2],
 }
@@ -59,6 +58,10 @@ pub struct Prepared {
 impl Prepared {
     /// Converts `list` (quarter `q`) to words, dropping placements that touch the local
     /// diagonals `raw_forbid` or the key bits `side.forbid`, and classifying by `side.split`.
+    ///
+    /// Each class is counted first and then written into a buffer of exactly that size (8
+    /// bytes per kept placement); a buffer far larger than the task needs is given back, so
+    /// one huge quarter does not pin its memory for the rest of the run.
     pub fn prepare(
         &mut self,
         geo: &Geometry,
@@ -69,37 +72,34 @@ impl Prepared {
     ) {
         self.built_for = None;
         self.queens = list.rows().count_ones();
-        geo.words(q, list.entries(), raw_forbid, &mut self.all);
-        let masks = 1usize << geo.h;
-        let [w0, w1] = &mut self.words;
-        w0.resize(self.all.len(), 0);
-        w1.resize(self.all.len(), 0);
+        let word = geo.words(q, raw_forbid);
+        let class = |w: u64| (w & side.forbid == 0).then_some(usize::from(w & side.split != 0));
+        let mut sizes = [0usize; 2];
+        for c in list.entries().iter().filter_map(|p| class(word(p))) {
+            sizes[c] += 1;
+        }
+        for (words, size) in self.words.iter_mut().zip(sizes) {
+            fit(words, size);
+        }
         for o in &mut self.offsets {
             o.clear();
             o.push(0);
         }
-        let (mut n0, mut n1) = (0usize, 0usize);
-        for cols in 0..masks as u32 {
-            for &w in &self.all[list.range(cols)] {
-                let keep = usize::from(w & side.forbid == 0);
-                let class = usize::from(w & side.split != 0);
-                // n0, n1 <= words seen so far < len: the writes stay in bounds.
-                w0[n0] = w;
-                w1[n1] = w;
-                n0 += keep & (class ^ 1);
-                n1 += keep & class;
+        for cols in 0..1u32 << geo.h {
+            for p in list.get(cols) {
+                let w = word(p);
+                if let Some(c) = class(w) {
+                    self.words[c].push(w);
+                }
             }
-            self.offsets[0].push(n0 as u32);
-            self.offsets[1].push(n1 as u32);
+            for (o, words) in self.offsets.iter_mut().zip(&self.words) {
+                o.push(words.len() as u32);
+            }
         }
-        w0.truncate(n0);
-        w1.truncate(n1);
     }
 
-    /// Frees the working buffers, for a copy that is kept.
+    /// Frees the spare capacity of a copy that is kept.
     fn shrink(&mut self) {
-        self.all = Vec::new();
-        self.words.iter_mut().for_each(Vec::shrink_to_fit);
         self.offsets.iter_mut().for_each(Vec::shrink_to_fit);
     }
 
@@ -113,6 +113,16 @@ impl Prepared {
         let o = &self.offsets[class];
         &self.words[class][o[cols as usize] as usize..o[cols as usize + 1] as usize]
     }
+}
+
+/// Empties `words` and makes room for exactly `len` words, giving back a much larger
+/// allocation first.
+fn fit(words: &mut Vec<u64>, len: usize) {
+    words.clear();
+    if words.capacity() > 2 * len + (1 << 16) {
+        words.shrink_to(len);
+    }
+    words.reserve_exact(len);
 }
 
 /// Prepared quarters by (kind, quarter, row mask), for the task kinds whose filters do not

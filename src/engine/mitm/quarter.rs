@@ -35,22 +35,23 @@ pub struct QuarterList {
 
 impl QuarterList {
     /// Enumerates the placements of an h×h quarter with one queen on each row of `rows`.
+    ///
+    /// The search runs twice, first counting the placements per column mask and then writing
+    /// each straight to its place, so the list is all the memory it takes (8 bytes per
+    /// placement; a quarter of N = 28 can have tens of millions).
     pub fn generate(h: u32, rows: u32) -> Self {
-        let mut found: Vec<(u32, Placement)> = Vec::new();
-        place(h, rows, 0, Placement { a: 0, b: 0 }, &mut found);
+        let start = Placement { a: 0, b: 0 };
         let mut offsets = vec![0u32; (1usize << h) + 1];
-        for &(cols, _) in &found {
-            offsets[cols as usize + 1] += 1;
-        }
+        place(h, rows, 0, start, &mut |cols, _| offsets[cols as usize + 1] += 1);
         for i in 1..offsets.len() {
             offsets[i] += offsets[i - 1];
         }
         let mut next = offsets.clone();
-        let mut entries = vec![Placement { a: 0, b: 0 }; found.len()];
-        for (cols, p) in found {
+        let mut entries = vec![start; offsets[1usize << h] as usize];
+        place(h, rows, 0, start, &mut |cols, p| {
             entries[next[cols as usize] as usize] = p;
             next[cols as usize] += 1;
-        }
+        });
         QuarterList {
             rows,
             offsets,
@@ -89,10 +90,11 @@ impl QuarterList {
     }
 }
 
-/// Places queens on the remaining rows of `rows` (lowest first), collecting complete ones.
-fn place(h: u32, rows: u32, cols: u32, p: Placement, out: &mut Vec<(u32, Placement)>) {
+/// Places queens on the remaining rows of `rows` (lowest first), handing each complete
+/// placement and its column mask to `found`.
+fn place(h: u32, rows: u32, cols: u32, p: Placement, found: &mut impl FnMut(u32, Placement)) {
     if rows == 0 {
-        out.push((cols, p));
+        found(cols, p);
         return;
     }
     let i = rows.trailing_zeros();
@@ -108,7 +110,7 @@ fn place(h: u32, rows: u32, cols: u32, p: Placement, out: &mut Vec<(u32, Placeme
                 a: p.a | a,
                 b: p.b | b,
             };
-            place(h, rest, cols | 1 << j, next, out);
+            place(h, rest, cols | 1 << j, next, found);
         }
     }
 }
