@@ -4,7 +4,9 @@
 #
 # usage: scripts/bench.sh [N ...]            (default: 14 16)
 # env:   ENGINES="mirror"  THREADS="1 2"  RUNS=5
-#        BASELINE=/path/to/a C yardstick binary taking "N THREADS" (optional; skipped if unset)
+#        BASELINE=/path/to/a C yardstick binary taking "N THREADS" (default: bench/c/baseline_mirror.c,
+#                 built into target/bench-c/ with $CC, if a C compiler is present; skipped otherwise)
+#        CFLAGS="-O3 -march=native"         (for that build)
 #        OUT=bench/runs/<date>-<host>       (raw times and the table are written there)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +22,20 @@ mkdir -p "$out"
 cargo build --release --quiet
 bin=target/release/nqueens
 
+# The yardstick: $BASELINE, or the repository's own C counter (bench/README.md) when a C
+# compiler is present.
 baseline=${BASELINE:-}
+if [ -z "$baseline" ]; then
+  cc=${CC:-$(command -v cc || command -v gcc || true)}
+  if [ -n "$cc" ]; then
+    mkdir -p target/bench-c
+    # shellcheck disable=SC2086 # CFLAGS is a list of flags
+    "$cc" ${CFLAGS:--O3 -march=native} -pthread -o target/bench-c/baseline_mirror bench/c/baseline_mirror.c
+    baseline=target/bench-c/baseline_mirror
+  else
+    echo "bench.sh: no C compiler (cc, gcc or \$CC) found and BASELINE unset: timing without the yardstick" >&2
+  fi
+fi
 
 # Wall-clock seconds of one command, discarding its output.
 seconds() {
@@ -72,3 +87,15 @@ done
       }
     }'
 } | tee "$out/table.md"
+
+# What a reader of the run needs to repeat it (ripgrep's benchsuite/runs keep the same).
+cat >"$out/README.md" <<EOF
+# Benchmark run $(basename "$out")
+
+- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) logical CPUs
+- rustc: $(rustc --version)
+- commit: $(git rev-parse --short=12 HEAD 2>/dev/null || echo "not recorded (no git)")$(git diff --quiet HEAD 2>/dev/null || echo " (with uncommitted changes)")
+- yardstick: ${baseline:-none}
+- command: ENGINES="$engines" THREADS="$threads" RUNS=$runs scripts/bench.sh ${sizes[*]}
+- files: times.tsv (N, threads, program, wall seconds per run), table.md (medians)
+EOF

@@ -5,19 +5,12 @@ mod common;
 
 use std::process::{Command, Output, Stdio};
 
-use common::{nqueens, run};
+use common::{nqueens, nqueens_std, run};
 use predicates::prelude::*;
-
-/// The binary under test as a plain `std` command (for custom stdio).
-fn raw() -> Command {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("nqueens"));
-    cmd.env_remove("SLURM_ARRAY_TASK_ID");
-    cmd
-}
 
 /// Runs `nqueens args` with its stdout a pipe whose reading end is already closed.
 fn with_closed_stdout(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = raw()
+    let mut child = nqueens_std()
         .args(args)
         .stdin(if stdin.is_some() {
             Stdio::piped()
@@ -69,7 +62,7 @@ fn issue_12_completions_onto_a_full_disk_is_a_clear_error() {
         .write(true)
         .open("/dev/full")
         .expect("/dev/full exists on Linux");
-    let out = raw()
+    let out = nqueens_std()
         .args(["completions", "bash"])
         .stdout(full)
         .output()
@@ -134,7 +127,7 @@ fn issue_12_thread_counts_above_the_cap_are_usage_errors() {
 
 #[test]
 fn issue_12_verify_stops_reading_an_endless_input_when_stdout_is_closed() {
-    let mut child = raw()
+    let mut child = nqueens_std()
         .arg("verify")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -235,7 +228,7 @@ fn issue_12_dev_zero_as_input_is_a_clear_error() {
         &["place", "--stdin"],
         &["verify"],
     ] {
-        let out = raw()
+        let out = nqueens_std()
             .args(args)
             .stdin(std::fs::File::open("/dev/zero").unwrap())
             .output()

@@ -4,9 +4,9 @@
 mod common;
 
 use std::io::Read;
-use std::process::{Command as StdCommand, Stdio};
+use std::process::Stdio;
 
-use common::nqueens;
+use common::{nqueens, nqueens_std};
 use nqueens::puzzles::verify::check;
 use predicates::prelude::*;
 
@@ -74,8 +74,7 @@ fn solutions_json_lines_deserialize() {
 
 #[test]
 fn issue_6_a_closed_pipe_ends_solutions_quietly_with_status_0() {
-    let bin = assert_cmd::cargo::cargo_bin("nqueens");
-    let mut child = StdCommand::new(bin)
+    let mut child = nqueens_std()
         .args(["solutions", "16"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,30 +1,17 @@
 //! CLI tests of checkpoints, shards and merge (issue 5).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as StdCommand, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use assert_cmd::Command;
+use common::{nqueens, nqueens_std};
 use nqueens::shard::{Checkpoint, PartialResult};
 use predicates::str::contains;
 
-const SLURM_VARS: [&str; 4] = [
-    "SLURM_ARRAY_TASK_ID",
-    "SLURM_ARRAY_TASK_MIN",
-    "SLURM_ARRAY_TASK_MAX",
-    "SLURM_ARRAY_TASK_COUNT",
-];
-
-fn nqueens() -> Command {
-    let mut cmd = Command::cargo_bin("nqueens").unwrap();
-    for var in SLURM_VARS {
-        cmd.env_remove(var);
-    }
-    cmd
-}
-
 fn spawn(args: &[&str]) -> Child {
-    StdCommand::new(assert_cmd::cargo::cargo_bin("nqueens"))
+    nqueens_std()
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -82,10 +69,7 @@ fn run_with_kills(args: &[&str], ckpt: &Path, kills: usize, rng: &mut Rng) -> (S
         );
         saved.push(done);
     }
-    let out = StdCommand::new(assert_cmd::cargo::cargo_bin("nqueens"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = nqueens_std().args(args).output().unwrap();
     assert!(out.status.success(), "{out:?}");
     (String::from_utf8(out.stdout).unwrap(), saved)
 }

@@ -3,6 +3,8 @@
 //! An engine turns a board size into a [`Plan`] of independent tasks; the executor in
 //! [`crate::plan`] runs any plan in parallel. Adding an engine means adding a module and a
 //! line to [`ENGINES`]; the CLI lists the names from here.
+//!
+//! How each engine works, with measured figures per N: docs/algorithms.md in the repository.
 
 pub mod kernel;
 pub mod mirror;

@@ -3,10 +3,26 @@
 
 use assert_cmd::Command;
 
-/// The `nqueens` binary under test, with a clean environment for progress output.
+/// The Slurm array variables `--shard auto` reads; removed so a test run inside a Slurm job
+/// behaves like one outside it.
+const SLURM_VARS: [&str; 4] = [
+    "SLURM_ARRAY_TASK_ID",
+    "SLURM_ARRAY_TASK_MIN",
+    "SLURM_ARRAY_TASK_MAX",
+    "SLURM_ARRAY_TASK_COUNT",
+];
+
+/// The `nqueens` binary under test (assert_cmd), without the Slurm array variables.
 pub fn nqueens() -> Command {
-    let mut cmd = Command::cargo_bin("nqueens").expect("the binary is built");
-    cmd.env_remove("SLURM_ARRAY_TASK_ID");
+    Command::from_std(nqueens_std())
+}
+
+/// The same binary as a plain `std` command, for tests that spawn it or set up its stdio.
+pub fn nqueens_std() -> std::process::Command {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("nqueens"));
+    for var in SLURM_VARS {
+        cmd.env_remove(var);
+    }
     cmd
 }
 

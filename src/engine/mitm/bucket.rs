@@ -10,9 +10,9 @@ use super::simd::{self, Level};
 /// A set of stored keys, ready to answer "how many are disjoint from this key" in bulk, for
 /// small tasks.
 ///
-/// With sieve cuts (§4.2), a few key bits ("cut bits") sort the keys into buckets; a query
-/// only visits the buckets whose cut bits are disjoint from its own, and the matcher layout
-/// leaves the cut bits out.
+/// With sieve cuts (docs/algorithms.md, "the two sieves"), a few key bits ("cut bits") sort
+/// the keys into buckets; a query only visits the buckets whose cut bits are disjoint from its
+/// own, and the matcher layout leaves the cut bits out.
 #[derive(Debug, Default)]
 pub struct BucketSieve {
     layout: Layout,

@@ -8,8 +8,8 @@
 //! is their OR.
 //!
 //! Placements are sorted into two classes per quarter by one key bit (a queen on a long
-//! diagonal, for the symmetry factors of §4.3); a half's class is `2·north + south`, and each
-//! class goes to its own key list.
+//! diagonal, for the symmetry factors in docs/algorithms.md); a half's class is
+//! `2·north + south`, and each class goes to its own key list.
 
 use super::prepared::Prepared;
 use super::simd::{self, Level};

@@ -60,7 +60,8 @@ impl Geometry {
         2 * self.d
     }
 
-    /// Offsets of a quarter's local diagonals in global `A`, `B` (§4.1.1 table).
+    /// Offsets of a quarter's local diagonals in global `A`, `B` (one placement list serves
+    /// all four quarters).
     pub fn offsets(&self, q: Quarter) -> (u32, u32) {
         let c = self.c;
         match q {

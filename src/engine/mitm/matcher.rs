@@ -5,7 +5,7 @@
 //! for every subset `σ` of a chunk the block stores `AND_{p ∈ σ} S_p`. A query `q` then reads
 //! one entry per chunk, ANDs them and counts the ones: the number of keys disjoint from `q`,
 //! 512 pairs in a handful of word operations. Queries run block by block, all queries against
-//! one L1-resident block before the next (§4.6 item 3), not each query through every block.
+//! one L1-resident block before the next, not each query through every block.
 //! A short remainder of keys is compared directly.
 //!
 //! The [`Sieve`] sorts its keys by a per-task [`Rank`] of a few cut bits, so that each block's
@@ -82,7 +82,7 @@ impl Rank {
 /// Keys come in groups (the symmetry classes of a task, counted separately). Each group's
 /// keys are sorted by their [`Rank`] and cut into blocks; each block remembers the rank bits
 /// all its keys share. Queries are put into segments by their leading rank bits, and a block
-/// only meets the segments disjoint from its shared bits (the sieve of §4.2, without padding
+/// only meets the segments disjoint from its shared bits (the bucket sieve's idea, without padding
 /// buckets to whole blocks). Every pair that is met is still tested on every key bit, so the
 /// ranking only decides what is skipped, never what is counted.
 #[derive(Debug, Default)]

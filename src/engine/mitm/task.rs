@@ -252,7 +252,8 @@ impl Context {
         })
     }
 
-    /// Even N (§4.3): diagonal-restricted east halves, west classes with factors.
+    /// Even N (docs/algorithms.md, "symmetry weights"): diagonal-restricted east halves, west
+    /// classes with factors.
     fn solve_even(&self, east: u32, s: &mut Scratch) -> u128 {
         let g = &self.geo;
         let (n, free) = (g.n, free_rows(g, 0));

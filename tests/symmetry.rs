@@ -1,17 +1,14 @@
 //! Issue 3: the symmetry engine and `--unique` through the command line.
 
-use assert_cmd::Command;
-use predicates::str::contains;
+mod common;
 
-fn nqueens() -> Command {
-    let mut cmd = Command::cargo_bin("nqueens").expect("the binary is built");
-    cmd.arg("--quiet");
-    cmd
-}
+use common::nqueens;
+use predicates::str::contains;
 
 #[test]
 fn issue_3_unique_prints_after_the_total() {
     nqueens()
+        .arg("--quiet")
         .args(["count", "8", "--unique"])
         .assert()
         .success()
@@ -29,6 +26,7 @@ fn issue_3_unique_works_for_every_engine_choice_that_supports_it() {
             _ => "2680\n341\n",
         };
         nqueens()
+            .arg("--quiet")
             .args(["count", n, "--unique", "--engine", "symmetry"])
             .assert()
             .success()
@@ -39,6 +37,7 @@ fn issue_3_unique_works_for_every_engine_choice_that_supports_it() {
 #[test]
 fn issue_3_json_carries_the_unique_count() {
     let out = nqueens()
+        .arg("--quiet")
         .args(["count", "10", "--unique", "--json", "-j", "2"])
         .output()
         .unwrap();
@@ -53,6 +52,7 @@ fn issue_3_json_carries_the_unique_count() {
 #[test]
 fn issue_3_unique_without_it_is_null() {
     let out = nqueens()
+        .arg("--quiet")
         .args(["count", "9", "--json", "--engine", "symmetry"])
         .output()
         .unwrap();
@@ -64,11 +64,16 @@ fn issue_3_unique_without_it_is_null() {
 #[test]
 fn issue_3_symmetry_engine_counts_and_auto_picks_it_at_12() {
     nqueens()
+        .arg("--quiet")
         .args(["count", "12", "--engine", "symmetry", "--split-depth", "3"])
         .assert()
         .success()
         .stdout("14200\n");
-    let out = nqueens().args(["count", "12", "--json"]).output().unwrap();
+    let out = nqueens()
+        .arg("--quiet")
+        .args(["count", "12", "--json"])
+        .output()
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["engine"], "symmetry");
     assert_eq!(v["total"], "14200");
@@ -78,6 +83,7 @@ fn issue_3_symmetry_engine_counts_and_auto_picks_it_at_12() {
 #[test]
 fn issue_3_unique_with_the_mirror_engine_is_a_usage_error() {
     nqueens()
+        .arg("--quiet")
         .args(["count", "8", "--unique", "--engine", "mirror"])
         .assert()
         .code(2)
@@ -87,6 +93,7 @@ fn issue_3_unique_with_the_mirror_engine_is_a_usage_error() {
 #[test]
 fn issue_3_help_lists_the_symmetry_engine() {
     nqueens()
+        .arg("--quiet")
         .args(["count", "--help"])
         .assert()
         .success()

@@ -4,10 +4,10 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command as StdCommand, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{nqueens, run};
+use common::{nqueens, nqueens_std, run};
 use nqueens::shard::{stable_plan, Checkpoint, PartialResult, ShardSpec};
 use nqueens::CountOptions;
 use predicates::prelude::*;
@@ -127,7 +127,7 @@ fn issue_11_a_checkpoint_in_use_is_refused_with_a_clear_message() {
         "--checkpoint-every",
         "1000",
     ];
-    let mut first = StdCommand::new(assert_cmd::cargo::cargo_bin("nqueens"))
+    let mut first = nqueens_std()
         .args(args)
         .stdout(Stdio::null())
         .spawn()
