@@ -1,6 +1,7 @@
 //! Command-line definition (clap derive). Doc comments here are the `--help` text.
 
 use std::num::NonZeroUsize;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use nqueens::{MAX_N, MAX_THREADS, MIN_N};
@@ -153,6 +154,16 @@ pub fn parse_whole(s: &str) -> Option<Option<i64>> {
     Some(s.parse::<i64>().ok())
 }
 
+/// Parses a number of seconds above 0 and at most `max` (fractions allowed, e.g. 0.5).
+pub fn parse_seconds(s: &str, max: f64) -> Result<Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x <= max => Duration::try_from_secs_f64(x).map_err(|e| e.to_string()),
+        _ => Err(format!(
+            "'{s}' is not a positive number of seconds, at most {max} (e.g. 5 or 0.5)"
+        )),
+    }
+}
+
 /// Parses a comma-separated list of thread counts (one value for most commands).
 pub fn parse_thread_list(s: &str) -> Result<ThreadList, String> {
     s.split(',')
@@ -217,6 +228,16 @@ mod tests {
         #[test]
         fn every_size_in_range_parses_back(n in 1u32..=32) {
             proptest::prop_assert_eq!(parse_n(&n.to_string()), Ok(n));
+        }
+    }
+
+    #[test]
+    fn seconds_must_be_positive_and_within_the_bound() {
+        assert_eq!(parse_seconds("0.5", 10.0), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_seconds(" 10 ", 10.0), Ok(Duration::from_secs(10)));
+        for bad in ["0", "-3", "soon", "10.5", "1e300", "NaN", "inf", ""] {
+            let err = parse_seconds(bad, 10.0).unwrap_err();
+            assert!(err.contains("at most 10"), "{bad}: {err}");
         }
     }
 

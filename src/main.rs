@@ -12,6 +12,7 @@ use clap::error::ErrorKind;
 use clap::Parser;
 
 use crate::cli::Cli;
+use crate::cmd::messages::message;
 use crate::exit::Exit;
 
 fn main() -> ExitCode {
@@ -57,7 +58,7 @@ fn usage_error(err: &clap::Error) -> ExitCode {
                 .find(|l| l.starts_with("[possible values:"))
                 .map(|l| format!(" {l}"))
                 .unwrap_or_default();
-            eprintln!("nqueens: {first}{choices} (see 'nqueens --help')");
+            message!("{first}{choices} (see 'nqueens --help')");
             Exit::Usage.into()
         }
     }
@@ -68,7 +69,7 @@ fn runtime_error(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(err) {
         return Exit::Ok.into();
     }
-    eprintln!("nqueens: {err:#}");
+    message!("{err:#}");
     if err.chain().any(|e| e.is::<exit::UsageError>()) {
         return Exit::Usage.into();
     }

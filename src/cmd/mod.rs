@@ -3,12 +3,11 @@
 pub mod bench;
 pub mod completions;
 pub mod count;
-pub mod count_mask;
 pub mod estimate;
 pub mod input;
 pub mod merge;
+pub mod messages;
 pub mod place;
-pub mod resumable;
 pub mod solutions;
 pub mod two_colour;
 pub mod verify;
