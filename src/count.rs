@@ -125,19 +125,14 @@ impl CountOptions {
         if self.split_depth.is_some() && plan.engine() == engine::Engine::name(&engine::mitm::Mitm)
         {
             // Its tasks are fixed row splits; a split depth would be silently ignored.
-            return Err(Error::Unsupported {
+            return Err(Error::SplitDepthUnsupported {
                 engine: plan.engine(),
-                what: "--split-depth (its tasks are row splits; use mirror or symmetry)"
-                    .to_string(),
             });
         }
         if self.unique && !plan.has_unique() {
             // Name the engine asked for, not the one a small board fell back to (issue 12).
             let asked = engine::find(&self.engine, n).map_or(plan.engine(), |e| e.name());
-            return Err(Error::Unsupported {
-                engine: asked,
-                what: "unique counts (try --engine symmetry)".to_string(),
-            });
+            return Err(Error::UniqueUnsupported { engine: asked });
         }
         Ok(plan)
     }

@@ -69,7 +69,7 @@ fn runtime_error(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(err) {
         return Exit::Ok.into();
     }
-    message!("{err:#}");
+    message!("{}", cmd::messages::error_text(err));
     if err.chain().any(|e| e.is::<exit::UsageError>()) {
         return Exit::Usage.into();
     }

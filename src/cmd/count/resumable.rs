@@ -33,7 +33,7 @@ pub fn run(
     let shard = match args.shard {
         None => ShardSpec::whole(),
         Some(ShardArg::Spec(spec)) => spec,
-        Some(ShardArg::Auto) => ShardSpec::from_slurm_env()?,
+        Some(ShardArg::Auto) => ShardSpec::from_slurm_env().context("--shard auto")?,
     };
     // Before anything is read or counted: never replace a folder, device or FIFO, and fail
     // now, not after the count, if a file cannot be written (issue 12, item 1).
