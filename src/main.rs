@@ -9,14 +9,12 @@ mod progress;
 use std::process::ExitCode;
 
 use clap::error::ErrorKind;
-use clap::Parser;
 
-use crate::cli::Cli;
 use crate::cmd::messages::message;
 use crate::exit::Exit;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => return usage_error(&err),
     };

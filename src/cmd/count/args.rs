@@ -68,7 +68,8 @@ pub struct Args {
     pub test_inject_fault: Option<usize>,
 
     /// Count on a board with blocked cells: FILE (or - for stdin) has N lines of N cells,
-    /// 1 or . allowed, 0 or # blocked
+    /// 1 or . allowed, 0 or # blocked. Not with --stdin, --unique, --split-depth, --engine,
+    /// --checkpoint, --shard, --out or --recheck (one search over the whole board)
     #[arg(long, value_name = "FILE", conflicts_with_all = ["stdin", "unique", "split_depth", "engine", "checkpoint", "shard", "out", "recheck"])]
     pub mask: Option<PathBuf>,
 }
