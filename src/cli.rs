@@ -1,8 +1,10 @@
 //! Command-line definition (clap derive). Doc comments here are the `--help` text.
 
 use std::num::NonZeroUsize;
+use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Arg, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use nqueens::{MAX_N, MAX_THREADS, MIN_N};
 
 use crate::cmd;
@@ -132,6 +134,131 @@ pub enum Command {
     Completions(cmd::completions::Args),
 }
 
+impl Command {
+    /// The subcommand's name, as typed on the command line.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Count(_) => "count",
+            Command::Solutions(_) => "solutions",
+            Command::Place(_) => "place",
+            Command::Verify(_) => "verify",
+            Command::TwoColour(_) => "two-colour",
+            Command::Bench(_) => "bench",
+            Command::Merge(_) => "merge",
+            Command::Estimate(_) => "estimate",
+            Command::Completions(_) => "completions",
+        }
+    }
+}
+
+/// How a subcommand takes `-j/--threads`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threads {
+    /// It runs on one thread: `-j` is refused.
+    None,
+    /// One thread count.
+    One,
+    /// A list of thread counts, each run in turn (`bench`).
+    List,
+}
+
+/// The global options a subcommand uses: its help shows only these, and the others are
+/// refused rather than ignored (issue 13).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scope {
+    /// How it takes `-j`.
+    pub threads: Threads,
+    /// Whether it has progress or commentary for `-q` to silence.
+    pub quiet: bool,
+    /// The output formats it can write.
+    pub formats: &'static [FormatArg],
+}
+
+/// The global options the subcommand called `name` uses (`None`: no such subcommand).
+pub fn scope(name: &str) -> Option<Scope> {
+    use FormatArg::{Board, Json, Markdown, Perm, Text};
+    let (threads, quiet, formats): (_, _, &'static [FormatArg]) = match name {
+        "count" | "two-colour" => (Threads::One, true, &[Text, Json, Markdown]),
+        "bench" => (Threads::List, true, &[Text, Json, Markdown]),
+        "estimate" => (Threads::One, true, &[Text, Json]),
+        "solutions" | "place" => (Threads::None, true, &[Text, Json, Board, Perm]),
+        "verify" | "merge" => (Threads::None, true, &[Text, Json]),
+        "completions" => (Threads::None, false, &[Text]),
+        _ => return None,
+    };
+    Some(Scope {
+        threads,
+        quiet,
+        formats,
+    })
+}
+
+/// The command line: [`Cli`] with each subcommand showing only the global options it uses, in
+/// its own words. The others stay accepted but hidden, so `cmd::run` can refuse them with a
+/// clear message.
+pub fn command() -> clap::Command {
+    let cli = Cli::command();
+    let globals: Vec<Arg> = cli
+        .get_arguments()
+        .filter(|a| a.is_global_set())
+        .cloned()
+        .collect();
+    let names: Vec<String> = cli
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    names.iter().fold(cli, |cli, name| {
+        let scope = scope(name).expect("every subcommand has a scope");
+        cli.mut_subcommand(name, |sub| specialise(sub, scope, &globals))
+    })
+}
+
+/// Gives `sub` its own copy of each global option, worded or hidden for `scope`. A
+/// subcommand's own copy takes the place of the propagated one, and its value still reaches
+/// [`Global`] (same id, still global).
+fn specialise(sub: clap::Command, scope: Scope, globals: &[Arg]) -> clap::Command {
+    let shown = |f: FormatArg| scope.formats.contains(&f);
+    globals.iter().fold(sub, |sub, arg| {
+        let arg = arg.clone().help_heading("Common options");
+        let arg = match arg.get_id().as_str() {
+            "threads" => match scope.threads {
+                Threads::None => arg.hide(true),
+                Threads::One => arg.help("Worker threads [default: all logical CPUs]"),
+                Threads::List => arg.help(
+                    "Worker threads: a count, or a list such as 1,2,4 measured in turn \
+                     [default: 1, 2, 4, … up to all logical CPUs]",
+                ),
+            },
+            "quiet" => arg.hide(!scope.quiet),
+            "format" => arg
+                .hide(scope.formats.len() < 2)
+                .value_parser(format_parser(scope.formats)),
+            "json" => arg.hide(!shown(FormatArg::Json)),
+            "markdown" => arg.hide(!shown(FormatArg::Markdown)),
+            _ => arg,
+        };
+        sub.arg(arg)
+    })
+}
+
+/// Parses `--format`: every value is accepted (so a format the command cannot write gets a
+/// message that says so), but help and errors list only the ones in `formats`.
+fn format_parser(formats: &'static [FormatArg]) -> impl TypedValueParser<Value = FormatArg> {
+    let values = FormatArg::value_variants().iter().filter_map(|f| {
+        let value = f.to_possible_value()?;
+        Some(value.hide(!formats.contains(f)))
+    });
+    PossibleValuesParser::new(values)
+        .map(|name| FormatArg::from_str(&name, false).expect("one of the listed values"))
+}
+
+/// Parses the process's arguments with [`command`]'s definition.
+pub fn try_parse() -> Result<Cli, clap::Error> {
+    let mut command = command();
+    let mut matches = command.try_get_matches_from_mut(std::env::args_os())?;
+    Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut command))
+}
+
 /// Parses a board size, naming the accepted range on error.
 pub fn parse_n(s: &str) -> Result<u32, String> {
     let range = format!("N must be a whole number from {MIN_N} to {MAX_N}");
@@ -151,6 +278,16 @@ pub fn parse_whole(s: &str) -> Option<Option<i64>> {
         return None;
     }
     Some(s.parse::<i64>().ok())
+}
+
+/// Parses a number of seconds above 0 and at most `max` (fractions allowed, e.g. 0.5).
+pub fn parse_seconds(s: &str, max: f64) -> Result<Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x <= max => Duration::try_from_secs_f64(x).map_err(|e| e.to_string()),
+        _ => Err(format!(
+            "'{s}' is not a positive number of seconds, at most {max} (e.g. 5 or 0.5)"
+        )),
+    }
 }
 
 /// Parses a comma-separated list of thread counts (one value for most commands).
@@ -181,6 +318,64 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+        command().debug_assert();
+    }
+
+    #[test]
+    fn every_subcommand_has_a_scope() {
+        for sub in Cli::command().get_subcommands() {
+            assert!(scope(sub.get_name()).is_some(), "{}", sub.get_name());
+        }
+    }
+
+    #[test]
+    fn command_names_match_the_parsed_subcommands() {
+        let argv = [
+            &["count", "8"][..],
+            &["solutions", "4"],
+            &["place", "8"],
+            &["verify", "-"],
+            &["two-colour", "f"],
+            &["bench"],
+            &["merge", "f"],
+            &["estimate", "20"],
+            &["completions", "bash"],
+        ];
+        let subcommands = Cli::command().get_subcommands().count();
+        for args in argv {
+            let cli = Cli::try_parse_from(std::iter::once("nqueens").chain(args.iter().copied()))
+                .unwrap();
+            assert_eq!(cli.command.name(), args[0]);
+        }
+        assert_eq!(subcommands, argv.len());
+    }
+
+    #[test]
+    fn each_subcommand_help_shows_only_its_options() {
+        let mut cli = command();
+        let help = |cli: &mut clap::Command, name: &str| {
+            cli.find_subcommand_mut(name)
+                .unwrap()
+                .render_long_help()
+                .to_string()
+        };
+        let count = help(&mut cli, "count");
+        assert!(
+            count.contains("--threads") && !count.contains("list"),
+            "{count}"
+        );
+        assert!(
+            !count.contains("perm") && count.contains("markdown"),
+            "{count}"
+        );
+        let bench = help(&mut cli, "bench");
+        assert!(bench.contains("1,2,4"), "{bench}");
+        let verify = help(&mut cli, "verify");
+        assert!(!verify.contains("--threads") && !verify.contains("--markdown"));
+        let completions = help(&mut cli, "completions");
+        for flag in ["--threads", "--quiet", "--format", "--json"] {
+            assert!(!completions.contains(flag), "{flag}: {completions}");
+        }
     }
 
     #[test]
@@ -217,6 +412,16 @@ mod tests {
         #[test]
         fn every_size_in_range_parses_back(n in 1u32..=32) {
             proptest::prop_assert_eq!(parse_n(&n.to_string()), Ok(n));
+        }
+    }
+
+    #[test]
+    fn seconds_must_be_positive_and_within_the_bound() {
+        assert_eq!(parse_seconds("0.5", 10.0), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_seconds(" 10 ", 10.0), Ok(Duration::from_secs(10)));
+        for bad in ["0", "-3", "soon", "10.5", "1e300", "NaN", "inf", ""] {
+            let err = parse_seconds(bad, 10.0).unwrap_err();
+            assert!(err.contains("at most 10"), "{bad}: {err}");
         }
     }
 

@@ -60,6 +60,18 @@ pub enum Error {
         /// What it cannot do, e.g. "N = 40".
         what: String,
     },
+    /// The engine's tasks are fixed, so a split depth cannot be chosen (the mitm engine).
+    #[error("the {engine} engine does not support a split depth (its tasks are fixed row splits)")]
+    SplitDepthUnsupported {
+        /// Engine name.
+        engine: &'static str,
+    },
+    /// The engine cannot count fundamental solutions.
+    #[error("the {engine} engine does not support unique counts")]
+    UniqueUnsupported {
+        /// Engine name (the one asked for).
+        engine: &'static str,
+    },
     /// The rayon thread pool could not be built.
     #[error("could not start the worker threads: {0}")]
     ThreadPool(String),
@@ -94,8 +106,8 @@ pub enum Error {
         /// What is there, e.g. "a folder".
         kind: String,
     },
-    /// A `--recheck` fraction is invalid.
-    #[error("invalid --recheck: {0}")]
+    /// A recheck fraction is invalid.
+    #[error("invalid recheck fraction: {0}")]
     Recheck(String),
     /// A task's count differs between the fast and the portable code path (`--recheck`):
     /// faulty hardware or a bug. Nothing is written as a result.
@@ -129,7 +141,7 @@ pub enum Error {
         message: String,
     },
     /// A checkpoint belongs to another run (board size, engine, version, plan or shard).
-    #[error("checkpoint '{}' belongs to another run: {message}; refusing to mix results (use another --checkpoint FILE)", path.display())]
+    #[error("checkpoint '{}' belongs to another run: {message}; refusing to mix results", path.display())]
     CheckpointMismatch {
         /// The checkpoint file.
         path: PathBuf,
@@ -140,8 +152,7 @@ pub enum Error {
     #[error("{0} does not fit in 128 bits")]
     Overflow(String),
     /// A checkpoint is in use by another running process (issue 11).
-    #[error("checkpoint '{}' is in use by another nqueens process (lock '{}' is held); \
-             wait for it to finish or use another --checkpoint FILE", path.display(), lock.display())]
+    #[error("checkpoint '{}' is in use by another nqueens process (lock '{}' is held)", path.display(), lock.display())]
     CheckpointLocked {
         /// The checkpoint file.
         path: PathBuf,
@@ -161,6 +172,8 @@ impl Error {
                 | Error::SplitDepth { .. }
                 | Error::UnknownEngine { .. }
                 | Error::Unsupported { .. }
+                | Error::SplitDepthUnsupported { .. }
+                | Error::UniqueUnsupported { .. }
                 | Error::Parse { .. }
                 | Error::Shard(_)
                 | Error::NotRegularFile { .. }

@@ -9,13 +9,12 @@ mod progress;
 use std::process::ExitCode;
 
 use clap::error::ErrorKind;
-use clap::Parser;
 
-use crate::cli::Cli;
+use crate::cmd::messages::message;
 use crate::exit::Exit;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => return usage_error(&err),
     };
@@ -57,7 +56,7 @@ fn usage_error(err: &clap::Error) -> ExitCode {
                 .find(|l| l.starts_with("[possible values:"))
                 .map(|l| format!(" {l}"))
                 .unwrap_or_default();
-            eprintln!("nqueens: {first}{choices} (see 'nqueens --help')");
+            message!("{first}{choices} (see 'nqueens --help')");
             Exit::Usage.into()
         }
     }
@@ -68,7 +67,7 @@ fn runtime_error(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(err) {
         return Exit::Ok.into();
     }
-    eprintln!("nqueens: {err:#}");
+    message!("{}", cmd::messages::error_text(err));
     if err.chain().any(|e| e.is::<exit::UsageError>()) {
         return Exit::Usage.into();
     }

@@ -1,4 +1,5 @@
-//! The indicatif progress bar, as a library [`Progress`] observer.
+//! The indicatif progress bars: [`progress_bar`] makes every one; [`Bar`] shows a count as a
+//! library [`Progress`] observer, [`BenchBar`] a benchmark as a [`BenchObserver`].
 //!
 //! It is ticked once per started and finished task from the executor, never from inside the
 //! search, and it is hidden unless stderr is a terminal and `--quiet` was not given.
@@ -15,6 +16,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
+use nqueens::hw::BenchObserver;
 use nqueens::Progress;
 
 /// Steps of the drawn bar (cost fraction × this).
@@ -39,13 +41,10 @@ pub struct Bar {
 impl Bar {
     /// A bar on stderr, hidden when `quiet` or when stderr is not a terminal.
     pub fn new(quiet: bool) -> Self {
-        let bar = if quiet || !std::io::stderr().is_terminal() {
-            ProgressBar::hidden()
-        } else {
-            ProgressBar::new(BAR_STEPS).with_style(style())
-        };
+        // wide_msg: cut to the terminal's width instead of wrapping onto a second line.
+        let template = "{spinner} {elapsed_precise} [{bar:20}] {wide_msg}";
         Bar {
-            bar,
+            bar: progress_bar(quiet, BAR_STEPS, template),
             state: Mutex::new(State::default()),
         }
     }
@@ -79,11 +78,17 @@ impl Bar {
     }
 }
 
-fn style() -> ProgressStyle {
-    // wide_msg: cut to the terminal's width instead of wrapping onto a second line.
-    ProgressStyle::with_template("{spinner} {elapsed_precise} [{bar:20}] {wide_msg}")
+/// The one place progress bars are made (hyperfine's `output/progress_bar.rs`): a bar of
+/// `len` steps on stderr drawn with `template`, or a hidden one when `quiet` or when stderr is
+/// not a terminal.
+pub fn progress_bar(quiet: bool, len: u64, template: &str) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let style = ProgressStyle::with_template(template)
         .expect("the template is valid")
-        .progress_chars("=> ")
+        .progress_chars("=> ");
+    ProgressBar::new(len).with_style(style)
 }
 
 impl Progress for Bar {
@@ -115,6 +120,39 @@ impl Progress for Bar {
         let mut s = self.state();
         s.eta.finished(task, Instant::now());
         self.redraw(&s);
+    }
+}
+
+/// The benchmark's progress bar: one step per count.
+pub struct BenchBar(ProgressBar);
+
+impl BenchBar {
+    /// A bar on stderr, hidden when `quiet` or when stderr is not a terminal.
+    pub fn new(quiet: bool) -> Self {
+        let bar = progress_bar(
+            quiet,
+            0,
+            "{spinner} {elapsed_precise} [{bar:30}] {pos}/{len} {msg}",
+        );
+        if !bar.is_hidden() {
+            bar.enable_steady_tick(Duration::from_millis(200));
+        }
+        BenchBar(bar)
+    }
+
+    /// Removes the bar from the terminal.
+    pub fn finish(&self) {
+        self.0.finish_and_clear();
+    }
+}
+
+impl BenchObserver for BenchBar {
+    fn count_started(&self, index: usize, total: Option<usize>, label: &str) {
+        if let Some(total) = total {
+            self.0.set_length(total as u64);
+        }
+        self.0.set_position(index as u64);
+        self.0.set_message(label.to_string());
     }
 }
 

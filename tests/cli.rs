@@ -136,3 +136,47 @@ fn help_lists_the_engines() {
         .success()
         .stdout(predicate::str::contains("mirror").and(predicate::str::contains("auto")));
 }
+
+// Issue 13: each subcommand's help shows only the global options it uses, and options it
+// cannot use are refused.
+
+#[test]
+fn count_help_words_threads_for_count_and_hides_unwritable_formats() {
+    nqueens()
+        .args(["count", "--help"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("--threads")
+                .and(predicate::str::contains("bench takes").not())
+                .and(predicate::str::contains("perm").not()),
+        );
+    nqueens()
+        .args(["bench", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("1,2,4"));
+    nqueens()
+        .args(["completions", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--threads").not())
+        .stdout(predicate::str::contains("--format").not());
+}
+
+#[test]
+fn a_format_or_thread_count_a_command_cannot_use_is_a_usage_error() {
+    let cases: [&[&str]; 5] = [
+        &["count", "8", "--format", "perm"],
+        &["bench", "--format", "board"],
+        &["completions", "bash", "--json"],
+        &["verify", "-j", "2", "-"],
+        &["-j", "2", "merge", "x.json"],
+    ];
+    for args in cases {
+        let (code, stdout, stderr) = run(args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert_eq!(stdout, "", "{args:?}");
+        assert!(stderr.starts_with("nqueens: "), "{args:?}: {stderr}");
+    }
+}

@@ -5,10 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use clap::CommandFactory;
 use clap_complete::Shell;
 
-use crate::cli::Cli;
+use crate::cli;
 use crate::exit::Exit;
 
 /// Arguments of `nqueens completions`.
@@ -24,7 +23,7 @@ pub struct Args {
 /// The script is built in memory first: clap_complete panics when its writer fails, while a
 /// closed pipe (`| head -1`) must exit 0 and a full disk must be a clear error (issue 12).
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let mut cmd = Cli::command();
+    let mut cmd = cli::command();
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "nqueens", &mut script);
     let mut out = std::io::stdout().lock();

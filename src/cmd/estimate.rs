@@ -18,6 +18,7 @@ use nqueens::{engine, CountOptions};
 use serde::Serialize;
 
 use crate::cli::{parse_n, Global};
+use crate::cmd::messages::message;
 use crate::exit::Exit;
 
 /// Arguments of `nqueens estimate`.
@@ -142,8 +143,8 @@ pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let d = design(plan.as_ref(), args.samples as usize, args.seed);
     let tasks = d.tasks();
     if !global.quiet {
-        eprintln!(
-            "nqueens: estimating N = {} ({} engine, {} tasks): solving {} sampled tasks on {threads} threads…",
+        message!(
+            "estimating N = {} ({} engine, {} tasks): solving {} sampled tasks on {threads} threads…",
             args.n,
             plan.engine(),
             plan.len(),

@@ -4,10 +4,11 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use nqueens::report::{json, verdict, Format};
+use nqueens::report::{json, verified_label, Format};
 use nqueens::shard::merge::{expand_paths, merge, MergeReport};
 
 use crate::cli::Global;
+use crate::cmd::messages::{message, note};
 use crate::exit::Exit;
 
 /// Arguments of `nqueens merge`.
@@ -32,18 +33,18 @@ pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     }
     for note in &report.duplicates {
         if !global.quiet {
-            eprintln!("nqueens: note: {note}");
+            note!("{note}");
         }
     }
     if report.is_ok() {
         if !global.quiet {
-            eprintln!("nqueens: {}", summary(&report));
+            message!("{}", summary(&report));
         }
         return Ok(Exit::Ok.into());
     }
     let count = report.problems.len();
     let plural = if count == 1 { "" } else { "s" };
-    eprintln!("nqueens: merge refused: {count} problem{plural}:");
+    message!("merge refused: {count} problem{plural}:");
     for p in &report.problems {
         eprintln!("  - {}", p.message);
     }
@@ -65,6 +66,6 @@ fn summary(r: &MergeReport) -> String {
         r.total.as_deref().unwrap_or("?"),
         r.elapsed_s,
         super::plural(r.rechecked, "task"),
-        verdict(r.verified)
+        verified_label(r.verified)
     )
 }

@@ -3,12 +3,11 @@
 pub mod bench;
 pub mod completions;
 pub mod count;
-pub mod count_mask;
 pub mod estimate;
 pub mod input;
 pub mod merge;
+pub mod messages;
 pub mod place;
-pub mod resumable;
 pub mod solutions;
 pub mod two_colour;
 pub mod verify;
@@ -17,7 +16,7 @@ use std::process::ExitCode;
 
 use clap::ValueEnum;
 
-use crate::cli::{Cli, Command, FormatArg};
+use crate::cli::{self, Cli, Command, FormatArg, Scope, Threads};
 use crate::exit::UsageError;
 
 /// `1 solution`, `2 solutions`: a count with its noun in the right number.
@@ -29,7 +28,9 @@ pub fn plural(count: impl std::fmt::Display, noun: &str) -> String {
 
 /// Runs the selected subcommand.
 pub fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
-    check_format(cli)?;
+    let scope = cli::scope(cli.command.name()).expect("every subcommand has a scope");
+    check_threads(cli, scope)?;
+    check_format(cli, scope)?;
     match &cli.command {
         Command::Count(args) => count::run(args, &cli.global),
         Command::Solutions(args) => solutions::run(args, &cli.global),
@@ -43,22 +44,22 @@ pub fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The output formats each subcommand can write; any other is a usage error rather than
-/// silently ignored (issue 12, item 9).
-fn formats(command: &Command) -> &'static [FormatArg] {
-    use FormatArg::{Board, Json, Markdown, Perm, Text};
-    match command {
-        Command::Count(_) | Command::TwoColour(_) | Command::Bench(_) => &[Text, Json, Markdown],
-        Command::Solutions(_) | Command::Place(_) => &[Text, Json, Board, Perm],
-        Command::Verify(_) | Command::Merge(_) | Command::Estimate(_) => &[Text, Json],
-        Command::Completions(_) => &[Text],
+/// Refuses `-j` for a subcommand that runs on one thread, rather than ignoring it (issue 13).
+fn check_threads(cli: &Cli, scope: Scope) -> Result<(), UsageError> {
+    if scope.threads == Threads::None && cli.global.threads.is_some() {
+        return Err(UsageError(format!(
+            "'{}' takes no thread count (-j/--threads)",
+            cli.command.name()
+        )));
     }
+    Ok(())
 }
 
-/// Refuses a `--format` (or `--json`/`--markdown`) the subcommand cannot write.
-fn check_format(cli: &Cli) -> Result<(), UsageError> {
+/// Refuses a `--format` (or `--json`/`--markdown`) the subcommand cannot write, rather than
+/// ignoring it (issue 12, item 9; the formats are in [`cli::scope`]).
+fn check_format(cli: &Cli, scope: Scope) -> Result<(), UsageError> {
     let asked = cli.global.format_arg();
-    let allowed = formats(&cli.command);
+    let allowed = scope.formats;
     if allowed.contains(&asked) {
         return Ok(());
     }

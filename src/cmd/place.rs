@@ -11,6 +11,7 @@ use nqueens::report::Format;
 use nqueens::Error;
 
 use crate::cli::{FormatArg, Global};
+use crate::cmd::messages::message;
 use crate::exit::{Exit, UsageError};
 
 /// Arguments of `nqueens place`.
@@ -75,7 +76,7 @@ pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     }
     let seed = args.seed.unwrap_or_else(clock_seed);
     if args.method == Method::MinConflicts && args.seed.is_none() && !global.quiet {
-        eprintln!("nqueens: seed {seed}");
+        message!("seed {seed}");
     }
     if args.stdin {
         return judge(args, layout, seed);
@@ -88,7 +89,7 @@ pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     if !global.quiet {
         let secs = start.elapsed().as_secs_f64();
         let method = args.method.to_possible_value().expect("no skipped values");
-        eprintln!("nqueens: n = {n}: {}, {secs:.3} s", method.get_name());
+        message!("n = {n}: {}, {secs:.3} s", method.get_name());
     }
     Ok(Exit::Ok.into())
 }
@@ -194,7 +195,7 @@ fn judge(args: &Args, layout: Layout, seed: u64) -> anyhow::Result<ExitCode> {
                 // One output line per input line, always (issue 12): a marker line keeps the
                 // answers aligned with the questions.
                 no_solution_line(&mut out, n, layout)?;
-                eprintln!("nqueens: {e}");
+                message!("{e}");
                 status = Exit::Failure;
             }
             other => other?,

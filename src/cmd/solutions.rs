@@ -7,6 +7,7 @@ use nqueens::puzzles::solutions::{write_board, write_perm, Solutions};
 use nqueens::report::Format;
 
 use crate::cli::{parse_n, FormatArg, Global};
+use crate::cmd::messages::message;
 use crate::exit::Exit;
 
 /// Arguments of `nqueens solutions`.
@@ -46,7 +47,7 @@ pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     out.flush()?;
     if !global.quiet {
         let printed = super::plural(printed, "solution");
-        eprintln!("nqueens: N = {}: {printed} printed", args.n);
+        message!("N = {}: {printed} printed", args.n);
     }
     Ok(Exit::Ok.into())
 }

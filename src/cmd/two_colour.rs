@@ -10,6 +10,7 @@ use serde_json::json;
 
 use crate::cli::Global;
 use crate::cmd::input;
+use crate::cmd::messages::message;
 use crate::exit::Exit;
 
 /// Arguments of `nqueens two-colour`.
@@ -51,7 +52,7 @@ pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         Format::Text => writeln!(out, "{}", result.pairs)?,
     }
     if !global.quiet {
-        eprintln!("nqueens: {}", commentary(&result));
+        message!("{}", commentary(&result));
     }
     Ok(Exit::Ok.into())
 }

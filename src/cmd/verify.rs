@@ -5,12 +5,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use nqueens::puzzles::verify::{check, read_perms, Verdict};
+use nqueens::puzzles::verify::{check, read_perms, PermutationCheck};
 use nqueens::report::Format;
 use serde_json::json;
 
 use crate::cli::Global;
 use crate::cmd::input;
+use crate::cmd::messages::message;
 use crate::exit::Exit;
 
 /// Arguments of `nqueens verify`.
@@ -52,7 +53,7 @@ pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         anyhow::bail!("{source}: no permutation to check");
     }
     if !global.quiet && checked > 1 {
-        eprintln!("nqueens: {checked} checked, {invalid} invalid");
+        message!("{checked} checked, {invalid} invalid");
     }
     Ok(if invalid == 0 {
         Exit::Ok
@@ -63,7 +64,12 @@ pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
 }
 
 /// Writes the verdict on the permutation from `line`.
-fn report(out: &mut impl Write, line: usize, v: &Verdict, json: bool) -> std::io::Result<()> {
+fn report(
+    out: &mut impl Write,
+    line: usize,
+    v: &PermutationCheck,
+    json: bool,
+) -> std::io::Result<()> {
     if json {
         let problems: Vec<String> = v.problems.iter().map(ToString::to_string).collect();
         let value = json!({

@@ -250,7 +250,7 @@ pub fn min_conflicts(n: u64, seed: u64) -> Result<Vec<u32>, Error> {
             engine: "min-conflicts",
             what: format!(
                 "n = {n}: at most {MAX_MIN_CONFLICTS_N} (it needs about 24 bytes per column; \
-                 --method construct has no limit)"
+                 the construction has no limit)"
             ),
         });
     }

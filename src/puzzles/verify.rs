@@ -11,7 +11,7 @@ use std::io::BufRead;
 
 use crate::error::Error;
 
-/// How many problems a [`Verdict`] spells out; the rest are only counted.
+/// How many problems a [`PermutationCheck`] spells out; the rest are only counted.
 pub const MAX_REPORTED: usize = 10;
 
 /// The most values one line may hold (1 GiB of memory as `u32`): an endless line of numbers
@@ -84,7 +84,7 @@ impl fmt::Display for Problem {
 
 /// The outcome of checking one permutation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verdict {
+pub struct PermutationCheck {
     /// The number of values checked (the board size).
     pub n: u64,
     /// The first [`MAX_REPORTED`] problems, in column order.
@@ -94,7 +94,7 @@ pub struct Verdict {
     pub conflicts: u64,
 }
 
-impl Verdict {
+impl PermutationCheck {
     /// Whether the permutation is a solution.
     pub fn is_valid(&self) -> bool {
         self.conflicts == 0
@@ -127,9 +127,9 @@ impl Bits {
 /// assert!(check(&[2, 4, 1, 3], Some(4)).is_valid());
 /// assert_eq!(check(&[1, 2, 3, 4], None).problems.len(), 3);
 /// ```
-pub fn check(rows: &[u32], expected: Option<u64>) -> Verdict {
+pub fn check(rows: &[u32], expected: Option<u64>) -> PermutationCheck {
     let n = rows.len();
-    let mut verdict = Verdict {
+    let mut verdict = PermutationCheck {
         n: n as u64,
         problems: Vec::new(),
         conflicts: 0,
@@ -165,7 +165,7 @@ pub fn check(rows: &[u32], expected: Option<u64>) -> Verdict {
     verdict
 }
 
-impl Verdict {
+impl PermutationCheck {
     fn add(&mut self, problem: Problem) {
         self.add_with(|| problem);
     }

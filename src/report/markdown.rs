@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use super::{bench_summary, bench_table, verdict, CountReport};
+use super::{bench_summary, bench_table, verified_label, CountReport};
 use crate::hw::BenchReport;
 
 /// Writes a markdown table: a header row, the separator, then the body rows.
@@ -34,7 +34,7 @@ pub fn count(r: &CountReport, out: &mut dyn Write) -> io::Result<()> {
         r.engine.clone(),
         r.threads.to_string(),
         format!("{:.3}", r.elapsed_s),
-        verdict(r.verified).to_string(),
+        verified_label(r.verified).to_string(),
     ];
     table(&header, &[row], out)
 }

@@ -101,7 +101,7 @@ pub fn render_count(report: &CountReport, format: Format, out: &mut dyn Write) -
 }
 
 /// Formats an optional verification flag for people.
-pub fn verdict(verified: Option<bool>) -> &'static str {
+pub fn verified_label(verified: Option<bool>) -> &'static str {
     match verified {
         Some(true) => "yes",
         Some(false) => "NO",

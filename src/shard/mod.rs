@@ -104,8 +104,8 @@ impl ShardSpec {
         let get = |name: &str| -> Result<usize, Error> {
             let text = var(name).ok_or_else(|| {
                 Error::Shard(format!(
-                    "--shard auto needs a Slurm array job, but {name} is not set \
-                     (submit with 'sbatch --array=0-K' or give --shard I/K)"
+                    "not a Slurm array job: {name} is not set (submit with \
+                     'sbatch --array=0-K', or give the shard as I/K)"
                 ))
             })?;
             text.trim()
@@ -121,7 +121,7 @@ impl ShardSpec {
         {
             if max + 1 != min + count {
                 return Err(Error::Shard(format!(
-                    "--shard auto needs contiguous array indices (e.g. --array=0-{}), \
+                    "the Slurm array indices must be contiguous (e.g. 'sbatch --array=0-{}'), \
                      got {count} tasks between {min} and {max}",
                     count.saturating_sub(1)
                 )));

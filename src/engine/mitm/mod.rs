@@ -38,12 +38,9 @@ use weights::free_rows;
 #[cfg(test)]
 use weights::{ew_weight, ns_weight};
 
-/// `--engine auto` picks this engine from this board size on (measured: level with the
-/// mirror engine at N = 12, faster from N = 13, by 30× or more from N = 16).
-pub const AUTO_FROM: u32 = 12;
-
-/// Boards below this size are counted by the mirror engine.
-const MIN_N: u32 = 4;
+/// The smallest board this engine splits into quarters; smaller ones are counted by the
+/// mirror engine.
+const MITM_MIN_N: u32 = 4;
 
 /// Tasks sampled into the plan fingerprint.
 const FINGERPRINT_SAMPLE: u64 = 4096;
@@ -71,7 +68,7 @@ impl Engine for Mitm {
 
     fn plan(&self, n: u32, options: &PlanOptions) -> Result<Box<dyn Plan>, Error> {
         check_n(n)?;
-        if n < MIN_N {
+        if n < MITM_MIN_N {
             return Ok(Box::new(MirrorPlan::new(n, n.min(2))));
         }
         let _ = options;

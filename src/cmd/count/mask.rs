@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use nqueens::puzzles::mask::{count_masked, Mask};
 use nqueens::Count;
 
+use super::publish::publish;
 use crate::cli::Global;
-use crate::cmd::count::publish;
 use crate::cmd::input;
 use crate::progress::Bar;
 

@@ -5,7 +5,6 @@ use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context;
 use nqueens::plan::{thread_pool, Plan};
@@ -17,37 +16,12 @@ use nqueens::shard::{
 use nqueens::CountOptions;
 use serde::Serialize;
 
-use super::count::{commentary, publish, Args};
+use super::args::{Args, ShardArg};
+use super::publish::{commentary, publish};
 use crate::cli::Global;
+use crate::cmd::messages::message;
 use crate::exit::Exit;
 use crate::progress::Bar;
-
-/// The `--shard` value: explicit, or from the Slurm array environment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ShardArg {
-    /// `auto`: from `SLURM_ARRAY_TASK_*`.
-    Auto,
-    /// `I/K`.
-    Spec(ShardSpec),
-}
-
-/// Parses `--shard`: `auto` or `I/K`.
-pub fn parse_shard(s: &str) -> Result<ShardArg, String> {
-    if s.trim() == "auto" {
-        return Ok(ShardArg::Auto);
-    }
-    s.parse().map(ShardArg::Spec).map_err(|e| e.to_string())
-}
-
-/// Parses a positive number of seconds, fractions allowed.
-pub fn parse_seconds(s: &str) -> Result<Duration, String> {
-    match s.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 && x <= 1e9 => Ok(Duration::from_secs_f64(x)),
-        _ => Err(format!(
-            "'{s}' is not a positive number of seconds (e.g. 5 or 0.5)"
-        )),
-    }
-}
 
 /// Runs a checkpointed and/or sharded count.
 pub fn run(
@@ -59,7 +33,7 @@ pub fn run(
     let shard = match args.shard {
         None => ShardSpec::whole(),
         Some(ShardArg::Spec(spec)) => spec,
-        Some(ShardArg::Auto) => ShardSpec::from_slurm_env()?,
+        Some(ShardArg::Auto) => ShardSpec::from_slurm_env().context("--shard auto")?,
     };
     // Before anything is read or counted: never replace a folder, device or FIFO, and fail
     // now, not after the count, if a file cannot be written (issue 12, item 1).
@@ -91,7 +65,7 @@ pub fn run(
                 snap.remaining(),
                 shard.len(plan.len())
             );
-            eprintln!("nqueens: resuming from '{}': {msg}", path.display());
+            message!("resuming from '{}': {msg}", path.display());
         }
     }
     let total = solve(plan.as_ref(), shard, &recorder, args, options, global)?;
@@ -138,12 +112,12 @@ fn save_on_signal(recorder: Arc<Recorder>, quiet: bool) -> anyhow::Result<()> {
         recorder.request_stop();
         let path = recorder.path().map(|p| p.display().to_string());
         match recorder.save() {
-            Ok(()) if !quiet => eprintln!(
-                "\nnqueens: interrupted; progress saved to '{}'; run the same command to resume",
+            Ok(()) if !quiet => message!(
+                new_line; "interrupted; progress saved to '{}'; run the same command to resume",
                 path.unwrap_or_default()
             ),
             Ok(()) => {}
-            Err(e) => eprintln!("\nnqueens: interrupted, and saving the checkpoint failed: {e}"),
+            Err(e) => message!(new_line; "interrupted, and saving the checkpoint failed: {e}"),
         }
         std::process::exit(i32::from(Exit::Interrupted as u8));
     })
@@ -213,8 +187,8 @@ fn write_shard(
         Format::Text | Format::Markdown => writeln!(&mut stdout, "{}", result.total)?,
     }
     if !global.quiet {
-        eprintln!(
-            "nqueens: shard {shard} of N = {}: {} solutions from {} of {} tasks ({} engine, {}), \
+        message!(
+            "shard {shard} of N = {}: {} solutions from {} of {} tasks ({} engine, {}), \
              {:.3} s, {} rechecked on the portable code path; wrote '{}' (add up all K files \
              with 'nqueens merge')",
             result.n,

@@ -1,0 +1,118 @@
+//! The arguments of `nqueens count` and their parsers. A leaf: it imports no sibling module.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::builder::{PossibleValue, PossibleValuesParser};
+use nqueens::engine;
+use nqueens::recheck::Recheck;
+use nqueens::shard::ShardSpec;
+
+use crate::cli::{parse_n, parse_seconds};
+
+/// Arguments of `nqueens count`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Board size, 1 to 32
+    #[arg(
+        value_parser = parse_n,
+        allow_negative_numbers = true,
+        required_unless_present = "stdin"
+    )]
+    pub n: Option<u32>,
+
+    /// Counting engine (auto picks the fastest for N)
+    #[arg(short, long, default_value = engine::AUTO, value_parser = engine_values())]
+    pub engine: String,
+
+    /// Rows pre-placed per task [default: chosen for the thread count]
+    #[arg(long, value_name = "ROWS")]
+    pub split_depth: Option<u32>,
+
+    /// Also count fundamental solutions (distinct up to rotation and reflection)
+    #[arg(long)]
+    pub unique: bool,
+
+    /// Judge format: read one N per line from stdin (a line "0" or end of input ends), print
+    /// one count per line
+    #[arg(long, conflicts_with = "n")]
+    pub stdin: bool,
+
+    /// Save progress to FILE every few seconds and on Ctrl-C/SIGTERM; if FILE exists, resume
+    /// from it (finished tasks are not counted again)
+    #[arg(long, value_name = "FILE", conflicts_with = "stdin")]
+    pub checkpoint: Option<PathBuf>,
+
+    /// Seconds between checkpoint saves (fractions allowed, e.g. 0.5)
+    #[arg(long, value_name = "SECS", default_value = "5", value_parser = parse_checkpoint_every, requires = "checkpoint")]
+    pub checkpoint_every: Duration,
+
+    /// Count only part I (0-based) of K of the work, balanced by expected cost: `I/K`, or
+    /// `auto` in a Slurm array job (from SLURM_ARRAY_TASK_ID/_MIN/_COUNT); needs --out
+    #[arg(long, value_name = "I/K|auto", requires = "out", value_parser = parse_shard)]
+    pub shard: Option<ShardArg>,
+
+    /// Write the shard's result file (JSON with per-task counts and a checksum, for
+    /// `nqueens merge`) to FILE; without --shard it holds the whole count (shard 0/1)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["stdin", "unique"])]
+    pub out: Option<PathBuf>,
+
+    /// Re-solve a deterministic random FRACTION (0 < FRACTION ≤ 1, e.g. 0.01) of the tasks on
+    /// the portable code path, on another thread, and compare: a mismatch names the task,
+    /// exits with status 3 and writes no result
+    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
+    pub recheck: Option<Recheck>,
+
+    /// Testing only: add 1 to the fast code path's count of task TASK, as a faulty core would
+    #[arg(long, value_name = "TASK", hide = true)]
+    pub test_inject_fault: Option<usize>,
+
+    /// Count on a board with blocked cells: FILE (or - for stdin) has N lines of N cells,
+    /// 1 or . allowed, 0 or # blocked. Not with --stdin, --unique, --split-depth, --engine,
+    /// --checkpoint, --shard, --out or --recheck (one search over the whole board)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["stdin", "unique", "split_depth", "engine", "checkpoint", "shard", "out", "recheck"])]
+    pub mask: Option<PathBuf>,
+}
+
+/// The engine names with their one-line summaries, for `--help`.
+fn engine_values() -> PossibleValuesParser {
+    let auto = PossibleValue::new(engine::AUTO).help("the fastest engine for N on this machine");
+    let rest = engine::ENGINES
+        .iter()
+        .map(|e| PossibleValue::new(e.name()).help(e.summary()));
+    PossibleValuesParser::new(std::iter::once(auto).chain(rest))
+}
+
+/// Parses a `--recheck` fraction.
+pub fn parse_fraction(s: &str) -> Result<Recheck, String> {
+    let fraction: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number (e.g. 0.01)"))?;
+    Recheck::new(fraction).map_err(|e| e.to_string())
+}
+
+/// The `--shard` value: explicit, or from the Slurm array environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardArg {
+    /// `auto`: from `SLURM_ARRAY_TASK_*`.
+    Auto,
+    /// `I/K`.
+    Spec(ShardSpec),
+}
+
+/// Parses `--shard`: `auto` or `I/K`.
+pub fn parse_shard(s: &str) -> Result<ShardArg, String> {
+    if s.trim() == "auto" {
+        return Ok(ShardArg::Auto);
+    }
+    s.parse().map(ShardArg::Spec).map_err(|e| e.to_string())
+}
+
+/// The longest `--checkpoint-every` accepted, in seconds.
+const MAX_CHECKPOINT_EVERY_S: f64 = 1e9;
+
+/// Parses `--checkpoint-every`: a positive number of seconds, fractions allowed.
+fn parse_checkpoint_every(s: &str) -> Result<Duration, String> {
+    parse_seconds(s, MAX_CHECKPOINT_EVERY_S)
+}

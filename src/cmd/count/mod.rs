@@ -1,0 +1,66 @@
+//! `nqueens count N`: count the solutions for an N×N board.
+//!
+//! The modules form no cycle: [`args`] and [`publish`] are leaves; [`resumable`] (checkpoints
+//! and shards) and [`mask`] (blocked cells) use them; this module dispatches to all of them.
+
+mod args;
+mod mask;
+mod publish;
+mod resumable;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use nqueens::recheck::Fault;
+use nqueens::report::{render_count, CountReport};
+use nqueens::CountOptions;
+
+pub use args::{parse_fraction, Args};
+use publish::{commentary, oeis_status, publish};
+
+use crate::cli::{parse_n, Global};
+use crate::exit::Exit;
+use crate::progress::Bar;
+
+/// Runs `nqueens count`.
+pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
+    let options = CountOptions::new()
+        .engine(&args.engine)
+        .threads(global.single_threads()?)
+        .split_depth(args.split_depth)
+        .unique(args.unique)
+        .recheck(args.recheck)
+        .fault(args.test_inject_fault.map(|task| Fault { task, delta: 1 }));
+    if args.stdin {
+        return judge(&options, global);
+    }
+    let n = args.n.context("N is required")?;
+    if let Some(path) = &args.mask {
+        return mask::run(n, path, global);
+    }
+    if args.checkpoint.is_some() || args.out.is_some() {
+        return resumable::run(args, n, &options, global);
+    }
+    let bar = Bar::new(global.quiet);
+    let result = nqueens::count_with_progress(n, &options, &bar);
+    bar.finish();
+    let count = result?;
+    publish(&count, &commentary(&count), global)
+}
+
+/// The judge format: one N per line in, one count per line out.
+fn judge(options: &CountOptions, global: &Global) -> anyhow::Result<ExitCode> {
+    let mut status = Exit::Ok;
+    let mut out = std::io::stdout().lock();
+    for n in crate::cmd::input::judge_sizes(parse_n) {
+        let n = n?;
+        let count = nqueens::count(n, options)?;
+        render_count(&CountReport::from(&count), global.format(), &mut out)?;
+        out.flush()?;
+        if oeis_status(&count) != Exit::Ok {
+            status = Exit::Mismatch;
+        }
+    }
+    Ok(status.into())
+}

@@ -1,0 +1,89 @@
+//! The step every way of counting ends with: print the count, say how it went, and pick the
+//! exit status from the comparison with OEIS. A leaf: it imports no sibling module.
+
+use std::process::ExitCode;
+
+use nqueens::report::{render_count, CountReport};
+use nqueens::{known, Count};
+
+use crate::cli::Global;
+use crate::cmd::messages::message;
+use crate::cmd::plural;
+use crate::exit::Exit;
+use crate::progress::human;
+
+/// Prints a finished count on stdout, `note` on stderr (unless quiet), and returns the exit
+/// status (3 when a value disagrees with OEIS).
+pub fn publish(count: &Count, note: &str, global: &Global) -> anyhow::Result<ExitCode> {
+    render_count(
+        &CountReport::from(count),
+        global.format(),
+        &mut std::io::stdout().lock(),
+    )?;
+    if !global.quiet {
+        message!("{note}");
+    }
+    Ok(oeis_status(count).into())
+}
+
+/// One line for people: what was counted, how, how fast, and whether it matches OEIS.
+pub fn commentary(c: &Count) -> String {
+    let secs = c.elapsed.as_secs_f64();
+    let rate = c.total as f64 / secs.max(1e-9);
+    let check = match c.verified {
+        Some(true) => "matches OEIS A000170",
+        Some(false) => "DOES NOT MATCH OEIS A000170",
+        None => "no published value to check against",
+    };
+    let unique = c
+        .unique
+        .map(|u| format!(" ({u} fundamental)"))
+        .unwrap_or_default();
+    let check = match c.rechecked {
+        Some(k) => format!(
+            "{check}; {} also solved on the portable code path, all agree",
+            plural(k, "task")
+        ),
+        None => check.to_string(),
+    };
+    format!(
+        "N = {}: {}{}; {} engine ({}, {}), {}, {:.3} s, {} solutions/s; {}",
+        c.n,
+        plural(c.total, "solution"),
+        unique,
+        c.engine,
+        c.plan,
+        plural(c.tasks, "task"),
+        plural(c.threads, "thread"),
+        secs,
+        human(rate),
+        check
+    )
+}
+
+/// The exit status of a finished count from its comparison with OEIS; a disagreement is
+/// reported loudly.
+pub fn oeis_status(c: &Count) -> Exit {
+    if c.is_consistent() {
+        return Exit::Ok;
+    }
+    if c.verified == Some(false) {
+        let expected = known::total(c.n).unwrap_or_default();
+        message!(
+            "WRONG ANSWER: computed {} solutions for N = {}, but OEIS A000170 says {}. \
+             Suspect the hardware (CPU, memory, overclock) or a bug.",
+            c.total,
+            c.n,
+            expected
+        );
+    }
+    if let (Some(u), Some(false)) = (c.unique, c.unique_verified) {
+        let expected = known::unique(c.n).unwrap_or_default();
+        message!(
+            "WRONG ANSWER: computed {u} fundamental solutions for N = {}, \
+             but OEIS A002562 says {expected}.",
+            c.n
+        );
+    }
+    Exit::Mismatch
+}

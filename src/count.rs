@@ -1,0 +1,235 @@
+//! Counting: [`CountOptions`] say how, [`count`] runs the plan they select and returns a
+//! [`Count`].
+
+use std::time::{Duration, Instant};
+
+use crate::error::Error;
+use crate::plan::{self, NoProgress, Plan, Progress};
+use crate::{engine, known, recheck};
+
+/// The most worker threads a run may ask for. Runs never start more workers than they have
+/// tasks either ([`CountOptions::workers`]): thousands of idle threads only cost start-up and
+/// exit time (issue 12).
+pub const MAX_THREADS: usize = 1024;
+
+/// How to count: engine, threads, split depth, rechecking. Build it with the chained setters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountOptions {
+    engine: String,
+    threads: usize,
+    split_depth: Option<u32>,
+    unique: bool,
+    recheck: Option<recheck::Recheck>,
+    fault: Option<recheck::Fault>,
+}
+
+impl Default for CountOptions {
+    fn default() -> Self {
+        CountOptions {
+            engine: engine::AUTO.to_string(),
+            threads: num_cpus::get().min(MAX_THREADS),
+            split_depth: None,
+            unique: false,
+            recheck: None,
+            fault: None,
+        }
+    }
+}
+
+impl CountOptions {
+    /// The defaults: automatic engine, all logical CPUs, automatic split depth.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Selects an engine by name (see [`engine::names`]).
+    pub fn engine(mut self, name: &str) -> Self {
+        self.engine = name.to_string();
+        self
+    }
+
+    /// Sets the number of worker threads.
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// Sets the number of pre-placed rows per task (`None`: automatic).
+    pub fn split_depth(mut self, depth: Option<u32>) -> Self {
+        self.split_depth = depth;
+        self
+    }
+
+    /// Also computes the number of fundamental solutions (engines that support it).
+    pub fn unique(mut self, unique: bool) -> Self {
+        self.unique = unique;
+        self
+    }
+
+    /// Re-solves a deterministic random fraction of the tasks on a second code path and
+    /// compares (see [`recheck`]).
+    pub fn recheck(mut self, recheck: Option<recheck::Recheck>) -> Self {
+        self.recheck = recheck;
+        self
+    }
+
+    /// Test hook: injects a fault into the fast code path of one task (see
+    /// [`recheck::Fault`]).
+    pub fn fault(mut self, fault: Option<recheck::Fault>) -> Self {
+        self.fault = fault;
+        self
+    }
+
+    /// The recheck asked for, if any.
+    pub fn rechecking(&self) -> Option<recheck::Recheck> {
+        self.recheck
+    }
+
+    /// The injected fault, if any.
+    pub fn injected_fault(&self) -> Option<recheck::Fault> {
+        self.fault
+    }
+
+    /// The number of worker threads, checked.
+    pub fn checked_threads(&self) -> Result<usize, Error> {
+        if (1..=MAX_THREADS).contains(&self.threads) {
+            Ok(self.threads)
+        } else {
+            Err(Error::Threads {
+                threads: self.threads,
+                max: MAX_THREADS,
+            })
+        }
+    }
+
+    /// The number of workers to start for `tasks` tasks: the thread count, checked, but never
+    /// more than the tasks (at least one).
+    pub fn workers(&self, tasks: usize) -> Result<usize, Error> {
+        Ok(self.checked_threads()?.min(tasks.max(1)))
+    }
+
+    /// Builds the plan these options select for an `n`×`n` board.
+    pub fn plan(&self, n: u32) -> Result<Box<dyn Plan>, Error> {
+        let options = engine::PlanOptions {
+            split_depth: self.split_depth,
+            threads: self.checked_threads()?,
+        };
+        let plan = if self.unique && self.engine == engine::AUTO {
+            engine::auto_unique(n).plan(n, &options)?
+        } else if self.split_depth.is_some() && self.engine == engine::AUTO {
+            // A split depth asks for a backtracking engine: auto picks the fastest of those.
+            engine::auto_backtracking(n).plan(n, &options)?
+        } else {
+            engine::plan(&self.engine, n, &options)?
+        };
+        if self.split_depth.is_some() && plan.engine() == engine::Engine::name(&engine::mitm::Mitm)
+        {
+            // Its tasks are fixed row splits; a split depth would be silently ignored.
+            return Err(Error::SplitDepthUnsupported {
+                engine: plan.engine(),
+            });
+        }
+        if self.unique && !plan.has_unique() {
+            // Name the engine asked for, not the one a small board fell back to (issue 12).
+            let asked = engine::find(&self.engine, n).map_or(plan.engine(), |e| e.name());
+            return Err(Error::UniqueUnsupported { engine: asked });
+        }
+        Ok(plan)
+    }
+}
+
+/// The result of a count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Count {
+    /// Board size.
+    pub n: u32,
+    /// Number of solutions.
+    pub total: u128,
+    /// Number of fundamental solutions, when asked for.
+    pub unique: Option<u128>,
+    /// The engine that counted.
+    pub engine: &'static str,
+    /// The plan's parameters, e.g. `split depth 3`.
+    pub plan: String,
+    /// Number of tasks in the plan.
+    pub tasks: usize,
+    /// Worker threads used.
+    pub threads: usize,
+    /// Wall-clock time of the count (plan and search).
+    pub elapsed: Duration,
+    /// Whether `total` agrees with OEIS A000170 (`None`: no published value).
+    pub verified: Option<bool>,
+    /// Whether `unique` agrees with OEIS A002562 (`None`: not computed or not published).
+    pub unique_verified: Option<bool>,
+    /// How many tasks were re-solved on the second code path with the same count (`None`:
+    /// no recheck asked for).
+    pub rechecked: Option<usize>,
+}
+
+impl Count {
+    /// Whether every computed value that has a published counterpart agrees with it.
+    pub fn is_consistent(&self) -> bool {
+        self.verified != Some(false) && self.unique_verified != Some(false)
+    }
+}
+
+/// Counts the solutions of the N-Queens puzzle on an `n`×`n` board.
+///
+/// # Errors
+/// [`Error::BoardSize`] unless 1 ≤ n ≤ 32, [`Error::Threads`], [`Error::SplitDepth`],
+/// [`Error::UnknownEngine`], [`Error::Unsupported`] for options the engine lacks, or
+/// [`Error::RecheckMismatch`] when a rechecked task's two code paths disagree.
+pub fn count(n: u32, options: &CountOptions) -> Result<Count, Error> {
+    count_with_progress(n, options, &NoProgress)
+}
+
+/// Like [`count`], reporting each finished task to `progress`.
+pub fn count_with_progress(
+    n: u32,
+    options: &CountOptions,
+    progress: &dyn Progress,
+) -> Result<Count, Error> {
+    let start = Instant::now();
+    let plan = options.plan(n)?;
+    let pool = plan::thread_pool(options.workers(plan.len())?)?;
+    let (total, rechecked) = recheck::run_checked(
+        plan.as_ref(),
+        options.recheck,
+        options.fault,
+        progress,
+        &|_| {},
+        |plan, progress| plan::execute_seq(plan, &(0..plan.len()), &pool, progress),
+    )?;
+    let mut count = finish(plan.as_ref(), total?, options, start.elapsed())?;
+    count.rechecked = options.recheck.map(|_| rechecked.tasks.len());
+    Ok(count)
+}
+
+/// Builds the [`Count`] for a finished plan: adds the unique count if asked and checks both
+/// values against the published ones.
+pub fn finish(
+    plan: &dyn Plan,
+    total: u128,
+    options: &CountOptions,
+    elapsed: Duration,
+) -> Result<Count, Error> {
+    let n = plan.n();
+    let unique = if options.unique {
+        plan.unique(total)
+    } else {
+        None
+    };
+    Ok(Count {
+        n,
+        total,
+        unique,
+        engine: plan.engine(),
+        plan: plan.describe(),
+        tasks: plan.len(),
+        threads: options.workers(plan.len())?,
+        elapsed,
+        verified: known::check(known::total(n), total),
+        unique_verified: unique.and_then(|u| known::check(known::unique(n), u)),
+        rechecked: None,
+    })
+}
