@@ -13,7 +13,7 @@ use crate::exit::UsageError;
 /// Count N-Queens solutions fast, and solve the companion puzzles.
 #[derive(Debug, Parser)]
 #[command(name = "nqueens", version, about, propagate_version = true)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Options every subcommand accepts.
     #[command(flatten)]
     pub global: Global,
@@ -24,7 +24,7 @@ pub struct Cli {
 
 /// Options shared by every subcommand.
 #[derive(Debug, Args)]
-pub struct Global {
+pub(crate) struct Global {
     /// Worker threads [default: all logical CPUs]; `bench` takes a list such as 1,2,4
     #[arg(short = 'j', long, global = true, value_name = "N", value_parser = parse_thread_list)]
     pub threads: Option<ThreadList>,
@@ -48,18 +48,18 @@ pub struct Global {
 
 /// One or more thread counts, as given to `-j/--threads`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ThreadList(pub Vec<NonZeroUsize>);
+pub(crate) struct ThreadList(pub Vec<NonZeroUsize>);
 
 impl Global {
     /// The thread count to use: the flag's (first) value, or every logical CPU.
-    pub fn threads(&self) -> usize {
+    pub(crate) fn threads(&self) -> usize {
         self.threads
             .as_ref()
             .map_or_else(|| num_cpus::get().min(MAX_THREADS), |list| list.0[0].get())
     }
 
     /// The single thread count for commands that take one; a list is a usage error.
-    pub fn single_threads(&self) -> Result<usize, UsageError> {
+    pub(crate) fn single_threads(&self) -> Result<usize, UsageError> {
         match &self.threads {
             Some(list) if list.0.len() > 1 => Err(UsageError(
                 "this command takes one thread count, not a list".to_string(),
@@ -69,14 +69,14 @@ impl Global {
     }
 
     /// The thread counts given, if any.
-    pub fn thread_list(&self) -> Option<Vec<usize>> {
+    pub(crate) fn thread_list(&self) -> Option<Vec<usize>> {
         self.threads
             .as_ref()
             .map(|list| list.0.iter().map(|t| t.get()).collect())
     }
 
     /// The format asked for, with the shorthands applied.
-    pub fn format_arg(&self) -> FormatArg {
+    pub(crate) fn format_arg(&self) -> FormatArg {
         match (self.json, self.markdown) {
             (true, _) => FormatArg::Json,
             (false, true) => FormatArg::Markdown,
@@ -85,7 +85,7 @@ impl Global {
     }
 
     /// The output format (`--json` and `--markdown` conflict with an explicit `--format`).
-    pub fn format(&self) -> nqueens::report::Format {
+    pub(crate) fn format(&self) -> nqueens::report::Format {
         use nqueens::report::Format;
         match (self.json, self.markdown, self.format) {
             (true, _, _) | (false, false, FormatArg::Json) => Format::Json,
@@ -97,7 +97,7 @@ impl Global {
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FormatArg {
+pub(crate) enum FormatArg {
     /// Plain values
     Text,
     /// One JSON object
@@ -112,7 +112,7 @@ pub enum FormatArg {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Count the solutions for an N×N board
     Count(cmd::count::Args),
     /// Print every solution of an N×N board, in lexicographic order
@@ -136,7 +136,7 @@ pub enum Command {
 
 impl Command {
     /// The subcommand's name, as typed on the command line.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Command::Count(_) => "count",
             Command::Solutions(_) => "solutions",
@@ -153,7 +153,7 @@ impl Command {
 
 /// How a subcommand takes `-j/--threads`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Threads {
+pub(crate) enum Threads {
     /// It runs on one thread: `-j` is refused.
     None,
     /// One thread count.
@@ -165,7 +165,7 @@ pub enum Threads {
 /// The global options a subcommand uses: its help shows only these, and the others are
 /// refused rather than ignored (issue 13).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Scope {
+pub(crate) struct Scope {
     /// How it takes `-j`.
     pub threads: Threads,
     /// Whether it has progress or commentary for `-q` to silence.
@@ -175,7 +175,7 @@ pub struct Scope {
 }
 
 /// The global options the subcommand called `name` uses (`None`: no such subcommand).
-pub fn scope(name: &str) -> Option<Scope> {
+pub(crate) fn scope(name: &str) -> Option<Scope> {
     use FormatArg::{Board, Json, Markdown, Perm, Text};
     let (threads, quiet, formats): (_, _, &'static [FormatArg]) = match name {
         "count" | "two-colour" => (Threads::One, true, &[Text, Json, Markdown]),
@@ -196,7 +196,7 @@ pub fn scope(name: &str) -> Option<Scope> {
 /// The command line: [`Cli`] with each subcommand showing only the global options it uses, in
 /// its own words. The others stay accepted but hidden, so `cmd::run` can refuse them with a
 /// clear message.
-pub fn command() -> clap::Command {
+pub(crate) fn command() -> clap::Command {
     let cli = Cli::command();
     let globals: Vec<Arg> = cli
         .get_arguments()
@@ -253,14 +253,14 @@ fn format_parser(formats: &'static [FormatArg]) -> impl TypedValueParser<Value =
 }
 
 /// Parses the process's arguments with [`command`]'s definition.
-pub fn try_parse() -> Result<Cli, clap::Error> {
+pub(crate) fn try_parse() -> Result<Cli, clap::Error> {
     let mut command = command();
     let mut matches = command.try_get_matches_from_mut(std::env::args_os())?;
     Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut command))
 }
 
 /// Parses a board size, naming the accepted range on error.
-pub fn parse_n(s: &str) -> Result<u32, String> {
+pub(crate) fn parse_n(s: &str) -> Result<u32, String> {
     let range = format!("N must be a whole number from {MIN_N} to {MAX_N}");
     match parse_whole(s) {
         Some(Some(n)) if (i64::from(MIN_N)..=i64::from(MAX_N)).contains(&n) => Ok(n as u32),
@@ -271,7 +271,7 @@ pub fn parse_n(s: &str) -> Result<u32, String> {
 
 /// Reads a whole number: `None` if `s` is not one, `Some(None)` if it is one too long for
 /// `i64` (so "99999999999999999999" is out of range, not "not a whole number"; issue 12).
-pub fn parse_whole(s: &str) -> Option<Option<i64>> {
+pub(crate) fn parse_whole(s: &str) -> Option<Option<i64>> {
     let s = s.trim();
     let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -281,7 +281,7 @@ pub fn parse_whole(s: &str) -> Option<Option<i64>> {
 }
 
 /// Parses a number of seconds above 0 and at most `max` (fractions allowed, e.g. 0.5).
-pub fn parse_seconds(s: &str, max: f64) -> Result<Duration, String> {
+pub(crate) fn parse_seconds(s: &str, max: f64) -> Result<Duration, String> {
     match s.trim().parse::<f64>() {
         Ok(x) if x > 0.0 && x <= max => Duration::try_from_secs_f64(x).map_err(|e| e.to_string()),
         _ => Err(format!(
@@ -291,7 +291,7 @@ pub fn parse_seconds(s: &str, max: f64) -> Result<Duration, String> {
 }
 
 /// Parses a comma-separated list of thread counts (one value for most commands).
-pub fn parse_thread_list(s: &str) -> Result<ThreadList, String> {
+pub(crate) fn parse_thread_list(s: &str) -> Result<ThreadList, String> {
     s.split(',')
         .map(parse_threads)
         .collect::<Result<Vec<_>, _>>()
@@ -299,7 +299,7 @@ pub fn parse_thread_list(s: &str) -> Result<ThreadList, String> {
 }
 
 /// Parses a thread count, naming the accepted range on error.
-pub fn parse_threads(s: &str) -> Result<NonZeroUsize, String> {
+pub(crate) fn parse_threads(s: &str) -> Result<NonZeroUsize, String> {
     let range = format!("threads must be a whole number from 1 to {MAX_THREADS}");
     match parse_whole(s) {
         Some(Some(t)) if (1..=MAX_THREADS as i64).contains(&t) => {

@@ -20,7 +20,7 @@ pub enum Exit {
 /// A usage error found by the binary itself (exit status 2).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct UsageError(pub String);
+pub(crate) struct UsageError(pub String);
 
 impl From<Exit> for ExitCode {
     fn from(e: Exit) -> Self {

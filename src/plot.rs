@@ -7,7 +7,7 @@ use plotters::prelude::*;
 
 /// Draws speed-up (with the ideal line) and parallel efficiency against thread count into an
 /// SVG file, written atomically (only a regular file is ever replaced).
-pub fn scaling(report: &BenchReport, path: &Path) -> anyhow::Result<()> {
+pub(crate) fn scaling(report: &BenchReport, path: &Path) -> anyhow::Result<()> {
     let mut svg = String::new();
     draw(report, &mut svg)?;
     nqueens::shard::write_atomic(path, svg.as_bytes())?;

@@ -33,14 +33,14 @@ struct State {
 
 /// A progress bar showing work done by estimated cost, tasks done and in flight, the running
 /// count and an ETA.
-pub struct Bar {
+pub(crate) struct Bar {
     bar: ProgressBar,
     state: Mutex<State>,
 }
 
 impl Bar {
     /// A bar on stderr, hidden when `quiet` or when stderr is not a terminal.
-    pub fn new(quiet: bool) -> Self {
+    pub(crate) fn new(quiet: bool) -> Self {
         // wide_msg: cut to the terminal's width instead of wrapping onto a second line.
         let template = "{spinner} {elapsed_precise} [{bar:20}] {wide_msg}";
         Bar {
@@ -50,7 +50,7 @@ impl Bar {
     }
 
     /// Removes the bar from the terminal.
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         self.bar.finish_and_clear();
     }
 
@@ -81,7 +81,7 @@ impl Bar {
 /// The one place progress bars are made (hyperfine's `output/progress_bar.rs`): a bar of
 /// `len` steps on stderr drawn with `template`, or a hidden one when `quiet` or when stderr is
 /// not a terminal.
-pub fn progress_bar(quiet: bool, len: u64, template: &str) -> ProgressBar {
+pub(crate) fn progress_bar(quiet: bool, len: u64, template: &str) -> ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
@@ -124,11 +124,11 @@ impl Progress for Bar {
 }
 
 /// The benchmark's progress bar: one step per count.
-pub struct BenchBar(ProgressBar);
+pub(crate) struct BenchBar(ProgressBar);
 
 impl BenchBar {
     /// A bar on stderr, hidden when `quiet` or when stderr is not a terminal.
-    pub fn new(quiet: bool) -> Self {
+    pub(crate) fn new(quiet: bool) -> Self {
         let bar = progress_bar(
             quiet,
             0,
@@ -141,7 +141,7 @@ impl BenchBar {
     }
 
     /// Removes the bar from the terminal.
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         self.0.finish_and_clear();
     }
 }
@@ -158,7 +158,7 @@ impl BenchObserver for BenchBar {
 
 /// Time left from estimated costs, calibrated by measured task times.
 #[derive(Debug, Default)]
-pub struct Eta {
+pub(crate) struct Eta {
     /// Estimated cost of every task of the run.
     pub total: u128,
     /// Estimated cost of the finished tasks.
@@ -173,13 +173,13 @@ pub struct Eta {
 
 impl Eta {
     /// Task `task` of cost `cost` started at `at`.
-    pub fn started(&mut self, task: usize, cost: u64, at: Instant) {
+    pub(crate) fn started(&mut self, task: usize, cost: u64, at: Instant) {
         self.running.insert(task, (at, cost));
         self.parallel = self.parallel.max(self.running.len());
     }
 
     /// Task `task` finished at `at`.
-    pub fn finished(&mut self, task: usize, at: Instant) {
+    pub(crate) fn finished(&mut self, task: usize, at: Instant) {
         if let Some((start, cost)) = self.running.remove(&task) {
             self.done += u128::from(cost);
             self.busy += at.duration_since(start).as_secs_f64();
@@ -187,7 +187,7 @@ impl Eta {
     }
 
     /// Tasks in flight.
-    pub fn in_flight(&self) -> usize {
+    pub(crate) fn in_flight(&self) -> usize {
         self.running.len()
     }
 
@@ -209,7 +209,7 @@ impl Eta {
     }
 
     /// The fraction of the estimated work done at `now`, 0 to 1.
-    pub fn fraction(&self, now: Instant) -> f64 {
+    pub(crate) fn fraction(&self, now: Instant) -> f64 {
         if self.total == 0 {
             return 0.0;
         }
@@ -217,7 +217,7 @@ impl Eta {
     }
 
     /// Time left at `now`, or `None` while there is no measured rate yet.
-    pub fn remaining(&self, now: Instant) -> Option<Duration> {
+    pub(crate) fn remaining(&self, now: Instant) -> Option<Duration> {
         let rate = self.rate()?;
         let threads = self.parallel.max(1) as f64;
         let left = (self.total as f64 - self.done_at(now)).max(0.0);
@@ -239,7 +239,7 @@ fn clock(d: Duration) -> String {
 }
 
 /// A rate with a metric suffix, e.g. `35.9 M`.
-pub fn human(x: f64) -> String {
+pub(crate) fn human(x: f64) -> String {
     const UNITS: [(f64, &str); 4] = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
     UNITS
         .iter()

@@ -17,7 +17,7 @@ use crate::progress::BenchBar;
 
 /// Arguments of `nqueens bench`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Workload: quick (seconds), standard (about a minute), long (burn-in)
     #[arg(long, value_enum, default_value_t = SizeArg::Quick)]
     pub size: SizeArg,
@@ -94,12 +94,12 @@ fn burn_in_recheck() -> Recheck {
 const BURN_IN_RECHECK: f64 = 0.05;
 
 /// Runs `nqueens bench`.
-pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     execute(args, global).map(ExitCode::from)
 }
 
 /// Runs `nqueens bench` and returns its exit status.
-pub fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
+pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
     if let Some(files) = &args.compare {
         return compare(&files[0], &files[1], global.format());
     }

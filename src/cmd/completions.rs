@@ -12,7 +12,7 @@ use crate::exit::Exit;
 
 /// Arguments of `nqueens completions`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The shell to generate completions for
     #[arg(value_enum)]
     pub shell: Shell,
@@ -22,7 +22,7 @@ pub struct Args {
 ///
 /// The script is built in memory first: clap_complete panics when its writer fails, while a
 /// closed pipe (`| head -1`) must exit 0 and a full disk must be a clear error (issue 12).
-pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut cmd = cli::command();
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "nqueens", &mut script);

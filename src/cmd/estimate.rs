@@ -23,7 +23,7 @@ use crate::exit::Exit;
 
 /// Arguments of `nqueens estimate`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Board size, 1 to 32
     #[arg(value_parser = parse_n, allow_negative_numbers = true)]
     pub n: u32,
@@ -46,7 +46,7 @@ pub struct Args {
 }
 
 /// Parses a time span: a positive number with an optional unit s, m, h or d (default s).
-pub fn parse_span(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_span(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     let (number, unit) = match t.char_indices().last() {
         Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c),
@@ -71,7 +71,7 @@ pub fn parse_span(s: &str) -> Result<Duration, String> {
 
 /// The `--json` output of `nqueens estimate` (schema `nqueens.estimate/1`).
 #[derive(Debug, Serialize)]
-pub struct EstimateReport {
+pub(crate) struct EstimateReport {
     /// `nqueens.estimate/1`.
     pub schema: &'static str,
     /// Board size.
@@ -113,7 +113,7 @@ pub struct EstimateReport {
 
 /// An estimate with its 90% interval, in hours.
 #[derive(Debug, Serialize)]
-pub struct Span {
+pub(crate) struct Span {
     /// Point estimate.
     pub estimate: f64,
     /// Lower end.
@@ -134,7 +134,7 @@ impl Span {
 }
 
 /// Runs `nqueens estimate`.
-pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let threads = global.single_threads()?;
     let options = CountOptions::new().engine(&args.engine).threads(threads);

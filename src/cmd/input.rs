@@ -12,7 +12,7 @@ use crate::exit::UsageError;
 const BUFFER: usize = 1 << 20;
 
 /// The name of an input in messages: the path, or `<stdin>` for `-`.
-pub fn source_name(path: &Path) -> String {
+pub(crate) fn source_name(path: &Path) -> String {
     if is_stdin(path) {
         "<stdin>".to_string()
     } else {
@@ -25,7 +25,7 @@ fn is_stdin(path: &Path) -> bool {
 }
 
 /// Opens `path` (or stdin for `-`) as a buffered reader.
-pub fn open(path: &Path) -> anyhow::Result<Box<dyn BufRead>> {
+pub(crate) fn open(path: &Path) -> anyhow::Result<Box<dyn BufRead>> {
     if is_stdin(path) {
         return Ok(Box::new(BufReader::with_capacity(BUFFER, std::io::stdin())));
     }
@@ -35,12 +35,12 @@ pub fn open(path: &Path) -> anyhow::Result<Box<dyn BufRead>> {
 
 /// The largest board file (`--mask`, `two-colour`) read: a 32×32 board with blanks between
 /// cells and comments is far smaller.
-pub const MAX_BOARD_BYTES: u64 = 64 * 1024;
+pub(crate) const MAX_BOARD_BYTES: u64 = 64 * 1024;
 
 /// Reads all of `path` (or stdin for `-`) as text, refusing more than `max` bytes (so
 /// `/dev/zero` or a huge file is a clear error, not unbounded memory; issue 12). `what` names
 /// the expected content in the message.
-pub fn read_to_string(path: &Path, max: u64, what: &str) -> anyhow::Result<String> {
+pub(crate) fn read_to_string(path: &Path, max: u64, what: &str) -> anyhow::Result<String> {
     let mut bytes = Vec::new();
     let name = source_name(path);
     open(path)?
@@ -58,20 +58,20 @@ pub fn read_to_string(path: &Path, max: u64, what: &str) -> anyhow::Result<Strin
 }
 
 /// The longest line the judge format reads (a board size needs a few bytes).
-pub const MAX_JUDGE_LINE: u64 = 1024;
+pub(crate) const MAX_JUDGE_LINE: u64 = 1024;
 
 /// The judge format on stdin: one size per line (blank lines skipped) until a line `0` or the
 /// end of input. Yields each size as parsed by `parse`, or an error naming its line. Lines
 /// longer than [`MAX_JUDGE_LINE`] bytes are an error, so endless input without newlines
 /// (`/dev/zero`) cannot take unbounded memory.
-pub fn judge_sizes<T>(
+pub(crate) fn judge_sizes<T>(
     parse: impl Fn(&str) -> Result<T, String>,
 ) -> impl Iterator<Item = anyhow::Result<T>> {
     judge_sizes_from(std::io::stdin().lock(), parse)
 }
 
 /// [`judge_sizes`] on any reader.
-pub fn judge_sizes_from<T>(
+pub(crate) fn judge_sizes_from<T>(
     mut input: impl BufRead,
     parse: impl Fn(&str) -> Result<T, String>,
 ) -> impl Iterator<Item = anyhow::Result<T>> {

@@ -13,7 +13,7 @@ use crate::exit::Exit;
 
 /// Arguments of `nqueens merge`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Shard result files written by `count --shard I/K --out FILE`, or folders holding them
     /// (their `*.json` files)
     #[arg(required = true, value_name = "FILES|DIR")]
@@ -22,7 +22,7 @@ pub struct Args {
 
 /// Runs `nqueens merge`: prints the total only if every check passes; otherwise lists every
 /// problem on stderr and exits with status 3.
-pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let files = expand_paths(&args.paths)?;
     let report = merge(&files);
     let mut out = std::io::stdout().lock();

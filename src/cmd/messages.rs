@@ -31,7 +31,7 @@ pub(crate) use {message, note, warning};
 /// An error chain as `{:#}` prints it (`outer: cause: …`), with the command line's advice
 /// after the library errors that have some: the library states the fact, the command line
 /// knows which flag to change.
-pub fn error_text(err: &anyhow::Error) -> String {
+pub(crate) fn error_text(err: &anyhow::Error) -> String {
     let links: Vec<String> = err
         .chain()
         .map(|link| match link.downcast_ref::<nqueens::Error>() {

@@ -1,16 +1,16 @@
 //! One module per subcommand; each owns its `Args` and a `run` function.
 
-pub mod bench;
-pub mod completions;
-pub mod count;
-pub mod estimate;
-pub mod input;
-pub mod merge;
-pub mod messages;
-pub mod place;
-pub mod solutions;
-pub mod two_colour;
-pub mod verify;
+pub(crate) mod bench;
+pub(crate) mod completions;
+pub(crate) mod count;
+pub(crate) mod estimate;
+pub(crate) mod input;
+pub(crate) mod merge;
+pub(crate) mod messages;
+pub(crate) mod place;
+pub(crate) mod solutions;
+pub(crate) mod two_colour;
+pub(crate) mod verify;
 
 use std::process::ExitCode;
 
@@ -20,14 +20,14 @@ use crate::cli::{self, Cli, Command, FormatArg, Scope, Threads};
 use crate::exit::UsageError;
 
 /// `1 solution`, `2 solutions`: a count with its noun in the right number.
-pub fn plural(count: impl std::fmt::Display, noun: &str) -> String {
+pub(crate) fn plural(count: impl std::fmt::Display, noun: &str) -> String {
     let text = count.to_string();
     let s = if text == "1" { "" } else { "s" };
     format!("{text} {noun}{s}")
 }
 
 /// Runs the selected subcommand.
-pub fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     let scope = cli::scope(cli.command.name()).expect("every subcommand has a scope");
     check_threads(cli, scope)?;
     check_format(cli, scope)?;

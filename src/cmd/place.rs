@@ -16,7 +16,7 @@ use crate::exit::{Exit, UsageError};
 
 /// Arguments of `nqueens place`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Board size, 1 to 4294967295 (2 and 3 have no solution)
     #[arg(required_unless_present = "stdin", value_parser = parse_size)]
     pub n: Option<u64>,
@@ -37,7 +37,7 @@ pub struct Args {
 
 /// Ways of finding one solution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Method {
+pub(crate) enum Method {
     /// Explicit O(n) construction, streamed (no memory needed)
     Construct,
     /// Random solution by conflict-minimising local search (Sosic & Gu)
@@ -66,7 +66,7 @@ enum Layout {
 }
 
 /// Runs `nqueens place`.
-pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let layout = layout(global)?;
     if args.seed.is_some() && args.method != Method::MinConflicts {
         return Err(UsageError(
@@ -168,7 +168,7 @@ fn write(
 }
 
 /// The line `--stdin` prints for an n without a solution (2 and 3).
-pub const NO_SOLUTION: &str = "no solution";
+pub(crate) const NO_SOLUTION: &str = "no solution";
 
 /// Writes the marker line for an n without a solution, in `layout`.
 fn no_solution_line(out: &mut impl Write, n: u64, layout: Layout) -> std::io::Result<()> {

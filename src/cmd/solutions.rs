@@ -12,7 +12,7 @@ use crate::exit::Exit;
 
 /// Arguments of `nqueens solutions`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Board size, 1 to 32
     #[arg(value_parser = parse_n, allow_negative_numbers = true)]
     pub n: u32,
@@ -31,7 +31,7 @@ enum Layout {
 }
 
 /// Runs `nqueens solutions`: boards (default; `--format board`), `--format perm` or `--json`.
-pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let layout = layout(global)?;
     let mut walk = Solutions::new(args.n)?;
     let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());

@@ -15,7 +15,7 @@ use crate::exit::Exit;
 
 /// Arguments of `nqueens two-colour`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The board: a line with n, then n lines of n cells, 1 allowed and 0 blocked (- for stdin)
     #[arg(value_name = "FILE", default_value = "-")]
     pub file: PathBuf,
@@ -29,7 +29,7 @@ pub struct Args {
 const SCHEMA: &str = "nqueens.two-colour/1";
 
 /// Runs `nqueens two-colour`.
-pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let text = input::read_to_string(&args.file, input::MAX_BOARD_BYTES, "a two-colour board")?;
     let mask = two_colour::parse(&text, &input::source_name(&args.file))?;
     let result =

@@ -16,7 +16,7 @@ use crate::exit::Exit;
 
 /// Arguments of `nqueens verify`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Permutations to check, one per line: the 1-based row of the queen in each column
     /// (- for stdin)
     #[arg(value_name = "FILE", default_value = "-")]
@@ -28,7 +28,7 @@ pub struct Args {
 }
 
 /// Runs `nqueens verify`: one verdict per permutation; exit 1 if any is not a solution.
-pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let json = global.format() == Format::Json;
     let source = input::source_name(&args.file);
     let reader = input::open(&args.file)?;

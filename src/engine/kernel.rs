@@ -13,7 +13,7 @@
 //! lanes' dependency chains. The stack is a structure of arrays, indexed by row.
 
 /// How many independent searches one thread interleaves.
-pub const LANES: usize = 4;
+pub(crate) const LANES: usize = 4;
 
 /// The most rows a board may have (row masks are `u32`).
 const MAX_ROWS: usize = 32;
@@ -63,7 +63,7 @@ impl Rows {
 }
 
 /// The low `n` bits set.
-pub fn full_mask(n: u32) -> u32 {
+pub(crate) fn full_mask(n: u32) -> u32 {
     if n >= 32 {
         u32::MAX
     } else {
@@ -121,7 +121,7 @@ impl Node {
 }
 
 /// The set bits of `mask`, lowest first, each as a one-bit mask.
-pub fn bits(mut mask: u32) -> impl Iterator<Item = u32> {
+pub(crate) fn bits(mut mask: u32) -> impl Iterator<Item = u32> {
     std::iter::from_fn(move || {
         let b = mask & mask.wrapping_neg();
         mask ^= b;
@@ -130,7 +130,7 @@ pub fn bits(mut mask: u32) -> impl Iterator<Item = u32> {
 }
 
 /// Expands `nodes` until every node has filled `row` rows (or the board); dead ends vanish.
-pub fn expand_to(rows: &Rows, nodes: Vec<Node>, row: u32) -> Vec<Node> {
+pub(crate) fn expand_to(rows: &Rows, nodes: Vec<Node>, row: u32) -> Vec<Node> {
     let row = row.min(rows.n());
     let mut out = Vec::with_capacity(nodes.len());
     let mut stack = nodes;
@@ -149,7 +149,7 @@ pub fn expand_to(rows: &Rows, nodes: Vec<Node>, row: u32) -> Vec<Node> {
 
 /// Expands `nodes` row by row until there are at least `target` of them, or none can be
 /// expanded further without reaching the last row.
-pub fn expand_at_least(rows: &Rows, mut nodes: Vec<Node>, target: usize) -> Vec<Node> {
+pub(crate) fn expand_at_least(rows: &Rows, mut nodes: Vec<Node>, target: usize) -> Vec<Node> {
     while nodes.len() < target {
         let Some(min_row) = nodes.iter().map(|x| x.row).min() else {
             break;
@@ -164,22 +164,22 @@ pub fn expand_at_least(rows: &Rows, mut nodes: Vec<Node>, target: usize) -> Vec<
 
 /// Start nodes [`count_subtree`] hands the kernel per call, so its lanes stay busy and the
 /// single-lane tail of each call is short.
-pub const SUBTREE_NODES: usize = 128 * LANES;
+pub(crate) const SUBTREE_NODES: usize = 128 * LANES;
 
 /// Counts the completions of one node: expands it into at least [`SUBTREE_NODES`] start nodes
 /// (fewer near the last row), then runs [`count`] on them. The engines' tasks end here.
-pub fn count_subtree(rows: &Rows, node: Node) -> u64 {
+pub(crate) fn count_subtree(rows: &Rows, node: Node) -> u64 {
     count(rows, &expand_at_least(rows, vec![node], SUBTREE_NODES))
 }
 
 /// [`count_subtree`] on the portable code path only (plain Rust step, whatever the CPU): the
 /// second code path `--recheck` compares against.
-pub fn count_subtree_portable(rows: &Rows, node: Node) -> u64 {
+pub(crate) fn count_subtree_portable(rows: &Rows, node: Node) -> u64 {
     count_portable(rows, &expand_at_least(rows, vec![node], SUBTREE_NODES))
 }
 
 /// Counts the completions of every node in `nodes` (the sum over all of them).
-pub fn count(rows: &Rows, nodes: &[Node]) -> u64 {
+pub(crate) fn count(rows: &Rows, nodes: &[Node]) -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("bmi1") {
@@ -191,7 +191,7 @@ pub fn count(rows: &Rows, nodes: &[Node]) -> u64 {
 }
 
 /// The name of the code path [`count`] takes on this CPU.
-pub fn code_path() -> &'static str {
+pub(crate) fn code_path() -> &'static str {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("bmi1") {
@@ -212,7 +212,7 @@ unsafe fn count_bmi(rows: &Rows, nodes: &[Node]) -> u64 {
 }
 
 /// [`count`] for any CPU (plain Rust step).
-pub fn count_portable(rows: &Rows, nodes: &[Node]) -> u64 {
+pub(crate) fn count_portable(rows: &Rows, nodes: &[Node]) -> u64 {
     count_with::<RustStep>(rows, nodes)
 }
 

@@ -4,7 +4,7 @@
 //! (the mirror image of each solution has its first queen in the right half). For odd N the
 //! middle column of the first row is handled separately, with the second row's queen in the
 //! left half, also doubled. The first `split_depth` rows are expanded into independent tasks;
-//! each task is finished by the interleaved kernel in [`super::kernel`].
+//! each task is finished by the interleaved kernel in `super::kernel`.
 
 use super::kernel::{self, bits, expand_to, Node, Rows};
 use super::{check_split_depth, Engine, PlanOptions};

@@ -6,7 +6,7 @@
 //!
 //! How each engine works, with measured figures per N: docs/algorithms.md in the repository.
 
-pub mod kernel;
+pub(crate) mod kernel;
 pub mod mirror;
 pub mod mitm;
 pub mod symmetry;
@@ -64,7 +64,7 @@ pub fn check_split_depth(n: u32, depth: u32) -> Result<u32, Error> {
     }
 }
 
-/// The number of nodes [`kernel::expand_to`] would return for `node` and `row`, counted
+/// The number of nodes `kernel::expand_to` would return for `node` and `row`, counted
 /// depth first without building them, or some number above `cap` once the count passes it
 /// (so a huge `--split-depth` is refused in bounded time and memory, issue 11).
 pub fn count_to(rows: &kernel::Rows, node: kernel::Node, row: u32, cap: usize) -> usize {

@@ -2,18 +2,18 @@
 //!
 //! Every solution has one queen on each border line. The engine counts one image per orbit of
 //! the square's eight symmetries and weights it by the orbit size (8, 4 or 2):
-//! [`starts`](mod@starts) turns the border queens into kernel [`Rows`](super::kernel::Rows) templates — a
+//! `starts` turns the border queens into kernel `Rows` templates — a
 //! pre-placed queen's row allows only its cell, the border columns are allowed only where the
 //! orbit rule puts their queens, and every row excludes the cells the pre-placed queens
 //! attack, so the shared kernel prunes against queens below it without any change to it.
-//! Templates come from [`constellation`] (the four border queens, one least tuple per orbit)
+//! Templates come from `constellation` (the four border queens, one least tuple per orbit)
 //! and from a nearest-corner rule that lets one search cover many constellations at once.
 //! The top rows of each template are expanded into the plan's tasks. [`Plan::unique`] adds
-//! the number of fundamental solutions by Burnside's lemma ([`unique`]).
+//! the number of fundamental solutions by Burnside's lemma (`unique`).
 
-pub mod constellation;
-pub mod starts;
-pub mod unique;
+pub(crate) mod constellation;
+pub(crate) mod starts;
+pub(crate) mod unique;
 
 #[cfg(test)]
 mod tests;

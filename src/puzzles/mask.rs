@@ -3,7 +3,7 @@
 //! A mask file has one line per row and one cell per column: `1` or `.` for an allowed cell,
 //! `0` or `#` for a blocked one; spaces and tabs between cells are ignored, and so are blank
 //! lines at the end. [`count_masked`] counts the placements of N mutually non-attacking queens
-//! on allowed cells with the shared kernel ([`crate::engine::kernel`]), in parallel on the plan
+//! on allowed cells with the shared kernel (`crate::engine::kernel`), in parallel on the plan
 //! executor. When the mask is left-right symmetric (or top-bottom symmetric, which becomes
 //! left-right after transposing the board) only half the first row is searched (issue 6).
 

@@ -23,10 +23,10 @@ pub const SHARD_SCHEMA: &str = "nqueens.shard/2";
 
 /// The most tasks a plan may have in a file this tool reads (a forged `plan_tasks` beyond it
 /// is refused; the largest real plan, N = 28, has well under 2^32).
-pub const MAX_PLAN_TASKS: usize = 1 << 40;
+pub(super) const MAX_PLAN_TASKS: usize = 1 << 40;
 
 /// The longest run time a file may claim, in seconds (about 31 700 years).
-pub const MAX_ELAPSED_S: f64 = 1e12;
+pub(super) const MAX_ELAPSED_S: f64 = 1e12;
 
 /// An order-independent digest of a set of `(task, count)` pairs: the sum, modulo 2^128, of
 /// the first 16 bytes of SHA-256 of each pair. Adding the same pairs in any order, or

@@ -256,12 +256,12 @@ pub(crate) mod decimal {
     use serde::{Deserialize, Deserializer, Serializer};
 
     /// Writes a count as a decimal string.
-    pub fn serialize<S: Serializer>(value: &u128, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(value: &u128, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(value)
     }
 
     /// Reads a count from a decimal string.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u128, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u128, D::Error> {
         let text = String::deserialize(d)?;
         text.parse()
             .map_err(|_| serde::de::Error::custom(format!("'{text}' is not a count")))

@@ -13,12 +13,12 @@ const SLURM_VARS: [&str; 4] = [
 ];
 
 /// The `nqueens` binary under test (assert_cmd), without the Slurm array variables.
-pub fn nqueens() -> Command {
+pub(crate) fn nqueens() -> Command {
     Command::from_std(nqueens_std())
 }
 
 /// The same binary as a plain `std` command, for tests that spawn it or set up its stdio.
-pub fn nqueens_std() -> std::process::Command {
+pub(crate) fn nqueens_std() -> std::process::Command {
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("nqueens"));
     for var in SLURM_VARS {
         cmd.env_remove(var);
@@ -27,7 +27,7 @@ pub fn nqueens_std() -> std::process::Command {
 }
 
 /// Runs `nqueens` with `args` and returns (status code, stdout, stderr).
-pub fn run(args: &[&str]) -> (i32, String, String) {
+pub(crate) fn run(args: &[&str]) -> (i32, String, String) {
     let out = nqueens().args(args).output().expect("nqueens runs");
     (
         out.status.code().unwrap_or(-1),
@@ -38,7 +38,7 @@ pub fn run(args: &[&str]) -> (i32, String, String) {
 
 /// Number of N-Queens solutions by brute force: every permutation of columns, checked for
 /// diagonal attacks. Independent of every engine; fine up to N = 10.
-pub fn brute_force(n: usize) -> u64 {
+pub(crate) fn brute_force(n: usize) -> u64 {
     let mut perm: Vec<usize> = (0..n).collect();
     let mut count = 0;
     permute(&mut perm, 0, &mut count);
@@ -58,6 +58,6 @@ fn permute(perm: &mut Vec<usize>, k: usize, count: &mut u64) {
 }
 
 /// Whether the permutation (column of the queen in each row) has no diagonal attack.
-pub fn is_solution(perm: &[usize]) -> bool {
+pub(crate) fn is_solution(perm: &[usize]) -> bool {
     (0..perm.len()).all(|a| (a + 1..perm.len()).all(|b| perm[a].abs_diff(perm[b]) != b - a))
 }

@@ -12,7 +12,7 @@ use crate::cli::{parse_n, parse_seconds};
 
 /// Arguments of `nqueens count`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Board size, 1 to 32
     #[arg(
         value_parser = parse_n,
@@ -84,7 +84,7 @@ fn engine_values() -> PossibleValuesParser {
 }
 
 /// Parses a `--recheck` fraction.
-pub fn parse_fraction(s: &str) -> Result<Recheck, String> {
+pub(crate) fn parse_fraction(s: &str) -> Result<Recheck, String> {
     let fraction: f64 = s
         .trim()
         .parse()
@@ -94,7 +94,7 @@ pub fn parse_fraction(s: &str) -> Result<Recheck, String> {
 
 /// The `--shard` value: explicit, or from the Slurm array environment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ShardArg {
+pub(crate) enum ShardArg {
     /// `auto`: from `SLURM_ARRAY_TASK_*`.
     Auto,
     /// `I/K`.
@@ -102,7 +102,7 @@ pub enum ShardArg {
 }
 
 /// Parses `--shard`: `auto` or `I/K`.
-pub fn parse_shard(s: &str) -> Result<ShardArg, String> {
+pub(super) fn parse_shard(s: &str) -> Result<ShardArg, String> {
     if s.trim() == "auto" {
         return Ok(ShardArg::Auto);
     }

@@ -12,7 +12,7 @@ use crate::cmd::input;
 use crate::progress::Bar;
 
 /// Runs `nqueens count N --mask FILE`.
-pub fn run(n: u32, path: &Path, global: &Global) -> anyhow::Result<ExitCode> {
+pub(super) fn run(n: u32, path: &Path, global: &Global) -> anyhow::Result<ExitCode> {
     let text = input::read_to_string(path, input::MAX_BOARD_BYTES, "a mask")?;
     let mask = Mask::parse(&text, n, &input::source_name(path))?;
     let bar = Bar::new(global.quiet);

@@ -16,7 +16,7 @@ use nqueens::recheck::Fault;
 use nqueens::report::{render_count, CountReport};
 use nqueens::CountOptions;
 
-pub use args::{parse_fraction, Args};
+pub(crate) use args::{parse_fraction, Args};
 use publish::{commentary, oeis_status, publish};
 
 use crate::cli::{parse_n, Global};
@@ -24,7 +24,7 @@ use crate::exit::Exit;
 use crate::progress::Bar;
 
 /// Runs `nqueens count`.
-pub fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let options = CountOptions::new()
         .engine(&args.engine)
         .threads(global.single_threads()?)

@@ -14,7 +14,7 @@ use crate::progress::human;
 
 /// Prints a finished count on stdout, `note` on stderr (unless quiet), and returns the exit
 /// status (3 when a value disagrees with OEIS).
-pub fn publish(count: &Count, note: &str, global: &Global) -> anyhow::Result<ExitCode> {
+pub(super) fn publish(count: &Count, note: &str, global: &Global) -> anyhow::Result<ExitCode> {
     render_count(
         &CountReport::from(count),
         global.format(),
@@ -27,7 +27,7 @@ pub fn publish(count: &Count, note: &str, global: &Global) -> anyhow::Result<Exi
 }
 
 /// One line for people: what was counted, how, how fast, and whether it matches OEIS.
-pub fn commentary(c: &Count) -> String {
+pub(super) fn commentary(c: &Count) -> String {
     let secs = c.elapsed.as_secs_f64();
     let rate = c.total as f64 / secs.max(1e-9);
     let check = match c.verified {
@@ -63,7 +63,7 @@ pub fn commentary(c: &Count) -> String {
 
 /// The exit status of a finished count from its comparison with OEIS; a disagreement is
 /// reported loudly.
-pub fn oeis_status(c: &Count) -> Exit {
+pub(super) fn oeis_status(c: &Count) -> Exit {
     if c.is_consistent() {
         return Exit::Ok;
     }

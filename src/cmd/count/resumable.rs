@@ -24,7 +24,7 @@ use crate::exit::Exit;
 use crate::progress::Bar;
 
 /// Runs a checkpointed and/or sharded count.
-pub fn run(
+pub(super) fn run(
     args: &Args,
     n: u32,
     options: &CountOptions,

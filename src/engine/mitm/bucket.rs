@@ -14,7 +14,7 @@ use super::simd::{self, Level};
 /// the keys into buckets; a query only visits the buckets whose cut bits are disjoint from its
 /// own, and the matcher layout leaves the cut bits out.
 #[derive(Debug, Default)]
-pub struct BucketSieve {
+pub(crate) struct BucketSieve {
     layout: Layout,
     cuts: Vec<u32>,
     buckets: Vec<Bucket>,
@@ -46,14 +46,9 @@ fn bucket_of<const K: usize>(key: u64, cuts: &[u32; K]) -> usize {
 }
 
 impl BucketSieve {
-    /// An empty sieve (reuse it with [`BucketSieve::fill`] to keep its buffers).
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Replaces the stored keys by `keys`, bucketed by the bit positions `cuts` and read
     /// through `layout` (which must treat the cut bits as holes).
-    pub fn fill(&mut self, keys: &[u64], layout: &Layout, cuts: &[u32], level: Level) {
+    pub(crate) fn fill(&mut self, keys: &[u64], layout: &Layout, cuts: &[u32], level: Level) {
         if self.layout != *layout {
             self.layout = layout.clone();
         }
@@ -103,19 +98,9 @@ impl BucketSieve {
         });
     }
 
-    /// The number of stored keys (blocks count whole).
-    pub fn len(&self) -> usize {
-        self.rest.len() + self.tables.len() / self.layout.per_block.max(1) * BLOCK
-    }
-
-    /// Whether the sieve holds no key.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Adds to `counts[g]` the number of (stored key, query) pairs with disjoint bits, for
     /// each group of queries `groups[g]`.
-    pub fn count_groups(&mut self, groups: &[&[u64]], counts: &mut [u64], level: Level) {
+    pub(crate) fn count_groups(&mut self, groups: &[&[u64]], counts: &mut [u64], level: Level) {
         let cuts = std::mem::take(&mut self.cuts);
         let mut sorted = std::mem::take(&mut self.sorted);
         sorted.clear();

@@ -16,7 +16,7 @@ use super::simd::{self, Level};
 
 /// Everything fixed while enumerating the halves of one side of a task.
 #[derive(Debug, Clone, Copy)]
-pub struct HalfSpec<'a> {
+pub(crate) struct HalfSpec<'a> {
     /// The north quarter.
     pub north: &'a Prepared,
     /// The south quarter.
@@ -33,13 +33,6 @@ pub struct HalfSpec<'a> {
     pub wanted: [bool; 4],
     /// Instruction level for the pair join.
     pub level: Level,
-}
-
-/// Appends the key of every half of `spec` to `out[class]`.
-pub fn enumerate(spec: &HalfSpec<'_>, out: &mut [Vec<u64>; 4]) {
-    for &cn in spec.masks {
-        enumerate_columns(spec, cn, out);
-    }
 }
 
 /// Appends the keys of the halves of `spec` whose north quarter uses the columns `cn`.
@@ -60,7 +53,7 @@ fn enumerate_columns(spec: &HalfSpec<'_>, cn: u32, out: &mut [Vec<u64>; 4]) {
 /// The halves of one or more specs, produced a portion at a time so that a task's keys never
 /// all need to be in memory at once.
 #[derive(Debug)]
-pub struct Portions<'a, 'b> {
+pub(crate) struct Portions<'a, 'b> {
     specs: &'b [HalfSpec<'a>],
     spec: usize,
     mask: usize,
@@ -68,7 +61,7 @@ pub struct Portions<'a, 'b> {
 
 impl<'a, 'b> Portions<'a, 'b> {
     /// The halves of every spec of `specs`, in order.
-    pub fn new(specs: &'b [HalfSpec<'a>]) -> Self {
+    pub(crate) fn new(specs: &'b [HalfSpec<'a>]) -> Self {
         Portions {
             specs,
             spec: 0,
@@ -77,13 +70,13 @@ impl<'a, 'b> Portions<'a, 'b> {
     }
 
     /// Whether every half has been produced.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.spec >= self.specs.len()
     }
 
     /// Appends the next halves to `out` (cleared first), column mask by column mask, until
     /// at least `limit` keys are there or none are left; returns whether any were added.
-    pub fn next(&mut self, limit: usize, out: &mut [Vec<u64>; 4]) -> bool {
+    pub(crate) fn next(&mut self, limit: usize, out: &mut [Vec<u64>; 4]) -> bool {
         out.iter_mut().for_each(Vec::clear);
         let len = |out: &[Vec<u64>; 4]| out.iter().map(Vec::len).sum::<usize>();
         while !self.is_done() && len(out) < limit {
@@ -98,7 +91,7 @@ impl<'a, 'b> Portions<'a, 'b> {
     }
 
     /// Starts again from the first half.
-    pub fn rewind(&mut self) {
+    pub(crate) fn rewind(&mut self) {
         (self.spec, self.mask) = (0, 0);
     }
 }

@@ -86,7 +86,7 @@ pub(super) struct TaskIndex {
 
 impl TaskIndex {
     /// The index of an `n`×`n` board's tasks.
-    pub fn new(geo: &Geometry) -> Self {
+    pub(super) fn new(geo: &Geometry) -> Self {
         let model = CostModel::new(geo);
         let mut classes = Vec::new();
         let ys = if geo.n.is_multiple_of(2) {
@@ -127,18 +127,18 @@ impl TaskIndex {
     }
 
     /// Task `id` (`id < len`).
-    pub fn task(&self, id: u64) -> Task {
+    pub(super) fn task(&self, id: u64) -> Task {
         let c = self.class(id);
         c.task(id - c.first, |e| self.accept(e))
     }
 
     /// Estimated cost of task `id`.
-    pub fn cost(&self, id: u64) -> u64 {
+    pub(super) fn cost(&self, id: u64) -> u64 {
         self.class(id).cost
     }
 
     /// The classes as words for the fingerprint: `(y, en, len, cost)` each.
-    pub fn words(&self) -> impl Iterator<Item = u64> + '_ {
+    pub(super) fn words(&self) -> impl Iterator<Item = u64> + '_ {
         self.classes
             .iter()
             .flat_map(|c| [u64::from(c.y) << 32 | u64::from(c.en), c.len, c.cost])

@@ -7,24 +7,24 @@
 //! the engine, so the dispatch layer sits on top of it.
 
 /// Keys per block.
-pub const BLOCK: usize = 512;
+pub(crate) const BLOCK: usize = 512;
 
 /// 512 bits: one bit per key of a block.
 #[repr(C, align(64))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Lanes(pub [u64; 8]);
+pub(crate) struct Lanes(pub [u64; 8]);
 
 impl Lanes {
     /// All 512 bits set.
-    pub const ONES: Lanes = Lanes([!0; 8]);
+    pub(crate) const ONES: Lanes = Lanes([!0; 8]);
     /// No bit set.
-    pub const ZERO: Lanes = Lanes([0; 8]);
+    pub(crate) const ZERO: Lanes = Lanes([0; 8]);
 }
 
 /// Where each chunk of a key sits: chunk `j` is `(key >> shift[j]) & mask[j]`, and its
 /// `mask[j] + 1` table entries start at `offset[j]` within a block.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Layout {
+pub(crate) struct Layout {
     /// Right shift of each chunk.
     pub shift: Vec<u32>,
     /// Mask of each chunk after the shift.
@@ -39,7 +39,7 @@ impl Layout {
     /// Chunks of at most `k` usable bits (as even as possible) over the low `bits` key bits;
     /// a chunk widens over the `holes` (bits no stored key has), which then cost nothing per
     /// query.
-    pub fn new(bits: u32, holes: u64, k: u32) -> Self {
+    pub(crate) fn new(bits: u32, holes: u64, k: u32) -> Self {
         let usable = (0..bits).filter(|p| holes >> p & 1 == 0).count() as u32;
         let chunks = usable.div_ceil(k).max(1);
         let mut layout = Layout::default();
@@ -63,14 +63,14 @@ impl Layout {
     }
 
     /// The number of chunks.
-    pub fn chunks(&self) -> usize {
+    pub(crate) fn chunks(&self) -> usize {
         self.shift.len()
     }
 
     /// Writes the byte offset (within a block) of each query's table entry in every chunk:
     /// entry `j` of query `i` goes to `out[j * stride + i]`.
     #[inline(always)]
-    pub fn index_generic(&self, queries: &[u64], out: &mut [u32], stride: usize) {
+    pub(crate) fn index_generic(&self, queries: &[u64], out: &mut [u32], stride: usize) {
         for j in 0..self.chunks() {
             let (shift, mask, offset) = (self.shift[j], self.mask[j], self.offset[j] as u64);
             let row = &mut out[j * stride..][..queries.len()];
@@ -87,7 +87,7 @@ const LANES_BYTES: u64 = 64;
 /// Transposes a 64×64 bit matrix in place: afterwards bit `i` of row `p` is what bit `p` of
 /// row `i` was.
 #[inline(always)]
-pub fn transpose64(m: &mut [u64; 64]) {
+pub(crate) fn transpose64(m: &mut [u64; 64]) {
     let mut j = 32usize;
     let mut mask = 0x0000_0000_FFFF_FFFFu64;
     while j != 0 {
@@ -105,7 +105,7 @@ pub fn transpose64(m: &mut [u64; 64]) {
 
 /// Builds one block's tables from up to 512 keys, generic over the inlined CPU level.
 #[inline(always)]
-pub fn build_block_generic(keys: &[u64], layout: &Layout, table: &mut [Lanes]) {
+pub(crate) fn build_block_generic(keys: &[u64], layout: &Layout, table: &mut [Lanes]) {
     let mut slices = [Lanes::ZERO; 64];
     let mut valid = Lanes::ZERO;
     for (lane, group) in keys.chunks(64).enumerate() {
@@ -140,7 +140,7 @@ pub fn build_block_generic(keys: &[u64], layout: &Layout, table: &mut [Lanes]) {
 /// entries each), for the queries `range`, whose entries are byte offsets in `index`
 /// (chunk-major, see [`Layout::index_generic`]); generic over the CPU level.
 #[inline(always)]
-pub fn count_blocks_generic(
+pub(crate) fn count_blocks_generic(
     tables: &[Lanes],
     per: usize,
     index: &[u32],
@@ -167,7 +167,7 @@ pub fn count_blocks_generic(
 
 /// Counts disjoint (key, query) pairs by direct comparison, generic over the CPU level.
 #[inline(always)]
-pub fn count_direct_generic(keys: &[u64], queries: &[u64]) -> u64 {
+pub(crate) fn count_direct_generic(keys: &[u64], queries: &[u64]) -> u64 {
     let mut total = 0u64;
     for &q in queries {
         total += keys.iter().filter(|&&k| k & q == 0).count() as u64;
@@ -178,7 +178,13 @@ pub fn count_direct_generic(keys: &[u64], queries: &[u64]) -> u64 {
 /// Appends `n | s | extra` for every pair `(n, s)` with `n`, `s` and `forbid` pairwise
 /// disjoint, without branching per pair.
 #[inline(always)]
-pub fn join_generic(north: &[u64], south: &[u64], forbid: u64, extra: u64, out: &mut Vec<u64>) {
+pub(crate) fn join_generic(
+    north: &[u64],
+    south: &[u64],
+    forbid: u64,
+    extra: u64,
+    out: &mut Vec<u64>,
+) {
     for &n in north.iter().filter(|&&n| n & forbid == 0) {
         let n_or_f = n | forbid;
         out.reserve(south.len());

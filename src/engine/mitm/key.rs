@@ -15,11 +15,11 @@ use super::quarter::Placement;
 
 /// A key-space bit no key uses: marks words whose placement attacks a fixed queen outside
 /// the key window, so that one mask test filters every constraint.
-pub const SENTINEL: u64 = 1 << 63;
+pub(crate) const SENTINEL: u64 = 1 << 63;
 
 /// The four quarters: north-east, south-east, north-west, south-west.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Quarter {
+pub(crate) enum Quarter {
     /// Rows `0..h`, columns `0..h`.
     Ne,
     /// Rows `c..N`, columns `0..h`.
@@ -32,7 +32,7 @@ pub enum Quarter {
 
 /// The sizes of an N×N board cut into quarters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Geometry {
+pub(crate) struct Geometry {
     /// Board size.
     pub n: u32,
     /// Quarter size ⌊N/2⌋.
@@ -45,7 +45,7 @@ pub struct Geometry {
 
 impl Geometry {
     /// The geometry of an `n`×`n` board (`n ≥ 2`).
-    pub fn new(n: u32) -> Self {
+    pub(crate) fn new(n: u32) -> Self {
         let h = n / 2;
         Geometry {
             n,
@@ -56,13 +56,13 @@ impl Geometry {
     }
 
     /// Bits in an uncompressed key: `4h − 2`.
-    pub fn key_bits(&self) -> u32 {
+    pub(crate) fn key_bits(&self) -> u32 {
         2 * self.d
     }
 
     /// Offsets of a quarter's local diagonals in global `A`, `B` (one placement list serves
     /// all four quarters).
-    pub fn offsets(&self, q: Quarter) -> (u32, u32) {
+    pub(crate) fn offsets(&self, q: Quarter) -> (u32, u32) {
         let c = self.c;
         match q {
             Quarter::Ne => (c, 0),
@@ -72,8 +72,9 @@ impl Geometry {
         }
     }
 
+    #[cfg(test)]
     /// The key-space word of placement `p` in quarter `q`.
-    pub fn word(&self, q: Quarter, p: Placement) -> u64 {
+    pub(crate) fn word(&self, q: Quarter, p: Placement) -> u64 {
         let [la, ra, lb, rb] = self.shifts(q);
         let m = (1u64 << self.d) - 1;
         let ka = ((u64::from(p.a) << la) >> ra) & m;
@@ -95,7 +96,7 @@ impl Geometry {
 
     /// The key-space word of each placement of quarter `q`: a placement touching the local
     /// diagonals `forbid` (outside the key window) gets [`SENTINEL`] added.
-    pub fn words(&self, q: Quarter, forbid: (u32, u32)) -> impl Fn(&Placement) -> u64 {
+    pub(crate) fn words(&self, q: Quarter, forbid: (u32, u32)) -> impl Fn(&Placement) -> u64 {
         let [la, ra, lb, rb] = self.shifts(q);
         let (m, d) = ((1u64 << self.d) - 1, self.d);
         move |p| {
@@ -107,7 +108,7 @@ impl Geometry {
     }
 
     /// The key bits of global diagonals `A = da` and `B = db` (those inside the window).
-    pub fn window_bits(&self, da: u32, db: u32) -> u64 {
+    pub(crate) fn window_bits(&self, da: u32, db: u32) -> u64 {
         let window = self.c..=self.c + self.d - 1;
         let mut bits = 0u64;
         if window.contains(&da) {
@@ -121,7 +122,7 @@ impl Geometry {
 
     /// Local diagonal masks `(a, b)` a quarter must avoid so as not to attack a queen at
     /// global (row `r`, column `k`).
-    pub fn forbidden(&self, q: Quarter, r: u32, k: u32) -> (u32, u32) {
+    pub(crate) fn forbidden(&self, q: Quarter, r: u32, k: u32) -> (u32, u32) {
         let (oa, ob) = self.offsets(q);
         let (da, db) = (k + self.n - 1 - r, k + r);
         (self.local_bit(da, oa), self.local_bit(db, ob))

@@ -25,7 +25,7 @@ pub(crate) const MIN_PARTIAL: usize = 48;
 const PREFIX_EXTRA: u32 = 1;
 
 /// Most cut bits a [`Rank`] reads.
-pub const MAX_CUTS: usize = 24;
+pub(crate) const MAX_CUTS: usize = 24;
 
 /// Ranks keys by a few chosen bits ("cut bits"), most important first.
 ///
@@ -34,14 +34,14 @@ pub const MAX_CUTS: usize = 24;
 /// clashes with every key of it, so the block is skipped for that query. The rank is read
 /// through one lookup table per key byte, the same on every CPU.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Rank {
+pub(crate) struct Rank {
     bits: u32,
     tables: Vec<[u32; 256]>,
 }
 
 impl Rank {
     /// A rank over `positions` (most significant first; at most [`MAX_CUTS`], each < 64).
-    pub fn new(positions: &[u32]) -> Self {
+    pub(crate) fn new(positions: &[u32]) -> Self {
         assert!(positions.len() <= MAX_CUTS, "at most {MAX_CUTS} cut bits");
         let bytes = positions
             .iter()
@@ -62,13 +62,13 @@ impl Rank {
     }
 
     /// The number of cut bits.
-    pub fn bits(&self) -> u32 {
+    pub(crate) fn bits(&self) -> u32 {
         self.bits
     }
 
     /// The rank of `key`.
     #[inline(always)]
-    pub fn of(&self, key: u64) -> u32 {
+    pub(crate) fn of(&self, key: u64) -> u32 {
         let mut r = 0;
         for (b, table) in self.tables.iter().enumerate() {
             r |= table[(key >> (8 * b)) as usize & 255];
@@ -86,7 +86,7 @@ impl Rank {
 /// buckets to whole blocks). Every pair that is met is still tested on every key bit, so the
 /// ranking only decides what is skipped, never what is counted.
 #[derive(Debug, Default)]
-pub struct Sieve {
+pub(crate) struct Sieve {
     layout: Layout,
     rank: Rank,
     tables: Vec<Lanes>,
@@ -108,14 +108,15 @@ pub struct Sieve {
 }
 
 impl Sieve {
+    #[cfg(test)]
     /// An empty sieve (reuse it with [`Sieve::fill`] to keep its buffers).
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Replaces the stored keys by `groups` of keys (each group the concatenation of its
     /// slices, each key ANDed with `mask`), read through `layout` and ranked by `rank`.
-    pub fn fill(
+    pub(crate) fn fill(
         &mut self,
         groups: &[&[&[u64]]],
         mask: u64,
@@ -248,17 +249,13 @@ impl Sieve {
     }
 
     /// The number of stored keys (a partial last block counts whole).
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.rest.len() + self.common.len() * BLOCK
     }
 
-    /// Whether the sieve holds no key.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Adds to `counts[g]` the number of (key of group g, query) pairs with disjoint bits.
-    pub fn count(&mut self, queries: &[u64], counts: &mut [u64], level: Level) {
+    pub(crate) fn count(&mut self, queries: &[u64], counts: &mut [u64], level: Level) {
         for ((_, rest), count) in self.groups.iter().zip(counts.iter_mut()) {
             if !rest.is_empty() {
                 *count += simd::count_direct(level, &self.rest[rest.clone()], queries);

@@ -1,26 +1,26 @@
 //! The meet-in-the-middle engine: the quadrant join.
 //!
 //! The board is cut into four h×h quarters (plus the middle row and column for odd N).
-//! Quarter placements are generated per row mask ([`quarter`]), combined into east and west
-//! half boards ([`half`]), summarised by diagonal keys ([`key`]), and joined by counting, in
-//! bulk, the east/west pairs with disjoint keys ([`matcher`], dispatched per CPU in [`simd`]).
+//! Quarter placements are generated per row mask (`quarter`), combined into east and west
+//! half boards (`half`), summarised by diagonal keys (`key`), and joined by counting, in
+//! bulk, the east/west pairs with disjoint keys (`matcher`, dispatched per CPU in `simd`).
 //! No solution is ever formed.
 //!
 //! Every row split E (with the middle column's queen row for odd N) is a self-contained task
-//! ([`task`]) with its own sieve: no barriers and no serial phase, so threads scale, and the
+//! (`task`) with its own sieve: no barriers and no serial phase, so threads scale, and the
 //! same task list feeds progress, checkpoints and shards. Small boards go to the mirror engine.
 
-pub mod bucket;
-pub mod half;
+pub(crate) mod bucket;
+pub(crate) mod half;
 mod index;
-pub mod kernels;
-pub mod key;
-pub mod matcher;
-pub mod prepared;
-pub mod quarter;
-pub mod simd;
-pub mod task;
-pub mod weights;
+pub(crate) mod kernels;
+pub(crate) mod key;
+pub(crate) mod matcher;
+pub(crate) mod prepared;
+pub(crate) mod quarter;
+pub(crate) mod simd;
+pub(crate) mod task;
+pub(crate) mod weights;
 
 use std::cell::RefCell;
 use std::sync::OnceLock;
@@ -96,12 +96,13 @@ thread_local! {
 
 impl MitmPlan {
     /// The plan for an `n`×`n` board (`n ≥ 4`), matching at CPU level `level`.
-    pub fn new(n: u32, level: Level) -> Self {
+    pub(crate) fn new(n: u32, level: Level) -> Self {
         Self::with_context(Context::new(n, level))
     }
 
+    #[cfg(test)]
     /// Like [`MitmPlan::new`], with sieves cut on `cuts` key bits (a tuning knob).
-    pub fn with_cuts(n: u32, level: Level, cuts: u32) -> Self {
+    pub(crate) fn with_cuts(n: u32, level: Level, cuts: u32) -> Self {
         Self::with_context(Context::with_cuts(n, level, cuts))
     }
 

@@ -14,11 +14,11 @@ use super::quarter::{QuarterCache, QuarterList};
 const MAX_CACHED_H: u32 = 9;
 
 /// The four quarters in task order: east north/south, west north/south.
-pub const QUARTERS: [Quarter; 4] = [Quarter::Ne, Quarter::Se, Quarter::Nw, Quarter::Sw];
+pub(crate) const QUARTERS: [Quarter; 4] = [Quarter::Ne, Quarter::Se, Quarter::Nw, Quarter::Sw];
 
 /// How one quarter of a half is filtered and classified, as key-space masks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Side {
+pub(crate) struct Side {
     /// Words touching these bits are dropped ([`SENTINEL`] is always included).
     pub forbid: u64,
     /// Words touching these bits are class 1, the others class 0.
@@ -27,7 +27,7 @@ pub struct Side {
 
 impl Side {
     /// A side that drops the words touching `forbid` and has a single class.
-    pub fn forbid(forbid: u64) -> Self {
+    pub(crate) fn forbid(forbid: u64) -> Self {
         Side {
             forbid: forbid | SENTINEL,
             split: 0,
@@ -35,7 +35,7 @@ impl Side {
     }
 
     /// A side that keeps every valid word and classifies by `split`.
-    pub fn split(split: u64) -> Self {
+    pub(crate) fn split(split: u64) -> Self {
         Side {
             forbid: SENTINEL,
             split,
@@ -46,7 +46,7 @@ impl Side {
 /// One quarter of a task, ready to join: its valid placements as key-space words, split
 /// into two classes, each grouped by column mask.
 #[derive(Debug, Default, Clone)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     /// The (kind, quarter, row mask) this copy was built for through
     /// [`PreparedCache::get`], so that the next task of a thread can reuse it.
     built_for: Option<(usize, usize, u32)>,
@@ -62,7 +62,7 @@ impl Prepared {
     /// Each class is counted first and then written into a buffer of exactly that size (8
     /// bytes per kept placement); a buffer far larger than the task needs is given back, so
     /// one huge quarter does not pin its memory for the rest of the run.
-    pub fn prepare(
+    pub(crate) fn prepare(
         &mut self,
         geo: &Geometry,
         q: Quarter,
@@ -104,12 +104,12 @@ impl Prepared {
     }
 
     /// The number of queens of every placement (the row mask's size).
-    pub fn queens(&self) -> u32 {
+    pub(crate) fn queens(&self) -> u32 {
         self.queens
     }
 
     /// The words of class `class` with column mask `cols`.
-    pub fn get(&self, class: usize, cols: u32) -> &[u64] {
+    pub(crate) fn get(&self, class: usize, cols: u32) -> &[u64] {
         let o = &self.offsets[class];
         &self.words[class][o[cols as usize] as usize..o[cols as usize + 1] as usize]
     }
@@ -128,7 +128,7 @@ fn fit(words: &mut Vec<u64>, len: usize) {
 /// Prepared quarters by (kind, quarter, row mask), for the task kinds whose filters do not
 /// depend on the task.
 #[derive(Debug)]
-pub struct PreparedCache {
+pub(crate) struct PreparedCache {
     h: u32,
     kinds: Vec<[Side; 4]>,
     slots: Vec<OnceLock<Prepared>>,
@@ -136,7 +136,7 @@ pub struct PreparedCache {
 
 impl PreparedCache {
     /// A cache for the given kinds (each: the four quarters' filters); empty for large h.
-    pub fn new(h: u32, kinds: Vec<[Side; 4]>) -> Self {
+    pub(crate) fn new(h: u32, kinds: Vec<[Side; 4]>) -> Self {
         let slots = if h <= MAX_CACHED_H {
             (kinds.len() * 4) << h
         } else {
@@ -151,7 +151,7 @@ impl PreparedCache {
 
     /// Quarter `i` (in [`QUARTERS`] order) of kind `kind` for row mask `rows`: from the cache,
     /// or built into `spare` when the cache is off (unless `spare` already holds it).
-    pub fn get<'a>(
+    pub(crate) fn get<'a>(
         &'a self,
         geo: &Geometry,
         lists: &QuarterCache,

@@ -18,7 +18,7 @@ const MAX_CACHED_H: u32 = 10;
 
 /// One quarter placement: its local diagonal masks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Placement {
+pub(crate) struct Placement {
     /// Diagonal mask `a`: bit `j − i + h − 1` for a queen at local (row i, column j).
     pub a: u32,
     /// Anti-diagonal mask `b`: bit `i + j`.
@@ -27,7 +27,7 @@ pub struct Placement {
 
 /// Every placement with queens on exactly the rows of one row mask, grouped by column mask.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QuarterList {
+pub(crate) struct QuarterList {
     rows: u32,
     offsets: Vec<u32>,
     entries: Vec<Placement>,
@@ -39,10 +39,12 @@ impl QuarterList {
     /// The search runs twice, first counting the placements per column mask and then writing
     /// each straight to its place, so the list is all the memory it takes (8 bytes per
     /// placement; a quarter of N = 28 can have tens of millions).
-    pub fn generate(h: u32, rows: u32) -> Self {
+    pub(crate) fn generate(h: u32, rows: u32) -> Self {
         let start = Placement { a: 0, b: 0 };
         let mut offsets = vec![0u32; (1usize << h) + 1];
-        place(h, rows, 0, start, &mut |cols, _| offsets[cols as usize + 1] += 1);
+        place(h, rows, 0, start, &mut |cols, _| {
+            offsets[cols as usize + 1] += 1
+        });
         for i in 1..offsets.len() {
             offsets[i] += offsets[i - 1];
         }
@@ -60,33 +62,29 @@ impl QuarterList {
     }
 
     /// The row mask this list was generated for.
-    pub fn rows(&self) -> u32 {
+    pub(crate) fn rows(&self) -> u32 {
         self.rows
     }
 
     /// The placements whose column mask is `cols`.
-    pub fn get(&self, cols: u32) -> &[Placement] {
+    pub(crate) fn get(&self, cols: u32) -> &[Placement] {
         &self.entries[self.range(cols)]
     }
 
     /// The positions in [`QuarterList::entries`] of the placements with column mask `cols`.
-    pub fn range(&self, cols: u32) -> std::ops::Range<usize> {
+    pub(crate) fn range(&self, cols: u32) -> std::ops::Range<usize> {
         self.offsets[cols as usize] as usize..self.offsets[cols as usize + 1] as usize
     }
 
     /// Every placement, grouped by column mask.
-    pub fn entries(&self) -> &[Placement] {
+    pub(crate) fn entries(&self) -> &[Placement] {
         &self.entries
     }
 
+    #[cfg(test)]
     /// The number of placements in the list.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
-    }
-
-    /// Whether the row mask admits no placement at all.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
     }
 }
 
@@ -117,14 +115,14 @@ fn place(h: u32, rows: u32, cols: u32, p: Placement, found: &mut impl FnMut(u32,
 
 /// Quarter lists by row mask: kept after first use for small h, regenerated for large h.
 #[derive(Debug)]
-pub struct QuarterCache {
+pub(crate) struct QuarterCache {
     h: u32,
     lists: Vec<OnceLock<QuarterList>>,
 }
 
 impl QuarterCache {
     /// A cache for h×h quarters (nothing is generated until asked for).
-    pub fn new(h: u32) -> Self {
+    pub(crate) fn new(h: u32) -> Self {
         let slots = if h <= MAX_CACHED_H { 1usize << h } else { 0 };
         QuarterCache {
             h,
@@ -132,13 +130,8 @@ impl QuarterCache {
         }
     }
 
-    /// The quarter size h.
-    pub fn h(&self) -> u32 {
-        self.h
-    }
-
     /// The list for row mask `rows` (local, h bits).
-    pub fn get(&self, rows: u32) -> Cow<'_, QuarterList> {
+    pub(crate) fn get(&self, rows: u32) -> Cow<'_, QuarterList> {
         match self.lists.get(rows as usize) {
             Some(slot) => Cow::Borrowed(slot.get_or_init(|| QuarterList::generate(self.h, rows))),
             None => Cow::Owned(QuarterList::generate(self.h, rows)),
@@ -147,7 +140,7 @@ impl QuarterCache {
 }
 
 /// The number of placements of each size `k = 0..=h` on an h×h quarter (P_k).
-pub fn placements_by_size(h: u32) -> Vec<u64> {
+pub(crate) fn placements_by_size(h: u32) -> Vec<u64> {
     let mut counts = vec![0u64; h as usize + 1];
     count_sizes(h, 0, 0, 0, 0, 0, &mut counts);
     counts
@@ -224,7 +217,7 @@ mod tests {
     fn uncached_lists_equal_cached_ones() {
         let list = QuarterList::generate(11, 0b101_1001_0110);
         assert_eq!(list.rows(), 0b101_1001_0110);
-        assert!(!list.is_empty());
+        assert!(list.len() > 0);
         let cache = QuarterCache::new(11);
         assert_eq!(*cache.get(0b101_1001_0110), list);
     }

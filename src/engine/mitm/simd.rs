@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 /// private, so safe code cannot make a level that runs instructions the CPU lacks, and the
 /// dispatchers below may enter `#[target_feature]` code on the strength of the level alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Level(Isa);
+pub(crate) struct Level(Isa);
 
 /// The instruction sets behind a [`Level`], lowest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -32,10 +32,10 @@ enum Isa {
 
 impl Level {
     /// Plain Rust, on any CPU.
-    pub const PORTABLE: Level = Level(Isa::Portable);
+    pub(crate) const PORTABLE: Level = Level(Isa::Portable);
 
     /// The best level this CPU supports (detected once).
-    pub fn detect() -> Level {
+    pub(crate) fn detect() -> Level {
         static BEST: OnceLock<Level> = OnceLock::new();
         *BEST.get_or_init(|| {
             available_levels()
@@ -46,7 +46,7 @@ impl Level {
     }
 
     /// A short name for reports.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self.0 {
             Isa::Portable => "portable",
             Isa::Popcnt => "popcnt",
@@ -56,14 +56,14 @@ impl Level {
     }
 
     /// Whether the level includes BMI2 (`pext`).
-    pub fn has_bmi2(self) -> bool {
+    pub(crate) fn has_bmi2(self) -> bool {
         self.0 >= Isa::Avx2
     }
 }
 
 /// Every level the running CPU supports, lowest first (the portable one always). This and
 /// [`Level::detect`] are the only places a level above portable is made.
-pub fn available_levels() -> Vec<Level> {
+pub(crate) fn available_levels() -> Vec<Level> {
     let mut levels = vec![Level::PORTABLE];
     #[cfg(target_arch = "x86_64")]
     {
@@ -90,16 +90,16 @@ macro_rules! dispatch {
     ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty = $body:path;) => {
         $(#[$doc])*
         #[inline]
-        pub fn $name(level: Level, $($arg: $ty),*) -> $ret {
+        pub(crate) fn $name(level: Level, $($arg: $ty),*) -> $ret {
             #[cfg(target_arch = "x86_64")]
             mod x86 {
                 use super::*;
                 #[target_feature(enable = "popcnt")]
-                pub fn popcnt($($arg: $ty),*) -> $ret { $body($($arg),*) }
+                pub(super) fn popcnt($($arg: $ty),*) -> $ret { $body($($arg),*) }
                 #[target_feature(enable = "avx2,popcnt")]
-                pub fn avx2($($arg: $ty),*) -> $ret { $body($($arg),*) }
+                pub(super) fn avx2($($arg: $ty),*) -> $ret { $body($($arg),*) }
                 #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx2,popcnt")]
-                pub fn avx512($($arg: $ty),*) -> $ret { $body($($arg),*) }
+                pub(super) fn avx512($($arg: $ty),*) -> $ret { $body($($arg),*) }
             }
             match level.0 {
                 // SAFETY: a level above Portable is only ever constructed by
@@ -135,7 +135,7 @@ dispatch! {
 /// `tables` must hold one or two whole blocks of `per` entries, and every offset in `index`
 /// must be that of an entry below `per` (the AVX-512 path reads without bounds checks).
 #[inline]
-pub unsafe fn count_blocks(
+pub(crate) unsafe fn count_blocks(
     level: Level,
     tables: &[Lanes],
     per: usize,
@@ -161,7 +161,13 @@ dispatch! {
 
 /// Writes the table entry offsets of `queries` (see [`Layout::index_generic`]).
 #[inline]
-pub fn index(level: Level, layout: &Layout, queries: &[u64], out: &mut [u32], stride: usize) {
+pub(crate) fn index(
+    level: Level,
+    layout: &Layout,
+    queries: &[u64],
+    out: &mut [u32],
+    stride: usize,
+) {
     index_portable(level, layout, queries, out, stride)
 }
 
@@ -175,7 +181,7 @@ dispatch! {
 /// Appends `n | s | extra` for every pair of `north` × `south` with `n`, `s` and `forbid`
 /// pairwise disjoint.
 #[inline]
-pub fn join(
+pub(crate) fn join(
     level: Level,
     north: &[u64],
     south: &[u64],
@@ -211,7 +217,7 @@ dispatch! {
 /// Appends `keys` to `out` sorted by `pext(key, mask)` (a counting sort over `2^cuts`
 /// values); returns each value's end position in `out`. Needs BMI2: only called at levels
 /// that include it.
-pub fn sort_pext(keys: &[u64], mask: u64, cuts: usize, out: &mut Vec<u64>) -> Vec<usize> {
+pub(crate) fn sort_pext(keys: &[u64], mask: u64, cuts: usize, out: &mut Vec<u64>) -> Vec<usize> {
     #[cfg(target_arch = "x86_64")]
     {
         assert!(std::arch::is_x86_feature_detected!("bmi2"));
@@ -231,7 +237,12 @@ mod bmi2 {
 
     /// See [`super::sort_pext`].
     #[target_feature(enable = "bmi2")]
-    pub fn sort_pext(keys: &[u64], mask: u64, cuts: usize, out: &mut Vec<u64>) -> Vec<usize> {
+    pub(super) fn sort_pext(
+        keys: &[u64],
+        mask: u64,
+        cuts: usize,
+        out: &mut Vec<u64>,
+    ) -> Vec<usize> {
         let base = out.len();
         let mut next = vec![0usize; 1 << cuts];
         for &k in keys {
@@ -260,7 +271,7 @@ mod avx512 {
 
     /// See [`super::count_blocks`]; the same safety contract.
     #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,popcnt")]
-    pub unsafe fn count_blocks(
+    pub(super) unsafe fn count_blocks(
         tables: &[Lanes],
         per: usize,
         index: &[u32],
@@ -322,7 +333,7 @@ mod avx512 {
 
     /// See [`super::join`].
     #[target_feature(enable = "avx512f,popcnt")]
-    pub fn join(outer: &[u64], inner: &[u64], forbid: u64, extra: u64, out: &mut Vec<u64>) {
+    pub(super) fn join(outer: &[u64], inner: &[u64], forbid: u64, extra: u64, out: &mut Vec<u64>) {
         let m = inner.len();
         let tail = (1u8 << (m % 8)).wrapping_sub(1);
         for &n in outer.iter().filter(|&&n| n & forbid == 0) {

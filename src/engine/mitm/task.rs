@@ -44,7 +44,7 @@ pub struct Task {
 
 /// What a solving thread keeps between tasks.
 #[derive(Debug, Default)]
-pub struct Scratch {
+pub(crate) struct Scratch {
     quarters: [Prepared; 4],
     keys: Keys,
 }
@@ -60,7 +60,7 @@ struct Keys {
 
 /// Shared, read-only context of a plan's tasks.
 #[derive(Debug)]
-pub struct Context {
+pub(crate) struct Context {
     /// Board geometry.
     pub geo: Geometry,
     /// Quarter lists.
@@ -79,7 +79,7 @@ pub struct Context {
 
 /// How the sieves read keys: chunk layouts, the bits no stored key needs, and cut bits.
 #[derive(Debug, Clone)]
-pub struct Shape {
+pub(crate) struct Shape {
     /// Chunk layout of the ranked sieve (holes left out).
     pub layout: Layout,
     /// Key bits no query has (fixed queens' and long diagonals): stored keys drop them.
@@ -96,7 +96,7 @@ impl Shape {
     /// The shape for keys with `holes`, ranked by at most `cuts` bits; small tasks' buckets
     /// cut on `small_cuts` bits near the long diagonals (where keys are densest, so buckets
     /// exclude the most pairs).
-    pub fn new(geo: &Geometry, holes: u64, cuts: u32, small_cuts: u32) -> Self {
+    pub(crate) fn new(geo: &Geometry, holes: u64, cuts: u32, small_cuts: u32) -> Self {
         let (h, d) = (geo.h as i64, geo.d as i64);
         let mut order = Vec::new();
         for step in 1..h {
@@ -185,14 +185,15 @@ fn occupancy(keys: &[u64], sample: usize, counts: &mut [u32; 64]) {
 
 impl Context {
     /// The shared context of an `n`×`n` plan with the default sieve cuts.
-    pub fn new(n: u32, level: Level) -> Self {
+    pub(crate) fn new(n: u32, level: Level) -> Self {
         Self::with_shape(n, level, cut_count(n), small_cut_count(n))
     }
 
+    #[cfg(test)]
     /// The shared context of an `n`×`n` plan whose large tasks rank on up to `cuts` key
     /// bits and whose small tasks cut on `min(cuts, 8)` (tuning knobs; [`Context::new`]
     /// picks them per N).
-    pub fn with_cuts(n: u32, level: Level, cuts: u32) -> Self {
+    pub(crate) fn with_cuts(n: u32, level: Level, cuts: u32) -> Self {
         Self::with_shape(n, level, cuts, cuts.min(8))
     }
 
@@ -224,7 +225,7 @@ impl Context {
     }
 
     /// The weighted number of solutions of `task`.
-    pub fn solve(&self, task: Task, s: &mut Scratch) -> u128 {
+    pub(crate) fn solve(&self, task: Task, s: &mut Scratch) -> u128 {
         if task.y == 0 && self.geo.n.is_multiple_of(2) {
             self.solve_even(task.east, s)
         } else if task.y == 0 {
@@ -392,7 +393,7 @@ fn kinds(g: &Geometry) -> Vec<[Side; 4]> {
 
 /// How much of a task is held at once, and when ranking pays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Most west keys in one sieve fill (about 50 bytes each, with the sorting scratch).
     pub stored: usize,
     /// Most east keys queried at once (about 50 bytes each, with their table offsets).
@@ -497,7 +498,7 @@ impl Keys {
 #[cfg(test)]
 impl Context {
     /// Even N without any symmetry: the number of solutions whose east rows are `east`.
-    pub fn solve_plain(&self, east: u32, s: &mut Scratch) -> u64 {
+    pub(crate) fn solve_plain(&self, east: u32, s: &mut Scratch) -> u64 {
         let g = &self.geo;
         let west = free_rows(g, 0) & !east;
         let low = (1u32 << g.h) - 1;

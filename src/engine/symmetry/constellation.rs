@@ -17,10 +17,10 @@
 use crate::engine::kernel::{full_mask, Rows};
 
 /// A cell as `(row, column)`.
-pub type Cell = (u32, u32);
+pub(crate) type Cell = (u32, u32);
 
 /// The eight symmetries of the square, as maps of a cell on an `n`×`n` board.
-pub const SYMMETRIES: [fn(u32, Cell) -> Cell; 8] = [
+pub(crate) const SYMMETRIES: [fn(u32, Cell) -> Cell; 8] = [
     |_, (r, c)| (r, c),
     |m, (r, c)| (c, m - r),
     |m, (r, c)| (m - r, m - c),
@@ -33,7 +33,7 @@ pub const SYMMETRIES: [fn(u32, Cell) -> Cell; 8] = [
 
 /// The queens on the border lines of a solution: `(i, j, k, l)` as in the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Constellation {
+pub(crate) struct Constellation {
     /// Column of the queen in row 0.
     pub i: u32,
     /// Column of the queen in row N−1.
@@ -47,7 +47,7 @@ pub struct Constellation {
 impl Constellation {
     /// The distinct queens of the constellation on an `n`×`n` board (3 with a corner queen,
     /// otherwise 4; fewer only on boards too small to hold a solution).
-    pub fn queens(&self, n: u32) -> Vec<Cell> {
+    pub(crate) fn queens(&self, n: u32) -> Vec<Cell> {
         let m = n - 1;
         let mut cells = vec![(0, self.i), (m, self.j), (self.k, 0), (self.l, m)];
         cells.sort_unstable();
@@ -56,7 +56,7 @@ impl Constellation {
     }
 
     /// The constellation of a set of queens that holds one queen per border line.
-    pub fn of_queens(n: u32, queens: &[Cell]) -> Option<Constellation> {
+    pub(crate) fn of_queens(n: u32, queens: &[Cell]) -> Option<Constellation> {
         let m = n - 1;
         let find = |pick: &dyn Fn(&Cell) -> Option<u32>| queens.iter().find_map(pick);
         Some(Constellation {
@@ -69,7 +69,7 @@ impl Constellation {
 
     /// Whether the constellation's queens attack no one another (which also makes the four
     /// coordinates consistent: a corner queen is named by both of its lines).
-    pub fn is_valid(&self, n: u32) -> bool {
+    pub(crate) fn is_valid(&self, n: u32) -> bool {
         let m = n - 1;
         let cells = [(0, self.i), (m, self.j), (self.k, 0), (self.l, m)];
         cells
@@ -79,7 +79,7 @@ impl Constellation {
     }
 
     /// The constellation after applying symmetry number `s` (an index into [`SYMMETRIES`]).
-    pub fn transformed(&self, n: u32, s: usize) -> Constellation {
+    pub(crate) fn transformed(&self, n: u32, s: usize) -> Constellation {
         let moved: Vec<Cell> = self
             .queens(n)
             .into_iter()
@@ -89,19 +89,19 @@ impl Constellation {
     }
 
     /// The images of the constellation under all eight symmetries.
-    pub fn orbit(&self, n: u32) -> [Constellation; 8] {
+    pub(crate) fn orbit(&self, n: u32) -> [Constellation; 8] {
         std::array::from_fn(|s| self.transformed(n, s))
     }
 
     /// The number of distinct images: the weight of the orbit's representative.
-    pub fn orbit_size(&self, n: u32) -> u8 {
+    pub(crate) fn orbit_size(&self, n: u32) -> u8 {
         let mut orbit = self.orbit(n);
         orbit.sort_unstable();
         1 + orbit.windows(2).filter(|w| w[0] != w[1]).count() as u8
     }
 
     /// Whether this is the least tuple of its orbit (the one representative that is kept).
-    pub fn is_canonical(&self, n: u32) -> bool {
+    pub(crate) fn is_canonical(&self, n: u32) -> bool {
         self.orbit(n).iter().all(|other| self <= other)
     }
 
@@ -113,7 +113,7 @@ impl Constellation {
     /// last row; ties go to the column queens in the lowest rows. On N = 14 this visits 39%
     /// fewer nodes than the representative itself, within 7% of the best image per
     /// constellation. All images have the same completions.
-    pub fn search_image(&self, n: u32) -> Constellation {
+    pub(crate) fn search_image(&self, n: u32) -> Constellation {
         let m = n - 1;
         let key = |c: &Constellation| (c.j.min(m - c.j), m - c.k.min(c.l), *c);
         self.orbit(n)
@@ -125,7 +125,7 @@ impl Constellation {
     /// The kernel template for completing this constellation: each pre-placed row allows only
     /// its queen's cell; every other row excludes the cells any pre-placed queen attacks
     /// (border columns included), so the search prunes before it reaches those rows.
-    pub fn rows(&self, n: u32) -> Rows {
+    pub(crate) fn rows(&self, n: u32) -> Rows {
         let queens = self.queens(n);
         let masks: Vec<u32> = (0..n)
             .map(|r| match queens.iter().find(|q| q.0 == r) {
@@ -138,7 +138,7 @@ impl Constellation {
 }
 
 /// Whether queens on cells `p` and `q` attack each other (or share the cell).
-pub fn attacks(p: Cell, q: Cell) -> bool {
+pub(crate) fn attacks(p: Cell, q: Cell) -> bool {
     p.0 == q.0 || p.1 == q.1 || p.0.abs_diff(q.0) == p.1.abs_diff(q.1)
 }
 
@@ -155,15 +155,16 @@ pub(crate) fn attacked(n: u32, q: Cell, r: u32) -> u32 {
     mask
 }
 
+#[cfg(test)]
 /// Every start constellation of an `n`×`n` board with its weight (orbit size), in tuple
 /// order.
-pub fn constellations(n: u32) -> Vec<(Constellation, u8)> {
+pub(crate) fn constellations(n: u32) -> Vec<(Constellation, u8)> {
     constellations_where(n, |_| true)
 }
 
 /// The start constellations that `keep` accepts (`keep` must give the same answer for every
 /// member of an orbit), with their weights, in tuple order.
-pub fn constellations_where(
+pub(crate) fn constellations_where(
     n: u32,
     keep: impl Fn(&Constellation) -> bool,
 ) -> Vec<(Constellation, u8)> {

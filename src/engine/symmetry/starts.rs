@@ -43,7 +43,7 @@ impl Start {
 }
 
 /// Every template of an `n`×`n` board: corner templates, then strict ones, then ties.
-pub fn starts(n: u32) -> Vec<Start> {
+pub(crate) fn starts(n: u32) -> Vec<Start> {
     if n < 4 {
         // Too small for the corner-distance split; one constellation per orbit is exact.
         return tie_breaks(n, |_| true);
@@ -149,7 +149,7 @@ fn searched(n: u32, rows: &Rows) -> Rows {
 
 /// The template under symmetry number `s`: a cell is allowed iff its preimage was. (A
 /// pre-placed queen's row and column both allow only its cell, so they stay pre-placed.)
-pub fn image(n: u32, rows: &Rows, s: usize) -> Rows {
+pub(crate) fn image(n: u32, rows: &Rows, s: usize) -> Rows {
     let m = n - 1;
     let mut masks = vec![0u32; n as usize];
     for r in 0..n {

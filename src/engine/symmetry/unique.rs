@@ -18,7 +18,7 @@ const HALF_TURN: usize = 2;
 
 /// The number of fundamental solutions of an `n`×`n` board with `total` solutions, or `None`
 /// if Burnside's sum is not a multiple of 8 (which would mean `total` is wrong).
-pub fn unique(n: u32, total: u128) -> Option<u128> {
+pub(crate) fn unique(n: u32, total: u128) -> Option<u128> {
     if n == 1 {
         // The single queen is fixed by every symmetry, reflections included.
         return (total == 1).then_some(1);
@@ -28,12 +28,12 @@ pub fn unique(n: u32, total: u128) -> Option<u128> {
 }
 
 /// The number of solutions fixed by the half turn.
-pub fn half_turn_symmetric(n: u32) -> u128 {
+pub(crate) fn half_turn_symmetric(n: u32) -> u128 {
     Symmetric::new(n, HALF_TURN).count()
 }
 
 /// The number of solutions fixed by the quarter turn.
-pub fn quarter_turn_symmetric(n: u32) -> u128 {
+pub(crate) fn quarter_turn_symmetric(n: u32) -> u128 {
     Symmetric::new(n, QUARTER_TURN).count()
 }
 
