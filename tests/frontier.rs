@@ -18,7 +18,7 @@ fn s(p: &Path) -> &str {
 }
 
 #[test]
-fn issue_12_huge_shard_counts_neither_panic_nor_allocate() {
+fn huge_shard_counts_neither_panic_nor_allocate() {
     let tmp = tempfile::tempdir().unwrap();
     for k in ["18446744073709551615", "4294967296"] {
         let out = tmp.path().join(format!("{k}.json"));
@@ -40,7 +40,7 @@ fn issue_12_huge_shard_counts_neither_panic_nor_allocate() {
 }
 
 #[test]
-fn issue_11_k_zero_and_an_index_past_k_are_usage_errors() {
+fn k_zero_and_an_index_past_k_are_usage_errors() {
     for spec in ["0/0", "5/5", "18446744073709551615/18446744073709551615"] {
         let (code, _, err) = run(&["count", "10", "--shard", spec, "--out", "x.json"]);
         assert_eq!(code, 2, "{spec}: {err}");
@@ -48,7 +48,7 @@ fn issue_11_k_zero_and_an_index_past_k_are_usage_errors() {
 }
 
 #[test]
-fn issue_12_a_device_as_checkpoint_is_refused_without_reading_it() {
+fn a_device_as_checkpoint_is_refused_without_reading_it() {
     nqueens()
         .args(["count", "10", "--checkpoint", "/dev/zero"])
         .assert()
@@ -57,7 +57,7 @@ fn issue_12_a_device_as_checkpoint_is_refused_without_reading_it() {
 }
 
 #[test]
-fn issue_12_a_checkpoint_with_an_impossible_elapsed_time_is_refused() {
+fn a_checkpoint_with_an_impossible_elapsed_time_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let ckpt = tmp.path().join("c");
     let plan = stable_plan(10, &CountOptions::new()).unwrap();
@@ -77,7 +77,7 @@ fn issue_12_a_checkpoint_with_an_impossible_elapsed_time_is_refused() {
 type Forgery = fn(&mut PartialResult);
 
 #[test]
-fn issue_12_forged_shard_files_do_not_merge() {
+fn forged_shard_files_do_not_merge() {
     let tmp = tempfile::tempdir().unwrap();
     let plan = stable_plan(10, &CountOptions::new()).unwrap();
     let mut files = Vec::new();
@@ -112,7 +112,7 @@ fn issue_12_forged_shard_files_do_not_merge() {
 }
 
 #[test]
-fn issue_11_a_checkpoint_in_use_is_refused_with_a_clear_message() {
+fn a_checkpoint_in_use_is_refused_with_a_clear_message() {
     let tmp = tempfile::tempdir().unwrap();
     let ckpt = tmp.path().join("c");
     let args = [
@@ -151,7 +151,7 @@ fn issue_11_a_checkpoint_in_use_is_refused_with_a_clear_message() {
 }
 
 #[test]
-fn issue_11_estimate_json_has_every_field_and_a_consistent_interval() {
+fn estimate_json_has_every_field_and_a_consistent_interval() {
     let out = nqueens()
         .args([
             "estimate",
@@ -195,7 +195,7 @@ fn issue_11_estimate_json_has_every_field_and_a_consistent_interval() {
 }
 
 #[test]
-fn issue_11_estimate_refuses_bad_options() {
+fn estimate_refuses_bad_options() {
     for args in [
         &["estimate", "13", "--per-task", "0h"][..],
         &["estimate", "13", "--samples", "1"],

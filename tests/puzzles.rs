@@ -30,7 +30,7 @@ fn perms(text: &str) -> Vec<Vec<u32>> {
 }
 
 #[test]
-fn issue_6_solutions_of_four_are_the_two_boards() {
+fn solutions_of_four_are_the_two_boards() {
     nqueens()
         .args(["solutions", "4"])
         .assert()
@@ -39,7 +39,7 @@ fn issue_6_solutions_of_four_are_the_two_boards() {
 }
 
 #[test]
-fn issue_6_solutions_of_eight_in_perm_format_are_92_sorted_valid_lines() {
+fn solutions_of_eight_in_perm_format_are_92_sorted_valid_lines() {
     let all = perms(&stdout_of(&["solutions", "8", "--format", "perm", "-q"]));
     assert_eq!(all.len(), 92);
     assert_eq!(all[0], [1, 5, 8, 6, 3, 7, 2, 4]);
@@ -73,7 +73,7 @@ fn solutions_json_lines_deserialize() {
 }
 
 #[test]
-fn issue_6_a_closed_pipe_ends_solutions_quietly_with_status_0() {
+fn a_closed_pipe_ends_solutions_quietly_with_status_0() {
     let mut child = nqueens_std()
         .args(["solutions", "16"])
         .stdout(Stdio::piped())
@@ -122,7 +122,7 @@ fn diagonal_mask() -> (String, usize) {
 }
 
 #[test]
-fn issue_6_count_with_a_mask_matches_the_filtered_solution_list() {
+fn count_with_a_mask_matches_the_filtered_solution_list() {
     let (mask, expected) = diagonal_mask();
     nqueens()
         .args(["count", "8", "--mask", "-", "-j", "2"])
@@ -146,7 +146,7 @@ fn count_with_a_full_mask_is_checked_against_oeis_and_uses_symmetry() {
 }
 
 #[test]
-fn issue_6_malformed_masks_exit_2_naming_line_and_column() {
+fn malformed_masks_exit_2_naming_line_and_column() {
     let cases = [
         ("1111\n11z1\n1111\n1111\n", "line 2, column 3"),
         ("1111\n1111\n111\n1111\n", "line 3"),
@@ -169,7 +169,7 @@ fn issue_6_malformed_masks_exit_2_naming_line_and_column() {
 }
 
 #[test]
-fn issue_6_two_colour_classic_samples() {
+fn two_colour_classic_samples() {
     nqueens()
         .args(["two-colour", "-"])
         .write_stdin("4\n1 1 1 1\n1 1 1 1\n1 1 1 1\n1 1 1 1\n")
@@ -212,7 +212,7 @@ fn two_colour_malformed_input_exits_2() {
 }
 
 #[test]
-fn issue_6_place_prints_the_construction() {
+fn place_prints_the_construction() {
     nqueens()
         .args(["place", "8"])
         .assert()
@@ -226,7 +226,7 @@ fn issue_6_place_prints_the_construction() {
 }
 
 #[test]
-fn issue_6_place_output_verifies_for_many_n() {
+fn place_output_verifies_for_many_n() {
     for n in [
         1u64, 4, 5, 6, 7, 8, 9, 14, 15, 20, 21, 1000, 123_457, 1_000_000,
     ] {
@@ -242,7 +242,7 @@ fn issue_6_place_output_verifies_for_many_n() {
 }
 
 #[test]
-fn issue_6_place_two_and_three_have_no_solution() {
+fn place_two_and_three_have_no_solution() {
     for n in ["2", "3"] {
         nqueens()
             .args(["place", n])
@@ -257,7 +257,7 @@ fn issue_6_place_two_and_three_have_no_solution() {
 }
 
 #[test]
-fn issue_6_min_conflicts_is_valid_and_reproducible_by_seed() {
+fn min_conflicts_is_valid_and_reproducible_by_seed() {
     for seed in ["1", "2", "3", "99"] {
         let args = ["place", "300", "--method", "min-conflicts", "--seed", seed];
         let a = stdout_of(&args);
@@ -272,7 +272,7 @@ fn issue_6_min_conflicts_is_valid_and_reproducible_by_seed() {
 }
 
 #[test]
-fn issue_6_place_judge_format() {
+fn place_judge_format() {
     let out = stdout_of_stdin(&["place", "--stdin"], "8\n\n4\n0\n9\n");
     assert_eq!(out, "2 4 6 8 3 1 7 5\n2 4 1 3\n");
     nqueens()
@@ -297,7 +297,7 @@ fn stdout_of_stdin(args: &[&str], input: &str) -> String {
 }
 
 #[test]
-fn issue_6_verify_accepts_solutions_from_solutions() {
+fn verify_accepts_solutions_from_solutions() {
     let all = stdout_of(&["solutions", "8", "--format", "perm", "-q"]);
     let report = stdout_of_stdin(&["verify"], &all);
     assert_eq!(report.lines().count(), 92);
@@ -305,7 +305,7 @@ fn issue_6_verify_accepts_solutions_from_solutions() {
 }
 
 #[test]
-fn issue_6_verify_rejects_crafted_bad_permutations() {
+fn verify_rejects_crafted_bad_permutations() {
     let cases = [
         ("2 4 2 3\n", "columns 1 and 3 attack each other along row 2"),
         ("2 4 1 5\n", "row 5, outside 1..=4"),
@@ -331,7 +331,7 @@ fn issue_6_verify_rejects_crafted_bad_permutations() {
 }
 
 #[test]
-fn issue_6_verify_junk_and_empty_input_fail() {
+fn verify_junk_and_empty_input_fail() {
     for (input, place) in [
         ("2 4 x 3\n", "line 1, column 5"),
         ("1\n2 4 1 3,\n", "line 2, column 8"),

@@ -75,7 +75,7 @@ fn run_with_kills(args: &[&str], ckpt: &Path, kills: usize, rng: &mut Rng) -> (S
 }
 
 #[test]
-fn issue_5_resume_after_kill_9_at_random_points_gives_the_exact_total() {
+fn resume_after_kill_9_at_random_points_gives_the_exact_total() {
     let mut rng = Rng::from_clock();
     for run in 0..4 {
         let tmp = tempfile::tempdir().unwrap();
@@ -104,7 +104,7 @@ fn issue_5_resume_after_kill_9_at_random_points_gives_the_exact_total() {
 }
 
 #[test]
-fn issue_5_sigterm_saves_then_a_resume_on_other_threads_finishes() {
+fn sigterm_saves_then_a_resume_on_other_threads_finishes() {
     let tmp = tempfile::tempdir().unwrap();
     let ckpt = tmp.path().join("c");
     let args = [
@@ -149,7 +149,7 @@ fn issue_5_sigterm_saves_then_a_resume_on_other_threads_finishes() {
 }
 
 #[test]
-fn issue_5_a_checkpoint_of_another_n_or_engine_plan_is_refused_with_status_2() {
+fn a_checkpoint_of_another_n_or_engine_plan_is_refused_with_status_2() {
     let tmp = tempfile::tempdir().unwrap();
     let ckpt = tmp.path().join("c");
     nqueens()
@@ -177,7 +177,7 @@ fn issue_5_a_checkpoint_of_another_n_or_engine_plan_is_refused_with_status_2() {
 use predicates::prelude::PredicateBooleanExt;
 
 #[test]
-fn issue_5_a_corrupted_or_truncated_checkpoint_is_refused_and_left_alone() {
+fn a_corrupted_or_truncated_checkpoint_is_refused_and_left_alone() {
     let tmp = tempfile::tempdir().unwrap();
     let ckpt = tmp.path().join("c");
     nqueens()
@@ -225,7 +225,7 @@ fn write_shards(dir: &Path, n: u32, k: usize, extra: &[&str]) -> Vec<PathBuf> {
 }
 
 #[test]
-fn issue_5_shards_for_k_1_2_3_7_sum_to_the_total_and_merge() {
+fn shards_for_k_1_2_3_7_sum_to_the_total_and_merge() {
     for k in [1, 2, 3, 7] {
         let tmp = tempfile::tempdir().unwrap();
         let files = write_shards(tmp.path(), 12, k, &[]);
@@ -253,14 +253,14 @@ fn merge_fails(files: &[PathBuf], message: &str) {
 }
 
 #[test]
-fn issue_5_merge_refuses_a_missing_shard() {
+fn merge_refuses_a_missing_shard() {
     let tmp = tempfile::tempdir().unwrap();
     let files = write_shards(tmp.path(), 11, 3, &[]);
     merge_fails(&files[..2], "shard 2/3 is missing");
 }
 
 #[test]
-fn issue_5_merge_refuses_a_disagreeing_duplicate_and_accepts_an_equal_one() {
+fn merge_refuses_a_disagreeing_duplicate_and_accepts_an_equal_one() {
     let tmp = tempfile::tempdir().unwrap();
     let mut files = write_shards(tmp.path(), 11, 3, &[]);
     let copy = tmp.path().join("copy.json");
@@ -285,7 +285,7 @@ fn issue_5_merge_refuses_a_disagreeing_duplicate_and_accepts_an_equal_one() {
 }
 
 #[test]
-fn issue_5_merge_refuses_a_shard_of_another_n() {
+fn merge_refuses_a_shard_of_another_n() {
     let tmp = tempfile::tempdir().unwrap();
     let mut files = write_shards(tmp.path(), 11, 2, &[]);
     files.push(write_shards(tmp.path(), 10, 2, &[]).remove(1));
@@ -293,7 +293,7 @@ fn issue_5_merge_refuses_a_shard_of_another_n() {
 }
 
 #[test]
-fn issue_5_merge_refuses_a_tampered_count() {
+fn merge_refuses_a_tampered_count() {
     let tmp = tempfile::tempdir().unwrap();
     let files = write_shards(tmp.path(), 11, 2, &[]);
     let text = std::fs::read_to_string(&files[0]).unwrap();
@@ -308,7 +308,7 @@ fn issue_5_merge_refuses_a_tampered_count() {
 }
 
 #[test]
-fn issue_5_merge_json_lists_every_problem() {
+fn merge_json_lists_every_problem() {
     let tmp = tempfile::tempdir().unwrap();
     let files = write_shards(tmp.path(), 11, 4, &[]);
     let out = nqueens()
@@ -323,7 +323,7 @@ fn issue_5_merge_json_lists_every_problem() {
 }
 
 #[test]
-fn issue_5_shard_auto_reads_the_slurm_array_variables() {
+fn shard_auto_reads_the_slurm_array_variables() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("auto.json");
     nqueens()
@@ -346,7 +346,7 @@ fn issue_5_shard_auto_reads_the_slurm_array_variables() {
 }
 
 #[test]
-fn issue_5_a_killed_shard_with_a_checkpoint_resumes_to_the_same_result() {
+fn a_killed_shard_with_a_checkpoint_resumes_to_the_same_result() {
     let tmp = tempfile::tempdir().unwrap();
     let plain = write_shards(tmp.path(), 15, 3, &["-j1", "--engine", "mirror"]).remove(1);
     let ckpt = tmp.path().join("s1.ckpt");
@@ -378,7 +378,7 @@ fn issue_5_a_killed_shard_with_a_checkpoint_resumes_to_the_same_result() {
 }
 
 #[test]
-fn issue_5_bad_shard_and_interval_values_are_usage_errors() {
+fn bad_shard_and_interval_values_are_usage_errors() {
     for args in [
         &["count", "10", "--shard", "3/3", "--out", "x.json"][..],
         &["count", "10", "--shard", "1/2"],
@@ -398,7 +398,7 @@ fn issue_5_bad_shard_and_interval_values_are_usage_errors() {
 }
 
 #[test]
-fn issue_5_an_unwritable_result_or_checkpoint_file_fails_before_counting() {
+fn an_unwritable_result_or_checkpoint_file_fails_before_counting() {
     let tmp = tempfile::tempdir().unwrap();
     let missing = tmp.path().join("no-such-folder");
     for flag in ["--out", "--checkpoint"] {

@@ -6,7 +6,7 @@ use common::nqueens;
 use predicates::str::contains;
 
 #[test]
-fn issue_3_unique_prints_after_the_total() {
+fn unique_prints_after_the_total() {
     nqueens()
         .arg("--quiet")
         .args(["count", "8", "--unique"])
@@ -16,7 +16,7 @@ fn issue_3_unique_prints_after_the_total() {
 }
 
 #[test]
-fn issue_3_unique_works_for_every_engine_choice_that_supports_it() {
+fn unique_works_for_every_engine_choice_that_supports_it() {
     for n in ["1", "2", "3", "4", "5", "11"] {
         let expected = match n {
             "1" => "1\n1\n",
@@ -35,7 +35,7 @@ fn issue_3_unique_works_for_every_engine_choice_that_supports_it() {
 }
 
 #[test]
-fn issue_3_json_carries_the_unique_count() {
+fn json_carries_the_unique_count() {
     let out = nqueens()
         .arg("--quiet")
         .args(["count", "10", "--unique", "--json", "-j", "2"])
@@ -50,7 +50,7 @@ fn issue_3_json_carries_the_unique_count() {
 }
 
 #[test]
-fn issue_3_unique_without_it_is_null() {
+fn unique_without_it_is_null() {
     let out = nqueens()
         .arg("--quiet")
         .args(["count", "9", "--json", "--engine", "symmetry"])
@@ -62,7 +62,7 @@ fn issue_3_unique_without_it_is_null() {
 }
 
 #[test]
-fn issue_3_symmetry_engine_counts_and_auto_picks_it_at_12() {
+fn symmetry_engine_counts_and_auto_picks_it_at_12() {
     nqueens()
         .arg("--quiet")
         .args(["count", "12", "--engine", "symmetry", "--split-depth", "3"])
@@ -81,7 +81,7 @@ fn issue_3_symmetry_engine_counts_and_auto_picks_it_at_12() {
 }
 
 #[test]
-fn issue_3_unique_with_the_mirror_engine_is_a_usage_error() {
+fn unique_with_the_mirror_engine_is_a_usage_error() {
     nqueens()
         .arg("--quiet")
         .args(["count", "8", "--unique", "--engine", "mirror"])
@@ -91,7 +91,7 @@ fn issue_3_unique_with_the_mirror_engine_is_a_usage_error() {
 }
 
 #[test]
-fn issue_3_help_lists_the_symmetry_engine() {
+fn help_lists_the_symmetry_engine() {
     nqueens()
         .arg("--quiet")
         .args(["count", "--help"])
