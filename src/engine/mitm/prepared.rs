@@ -59,9 +59,10 @@ impl Prepared {
     /// Converts `list` (quarter `q`) to words, dropping placements that touch the local
     /// diagonals `raw_forbid` or the key bits `side.forbid`, and classifying by `side.split`.
     ///
-    /// Each class is counted first and then written into a buffer of exactly that size (8
-    /// bytes per kept placement); a buffer far larger than the task needs is given back, so
-    /// one huge quarter does not pin its memory for the rest of the run.
+    /// The words are computed once into a per-thread buffer, each class is counted and then
+    /// written into a buffer of exactly that size (8 bytes per kept placement); a buffer far
+    /// larger than the task needs is given back, so one huge quarter does not pin its memory
+    /// for the rest of the run.
     pub(crate) fn prepare(
         &mut self,
         geo: &Geometry,
@@ -73,29 +74,46 @@ impl Prepared {
         self.built_for = None;
         self.queens = list.rows().count_ones();
         let word = geo.words(q, raw_forbid);
-        let class = |w: u64| (w & side.forbid == 0).then_some(usize::from(w & side.split != 0));
-        let mut sizes = [0usize; 2];
-        for c in list.entries().iter().filter_map(|p| class(word(p))) {
-            sizes[c] += 1;
-        }
-        for (words, size) in self.words.iter_mut().zip(sizes) {
-            fit(words, size);
-        }
-        for o in &mut self.offsets {
-            o.clear();
-            o.push(0);
-        }
-        for cols in 0..1u32 << geo.h {
-            for p in list.get(cols) {
-                let w = word(p);
-                if let Some(c) = class(w) {
-                    self.words[c].push(w);
+        let class = |w: u64| {
+            let keep = usize::from(w & side.forbid == 0);
+            let one = usize::from(w & side.split != 0);
+            (keep & (one ^ 1), keep & one)
+        };
+        WORDS.with_borrow_mut(|all| {
+            fit(all, list.len());
+            all.extend(list.entries().iter().map(word));
+            let mut sizes = [0usize; 2];
+            for &w in all.iter() {
+                let (zero, one) = class(w);
+                sizes[0] += zero;
+                sizes[1] += one;
+            }
+            // One spare slot per class: every word is written, only kept ones advance.
+            for (words, size) in self.words.iter_mut().zip(sizes) {
+                fit(words, size + 1);
+                words.resize(size + 1, 0);
+            }
+            for o in &mut self.offsets {
+                o.clear();
+                o.push(0);
+            }
+            let [w0, w1] = &mut self.words;
+            let (mut n0, mut n1) = (0usize, 0usize);
+            for cols in 0..1u32 << geo.h {
+                for &w in &all[list.range(cols)] {
+                    let (zero, one) = class(w);
+                    // n0 <= sizes[0] and n1 <= sizes[1]: the writes stay in bounds.
+                    w0[n0] = w;
+                    w1[n1] = w;
+                    n0 += zero;
+                    n1 += one;
                 }
+                self.offsets[0].push(n0 as u32);
+                self.offsets[1].push(n1 as u32);
             }
-            for (o, words) in self.offsets.iter_mut().zip(&self.words) {
-                o.push(words.len() as u32);
-            }
-        }
+            w0.truncate(n0);
+            w1.truncate(n1);
+        });
     }
 
     /// Frees the spare capacity of a copy that is kept.
@@ -113,6 +131,12 @@ impl Prepared {
         let o = &self.offsets[class];
         &self.words[class][o[cols as usize] as usize..o[cols as usize + 1] as usize]
     }
+}
+
+thread_local! {
+    /// Every word of the list being prepared, before filtering: one buffer per thread, shared
+    /// by the quarters it prepares (as large as the largest list).
+    static WORDS: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Empties `words` and makes room for exactly `len` words, giving back a much larger

@@ -36,24 +36,30 @@ pub(crate) struct QuarterList {
 impl QuarterList {
     /// Enumerates the placements of an h×h quarter with one queen on each row of `rows`.
     ///
-    /// The search runs twice, first counting the placements per column mask and then writing
-    /// each straight to its place, so the list is all the memory it takes (8 bytes per
-    /// placement; a quarter of N = 28 can have tens of millions).
+    /// One search collects the placements and their column masks (10 bytes each), then a
+    /// counting sort by column mask writes the list (8 bytes per placement; a quarter of
+    /// N = 28 can have tens of millions) and the search's buffers are freed.
     pub(crate) fn generate(h: u32, rows: u32) -> Self {
+        debug_assert!(h <= 16, "column masks are kept in 16 bits");
         let start = Placement { a: 0, b: 0 };
-        let mut offsets = vec![0u32; (1usize << h) + 1];
-        place(h, rows, 0, start, &mut |cols, _| {
-            offsets[cols as usize + 1] += 1
+        let (mut found, mut masks) = (Vec::new(), Vec::<u16>::new());
+        place(h, rows, 0, start, &mut |cols, p| {
+            found.push(p);
+            masks.push(cols as u16);
         });
+        let mut offsets = vec![0u32; (1usize << h) + 1];
+        for &cols in &masks {
+            offsets[usize::from(cols) + 1] += 1;
+        }
         for i in 1..offsets.len() {
             offsets[i] += offsets[i - 1];
         }
         let mut next = offsets.clone();
-        let mut entries = vec![start; offsets[1usize << h] as usize];
-        place(h, rows, 0, start, &mut |cols, p| {
-            entries[next[cols as usize] as usize] = p;
-            next[cols as usize] += 1;
-        });
+        let mut entries = vec![start; found.len()];
+        for (&cols, p) in masks.iter().zip(found) {
+            entries[next[usize::from(cols)] as usize] = p;
+            next[usize::from(cols)] += 1;
+        }
         QuarterList {
             rows,
             offsets,
@@ -67,6 +73,7 @@ impl QuarterList {
     }
 
     /// The placements whose column mask is `cols`.
+    #[cfg(test)]
     pub(crate) fn get(&self, cols: u32) -> &[Placement] {
         &self.entries[self.range(cols)]
     }
@@ -81,7 +88,6 @@ impl QuarterList {
         &self.entries
     }
 
-    #[cfg(test)]
     /// The number of placements in the list.
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
