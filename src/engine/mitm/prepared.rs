@@ -203,3 +203,22 @@ impl PreparedCache {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_buffer_far_larger_than_needed_is_given_back() {
+        let mut huge: Vec<u64> = Vec::with_capacity(1 << 20);
+        huge.push(7);
+        fit(&mut huge, 10);
+        assert!(huge.is_empty());
+        assert!((10..1 << 19).contains(&huge.capacity()));
+        let mut small: Vec<u64> = Vec::with_capacity(1000);
+        fit(&mut small, 10);
+        assert_eq!(small.capacity(), 1000, "a modest buffer is kept for the next task");
+        fit(&mut small, 5000);
+        assert!(small.capacity() >= 5000);
+    }
+}
