@@ -217,7 +217,11 @@ mod tests {
         assert!((10..1 << 19).contains(&huge.capacity()));
         let mut small: Vec<u64> = Vec::with_capacity(1000);
         fit(&mut small, 10);
-        assert_eq!(small.capacity(), 1000, "a modest buffer is kept for the next task");
+        assert_eq!(
+            small.capacity(),
+            1000,
+            "a modest buffer is kept for the next task"
+        );
         fit(&mut small, 5000);
         assert!(small.capacity() >= 5000);
     }
