@@ -169,6 +169,17 @@ fn issue_12_min_conflicts_refuses_huge_boards_up_front() {
         .stderr(predicate::str::contains("at most 10000000"));
 }
 
+#[test]
+fn issue_12_a_refused_min_conflicts_board_prints_no_seed() {
+    nqueens()
+        .args(["place", "-m", "min-conflicts", "4294967295"])
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("at most 10000000"))
+        .stderr(predicate::str::contains("seed").not());
+}
+
 // Item 7: one output line per input line in the judge format.
 
 #[test]

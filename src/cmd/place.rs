@@ -75,13 +75,18 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         .into());
     }
     let seed = args.seed.unwrap_or_else(clock_seed);
-    if args.method == Method::MinConflicts && args.seed.is_none() && !global.quiet {
-        message!("seed {seed}");
-    }
+    let announce = args.method == Method::MinConflicts && args.seed.is_none() && !global.quiet;
     if args.stdin {
+        if announce {
+            message!("seed {seed}");
+        }
         return judge(args, layout, seed);
     }
     let n = args.n.context("N is required")?;
+    // A board above the limit is refused at once: there is no run to reproduce.
+    if announce && n <= place::MAX_MIN_CONFLICTS_N {
+        message!("seed {seed}");
+    }
     let start = Instant::now();
     let mut out = std::io::stdout().lock();
     solve(&mut out, n, args.method, seed, layout)?;
