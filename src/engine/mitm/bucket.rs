@@ -143,14 +143,7 @@ impl BucketSieve {
 
     /// Writes every query's chunk entries to `self.index` (chunk-major); returns the stride.
     fn index_queries(&mut self, queries: &[u64], level: Level) -> usize {
-        let stride = queries.len().next_multiple_of(8);
-        let need = stride * self.layout.chunks();
-        // Every read position is written below; only grow, never clear.
-        if self.index.len() < need {
-            self.index.resize(need, 0);
-        }
-        simd::index(level, &self.layout, queries, &mut self.index, stride);
-        stride
+        simd::index_all(level, &self.layout, queries, &mut self.index)
     }
 }
 

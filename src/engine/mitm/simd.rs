@@ -171,6 +171,24 @@ pub(crate) fn index(
     index_portable(level, layout, queries, out, stride)
 }
 
+/// Writes the table entry offsets of all `queries` to `index` (chunk-major, grown as needed
+/// and never shrunk); returns the stride between chunks.
+pub(crate) fn index_all(
+    level: Level,
+    layout: &Layout,
+    queries: &[u64],
+    index: &mut Vec<u32>,
+) -> usize {
+    let stride = queries.len().next_multiple_of(8);
+    let need = stride * layout.chunks();
+    // Every read position is written below; only grow, never clear.
+    if index.len() < need {
+        index.resize(need, 0);
+    }
+    self::index(level, layout, queries, index, stride);
+    stride
+}
+
 dispatch! {
     /// The autovectorised query indexing.
     fn index_portable(
