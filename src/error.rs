@@ -52,6 +52,14 @@ pub enum Error {
         /// Comma-separated list of valid names.
         choices: String,
     },
+    /// The matcher level cap names no level.
+    #[error("{var}='{value}' names no matcher level (accepted: {choices})", var = crate::engine::ISA_VAR)]
+    UnknownIsa {
+        /// The value that was given (at most 40 characters of it).
+        value: String,
+        /// Comma-separated list of valid names.
+        choices: String,
+    },
     /// The engine cannot count this N (or this option).
     #[error("the {engine} engine does not support {what}")]
     Unsupported {
@@ -171,6 +179,7 @@ impl Error {
                 | Error::Threads { .. }
                 | Error::SplitDepth { .. }
                 | Error::UnknownEngine { .. }
+                | Error::UnknownIsa { .. }
                 | Error::Unsupported { .. }
                 | Error::SplitDepthUnsupported { .. }
                 | Error::UniqueUnsupported { .. }

@@ -73,6 +73,9 @@ pub struct HostInfo {
     pub features: Vec<String>,
     /// The kernel code path chosen for this CPU.
     pub code_path: String,
+    /// The matcher's instruction-set level (see [`crate::engine::matcher_level`]).
+    #[serde(default)]
+    pub isa: String,
     /// Operating system.
     pub os: String,
     /// CPU architecture.
@@ -92,6 +95,7 @@ impl HostInfo {
             physical_cores: num_cpus::get_physical(),
             features: cpu_features(),
             code_path: crate::engine::code_paths(),
+            isa: crate::engine::matcher_level().to_string(),
             os: std::env::consts::OS.to_string(),
             arch: std::env::consts::ARCH.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -162,7 +166,7 @@ pub struct ThreadResult {
 /// A finished benchmark.
 ///
 /// JSON fields: `schema` (`"nqueens.bench/1"`), `workload` {`name`, `version`, `engine`,
-/// `sizes`}, `host` {`cpu`, `logical_cores`, `physical_cores`, `features`, `code_path`, `os`,
+/// `sizes`}, `host` {`cpu`, `logical_cores`, `physical_cores`, `features`, `code_path`, `isa`, `os`,
 /// `arch`, `version`, `commit`}, `rounds` (all verified), `verified` (true when every count
 /// matched its published value), `results` (one per thread count: `threads`, `wall_s`,
 /// `solutions`, `subproblems`, `solutions_per_s`, `subproblems_per_s`, `speedup`,

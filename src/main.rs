@@ -18,9 +18,32 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return usage_error(&err),
     };
+    if let Err(code) = check_isa_cap(cli.global.quiet) {
+        return code;
+    }
     match cmd::run(&cli) {
         Ok(code) => code,
         Err(err) => runtime_error(&err),
+    }
+}
+
+/// Refuses an unknown `NQUEENS_ISA` (exit 2) and notes a level this CPU lacks.
+fn check_isa_cap(quiet: bool) -> Result<(), ExitCode> {
+    use cmd::messages::note;
+    match nqueens::engine::check_isa_cap() {
+        Err(err) => {
+            message!("{err}");
+            Err(Exit::Usage.into())
+        }
+        Ok(Some(wanted)) if !quiet => {
+            note!(
+                "{}={wanted}: this CPU lacks that level; the matcher runs at {}",
+                nqueens::engine::ISA_VAR,
+                nqueens::engine::matcher_level()
+            );
+            Ok(())
+        }
+        Ok(_) => Ok(()),
     }
 }
 

@@ -20,7 +20,7 @@ fn bench_json_has_the_documented_fields_and_compare_reads_it() {
     assert!(v["workload"]["sizes"]
         .as_array()
         .is_some_and(|s| !s.is_empty()));
-    for field in ["cpu", "code_path", "os", "version", "commit"] {
+    for field in ["cpu", "code_path", "isa", "os", "version", "commit"] {
         assert!(v["host"][field].is_string(), "host.{field}");
     }
     assert!(v["host"]["logical_cores"].as_u64().is_some_and(|c| c >= 1));

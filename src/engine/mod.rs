@@ -152,6 +152,35 @@ pub fn auto_unique(n: u32) -> &'static dyn Engine {
     }
 }
 
+/// The environment variable that caps the matcher's instruction-set level: the matcher runs
+/// at the best level the CPU supports that is not above the named one (for measuring one
+/// level against another, or to rule a code path out). Unset or empty: no cap.
+pub const ISA_VAR: &str = mitm::simd::CAP_VAR;
+
+/// The matcher's instruction-set levels, lowest first: the values [`ISA_VAR`] accepts.
+pub const ISA_LEVELS: [&str; 5] = mitm::simd::LEVEL_NAMES;
+
+/// The instruction-set level the matcher runs at (one of [`ISA_LEVELS`]): the best this CPU
+/// supports, capped by [`ISA_VAR`].
+pub fn matcher_level() -> &'static str {
+    mitm::simd::Level::detect().name()
+}
+
+/// Checks [`ISA_VAR`]: [`Error::UnknownIsa`] when it names no level; `Ok(Some(level))` when
+/// it names a `level` this CPU lacks, so that the matcher falls back to the best one below
+/// ([`matcher_level`]); `Ok(None)` otherwise.
+pub fn check_isa_cap() -> Result<Option<&'static str>, Error> {
+    let cap = mitm::simd::cap().map_err(|value| Error::UnknownIsa {
+        value: crate::error::excerpt(&value),
+        choices: ISA_LEVELS.join(", "),
+    })?;
+    Ok(cap.filter(|&name| {
+        !mitm::simd::available_levels()
+            .iter()
+            .any(|l| l.name() == name)
+    }))
+}
+
 /// The code paths the engines chose for this CPU at run time: the backtracking kernel's step
 /// and the meet-in-the-middle matcher's vector level.
 pub fn code_paths() -> String {

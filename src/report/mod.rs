@@ -35,7 +35,8 @@ pub enum Format {
 /// `unique` (decimal strings, so no digit is lost past 2^53; `unique` is null unless asked
 /// for), `engine`, `plan`, `tasks`, `threads`, `elapsed_s`, `verified` and `unique_verified`
 /// (true/false against OEIS, null when no value is published), `code_path` (the kernel
-/// variant chosen for this CPU), `rechecked` (tasks re-solved on the portable code path with
+/// variant chosen for this CPU), `isa` (the matcher's instruction-set level, as
+/// `NQUEENS_ISA` names it), `rechecked` (tasks re-solved on the portable code path with
 /// the same count; null without `--recheck`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CountReport {
@@ -65,6 +66,9 @@ pub struct CountReport {
     pub unique_verified: Option<bool>,
     /// Kernel code path used on this CPU.
     pub code_path: String,
+    /// The matcher's instruction-set level (see [`crate::engine::matcher_level`]).
+    #[serde(default)]
+    pub isa: String,
     /// Tasks re-solved on the portable code path with the same count (`--recheck`).
     #[serde(default)]
     pub rechecked: Option<usize>,
@@ -86,6 +90,7 @@ impl From<&Count> for CountReport {
             verified: c.verified,
             unique_verified: c.unique_verified,
             code_path: crate::engine::code_paths(),
+            isa: crate::engine::matcher_level().to_string(),
             rechecked: c.rechecked,
         }
     }

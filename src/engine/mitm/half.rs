@@ -120,4 +120,28 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn every_join_level_equals_the_naive_join_for_every_tail_length() {
+        let mut rng = fastrand::Rng::with_seed(4);
+        let mut word = || (0..3).fold(0u64, |w, _| w | 1 << rng.u32(..24));
+        for level in simd::available_levels() {
+            for (len_n, len_s) in (0..18).flat_map(|a| (0..18).map(move |b| (a, b))) {
+                let north: Vec<u64> = (0..len_n).map(|_| word()).collect();
+                let south: Vec<u64> = (0..len_s).map(|_| word()).collect();
+                let (forbid, extra) = (1 << 5, 1 << 50);
+                let mut want = Vec::new();
+                for &n in north.iter().filter(|&&n| n & forbid == 0) {
+                    for &s in south.iter().filter(|&&s| (n | forbid) & s == 0) {
+                        want.push(n | s | extra);
+                    }
+                }
+                let mut got = Vec::new();
+                simd::join(level, &north, &south, forbid, extra, &mut got);
+                want.sort_unstable();
+                got.sort_unstable();
+                assert_eq!(got, want, "{level:?} {len_n}×{len_s}");
+            }
+        }
+    }
 }

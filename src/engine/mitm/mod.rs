@@ -21,6 +21,8 @@ pub(crate) mod quarter;
 pub(crate) mod simd;
 pub(crate) mod task;
 pub(crate) mod weights;
+#[cfg(target_arch = "x86_64")]
+mod x86;
 
 use std::cell::RefCell;
 use std::sync::OnceLock;

@@ -6,6 +6,8 @@
 //! published program); wider vectors help the block loops.
 
 use super::kernels::{self, Lanes, Layout};
+#[cfg(target_arch = "x86_64")]
+use super::x86;
 use std::sync::OnceLock;
 
 /// An instruction-set level the matcher can run at.
@@ -26,33 +28,45 @@ enum Isa {
     Popcnt,
     /// x86-64 with AVX2, BMI2 and POPCNT.
     Avx2,
-    /// x86-64 with AVX-512F/BW, VPOPCNTQ and BMI2.
+    /// x86-64 with AVX-512F/BW, AVX2, BMI2 and POPCNT, without VPOPCNTQ (Skylake-SP,
+    /// Cascade Lake).
+    Avx512bw,
+    /// x86-64 with AVX-512F/BW, VPOPCNTQ, AVX2, BMI2 and POPCNT.
     Avx512,
 }
+
+/// Every level by name, lowest first (the names `NQUEENS_ISA` accepts).
+const NAMED: [(Isa, &str); 5] = [
+    (Isa::Portable, "portable"),
+    (Isa::Popcnt, "popcnt"),
+    (Isa::Avx2, "avx2"),
+    (Isa::Avx512bw, "avx512bw"),
+    (Isa::Avx512, "avx512"),
+];
+
+/// The level names, lowest first.
+pub(crate) const LEVEL_NAMES: [&str; 5] = ["portable", "popcnt", "avx2", "avx512bw", "avx512"];
+
+/// The environment variable that caps the detected level.
+pub(crate) const CAP_VAR: &str = "NQUEENS_ISA";
 
 impl Level {
     /// Plain Rust, on any CPU.
     pub(crate) const PORTABLE: Level = Level(Isa::Portable);
 
-    /// The best level this CPU supports (detected once).
+    /// The level the matcher runs at: the best this CPU supports, capped by `NQUEENS_ISA`
+    /// (see [`cap`]); read once.
     pub(crate) fn detect() -> Level {
         static BEST: OnceLock<Level> = OnceLock::new();
-        *BEST.get_or_init(|| {
-            available_levels()
-                .into_iter()
-                .max()
-                .unwrap_or(Level::PORTABLE)
-        })
+        *BEST.get_or_init(|| best_up_to(cap().ok().flatten()))
     }
 
     /// A short name for reports.
     pub(crate) fn name(self) -> &'static str {
-        match self.0 {
-            Isa::Portable => "portable",
-            Isa::Popcnt => "popcnt",
-            Isa::Avx2 => "avx2",
-            Isa::Avx512 => "avx512",
-        }
+        NAMED
+            .iter()
+            .find(|(isa, _)| *isa == self.0)
+            .map_or("portable", |(_, name)| name)
     }
 
     /// Whether the level includes BMI2 (`pext`).
@@ -61,24 +75,61 @@ impl Level {
     }
 }
 
+/// The best available level at or below `cap` (the best of all without a cap).
+fn best_up_to(cap: Option<&'static str>) -> Level {
+    let limit = cap.map_or(Isa::Avx512, |name| {
+        NAMED
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map_or(Isa::Avx512, |(isa, _)| *isa)
+    });
+    available_levels()
+        .into_iter()
+        .filter(|l| l.0 <= limit)
+        .max()
+        .unwrap_or(Level::PORTABLE)
+}
+
+/// The level named by `NQUEENS_ISA`: `Ok(None)` when it is unset or empty, `Err` with the
+/// value when it names no level.
+pub(crate) fn cap() -> Result<Option<&'static str>, String> {
+    match std::env::var(CAP_VAR) {
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(raw)) => Err(raw.to_string_lossy().into_owned()),
+        Ok(value) => parse_cap(&value),
+    }
+}
+
+/// Parses a cap's value (case-insensitive, surrounding blanks ignored).
+fn parse_cap(value: &str) -> Result<Option<&'static str>, String> {
+    let wanted = value.trim().to_ascii_lowercase();
+    if wanted.is_empty() {
+        return Ok(None);
+    }
+    LEVEL_NAMES
+        .iter()
+        .find(|&&name| name == wanted)
+        .map(|&name| Some(name))
+        .ok_or_else(|| value.to_string())
+}
+
 /// Every level the running CPU supports, lowest first (the portable one always). This and
 /// [`Level::detect`] are the only places a level above portable is made.
 pub(crate) fn available_levels() -> Vec<Level> {
     let mut levels = vec![Level::PORTABLE];
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("popcnt") {
+        use std::arch::is_x86_feature_detected as has;
+        if has!("popcnt") {
             levels.push(Level(Isa::Popcnt));
-            let bmi2 = std::arch::is_x86_feature_detected!("bmi2");
-            if bmi2 && std::arch::is_x86_feature_detected!("avx2") {
+            if has!("bmi2") && has!("avx2") {
                 levels.push(Level(Isa::Avx2));
-            }
-            if bmi2
-                && std::arch::is_x86_feature_detected!("avx512f")
-                && std::arch::is_x86_feature_detected!("avx512bw")
-                && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
-            {
-                levels.push(Level(Isa::Avx512));
+                if has!("avx512f") && has!("avx512bw") {
+                    levels.push(Level(Isa::Avx512bw));
+                    if has!("avx512vpopcntdq") {
+                        levels.push(Level(Isa::Avx512));
+                    }
+                }
             }
         }
     }
@@ -98,6 +149,8 @@ macro_rules! dispatch {
                 pub(super) fn popcnt($($arg: $ty),*) -> $ret { $body($($arg),*) }
                 #[target_feature(enable = "avx2,popcnt")]
                 pub(super) fn avx2($($arg: $ty),*) -> $ret { $body($($arg),*) }
+                #[target_feature(enable = "avx512f,avx512bw,avx2,popcnt")]
+                pub(super) fn avx512bw($($arg: $ty),*) -> $ret { $body($($arg),*) }
                 #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx2,popcnt")]
                 pub(super) fn avx512($($arg: $ty),*) -> $ret { $body($($arg),*) }
             }
@@ -109,6 +162,8 @@ macro_rules! dispatch {
                 Isa::Popcnt => unsafe { x86::popcnt($($arg),*) },
                 #[cfg(target_arch = "x86_64")]
                 Isa::Avx2 => unsafe { x86::avx2($($arg),*) },
+                #[cfg(target_arch = "x86_64")]
+                Isa::Avx512bw => unsafe { x86::avx512bw($($arg),*) },
                 #[cfg(target_arch = "x86_64")]
                 Isa::Avx512 => unsafe { x86::avx512($($arg),*) },
                 _ => $body($($arg),*),
@@ -129,11 +184,12 @@ dispatch! {
 }
 
 /// Counts disjoint pairs against one or two blocks (see
-/// [`kernels::count_blocks_generic`]).
+/// [`kernels::count_blocks_generic`]): hand-written at AVX2 and above, generic below.
 ///
 /// # Safety
 /// `tables` must hold one or two whole blocks of `per` entries, and every offset in `index`
-/// must be that of an entry below `per` (the AVX-512 path reads without bounds checks).
+/// that is read (rows `0..chunks`, columns `range`) must be that of an entry below `per`:
+/// the hand-written paths read without bounds checks.
 #[inline]
 pub(crate) unsafe fn count_blocks(
     level: Level,
@@ -143,17 +199,22 @@ pub(crate) unsafe fn count_blocks(
     stride: usize,
     range: std::ops::Range<usize>,
 ) -> u64 {
+    // SAFETY: a level is only constructed after detecting the features it enables (the
+    // field of `Level` is private to this module); the caller guarantees the bounds.
     #[cfg(target_arch = "x86_64")]
-    if level.0 == Isa::Avx512 {
-        // SAFETY: an AVX-512 level is only constructed after detecting its features; the
-        // caller guarantees the bounds.
-        return unsafe { avx512::count_blocks(tables, per, index, stride, range) };
+    unsafe {
+        match level.0 {
+            Isa::Avx2 => return x86::count_blocks_avx2(tables, per, index, stride, range),
+            Isa::Avx512bw => return x86::count_blocks_avx512bw(tables, per, index, stride, range),
+            Isa::Avx512 => return x86::count_blocks_avx512(tables, per, index, stride, range),
+            Isa::Portable | Isa::Popcnt => {}
+        }
     }
     count_blocks_portable(level, tables, per, index, stride, range)
 }
 
 dispatch! {
-    /// The autovectorised block count, for levels below AVX-512.
+    /// The autovectorised block count, for the levels below AVX2 (and the tests' reference).
     fn count_blocks_portable(
         tables: &[Lanes], per: usize, index: &[u32], stride: usize, range: std::ops::Range<usize>
     ) -> u64 = kernels::count_blocks_generic;
@@ -216,16 +277,22 @@ pub(crate) fn join(
     } else {
         (south, north)
     };
+    // SAFETY: a level is only constructed after detecting the features it enables.
     #[cfg(target_arch = "x86_64")]
-    if level.0 == Isa::Avx512 {
-        // SAFETY: an AVX-512 level is only constructed after detecting its features.
-        return unsafe { avx512::join(outer, inner, forbid, extra, out) };
+    unsafe {
+        match level.0 {
+            Isa::Avx2 => return x86::join_avx2(outer, inner, forbid, extra, out),
+            Isa::Avx512bw | Isa::Avx512 => {
+                return x86::join_avx512(outer, inner, forbid, extra, out)
+            }
+            Isa::Portable | Isa::Popcnt => {}
+        }
     }
     join_portable(level, outer, inner, forbid, extra, out)
 }
 
 dispatch! {
-    /// The scalar, branch-free join, for levels below AVX-512.
+    /// The scalar, branch-free join, for the levels below AVX2 (and the tests' reference).
     fn join_portable(
         north: &[u64], south: &[u64], forbid: u64, extra: u64, out: &mut Vec<u64>
     ) -> () =
@@ -280,109 +347,86 @@ mod bmi2 {
     }
 }
 
-/// Hand-written AVX-512 loops: one zmm per 512-key set, VPOPCNTQ lane counters reduced once
-/// per block, and VPCOMPRESSQ for the join.
-#[cfg(target_arch = "x86_64")]
-mod avx512 {
-    use super::super::kernels::Lanes;
-    use std::arch::x86_64::*;
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    /// See [`super::count_blocks`]; the same safety contract.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,popcnt")]
-    pub(super) unsafe fn count_blocks(
-        tables: &[Lanes],
-        per: usize,
-        index: &[u32],
-        stride: usize,
-        range: std::ops::Range<usize>,
-    ) -> u64 {
-        let two = tables.len() == 2 * per;
-        let chunks = index.len() / stride.max(1);
-        assert!(range.end <= stride);
-        // SAFETY: forwarded from the caller.
-        unsafe {
-            macro_rules! by_chunks {
-                ($($c:literal)*) => {
-                    match (chunks, two) {
-                        $(($c, false) => count::<$c, 1>(tables, per, index, stride, range),
-                          ($c, true) => count::<$c, 2>(tables, per, index, stride, range),)*
-                        _ => super::super::kernels::count_blocks_generic(
-                            tables, per, index, stride, range),
+    /// Random tables of `blocks` blocks of `per` entries (or all ones), a chunk-major index of
+    /// `queries` random entry offsets per chunk with `stride` slots per row.
+    fn random_case(
+        rng: &mut fastrand::Rng,
+        chunks: usize,
+        blocks: usize,
+        queries: usize,
+        ones: bool,
+    ) -> (Vec<Lanes>, usize, Vec<u32>, usize) {
+        let per = chunks * 32;
+        let tables = (0..blocks * per)
+            .map(|_| match ones {
+                true => Lanes::ONES,
+                false => Lanes(std::array::from_fn(|_| rng.u64(..) & rng.u64(..))),
+            })
+            .collect();
+        let stride = queries.next_multiple_of(8);
+        let index = (0..chunks * stride)
+            .map(|_| (rng.usize(..per) * 64) as u32)
+            .collect();
+        (tables, per, index, stride)
+    }
+
+    #[test]
+    fn every_block_count_level_equals_the_generic_loop() {
+        let mut rng = fastrand::Rng::with_seed(18);
+        for level in available_levels() {
+            for chunks in 1..=13 {
+                for blocks in [1, 2] {
+                    for queries in [0, 1, 7, 16, 33, 100] {
+                        for ones in [false, true] {
+                            let (tables, per, index, stride) =
+                                random_case(&mut rng, chunks, blocks, queries, ones);
+                            let start = rng.usize(..=queries);
+                            let range = start..rng.usize(start..=queries);
+                            let want = kernels::count_blocks_generic(
+                                &tables,
+                                per,
+                                &index,
+                                stride,
+                                range.clone(),
+                            );
+                            // SAFETY: two whole blocks at most; every offset is below `per`.
+                            let got = unsafe {
+                                count_blocks(level, &tables, per, &index, stride, range.clone())
+                            };
+                            let case = format!("{level:?} chunks {chunks} blocks {blocks}");
+                            assert_eq!(got, want, "{case} range {range:?} ones {ones}");
+                        }
                     }
-                };
+                }
             }
-            by_chunks!(1 2 3 4 5 6 7 8 9 10)
         }
     }
 
-    /// [`count_blocks`] for `C` chunks and `B` blocks, fully unrolled.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,popcnt")]
-    unsafe fn count<const C: usize, const B: usize>(
-        tables: &[Lanes],
-        per: usize,
-        index: &[u32],
-        stride: usize,
-        range: std::ops::Range<usize>,
-    ) -> u64 {
-        let base = tables.as_ptr() as *const u8;
-        let rows: [&[u32]; C] = std::array::from_fn(|j| &index[j * stride..][..stride]);
-        let mut sums = [_mm512_setzero_si512(); B];
-        for i in range {
-            let e: [usize; C] = std::array::from_fn(|j| rows[j][i] as usize);
-            for (b, sum) in sums.iter_mut().enumerate() {
-                // SAFETY: block b starts at b·per entries, each offset is that of an entry
-                // below `per` (caller's contract); Lanes is 64-byte aligned.
-                unsafe {
-                    let t = base.add(b * per * 64);
-                    let at = |o: usize| _mm512_load_si512(t.add(o) as *const __m512i);
-                    let mut acc = at(e[0]);
-                    for &ej in &e[1..] {
-                        acc = _mm512_and_si512(acc, at(ej));
-                    }
-                    *sum = _mm512_add_epi64(*sum, _mm512_popcnt_epi64(acc));
-                }
-            }
+    #[test]
+    fn the_level_cap_parses_known_names_only() {
+        assert_eq!(parse_cap("avx2"), Ok(Some("avx2")));
+        assert_eq!(parse_cap(" AVX512bw "), Ok(Some("avx512bw")));
+        assert_eq!(parse_cap(""), Ok(None));
+        assert_eq!(parse_cap("sse2"), Err("sse2".to_string()));
+        for name in LEVEL_NAMES {
+            assert_eq!(parse_cap(name), Ok(Some(name)));
         }
-        let total = sums
-            .iter()
-            .fold(_mm512_setzero_si512(), |a, &s| _mm512_add_epi64(a, s));
-        _mm512_reduce_add_epi64(total) as u64
     }
 
-    /// See [`super::join`].
-    #[target_feature(enable = "avx512f,popcnt")]
-    pub(super) fn join(outer: &[u64], inner: &[u64], forbid: u64, extra: u64, out: &mut Vec<u64>) {
-        let m = inner.len();
-        let tail = (1u8 << (m % 8)).wrapping_sub(1);
-        for &n in outer.iter().filter(|&&n| n & forbid == 0) {
-            out.reserve(m + 8);
-            let base = out.len();
-            let vn = _mm512_set1_epi64((n | forbid) as i64);
-            let vx = _mm512_set1_epi64((n | extra) as i64);
-            let mut len = 0usize;
-            let mut i = 0usize;
-            // SAFETY: loads stay inside `inner` (full vectors below m, then a masked tail);
-            // each store writes 8 slots at base + len with len <= i, inside the m + 8
-            // reserved ones.
-            unsafe {
-                let dst = out.as_mut_ptr().add(base);
-                while i + 8 <= m {
-                    let s = _mm512_loadu_si512(inner.as_ptr().add(i) as *const __m512i);
-                    let k = _mm512_testn_epi64_mask(vn, s);
-                    let r = _mm512_maskz_compress_epi64(k, _mm512_or_si512(s, vx));
-                    _mm512_storeu_si512(dst.add(len) as *mut __m512i, r);
-                    len += k.count_ones() as usize;
-                    i += 8;
-                }
-                if tail != 0 {
-                    let s = _mm512_maskz_loadu_epi64(tail, inner.as_ptr().add(i) as *const i64);
-                    let k = _mm512_testn_epi64_mask(vn, s) & tail;
-                    let r = _mm512_maskz_compress_epi64(k, _mm512_or_si512(s, vx));
-                    _mm512_storeu_si512(dst.add(len) as *mut __m512i, r);
-                    len += k.count_ones() as usize;
-                }
-                out.set_len(base + len);
-            }
+    #[test]
+    fn a_cap_never_raises_the_level_and_names_round_trip() {
+        let best = best_up_to(None);
+        for name in LEVEL_NAMES {
+            let capped = best_up_to(Some(name));
+            assert!(capped <= best);
+            let rank = |n: &str| LEVEL_NAMES.iter().position(|&x| x == n);
+            assert!(rank(capped.name()) <= rank(name), "{name} gave {capped:?}");
+            assert!(available_levels().contains(&capped));
         }
+        assert_eq!(best_up_to(Some("portable")), Level::PORTABLE);
     }
 }
