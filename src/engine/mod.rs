@@ -181,6 +181,12 @@ pub fn check_isa_cap() -> Result<Option<&'static str>, Error> {
     }))
 }
 
+/// Internals that the criterion benches time; not part of the API, may change at any time.
+#[doc(hidden)]
+pub mod internals {
+    pub use super::mitm::simd::BlockCountCase;
+}
+
 /// The code paths the engines chose for this CPU at run time: the backtracking kernel's step
 /// and the meet-in-the-middle matcher's vector level.
 pub fn code_paths() -> String {

@@ -123,6 +123,19 @@ pub(crate) fn build_block_generic(keys: &[u64], layout: &Layout, table: &mut [La
             (1u64 << group.len()) - 1
         };
     }
+    fill_tables(&slices, valid, layout, table);
+}
+
+/// Fills one block's tables from its bit slices: `slices[p]` holds the keys without bit `p`
+/// and `valid` the positions that hold a key (in any one order of the block's keys, the same
+/// for all 65 sets).
+#[inline(always)]
+pub(crate) fn fill_tables(
+    slices: &[Lanes; 64],
+    valid: Lanes,
+    layout: &Layout,
+    table: &mut [Lanes],
+) {
     for j in 0..layout.chunks() {
         let chunk = &mut table[layout.offset[j]..][..layout.mask[j] as usize + 1];
         chunk[0] = if j == 0 { valid } else { Lanes::ONES };

@@ -172,9 +172,21 @@ macro_rules! dispatch {
     };
 }
 
+/// Builds one block's tables (see [`kernels::build_block_generic`]); at AVX2 and above the
+/// keys are bit-sliced by byte shuffles and `vpmovmskb` instead of a bit transpose.
+#[inline]
+pub(crate) fn build_block(level: Level, keys: &[u64], layout: &Layout, table: &mut [Lanes]) {
+    #[cfg(target_arch = "x86_64")]
+    if level.0 >= Isa::Avx2 {
+        // SAFETY: every level from Avx2 up is only constructed after detecting AVX2.
+        return unsafe { x86::build_block_avx2(keys, layout, table) };
+    }
+    build_block_portable(level, keys, layout, table)
+}
+
 dispatch! {
-    /// Builds one block's tables (see [`kernels::build_block_generic`]).
-    fn build_block(keys: &[u64], layout: &Layout, table: &mut [Lanes]) -> () =
+    /// The generic block build, for the levels below AVX2 (and the tests' reference).
+    fn build_block_portable(keys: &[u64], layout: &Layout, table: &mut [Lanes]) -> () =
         kernels::build_block_generic;
 }
 
@@ -347,32 +359,88 @@ mod bmi2 {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// A block count of random tables and queries at one level, safe to run: the criterion
+/// benches time the matcher's inner loop per level with it (not part of the API).
+#[derive(Debug, Clone)]
+pub struct BlockCountCase {
+    level: Level,
+    tables: Vec<Lanes>,
+    per: usize,
+    index: Vec<u32>,
+    stride: usize,
+    queries: usize,
+}
 
-    /// Random tables of `blocks` blocks of `per` entries (or all ones), a chunk-major index of
-    /// `queries` random entry offsets per chunk with `stride` slots per row.
-    fn random_case(
-        rng: &mut fastrand::Rng,
+impl BlockCountCase {
+    /// `queries` random queries against `blocks` (1 or 2) blocks of random tables with
+    /// `chunks` chunks of 5 bits, at the level named `level` (`None` if this CPU lacks it or
+    /// the shape is out of range).
+    pub fn new(
+        level: &str,
         chunks: usize,
         blocks: usize,
         queries: usize,
-        ones: bool,
-    ) -> (Vec<Lanes>, usize, Vec<u32>, usize) {
-        let per = chunks * 32;
-        let tables = (0..blocks * per)
-            .map(|_| match ones {
-                true => Lanes::ONES,
-                false => Lanes(std::array::from_fn(|_| rng.u64(..) & rng.u64(..))),
-            })
-            .collect();
-        let stride = queries.next_multiple_of(8);
-        let index = (0..chunks * stride)
-            .map(|_| (rng.usize(..per) * 64) as u32)
-            .collect();
-        (tables, per, index, stride)
+        seed: u64,
+    ) -> Option<Self> {
+        let level = available_levels().into_iter().find(|l| l.name() == level)?;
+        if !(1..=16).contains(&chunks) || !(1..=2).contains(&blocks) {
+            return None;
+        }
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let (tables, per, index, stride) = random_tables(&mut rng, chunks, blocks, queries, false);
+        Some(BlockCountCase {
+            level,
+            tables,
+            per,
+            index,
+            stride,
+            queries,
+        })
     }
+
+    /// Counts the disjoint pairs (every query against every block).
+    pub fn run(&self) -> u64 {
+        // SAFETY: `random_tables` made whole blocks and offsets of entries below `per`.
+        unsafe {
+            count_blocks(
+                self.level,
+                &self.tables,
+                self.per,
+                &self.index,
+                self.stride,
+                0..self.queries,
+            )
+        }
+    }
+}
+
+/// Random (or all-ones) tables of `blocks` blocks of `chunks` 5-bit chunks, and a chunk-major
+/// index of `queries` random entry offsets per chunk, `stride` slots per row: `(tables, per,
+/// index, stride)`.
+fn random_tables(
+    rng: &mut fastrand::Rng,
+    chunks: usize,
+    blocks: usize,
+    queries: usize,
+    ones: bool,
+) -> (Vec<Lanes>, usize, Vec<u32>, usize) {
+    let per = chunks * 32;
+    let tables = (0..blocks * per)
+        .map(|_| match ones {
+            true => Lanes::ONES,
+            false => Lanes(std::array::from_fn(|_| rng.u64(..) & rng.u64(..))),
+        })
+        .collect();
+    let stride = queries.next_multiple_of(8);
+    let index = (0..chunks * stride)
+        .map(|_| (rng.usize(..per) * std::mem::size_of::<Lanes>()) as u32)
+        .collect();
+    (tables, per, index, stride)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     #[test]
     fn every_block_count_level_equals_the_generic_loop() {
@@ -383,7 +451,7 @@ mod tests {
                     for queries in [0, 1, 7, 16, 33, 100] {
                         for ones in [false, true] {
                             let (tables, per, index, stride) =
-                                random_case(&mut rng, chunks, blocks, queries, ones);
+                                random_tables(&mut rng, chunks, blocks, queries, ones);
                             let start = rng.usize(..=queries);
                             let range = start..rng.usize(start..=queries);
                             let want = kernels::count_blocks_generic(
@@ -401,6 +469,39 @@ mod tests {
                             assert_eq!(got, want, "{case} range {range:?} ones {ones}");
                         }
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_block_build_level_holds_the_portable_sets_up_to_key_order() {
+        let mut rng = fastrand::Rng::with_seed(5);
+        // Keys and queries live in the layout's bits, without its hole (as the sieves keep them).
+        let holes = 1 << 7;
+        let bits = ((1u64 << 34) - 1) & !holes;
+        let layout = Layout::new(34, holes, 5);
+        let mut random = || rng.u64(..) & rng.u64(..) & bits;
+        for level in available_levels() {
+            for len in [1, 5, 31, 32, 33, 63, 64, 65, 100, 447, 511, 512] {
+                let keys: Vec<u64> = (0..len).map(|_| random()).collect();
+                let mut got = vec![Lanes::ZERO; layout.per_block];
+                let mut want = vec![Lanes::ZERO; layout.per_block];
+                build_block(level, &keys, &layout, &mut got);
+                kernels::build_block_generic(&keys, &layout, &mut want);
+                let ones = |t: &Lanes| t.0.iter().map(|w| w.count_ones()).sum::<u32>();
+                for (e, (g, w)) in got.iter().zip(&want).enumerate() {
+                    assert_eq!(ones(g), ones(w), "{level:?} len {len} entry {e}");
+                }
+                let queries: Vec<u64> = (0..64).map(|_| random()).collect();
+                let mut index = Vec::new();
+                let stride = index_all(Level::PORTABLE, &layout, &queries, &mut index);
+                for (i, &q) in queries.iter().enumerate() {
+                    let naive = keys.iter().filter(|&&k| k & q == 0).count() as u64;
+                    let per = layout.per_block;
+                    let counted =
+                        kernels::count_blocks_generic(&got, per, &index, stride, i..i + 1);
+                    assert_eq!(counted, naive, "{level:?} len {len} query {i}");
                 }
             }
         }
@@ -428,5 +529,29 @@ mod tests {
             assert!(available_levels().contains(&capped));
         }
         assert_eq!(best_up_to(Some("portable")), Level::PORTABLE);
+    }
+}
+
+#[cfg(test)]
+mod case_tests {
+    use super::*;
+
+    #[test]
+    fn a_bench_case_counts_what_the_generic_loop_counts() {
+        for level in LEVEL_NAMES {
+            let Some(case) = BlockCountCase::new(level, 7, 2, 100, 3) else {
+                continue;
+            };
+            let want = kernels::count_blocks_generic(
+                &case.tables,
+                case.per,
+                &case.index,
+                case.stride,
+                0..100,
+            );
+            assert_eq!(case.run(), want, "{level}");
+        }
+        assert!(BlockCountCase::new("portable", 0, 1, 8, 1).is_none());
+        assert!(BlockCountCase::new("sse9", 7, 1, 8, 1).is_none());
     }
 }
