@@ -116,6 +116,7 @@ fn parse_cap(value: &str) -> Result<Option<&'static str>, String> {
 /// Every level the running CPU supports, lowest first (the portable one always). This and
 /// [`Level::detect`] are the only places a level above portable is made.
 pub(crate) fn available_levels() -> Vec<Level> {
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
     let mut levels = vec![Level::PORTABLE];
     #[cfg(target_arch = "x86_64")]
     {
@@ -176,10 +177,14 @@ macro_rules! dispatch {
 /// keys are bit-sliced by byte shuffles and `vpmovmskb` instead of a bit transpose.
 #[inline]
 pub(crate) fn build_block(level: Level, keys: &[u64], layout: &Layout, table: &mut [Lanes]) {
+    // SAFETY: a level is only constructed after detecting the features it enables.
     #[cfg(target_arch = "x86_64")]
-    if level.0 >= Isa::Avx2 {
-        // SAFETY: every level from Avx2 up is only constructed after detecting AVX2.
-        return unsafe { x86::build_block_avx2(keys, layout, table) };
+    unsafe {
+        match level.0 {
+            Isa::Avx2 => return x86::build_block_avx2(keys, layout, table),
+            Isa::Avx512bw | Isa::Avx512 => return x86::build_block_avx512(keys, layout, table),
+            Isa::Portable | Isa::Popcnt => {}
+        }
     }
     build_block_portable(level, keys, layout, table)
 }

@@ -386,6 +386,23 @@ pub(crate) unsafe fn count_blocks_avx512(
 /// The CPU has AVX2 and POPCNT.
 #[target_feature(enable = "avx2,popcnt")]
 pub(crate) unsafe fn build_block_avx2(keys: &[u64], layout: &Layout, table: &mut [Lanes]) {
+    // SAFETY: AVX2 is enabled.
+    unsafe { build_block_sliced(keys, layout, table) }
+}
+
+/// [`build_block_avx2`] compiled for AVX-512, where the table fill ANDs whole zmm registers.
+///
+/// # Safety
+/// The CPU has AVX-512F/BW, AVX2 and POPCNT.
+#[target_feature(enable = "avx512f,avx512bw,avx2,popcnt")]
+pub(crate) unsafe fn build_block_avx512(keys: &[u64], layout: &Layout, table: &mut [Lanes]) {
+    // SAFETY: AVX2 is enabled.
+    unsafe { build_block_sliced(keys, layout, table) }
+}
+
+/// The body of [`build_block_avx2`]; needs AVX2.
+#[inline(always)]
+unsafe fn build_block_sliced(keys: &[u64], layout: &Layout, table: &mut [Lanes]) {
     let mut slices = [Lanes::ZERO; 64];
     let mut valid = Lanes::ZERO;
     for (lane, group) in keys.chunks(64).enumerate() {
@@ -394,11 +411,13 @@ pub(crate) unsafe fn build_block_avx2(keys: &[u64], layout: &Layout, table: &mut
         let planes = unsafe { [byte_planes(low), byte_planes(high)] };
         for (byte, [mut a, mut b]) in (0..8).map(|b| (b, [planes[0][b], planes[1][b]])) {
             for bit in (0..8).rev() {
-                let (ma, mb) = (_mm256_movemask_epi8(a), _mm256_movemask_epi8(b));
+                // SAFETY: AVX2 is enabled (caller).
+                let (ma, mb) = unsafe { (_mm256_movemask_epi8(a), _mm256_movemask_epi8(b)) };
                 // Bit 7 of each byte is key bit 8·byte + bit; a key without it is in the set.
                 let without = !(u64::from(ma as u32) | u64::from(mb as u32) << 32);
                 slices[8 * byte + bit].0[lane] = without;
-                (a, b) = (_mm256_add_epi8(a, a), _mm256_add_epi8(b, b));
+                // SAFETY: as above.
+                unsafe { (a, b) = (_mm256_add_epi8(a, a), _mm256_add_epi8(b, b)) };
             }
         }
         valid.0[lane] = slots(low.len()) | slots(high.len()) << 32;
