@@ -15,7 +15,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -23,6 +23,7 @@ use base64::Engine as _;
 use roaring::RoaringBitmap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::blocks::Blocks;
 use super::partial::{check_elapsed, check_identity, Digest};
 use super::sealed::{self, decimal, Sealed};
 use super::{ShardSeq, ShardSpec, TOOL_VERSION};
@@ -30,7 +31,7 @@ use crate::error::Error;
 use crate::plan::{self, Plan, Progress, TaskSeq};
 
 /// The schema tag of a checkpoint file.
-pub const CHECKPOINT_SCHEMA: &str = "nqueens.checkpoint/2";
+pub const CHECKPOINT_SCHEMA: &str = "nqueens.checkpoint/3";
 
 /// The rounds of a shard that are done, as a compressed bitmap.
 ///
@@ -124,6 +125,9 @@ pub struct Checkpoint {
     /// (`--recheck`; issue 12), as a bitmap like `done`. Omitted when empty.
     #[serde(default, skip_serializing_if = "DoneSet::is_empty")]
     pub rechecked: DoneSet,
+    /// The total and digest per block of rounds, so a wrong saved count can be found and
+    /// replaced on resume (see [`Blocks`]; issue 24).
+    pub blocks: Blocks,
     /// `sha256:…` over the rest of the file.
     pub checksum: String,
 }
@@ -161,6 +165,7 @@ impl Checkpoint {
             digest: Digest::default(),
             elapsed_s: 0.0,
             rechecked: DoneSet::default(),
+            blocks: Blocks::new(shard.len(plan.len())),
             checksum: String::new(),
         })
     }
@@ -195,6 +200,8 @@ impl Checkpoint {
                 self.done.len()
             ));
         }
+        self.blocks
+            .check(self.shard.len(self.plan_tasks), self.total, self.digest)?;
         let rounds = self.shard.len(self.plan_tasks) as u64;
         if !self.rechecked.0.is_subset(&self.done.0) {
             return Err("it marks tasks rechecked that are not done".into());
@@ -287,6 +294,7 @@ impl Checkpoint {
                 .checked_add(count)
                 .ok_or_else(|| Error::Overflow("the checkpoint's total".into()))?;
             self.digest.add(task, count);
+            self.blocks.add(round as usize, task, count);
             self.tasks_done += 1;
         }
         Ok(())
@@ -303,14 +311,16 @@ impl Checkpoint {
         if self.done.0.remove(round) {
             self.total = self.total.saturating_sub(count);
             self.digest.0 = self.digest.0.wrapping_sub(Digest::of(task, count).0);
+            self.blocks.remove(round as usize, task, count);
             self.tasks_done -= 1;
         }
         self.rechecked.0.remove(round);
     }
 }
 
-/// An advisory lock on a checkpoint: an exclusive lock on the file `.NAME.lock` beside it,
-/// held until dropped (or the process ends, even by `kill -9`).
+/// An advisory lock on a checkpoint: an exclusive lock on the file `.NAME.lock` beside it
+/// (beside the file a symbolic link leads to), held until dropped (or the process ends, even
+/// by `kill -9`).
 #[derive(Debug)]
 pub struct Lock {
     _file: File,
@@ -332,11 +342,11 @@ pub fn lock(path: &Path) -> Result<Lock, Error> {
             });
         }
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    // The lock belongs to the file, not to its spelling: `x.json`, `./x.json` and a link to
+    // it all lock `.x.json.lock` beside the file itself (issue 24, item 4).
+    let target = sealed::resolved_target(path)?;
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let name = target.file_name().unwrap_or_default().to_string_lossy();
     let lock_path = dir.join(format!(".{name}.lock"));
     let file = OpenOptions::new()
         .create(true)
@@ -367,7 +377,10 @@ pub struct Recorder {
     state: Mutex<Checkpoint>,
     dirty: AtomicBool,
     stop: AtomicBool,
-    save_lock: Mutex<()>,
+    /// Held for every save; `true` once [`Recorder::close`] made the last one.
+    save_lock: Mutex<bool>,
+    /// Tasks done in the last checkpoint written (what a resume would start from).
+    saved_tasks: AtomicU64,
     failure: Mutex<Option<Error>>,
     started: Instant,
     base_elapsed: f64,
@@ -379,10 +392,11 @@ impl Recorder {
         Recorder {
             path,
             base_elapsed: checkpoint.elapsed_s,
+            saved_tasks: AtomicU64::new(checkpoint.tasks_done),
             state: Mutex::new(checkpoint),
             dirty: AtomicBool::new(false),
             stop: AtomicBool::new(false),
-            save_lock: Mutex::new(()),
+            save_lock: Mutex::new(false),
             failure: Mutex::new(None),
             started: Instant::now(),
         }
@@ -435,18 +449,53 @@ impl Recorder {
         Duration::from_secs_f64(self.base_elapsed) + self.started.elapsed()
     }
 
-    /// Writes the current state to the checkpoint file (no-op without one). Safe to call
-    /// from any thread, e.g. a signal handler's; saves never interleave.
+    /// Writes the current state to the checkpoint file (no-op without one, or once
+    /// [`Recorder::close`]d). Safe to call from any thread; saves never interleave. A failed
+    /// save leaves the last good file in place.
     ///
     /// # Errors
     /// [`Error::Io`] if the file cannot be written.
     pub fn save(&self) -> Result<(), Error> {
+        let closed = self.save_lock.lock().unwrap_or_else(|e| e.into_inner());
+        if *closed {
+            return Ok(());
+        }
+        self.save_now()
+    }
+
+    /// Makes the last save and refuses every later one (they return at once without
+    /// writing), so the process can end right after this returns without cutting a save
+    /// short: no temporary file is left and the file on disk is this final state (issue
+    /// 24, item 1). Waits for a save in progress on another thread.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if the file cannot be written (the last good one stays).
+    pub fn close(&self) -> Result<(), Error> {
+        let mut closed = self.save_lock.lock().unwrap_or_else(|e| e.into_inner());
+        if *closed {
+            return Ok(());
+        }
+        *closed = true;
+        self.save_now()
+    }
+
+    /// Saves; the caller holds `save_lock`.
+    fn save_now(&self) -> Result<(), Error> {
         let Some(path) = &self.path else {
             return Ok(());
         };
-        let _one_at_a_time = self.save_lock.lock().unwrap_or_else(|e| e.into_inner());
         self.dirty.store(false, Ordering::Release);
-        self.snapshot().save(path)
+        let mut snapshot = self.snapshot();
+        snapshot.save(path)?;
+        self.saved_tasks
+            .store(snapshot.tasks_done, Ordering::Release);
+        Ok(())
+    }
+
+    /// The tasks done in the checkpoint file as last written (or as loaded, before the first
+    /// save): what a resumed run starts from.
+    pub fn saved_tasks(&self) -> u64 {
+        self.saved_tasks.load(Ordering::Acquire)
     }
 
     /// Saves only if a task finished since the last save.
@@ -461,6 +510,52 @@ impl Recorder {
     /// Asks the workers to take no new tasks.
     pub fn request_stop(&self) {
         self.stop.store(true, Ordering::Release);
+    }
+
+    /// Whether a stop was requested.
+    pub fn is_stopping(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+
+    /// Replaces the counts of block `block`, whose finished tasks are `tasks`, with `counts`
+    /// (solved again) if they differ from the saved ones, and marks the tasks rechecked.
+    /// Returns the saved and the new sum when they differed.
+    ///
+    /// # Errors
+    /// [`Error::Overflow`] if the new total does not fit.
+    pub(crate) fn replace(
+        &self,
+        block: usize,
+        tasks: &[usize],
+        counts: &[u128],
+    ) -> Result<Option<(u128, u128)>, Error> {
+        let mut state = self.state();
+        let mut now = (0u128, Digest::default());
+        for (&task, &count) in tasks.iter().zip(counts) {
+            now.0 = now.0.wrapping_add(count);
+            now.1.add(task, count);
+        }
+        let saved = (state.blocks.totals[block], state.blocks.digests[block]);
+        let shard = state.shard;
+        let rounds = tasks.iter().filter_map(|&t| shard.round(t));
+        for round in rounds.filter_map(|r| u32::try_from(r).ok()) {
+            state.rechecked.0.insert(round);
+        }
+        self.dirty.store(true, Ordering::Release);
+        if saved == now {
+            return Ok(None);
+        }
+        state.total = (state.total - saved.0)
+            .checked_add(now.0)
+            .ok_or_else(|| Error::Overflow("the checkpoint's total".into()))?;
+        state.digest.0 = state
+            .digest
+            .0
+            .wrapping_sub(saved.1 .0)
+            .wrapping_add(now.1 .0);
+        state.blocks.totals[block] = now.0;
+        state.blocks.digests[block] = now.1;
+        Ok(Some((saved.0, now.0)))
     }
 
     /// A progress observer that records into this recorder and forwards to `inner`.
@@ -573,22 +668,27 @@ pub fn run(
 }
 
 /// Saves `recorder` every `every` until `finished` is set; on a failed save, stops the run.
+///
+/// The `finished` lock is held only to wait, never during a save: the thread that ends the run
+/// takes it to set the flag, and a saver that kept it while saving (and waited again at once
+/// after a tiny period) would starve that thread for ever (issue 24, item 5).
 fn periodic_saves(
     recorder: &Recorder,
     every: Duration,
     finished: &(Mutex<bool>, Condvar),
 ) -> Result<(), Error> {
-    let mut done = finished.0.lock().unwrap_or_else(|e| e.into_inner());
     loop {
-        // Waiting *while* not finished checks the flag first: a run that ends before this
-        // thread first takes the lock must not wait out a whole period (issue 12, item 4).
-        let (guard, _) = finished
-            .1
-            .wait_timeout_while(done, every, |finished| !*finished)
-            .unwrap_or_else(|e| e.into_inner());
-        done = guard;
-        if *done {
-            return Ok(());
+        {
+            let done = finished.0.lock().unwrap_or_else(|e| e.into_inner());
+            // Waiting *while* not finished checks the flag first: a run that ends before this
+            // thread first takes the lock must not wait out a whole period (issue 12, item 4).
+            let (done, _) = finished
+                .1
+                .wait_timeout_while(done, every, |finished| !*finished)
+                .unwrap_or_else(|e| e.into_inner());
+            if *done {
+                return Ok(());
+            }
         }
         if let Err(e) = recorder.save_if_dirty() {
             recorder.request_stop();
