@@ -239,6 +239,25 @@ fn wait_for_file(path: &Path) -> bool {
     true
 }
 
+/// The inode of `path`, if it exists.
+fn inode(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(path).ok().map(|m| m.ino())
+}
+
+/// Waits until `path` is a file other than `before` (a save replaced it); false after two
+/// minutes.
+fn wait_for_new_inode(path: &Path, before: Option<u64>) -> bool {
+    let start = std::time::Instant::now();
+    while inode(path).is_none() || inode(path) == before {
+        if start.elapsed() > std::time::Duration::from_secs(120) {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    true
+}
+
 /// `tries` runs of `count N` saving every millisecond, each sent SIGTERM at a random moment
 /// after its first save; then the same command to the end. No try may leave a temporary
 /// file or a bad checkpoint, and the final count must be exact.
@@ -260,12 +279,14 @@ fn term_during_saves(n: u32, expected: &str, tries: usize) {
     for _ in 0..tries {
         let mut cmd = common::nqueens_std();
         args(&mut cmd);
+        let before = inode(&cp);
         let child = cmd
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        assert!(wait_for_file(&cp));
+        // Its first save is done (a new file): the signal handler is in place.
+        assert!(wait_for_new_inode(&cp, before));
         std::thread::sleep(std::time::Duration::from_micros(fastrand::u64(0..250_000)));
         signal(&child, libc::SIGTERM);
         let status = child.wait_with_output().unwrap();
@@ -430,11 +451,7 @@ fn issue_24_a_failed_checkpoint_save_keeps_the_last_good_one_and_stops_cleanly()
     // Stop it just after a periodic save replaced the file (a new inode), so no save is in
     // flight: moving the folder under a save would strand its temporary file, which a full
     // disk never does.
-    use std::os::unix::fs::MetadataExt as _;
-    let first = std::fs::metadata(&cp).unwrap().ino();
-    while std::fs::metadata(&cp).map_or(first, |m| m.ino()) == first {
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
+    assert!(wait_for_new_inode(&cp, inode(&cp)));
     // Saves from now on fail: the folder they go to is gone.
     signal(&child, libc::SIGSTOP);
     std::fs::rename(&dir, &moved).unwrap();
@@ -488,4 +505,154 @@ fn issue_24_a_wrong_count_in_a_checkpoint_is_explained_found_and_counted_again()
     let saved = nqueens::shard::Checkpoint::load(&cp).unwrap().unwrap();
     assert_eq!(saved.total, 14200, "the replaced counts are saved");
     count(&["-q"]).success().stdout("14200\n");
+}
+
+#[test]
+fn issue_24_a_count_printed_onto_a_full_disk_is_in_the_error() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full exists on Linux");
+    let out = common::nqueens_std()
+        .args(["count", "10", "-q"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("N = 10: 724 solutions") && stderr.contains("No space left"),
+        "{stderr}"
+    );
+}
+
+/// A 64 KiB tmpfs mounted on a new folder, unmounted when dropped; `None` where mounting is
+/// not allowed (not root, no tmpfs, a container without the capability).
+struct TinyDisk {
+    path: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl TinyDisk {
+    fn mount() -> Option<TinyDisk> {
+        let dir = tempfile::tempdir().ok()?;
+        let path = dir.path().join("tiny");
+        std::fs::create_dir(&path).ok()?;
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs", s(&path)])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success());
+        mounted.then_some(TinyDisk { path, _dir: dir })
+    }
+
+    /// Fills the disk with the file `filler`.
+    fn fill(&self) {
+        use std::io::Write as _;
+        let mut file = std::fs::File::create(self.path.join("filler")).unwrap();
+        while file.write_all(&[0u8; 4096]).is_ok() {}
+        let _ = file.sync_all();
+    }
+
+    /// Removes the filler.
+    fn empty(&self) {
+        std::fs::remove_file(self.path.join("filler")).unwrap();
+    }
+}
+
+impl Drop for TinyDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(&self.path)
+            .status();
+    }
+}
+
+#[test]
+#[ignore = "mounts a 64 KiB tmpfs (needs root; skips where mounting is not allowed)"]
+fn issue_24_on_a_real_full_disk_nothing_is_lost() {
+    let Some(disk) = TinyDisk::mount() else {
+        eprintln!("skipped: cannot mount a tmpfs here");
+        return;
+    };
+    let (cp, out) = (disk.path.join("ck.json"), disk.path.join("o.json"));
+    // Full from the start: the probe fails before any counting.
+    disk.fill();
+    let run = nqueens()
+        .args(["count", "16", "-q", "--out", s(&out)])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1));
+    assert!(run.stdout.is_empty(), "nothing was counted");
+    assert!(String::from_utf8_lossy(&run.stderr).contains("No space left"));
+    assert_eq!(names_in(&disk.path), ["filler"]);
+    disk.empty();
+
+    // Full at the end: the total and the record still reach the user.
+    let child = common::nqueens_std()
+        .args([
+            "count",
+            "16",
+            "-j",
+            "1",
+            "-q",
+            "--checkpoint",
+            s(&cp),
+            "--out",
+            s(&out),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(wait_for_file(&cp));
+    signal(&child, libc::SIGSTOP);
+    disk.fill();
+    signal(&child, libc::SIGCONT);
+    let run = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "14772512\n");
+    assert!(stderr.contains("No space left") && stderr.contains("\"total\":\"14772512\""));
+    assert_eq!(temporary_files(&disk.path), Vec::<String>::new());
+    nqueens::shard::Checkpoint::load(&cp).unwrap().unwrap();
+    disk.empty();
+    std::fs::remove_file(&cp).unwrap();
+
+    // Full in the middle: the last good checkpoint stays, and the run resumes from it.
+    let args = [
+        "count",
+        "16",
+        "-e",
+        "mirror",
+        "-j",
+        "1",
+        "-q",
+        "--checkpoint-every",
+        "0.3",
+    ];
+    let child = common::nqueens_std()
+        .args(args)
+        .args(["--checkpoint", s(&cp)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(wait_for_file(&cp));
+    signal(&child, libc::SIGSTOP);
+    disk.fill();
+    signal(&child, libc::SIGCONT);
+    let run = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the last good checkpoint"), "{stderr}");
+    assert_eq!(temporary_files(&disk.path), Vec::<String>::new());
+    nqueens::shard::Checkpoint::load(&cp).unwrap().unwrap();
+    disk.empty();
+    nqueens()
+        .args(args)
+        .args(["--checkpoint", s(&cp)])
+        .assert()
+        .success()
+        .stdout("14772512\n");
 }

@@ -39,6 +39,10 @@ pub(super) fn run(
     options: &CountOptions,
     global: &Global,
 ) -> anyhow::Result<ExitCode> {
+    // First: from here a signal only asks, and the main thread, the only one that ends the
+    // process, saves last (issue 24, item 1). A signal before the count starts waits in the
+    // channel.
+    let events = listen_for_signals()?;
     let shard = match args.shard {
         None => ShardSpec::whole(),
         Some(ShardArg::Spec(spec)) => spec,
@@ -59,9 +63,6 @@ pub(super) fn run(
     };
     let resumed = start.tasks_done;
     let recorder = Arc::new(Recorder::new(args.checkpoint.clone(), start));
-    // Before the first save: from here a signal only asks, and this thread, the only one
-    // that ends the process, saves last (issue 24, item 1).
-    let events = listen_for_signals(&recorder)?;
     // Fail now, not hours from now, if the checkpoint cannot be written.
     recorder.save()?;
     if let (Some(path), true) = (&args.checkpoint, resumed > 0 && !global.quiet) {
@@ -153,17 +154,13 @@ enum Outcome {
     Failed(anyhow::Error),
 }
 
-/// Installs the Ctrl-C/SIGTERM handler. It only asks: workers take no new task, and the
-/// main thread is told; it never saves or exits itself, so it never cuts a save short.
-/// Returns the channel the main thread listens on, and a sender for the solver thread.
-fn listen_for_signals(
-    recorder: &Arc<Recorder>,
-) -> anyhow::Result<(Sender<Event>, Receiver<Event>)> {
+/// Installs the Ctrl-C/SIGTERM handler. It only tells the main thread; it never saves or
+/// exits itself, so it never cuts a save short. Returns the channel the main thread listens
+/// on, and a sender for the solver thread.
+fn listen_for_signals() -> anyhow::Result<(Sender<Event>, Receiver<Event>)> {
     let (tell, events) = mpsc::channel();
     let signal = tell.clone();
-    let recorder = Arc::clone(recorder);
     ctrlc::set_handler(move || {
-        recorder.request_stop();
         // Fails only once the main thread stopped listening: the count is over by then.
         let _ = signal.send(Event::Signal);
     })
@@ -275,6 +272,7 @@ const MAX_TASKS_NAMED: usize = 8;
 /// After Ctrl-C or SIGTERM: the last save, a word, and status 130. Nothing is written after
 /// the recorder is closed, so the process may end at once.
 fn interrupted(recorder: &Recorder, quiet: bool) -> anyhow::Result<ExitCode> {
+    recorder.request_stop();
     match (recorder.close(), recorder.path()) {
         (Ok(()), Some(path)) if !quiet => message!(
             new_line; "interrupted; progress saved to '{}'; run the same command to resume",
@@ -374,7 +372,8 @@ fn write_shard(
     let mut result = PartialResult::new(plan, shard, summary, recorder.elapsed());
     result.rechecked = snapshot.rechecked.len() as usize;
     let written = result.save(out);
-    print_summary(&result, shard, out, global)?;
+    print_summary(&result, shard, out, global)
+        .with_context(|| format!("printing the shard's total ({})", result.total))?;
     if let Err(e) = written {
         message!(
             "cannot write '{}': {e}. The count is not lost: this is the shard's result file; \
