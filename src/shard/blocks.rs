@@ -1,5 +1,5 @@
 //! Partial sums of a checkpoint per block of rounds, so a wrong count saved by an earlier
-//! session can be found and replaced without starting over (issue 24, item 3).
+//! session can be found and replaced without starting over.
 //!
 //! A checkpoint keeps one total and one digest for all its finished tasks, and a done set
 //! that says which. A count that was wrong when it was saved (a faulty core) would come back

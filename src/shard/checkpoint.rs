@@ -91,7 +91,8 @@ impl<'de> Deserialize<'de> for DoneSet {
 /// JSON fields: `schema` ([`CHECKPOINT_SCHEMA`]), `version`, `n`, `engine`, `plan`,
 /// `plan_hash`, `plan_tasks`, `shard`, `done` (see [`DoneSet`]), `tasks_done` (its size),
 /// `total` (decimal string: the sum of the done tasks' counts), `digest` (of their
-/// `(task, count)` pairs, see [`Digest`]), `elapsed_s` (summed over sessions), `checksum`.
+/// `(task, count)` pairs, see [`Digest`]), `elapsed_s` (summed over sessions), `rechecked`,
+/// `blocks` (the same total and digest per block of rounds, see [`Blocks`]), `checksum`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Checkpoint {
     /// Schema tag, [`CHECKPOINT_SCHEMA`].
@@ -126,7 +127,7 @@ pub struct Checkpoint {
     #[serde(default, skip_serializing_if = "DoneSet::is_empty")]
     pub rechecked: DoneSet,
     /// The total and digest per block of rounds, so a wrong saved count can be found and
-    /// replaced on resume (see [`Blocks`]; issue 24).
+    /// replaced on resume (see [`Blocks`]).
     pub blocks: Blocks,
     /// `sha256:…` over the rest of the file.
     pub checksum: String,
@@ -343,7 +344,7 @@ pub fn lock(path: &Path) -> Result<Lock, Error> {
         }
     }
     // The lock belongs to the file, not to its spelling: `x.json`, `./x.json` and a link to
-    // it all lock `.x.json.lock` beside the file itself (issue 24, item 4).
+    // it all lock `.x.json.lock` beside the file itself.
     let target = sealed::resolved_target(path)?;
     let dir = target.parent().unwrap_or(Path::new("."));
     let name = target.file_name().unwrap_or_default().to_string_lossy();
@@ -465,8 +466,8 @@ impl Recorder {
 
     /// Makes the last save and refuses every later one (they return at once without
     /// writing), so the process can end right after this returns without cutting a save
-    /// short: no temporary file is left and the file on disk is this final state (issue
-    /// 24, item 1). Waits for a save in progress on another thread.
+    /// short: no temporary file is left and the file on disk is this final state.
+    /// Waits for a save in progress on another thread.
     ///
     /// # Errors
     /// [`Error::Io`] if the file cannot be written (the last good one stays).
@@ -671,7 +672,7 @@ pub fn run(
 ///
 /// The `finished` lock is held only to wait, never during a save: the thread that ends the run
 /// takes it to set the flag, and a saver that kept it while saving (and waited again at once
-/// after a tiny period) would starve that thread for ever (issue 24, item 5).
+/// after a tiny period) would starve that thread for ever.
 fn periodic_saves(
     recorder: &Recorder,
     every: Duration,

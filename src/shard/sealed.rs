@@ -117,7 +117,7 @@ pub(crate) fn load<T: Sealed + DeserializeOwned>(
 /// The temporary file has a random name, is created exclusively (never following a link
 /// planted there) and another name is tried on a clash ([`tempfile`] does all three), so a
 /// file left by a killed process, even one with the same PID (a container's PID 1, a Slurm
-/// requeue in a fresh PID namespace), never stands in the way (issue 24, item 1). On any
+/// requeue in a fresh PID namespace), never stands in the way. On any
 /// failure it is removed, so a full disk leaves no half-written file.
 ///
 /// Only a regular file is ever replaced: a symbolic link to a regular file is followed (the
@@ -157,7 +157,7 @@ pub(crate) fn write_atomic_with(
 /// Checks, before any long work, that [`write_atomic`] will be able to write `bytes` bytes to
 /// `path`: it is not something other than a regular file, and a temporary file of that size
 /// can be written and synced next to it. Writing the real size matters: an empty file can
-/// be created on a full disk (issue 24, item 2).
+/// be created on a full disk.
 ///
 /// # Errors
 /// As [`write_atomic`].

@@ -149,7 +149,7 @@ fn a_checkpointed_run_resumes_without_recomputing() {
 #[test]
 fn a_run_with_a_zero_save_period_still_finishes() {
     // The saver once held the lock the finishing thread needs while it saved and waited
-    // again, so a period near zero starved the end of the run (issue 24, item 5). A hang
+    // again, so a period near zero starved the end of the run. A hang
     // here is the failure.
     let tmp = dir();
     let path = tmp.path().join("zero.ckpt");

@@ -17,7 +17,7 @@ use crate::progress::human;
 /// status (3 when a value disagrees with OEIS).
 pub(super) fn publish(count: &Count, note: &str, global: &Global) -> anyhow::Result<ExitCode> {
     // Stdout may be a file on a disk that filled up during the count: the error then
-    // carries the result, so it is not lost (issue 24, item 2).
+    // carries the result, so it is not lost.
     render_count(
         &CountReport::from(count),
         global.format(),

@@ -40,7 +40,7 @@ pub(super) fn run(
     global: &Global,
 ) -> anyhow::Result<ExitCode> {
     // First: from here a signal only asks, and the main thread, the only one that ends the
-    // process, saves last (issue 24, item 1). A signal before the count starts waits in the
+    // process, saves last. A signal before the count starts waits in the
     // channel.
     let events = listen_for_signals()?;
     let shard = match args.shard {
@@ -103,7 +103,7 @@ pub(super) fn run(
 
 /// Before anything is read or counted: the result file and the checkpoint are two files,
 /// neither is a folder, device or FIFO, and both can be written at the size they will need
-/// (issue 12, item 1; issue 24, items 2 and 4).
+/// (a full disk, a requeued run).
 fn check_outputs(args: &Args, plan: &dyn Plan, shard: ShardSpec) -> anyhow::Result<()> {
     let sized = [
         (args.out.as_deref(), largest_result(plan, shard)),
@@ -355,7 +355,7 @@ struct ShardSummary<'a> {
 
 /// Writes the shard's result file and prints its partial total. When the file cannot be
 /// written (a disk that filled up during the count), the total still goes to stdout and the
-/// sealed record to stderr, so the count is not lost, and the status is 1 (issue 24, item 2).
+/// sealed record to stderr, so the count is not lost, and the status is 1.
 fn write_shard(
     plan: &dyn Plan,
     shard: ShardSpec,
