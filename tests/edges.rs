@@ -212,6 +212,29 @@ fn issue_24_a_stale_temporary_file_with_this_pid_does_not_block_a_run() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "14200\n");
 }
 
+#[test]
+fn issue_24_a_checkpoint_and_result_with_the_longest_legal_names_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let cp = dir.path().join("c".repeat(250) + ".json");
+    let out = dir.path().join("o".repeat(250) + ".json");
+    for _ in 0..2 {
+        nqueens()
+            .args([
+                "count",
+                "10",
+                "-q",
+                "--checkpoint",
+                s(&cp),
+                "--out",
+                s(&out),
+            ])
+            .assert()
+            .success()
+            .stdout("724\n");
+    }
+    assert_eq!(temporary_files(dir.path()), Vec::<String>::new());
+}
+
 /// The temporary files in a folder (what an interrupted save would leave).
 fn temporary_files(dir: &Path) -> Vec<String> {
     names_in(dir)

@@ -347,8 +347,7 @@ pub fn lock(path: &Path) -> Result<Lock, Error> {
     // it all lock `.x.json.lock` beside the file itself.
     let target = sealed::resolved_target(path)?;
     let dir = target.parent().unwrap_or(Path::new("."));
-    let name = target.file_name().unwrap_or_default().to_string_lossy();
-    let lock_path = dir.join(format!(".{name}.lock"));
+    let lock_path = dir.join(lock_name(target.file_name().unwrap_or_default()));
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -369,6 +368,27 @@ pub fn lock(path: &Path) -> Result<Lock, Error> {
             error,
         }),
     }
+}
+
+/// The longest checkpoint name kept whole in its lock file's name: with the dot and
+/// `.lock`, the name stays within the 255 bytes most file systems allow.
+const MAX_LOCK_STEM: usize = 200;
+
+/// The lock file's name for a checkpoint called `name`: `.NAME.lock`, or for a name too
+/// long for that, its first bytes and a hash of the whole name (still one lock per file).
+fn lock_name(name: &std::ffi::OsStr) -> String {
+    use sha2::Digest as _;
+    let name = name.to_string_lossy();
+    if name.len() <= MAX_LOCK_STEM {
+        return format!(".{name}.lock");
+    }
+    let mut end = MAX_LOCK_STEM - 20;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    let hash = sha2::Sha256::digest(name.as_bytes());
+    let hex: String = hash[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!(".{}.{hex}.lock", &name[..end])
 }
 
 /// Collects finished tasks into a [`Checkpoint`] and saves it (when given a path).
