@@ -21,8 +21,8 @@ use crate::error::Error;
 use crate::plan::Plan;
 use crate::recheck::{self, Fault, Recheck};
 
-/// The most blocks a checkpoint holds (its size grows by about 75 bytes per block).
-pub const MAX_BLOCKS: usize = 512;
+/// The most blocks a checkpoint holds (each takes about 60 bytes of the file).
+pub const MAX_BLOCKS: usize = 128;
 
 /// Mixed into the recheck seed to pick blocks, so the blocks picked are not simply the
 /// tasks a recheck of the same fraction picks.
