@@ -28,6 +28,7 @@ pub mod blocks;
 pub mod checkpoint;
 pub mod merge;
 mod partial;
+mod recorder;
 mod sealed;
 
 use std::fmt;

@@ -40,8 +40,7 @@ pub(super) fn run(
     global: &Global,
 ) -> anyhow::Result<ExitCode> {
     // First: from here a signal only asks, and the main thread, the only one that ends the
-    // process, saves last. A signal before the count starts waits in the
-    // channel.
+    // process, saves last. A signal before the count starts waits in the channel.
     let events = listen_for_signals()?;
     let shard = match args.shard {
         None => ShardSpec::whole(),
@@ -50,29 +49,7 @@ pub(super) fn run(
     };
     let plan: Arc<dyn Plan> = Arc::from(stable_plan(n, options)?);
     check_outputs(args, plan.as_ref(), shard)?;
-    // Held until this function returns (or the process ends): a second run on the same
-    // checkpoint is refused instead of racing this one (issue 11).
-    let _lock = args
-        .checkpoint
-        .as_deref()
-        .map(checkpoint::lock)
-        .transpose()?;
-    let start = match &args.checkpoint {
-        Some(path) => Checkpoint::resume_or_new(path, plan.as_ref(), shard)?,
-        None => Checkpoint::new(plan.as_ref(), shard)?,
-    };
-    let resumed = start.tasks_done;
-    let recorder = Arc::new(Recorder::new(args.checkpoint.clone(), start));
-    // Fail now, not hours from now, if the checkpoint cannot be written.
-    recorder.save()?;
-    if let (Some(path), true) = (&args.checkpoint, resumed > 0 && !global.quiet) {
-        let left = recorder.snapshot().remaining();
-        let all = shard.len(plan.len());
-        message!(
-            "resuming from '{}': {left} of {all} tasks left",
-            path.display()
-        );
-    }
+    let (_lock, recorder, resumed) = open_recorder(args, plan.as_ref(), shard, global)?;
     let job = Job {
         plan: Arc::clone(&plan),
         shard,
@@ -99,6 +76,39 @@ pub(super) fn run(
         Some(e) => Err(save_failed(e, &recorder, shard.len(plan.len()))),
         None => Ok(status),
     }
+}
+
+/// Locks and loads the checkpoint (if any) and saves it once. Returns the lock, held until
+/// dropped (a second run on the same checkpoint is refused instead of racing this one), the
+/// recorder and how many tasks were resumed.
+fn open_recorder(
+    args: &Args,
+    plan: &dyn Plan,
+    shard: ShardSpec,
+    global: &Global,
+) -> anyhow::Result<(Option<checkpoint::Lock>, Arc<Recorder>, u64)> {
+    let lock = args
+        .checkpoint
+        .as_deref()
+        .map(checkpoint::lock)
+        .transpose()?;
+    let start = match &args.checkpoint {
+        Some(path) => Checkpoint::resume_or_new(path, plan, shard)?,
+        None => Checkpoint::new(plan, shard)?,
+    };
+    let resumed = start.tasks_done;
+    let recorder = Arc::new(Recorder::new(args.checkpoint.clone(), start));
+    // Fail now, not hours from now, if the checkpoint cannot be written.
+    recorder.save()?;
+    if let (Some(path), true) = (&args.checkpoint, resumed > 0 && !global.quiet) {
+        let left = recorder.snapshot().remaining();
+        let all = shard.len(plan.len());
+        message!(
+            "resuming from '{}': {left} of {all} tasks left",
+            path.display()
+        );
+    }
+    Ok((lock, recorder, resumed))
 }
 
 /// Before anything is read or counted: the result file and the checkpoint are two files,
