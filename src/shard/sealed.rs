@@ -203,19 +203,24 @@ fn write_temp(
     write: impl FnOnce(&mut File) -> std::io::Result<()>,
 ) -> Result<tempfile::NamedTempFile, Error> {
     let prefix = temp_prefix(name);
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".tmp").rand_bytes(8);
-    // The default mode of a new file (0666 less the umask), as a plain create would give: a
-    // result file must stay readable by the group that merges it.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let mut tmp = builder.tempfile_in(dir).map_err(|error| Error::Io {
-        path: dir.join(format!("{prefix}XXXXXXXX.tmp")),
-        error,
-    })?;
+    // tempfile picks the random name and retries on a clash; the file is opened here, created
+    // new (never following a link planted there) with the default mode of a new file (0666
+    // less the umask): a result file must stay readable by the group that merges it.
+    let open = |path: &Path| {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".tmp")
+        .rand_bytes(8)
+        .make_in(dir, open)
+        .map_err(|error| Error::Io {
+            path: dir.to_path_buf(),
+            error,
+        })?;
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |error| Error::Io { path, error }
@@ -418,6 +423,18 @@ mod tests {
             assert_eq!(std::fs::read(&target).unwrap(), b"new");
         }
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn written_files_get_the_mode_of_any_new_file() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let (atomic, plain) = (dir.path().join("a.json"), dir.path().join("p.json"));
+        write_atomic(&atomic, b"x").unwrap();
+        std::fs::write(&plain, b"x").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode();
+        assert_eq!(mode(&atomic), mode(&plain), "not tempfile's private 0600");
     }
 
     #[test]
