@@ -364,8 +364,8 @@ struct ShardSummary<'a> {
 }
 
 /// Writes the shard's result file and prints its partial total. When the file cannot be
-/// written (a disk that filled up during the count), the total still goes to stdout and the
-/// sealed record to stderr, so the count is not lost, and the status is 1.
+/// written (a disk that filled up during the count), the total and the sealed record go to
+/// stderr, so the count is not lost, and the status is 1.
 fn write_shard(
     plan: &dyn Plan,
     shard: ShardSpec,
@@ -381,18 +381,22 @@ fn write_shard(
     );
     let mut result = PartialResult::new(plan, shard, summary, recorder.elapsed());
     result.rechecked = snapshot.rechecked.len() as usize;
-    let written = result.save(out);
-    print_summary(&result, shard, out, global)
-        .with_context(|| format!("printing the shard's total ({})", result.total))?;
-    if let Err(e) = written {
+    if let Err(e) = result.save(out) {
+        // stdout carries only accepted results; the count goes to stderr with the record.
+        let record = result.sealed_json();
         message!(
-            "cannot write '{}': {e}. The count is not lost: this is the shard's result file; \
-             save it (one line) as a .json file to merge it:\n{}",
+            "cannot write '{}': {e}. The count is not lost: shard {shard} of N = {} has {} \
+             solutions, and this is its result file; save the line as a .json file to merge \
+             it:\n{}",
             out.display(),
-            result.sealed_json().trim_end()
+            result.n,
+            result.total,
+            record.trim_end()
         );
         return Ok(Exit::Failure.into());
     }
+    print_summary(&result, shard, out, global)
+        .with_context(|| format!("printing the shard's total ({})", result.total))?;
     if !global.quiet {
         message!(
             "shard {shard} of N = {}: {} solutions from {} of {} tasks ({} engine, {}), \
