@@ -169,6 +169,12 @@ pub fn solve_both(
     })
 }
 
+/// Solves `tasks` on the portable code path, in parallel on `pool`: their counts, in order.
+pub fn solve_portable(plan: &dyn Plan, tasks: &[usize], pool: &rayon::ThreadPool) -> Vec<u128> {
+    use rayon::prelude::*;
+    pool.install(|| tasks.par_iter().map(|&t| plan.solve_portable(t)).collect())
+}
+
 /// The checker thread: re-solves each queued task and compares.
 fn check_all(
     plan: &dyn Plan,

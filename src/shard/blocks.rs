@@ -148,9 +148,10 @@ pub struct SavedCheck {
 }
 
 /// Re-solves a share of the blocks the recorder's checkpoint held at the start of this
-/// session, on both code paths (the fast one with `fault`, if any). Every task solved agrees
-/// on both paths and is marked rechecked; a block whose new sum or digest differs from the
-/// saved one is replaced with the new counts and listed.
+/// session on the portable code path, and a block that disagrees with its saved counts on
+/// the fast one too (with `fault`, if any). Every task solved is marked rechecked; a block
+/// whose new sum or digest differs from the saved one is replaced with the new counts and
+/// listed.
 ///
 /// # Errors
 /// [`Error::RecheckMismatch`] if a task's two code paths disagree now (this machine is
@@ -182,7 +183,13 @@ pub fn recheck_saved(
         if tasks.is_empty() {
             continue;
         }
-        let counts = recheck::solve_both(plan, &tasks, fault, pool)?;
+        // The portable path alone first (half the work); only a block that disagrees with
+        // its saved counts is solved on the fast path too, so a fault of this machine is
+        // not taken for a fault of the earlier one.
+        let mut counts = recheck::solve_portable(plan, &tasks, pool);
+        if !recorder.matches(block, &tasks, &counts) {
+            counts = recheck::solve_both(plan, &tasks, fault, pool)?;
+        }
         report.blocks += 1;
         report.tasks += tasks.len();
         if let Some((saved, now)) = recorder.replace(block, &tasks, &counts)? {

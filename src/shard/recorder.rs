@@ -161,6 +161,14 @@ impl Recorder {
         self.stop.load(Ordering::Acquire)
     }
 
+    /// Whether `counts` of the finished tasks `tasks` of block `block` add up to its saved
+    /// total and digest.
+    pub(crate) fn matches(&self, block: usize, tasks: &[usize], counts: &[u128]) -> bool {
+        let state = self.state();
+        let (total, digest) = sum_pairs(tasks, counts);
+        (state.blocks.totals[block], state.blocks.digests[block]) == (total, digest)
+    }
+
     /// Replaces the counts of block `block`, whose finished tasks are `tasks`, with `counts`
     /// (solved again) if they differ from the saved ones, and marks the tasks rechecked.
     /// Returns the saved and the new sum when they differed.
@@ -174,11 +182,7 @@ impl Recorder {
         counts: &[u128],
     ) -> Result<Option<(u128, u128)>, Error> {
         let mut state = self.state();
-        let mut now = (0u128, Digest::default());
-        for (&task, &count) in tasks.iter().zip(counts) {
-            now.0 = now.0.wrapping_add(count);
-            now.1.add(task, count);
-        }
+        let now = sum_pairs(tasks, counts);
         let saved = (state.blocks.totals[block], state.blocks.digests[block]);
         let shard = state.shard;
         let rounds = tasks.iter().filter_map(|&t| shard.round(t));
@@ -209,6 +213,17 @@ impl Recorder {
             inner,
         }
     }
+}
+
+/// The sum (wrapping, as [`super::blocks::Blocks`] keeps it) and digest of `(task, count)`
+/// pairs.
+fn sum_pairs(tasks: &[usize], counts: &[u128]) -> (u128, Digest) {
+    let mut sum = (0u128, Digest::default());
+    for (&task, &count) in tasks.iter().zip(counts) {
+        sum.0 = sum.0.wrapping_add(count);
+        sum.1.add(task, count);
+    }
+    sum
 }
 
 /// Records every finished task, then passes it on to another observer.

@@ -193,6 +193,26 @@ fn issue_24_a_wrong_saved_count_is_found_by_block_and_replaced() {
 }
 
 #[test]
+fn issue_24_a_saved_block_that_this_machine_also_gets_wrong_is_a_mismatch() {
+    let p = plan(10);
+    let mut cp = Checkpoint::new(p.as_ref(), ShardSpec::whole()).unwrap();
+    for t in 0..p.len() {
+        cp.record(t, p.solve(t) + u128::from(t == 2)).unwrap();
+    }
+    let saved_total = cp.total;
+    let rec = Recorder::new(None, cp);
+    let pool = thread_pool(2).unwrap();
+    let all = crate::recheck::Recheck::new(1.0).unwrap();
+    // The fast path of this machine is off on the same task: it cannot be the judge.
+    let fault = Some(crate::recheck::Fault { task: 2, delta: 1 });
+    match blocks::recheck_saved(p.as_ref(), &pool, &rec, all, fault) {
+        Err(Error::RecheckMismatch { task: 2, .. }) => {}
+        other => panic!("expected a mismatch on task 2, got {other:?}"),
+    }
+    assert_eq!(rec.snapshot().total, saved_total, "nothing is replaced");
+}
+
+#[test]
 fn issue_24_block_totals_that_do_not_add_up_are_refused() {
     let tmp = dir();
     let path = tmp.path().join("forged.ckpt");
