@@ -165,6 +165,26 @@ fn issue_24_one_file_for_checkpoint_and_out_is_a_usage_error_in_any_spelling() {
 }
 
 #[test]
+fn issue_24_two_bench_exports_to_one_file_are_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, md) = (dir.path().join("r"), dir.path().join(".").join("r"));
+    nqueens()
+        .args([
+            "bench",
+            "-q",
+            "--export-json",
+            s(&json),
+            "--export-markdown",
+            s(&md),
+        ])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains("same file"));
+    assert!(names_in(dir.path()).is_empty(), "nothing is written");
+}
+
+#[test]
 fn issue_24_the_checkpoint_lock_holds_for_every_spelling_of_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let cp = dir.path().join("cp.json");
