@@ -217,6 +217,13 @@ fn solve(job: &Job) -> Result<u128, nqueens::Error> {
     let pool = thread_pool(job.options.workers(job.shard.len(plan.len()))?)?;
     if let (Some(recheck), true) = (job.options.rechecking(), recorder.saved_tasks() > 0) {
         let fault = job.options.injected_fault();
+        if !job.quiet {
+            message!(
+                "rechecking a share {} of the checkpoint's {} saved tasks first",
+                recheck.fraction(),
+                recorder.saved_tasks()
+            );
+        }
         let found = blocks::recheck_saved(plan, &pool, recorder, recheck, fault)?;
         tell_saved_check(&found, job);
     }
@@ -265,7 +272,7 @@ fn tell_saved_check(found: &SavedCheck, job: &Job) {
     }
     if !job.quiet {
         message!(
-            "rechecked {} of the checkpoint's saved tasks ({}) on both code paths: {}",
+            "rechecked {} of the checkpoint's saved tasks ({}) on the portable code path: {}",
             found.tasks,
             plural(found.blocks, "block"),
             match found.replaced.len() {
