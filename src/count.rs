@@ -122,12 +122,12 @@ impl CountOptions {
         } else {
             engine::plan(&self.engine, n, &options)?
         };
-        if self.split_depth.is_some() && plan.engine() == engine::Engine::name(&engine::mitm::Mitm)
-        {
-            // Its tasks are fixed row splits; a split depth would be silently ignored.
-            return Err(Error::SplitDepthUnsupported {
-                engine: plan.engine(),
-            });
+        let mitm = engine::Engine::name(&engine::mitm::Mitm);
+        if self.split_depth.is_some() && (plan.engine() == mitm || self.engine == mitm) {
+            // Its tasks are fixed row splits; a split depth would be silently ignored. Asked
+            // by name, it is refused at every N, small boards (counted by another engine)
+            // included.
+            return Err(Error::SplitDepthUnsupported { engine: mitm });
         }
         if self.unique && !plan.has_unique() {
             // Name the engine asked for, not the one a small board fell back to (issue 12).

@@ -137,6 +137,44 @@ pub fn run_checked<R>(
     Ok((result, Rechecked { tasks: agreed }))
 }
 
+/// Solves `tasks` on both code paths (the fast one with `fault`, if any), in parallel on
+/// `pool`: their counts, in order.
+///
+/// # Errors
+/// [`Error::RecheckMismatch`] for a task whose two counts disagree.
+pub fn solve_both(
+    plan: &dyn Plan,
+    tasks: &[usize],
+    fault: Option<Fault>,
+    pool: &rayon::ThreadPool,
+) -> Result<Vec<u128>, Error> {
+    use rayon::prelude::*;
+    let fast = Faulty { inner: plan, fault };
+    pool.install(|| {
+        tasks
+            .par_iter()
+            .map(|&task| {
+                let (fast, portable) = (fast.solve(task), plan.solve_portable(task));
+                if fast == portable {
+                    Ok(fast)
+                } else {
+                    Err(Error::RecheckMismatch {
+                        task,
+                        fast,
+                        portable,
+                    })
+                }
+            })
+            .collect()
+    })
+}
+
+/// Solves `tasks` on the portable code path, in parallel on `pool`: their counts, in order.
+pub fn solve_portable(plan: &dyn Plan, tasks: &[usize], pool: &rayon::ThreadPool) -> Vec<u128> {
+    use rayon::prelude::*;
+    pool.install(|| tasks.par_iter().map(|&t| plan.solve_portable(t)).collect())
+}
+
 /// The checker thread: re-solves each queued task and compares.
 fn check_all(
     plan: &dyn Plan,

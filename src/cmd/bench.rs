@@ -171,12 +171,33 @@ fn write_report(path: &Path, report: &BenchReport, format: Format) -> anyhow::Re
         .with_context(|| format!("writing '{}'", path.display()))
 }
 
-/// Checks every output file before the benchmark runs, so a bad path fails at once.
+/// The bytes the up-front probe writes for each export: more than a report or plot takes
+/// (a few kB), so a disk too full for it fails before the benchmark, not after.
+const EXPORT_PROBE_BYTES: usize = 1 << 16;
+
+/// Checks every output file before the benchmark runs, so a bad path fails at once; two
+/// exports to one file (the second would replace the first) are a usage error.
 fn check_outputs(args: &Args) -> anyhow::Result<()> {
-    let outputs = [&args.export_json, &args.export_markdown, &args.plot];
-    for path in outputs.into_iter().flatten() {
-        nqueens::shard::check_writable(path)
+    let outputs: Vec<&PathBuf> = [&args.export_json, &args.export_markdown, &args.plot]
+        .into_iter()
+        .flatten()
+        .collect();
+    for path in &outputs {
+        nqueens::shard::check_writable(path, EXPORT_PROBE_BYTES)
             .with_context(|| format!("cannot write '{}'", path.display()))?;
+    }
+    for (i, a) in outputs.iter().enumerate() {
+        if let Some(b) = outputs[i + 1..]
+            .iter()
+            .find(|b| nqueens::shard::is_same_file(a, b))
+        {
+            return Err(UsageError(format!(
+                "two exports name the same file ('{}' and '{}'); give each its own",
+                a.display(),
+                b.display()
+            ))
+            .into());
+        }
     }
     Ok(())
 }

@@ -26,10 +26,12 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let files = expand_paths(&args.paths)?;
     let report = merge(&files);
     let mut out = std::io::stdout().lock();
+    // stdout carries only an accepted total; the JSON report always prints (its `total` is
+    // null and its `problems` list why when the merge is refused).
     match (global.format(), &report.total) {
         (Format::Json, _) => json::write(&report, &mut out)?,
-        (_, Some(total)) => writeln!(out, "{total}")?,
-        (_, None) => {}
+        (_, Some(total)) if report.is_ok() => writeln!(out, "{total}")?,
+        (_, _) => {}
     }
     for note in &report.duplicates {
         if !global.quiet {

@@ -1,12 +1,13 @@
 //! Checkpoints: which tasks of a run are done, their total and digest, saved so a run can
 //! resume.
 //!
-//! A [`Recorder`] collects each finished task (it is a [`Progress`] observer that forwards to
-//! another one, e.g. the progress bar) and [`run`] saves its state every few seconds and at the
-//! end, with the crash-safe write of [`super::write_atomic`]. A killed run loses at most the
-//! tasks finished since the last save and those in flight. Loading refuses a file for another
-//! run (N, engine, tool version, plan hash or shard), a file that is truncated, oversized or
-//! fails its checksum, and one whose fields are out of range; such a file is never overwritten.
+//! A [`Recorder`] collects each finished task (it is a [`Progress`](crate::plan::Progress)
+//! observer that forwards to another one, e.g. the progress bar) and [`run`] saves its state
+//! every few seconds and at the end, with the crash-safe write of [`super::write_atomic`]. A
+//! killed run loses at most the tasks finished since the last save and those in flight.
+//! Loading refuses a file for another run (N, engine, tool version, plan hash or shard), a
+//! file that is truncated, oversized or fails its checksum, and one whose fields are out of
+//! range; such a file is never overwritten.
 //!
 //! The done set is a run-compressed bitmap ([`roaring`]) of *rounds* (positions in the
 //! shard's task sequence, see [`ShardSpec::task`]). Tasks run largest first in round order, so
@@ -14,23 +15,23 @@
 //! whatever the plan size (issue 11). [`lock`] keeps two processes off one checkpoint.
 
 use std::fs::{File, OpenOptions};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
 use base64::Engine as _;
 use roaring::RoaringBitmap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::blocks::Blocks;
 use super::partial::{check_elapsed, check_identity, Digest};
 use super::sealed::{self, decimal, Sealed};
-use super::{ShardSeq, ShardSpec, TOOL_VERSION};
+use super::{ShardSpec, TOOL_VERSION};
 use crate::error::Error;
-use crate::plan::{self, Plan, Progress, TaskSeq};
+use crate::plan::Plan;
+
+pub use super::recorder::{run, Observer, Recorder};
 
 /// The schema tag of a checkpoint file.
-pub const CHECKPOINT_SCHEMA: &str = "nqueens.checkpoint/2";
+pub const CHECKPOINT_SCHEMA: &str = "nqueens.checkpoint/3";
 
 /// The rounds of a shard that are done, as a compressed bitmap.
 ///
@@ -90,7 +91,8 @@ impl<'de> Deserialize<'de> for DoneSet {
 /// JSON fields: `schema` ([`CHECKPOINT_SCHEMA`]), `version`, `n`, `engine`, `plan`,
 /// `plan_hash`, `plan_tasks`, `shard`, `done` (see [`DoneSet`]), `tasks_done` (its size),
 /// `total` (decimal string: the sum of the done tasks' counts), `digest` (of their
-/// `(task, count)` pairs, see [`Digest`]), `elapsed_s` (summed over sessions), `checksum`.
+/// `(task, count)` pairs, see [`Digest`]), `elapsed_s` (summed over sessions), `rechecked`,
+/// `blocks` (the same total and digest per block of rounds, see [`Blocks`]), `checksum`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Checkpoint {
     /// Schema tag, [`CHECKPOINT_SCHEMA`].
@@ -124,6 +126,9 @@ pub struct Checkpoint {
     /// (`--recheck`; issue 12), as a bitmap like `done`. Omitted when empty.
     #[serde(default, skip_serializing_if = "DoneSet::is_empty")]
     pub rechecked: DoneSet,
+    /// The total and digest per block of rounds, so a wrong saved count can be found and
+    /// replaced on resume (see [`Blocks`]).
+    pub blocks: Blocks,
     /// `sha256:…` over the rest of the file.
     pub checksum: String,
 }
@@ -161,6 +166,7 @@ impl Checkpoint {
             digest: Digest::default(),
             elapsed_s: 0.0,
             rechecked: DoneSet::default(),
+            blocks: Blocks::new(shard.len(plan.len())),
             checksum: String::new(),
         })
     }
@@ -195,6 +201,8 @@ impl Checkpoint {
                 self.done.len()
             ));
         }
+        self.blocks
+            .check(self.shard.len(self.plan_tasks), self.total, self.digest)?;
         let rounds = self.shard.len(self.plan_tasks) as u64;
         if !self.rechecked.0.is_subset(&self.done.0) {
             return Err("it marks tasks rechecked that are not done".into());
@@ -287,6 +295,7 @@ impl Checkpoint {
                 .checked_add(count)
                 .ok_or_else(|| Error::Overflow("the checkpoint's total".into()))?;
             self.digest.add(task, count);
+            self.blocks.add(round as usize, task, count);
             self.tasks_done += 1;
         }
         Ok(())
@@ -303,14 +312,16 @@ impl Checkpoint {
         if self.done.0.remove(round) {
             self.total = self.total.saturating_sub(count);
             self.digest.0 = self.digest.0.wrapping_sub(Digest::of(task, count).0);
+            self.blocks.remove(round as usize, task, count);
             self.tasks_done -= 1;
         }
         self.rechecked.0.remove(round);
     }
 }
 
-/// An advisory lock on a checkpoint: an exclusive lock on the file `.NAME.lock` beside it,
-/// held until dropped (or the process ends, even by `kill -9`).
+/// An advisory lock on a checkpoint: an exclusive lock on the file `.NAME.lock` beside it
+/// (beside the file a symbolic link leads to), held until dropped (or the process ends, even
+/// by `kill -9`).
 #[derive(Debug)]
 pub struct Lock {
     _file: File,
@@ -332,12 +343,11 @@ pub fn lock(path: &Path) -> Result<Lock, Error> {
             });
         }
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let lock_path = dir.join(format!(".{name}.lock"));
+    // The lock belongs to the file, not to its spelling: `x.json`, `./x.json` and a link to
+    // it all lock `.x.json.lock` beside the file itself.
+    let target = sealed::resolved_target(path)?;
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let lock_path = dir.join(lock_name(target.file_name().unwrap_or_default()));
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -360,239 +370,23 @@ pub fn lock(path: &Path) -> Result<Lock, Error> {
     }
 }
 
-/// Collects finished tasks into a [`Checkpoint`] and saves it (when given a path).
-#[derive(Debug)]
-pub struct Recorder {
-    path: Option<PathBuf>,
-    state: Mutex<Checkpoint>,
-    dirty: AtomicBool,
-    stop: AtomicBool,
-    save_lock: Mutex<()>,
-    failure: Mutex<Option<Error>>,
-    started: Instant,
-    base_elapsed: f64,
-}
+/// The longest checkpoint name kept whole in its lock file's name: with the dot and
+/// `.lock`, the name stays within the 255 bytes most file systems allow.
+const MAX_LOCK_STEM: usize = 200;
 
-impl Recorder {
-    /// A recorder starting from `checkpoint`, saving to `path` (`None`: keep it in memory).
-    pub fn new(path: Option<PathBuf>, checkpoint: Checkpoint) -> Self {
-        Recorder {
-            path,
-            base_elapsed: checkpoint.elapsed_s,
-            state: Mutex::new(checkpoint),
-            dirty: AtomicBool::new(false),
-            stop: AtomicBool::new(false),
-            save_lock: Mutex::new(()),
-            failure: Mutex::new(None),
-            started: Instant::now(),
-        }
+/// The lock file's name for a checkpoint called `name`: `.NAME.lock`, or for a name too
+/// long for that, its first bytes and a hash of the whole name (still one lock per file).
+fn lock_name(name: &std::ffi::OsStr) -> String {
+    use sha2::Digest as _;
+    let name = name.to_string_lossy();
+    if name.len() <= MAX_LOCK_STEM {
+        return format!(".{name}.lock");
     }
-
-    /// The checkpoint file, if any.
-    pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
+    let mut end = MAX_LOCK_STEM - 20;
+    while !name.is_char_boundary(end) {
+        end -= 1;
     }
-
-    fn state(&self) -> MutexGuard<'_, Checkpoint> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Records a finished task; a task of another shard or an overflowing total stops the
-    /// run (and [`run`] returns the error).
-    pub fn record(&self, task: usize, count: u128) {
-        if let Err(e) = self.state().record(task, count) {
-            *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
-            self.request_stop();
-        }
-        self.dirty.store(true, Ordering::Release);
-    }
-
-    /// Records that a finished task's count was confirmed on the second code path.
-    pub fn record_rechecked(&self, task: usize) {
-        let mut state = self.state();
-        if let Some(round) = state.shard.round(task).and_then(|r| u32::try_from(r).ok()) {
-            state.rechecked.0.insert(round);
-        }
-        self.dirty.store(true, Ordering::Release);
-    }
-
-    /// Drops a task recorded with count `count` (its two code paths disagreed), so neither
-    /// this run nor a resumed one trusts it.
-    pub fn forget(&self, task: usize, count: u128) {
-        self.state().forget(task, count);
-        self.dirty.store(true, Ordering::Release);
-    }
-
-    /// A copy of the current state, with the elapsed time brought up to date.
-    pub fn snapshot(&self) -> Checkpoint {
-        let mut cp = self.state().clone();
-        cp.elapsed_s = sealed::millis(self.elapsed().as_secs_f64());
-        cp
-    }
-
-    /// Time spent on this run so far, over all sessions.
-    pub fn elapsed(&self) -> Duration {
-        Duration::from_secs_f64(self.base_elapsed) + self.started.elapsed()
-    }
-
-    /// Writes the current state to the checkpoint file (no-op without one). Safe to call
-    /// from any thread, e.g. a signal handler's; saves never interleave.
-    ///
-    /// # Errors
-    /// [`Error::Io`] if the file cannot be written.
-    pub fn save(&self) -> Result<(), Error> {
-        let Some(path) = &self.path else {
-            return Ok(());
-        };
-        let _one_at_a_time = self.save_lock.lock().unwrap_or_else(|e| e.into_inner());
-        self.dirty.store(false, Ordering::Release);
-        self.snapshot().save(path)
-    }
-
-    /// Saves only if a task finished since the last save.
-    fn save_if_dirty(&self) -> Result<(), Error> {
-        if self.dirty.load(Ordering::Acquire) {
-            self.save()
-        } else {
-            Ok(())
-        }
-    }
-
-    /// Asks the workers to take no new tasks.
-    pub fn request_stop(&self) {
-        self.stop.store(true, Ordering::Release);
-    }
-
-    /// A progress observer that records into this recorder and forwards to `inner`.
-    pub fn observer<'a>(&'a self, inner: &'a dyn Progress) -> Observer<'a> {
-        Observer {
-            recorder: self,
-            inner,
-        }
-    }
-}
-
-/// Records every finished task, then passes it on to another observer.
-pub struct Observer<'a> {
-    recorder: &'a Recorder,
-    inner: &'a dyn Progress,
-}
-
-impl Progress for Observer<'_> {
-    fn start(&self, tasks: usize, plan_len: usize) {
-        self.inner.start(tasks, plan_len);
-    }
-
-    fn start_work(&self, cost: u128) {
-        self.inner.start_work(cost);
-    }
-
-    fn task_started(&self, task: usize, cost: u64) {
-        self.inner.task_started(task, cost);
-    }
-
-    fn work_done(&self, task: usize, cost: u64) {
-        self.inner.work_done(task, cost);
-    }
-
-    fn task_done(&self, task: usize, count: u128) {
-        self.recorder.record(task, count);
-        self.inner.task_done(task, count);
-    }
-
-    fn should_stop(&self) -> bool {
-        self.recorder.stop.load(Ordering::Acquire) || self.inner.should_stop()
-    }
-}
-
-/// The tasks of a shard not yet done (the done set as of the start of the run).
-struct Pending {
-    seq: ShardSeq,
-    done: DoneSet,
-}
-
-impl TaskSeq for Pending {
-    fn positions(&self) -> usize {
-        self.seq.positions()
-    }
-    fn task(&self, position: usize) -> Option<usize> {
-        if self.done.contains(position) {
-            None
-        } else {
-            self.seq.task(position)
-        }
-    }
-}
-
-/// Solves the tasks of the recorder's shard that it does not already hold, saving the
-/// checkpoint every `every` and at the end; returns the sum of the counts of all of the
-/// shard's tasks (resumed ones included).
-///
-/// # Errors
-/// [`Error::Interrupted`] if a stop was requested (the finished tasks are saved first),
-/// [`Error::Io`] if a save fails (the run stops: a run that cannot be saved should not go on),
-/// [`Error::Overflow`] if the total does not fit.
-pub fn run(
-    plan: &dyn Plan,
-    pool: &rayon::ThreadPool,
-    recorder: &Recorder,
-    every: Duration,
-    progress: &dyn Progress,
-) -> Result<u128, Error> {
-    let todo = {
-        let state = recorder.state();
-        Pending {
-            seq: state.shard.seq(plan),
-            done: state.done.clone(),
-        }
-    };
-    let finished = (Mutex::new(false), Condvar::new());
-    let (outcome, saver) = std::thread::scope(|scope| {
-        let saver = scope.spawn(|| periodic_saves(recorder, every, &finished));
-        let outcome = plan::execute_seq(plan, &todo, pool, &recorder.observer(progress));
-        *finished.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        finished.1.notify_all();
-        (outcome, saver.join())
-    });
-    saver.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
-    recorder.save()?;
-    if let Some(e) = recorder
-        .failure
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .take()
-    {
-        return Err(e);
-    }
-    outcome?;
-    let state = recorder.state();
-    if state.remaining() > 0 {
-        return Err(Error::Interrupted);
-    }
-    Ok(state.total)
-}
-
-/// Saves `recorder` every `every` until `finished` is set; on a failed save, stops the run.
-fn periodic_saves(
-    recorder: &Recorder,
-    every: Duration,
-    finished: &(Mutex<bool>, Condvar),
-) -> Result<(), Error> {
-    let mut done = finished.0.lock().unwrap_or_else(|e| e.into_inner());
-    loop {
-        // Waiting *while* not finished checks the flag first: a run that ends before this
-        // thread first takes the lock must not wait out a whole period (issue 12, item 4).
-        let (guard, _) = finished
-            .1
-            .wait_timeout_while(done, every, |finished| !*finished)
-            .unwrap_or_else(|e| e.into_inner());
-        done = guard;
-        if *done {
-            return Ok(());
-        }
-        if let Err(e) = recorder.save_if_dirty() {
-            recorder.request_stop();
-            return Err(e);
-        }
-    }
+    let hash = sha2::Sha256::digest(name.as_bytes());
+    let hex: String = hash[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!(".{}.{hex}.lock", &name[..end])
 }

@@ -352,5 +352,8 @@ fn add_up(chosen: &[&(String, PartialResult)], report: &mut MergeReport) {
             sum.n
         );
         report.problem(ProblemKind::WrongTotal, message);
+        // A refused merge carries no total (the wrong one is quoted in the problem): a
+        // script that reads `total` must never take it for a result.
+        report.total = None;
     }
 }

@@ -24,9 +24,11 @@
 //! assert_eq!(spec.ids(plan.len()).collect::<Vec<_>>(), parts[1]);
 //! ```
 
+pub mod blocks;
 pub mod checkpoint;
 pub mod merge;
 mod partial;
+mod recorder;
 mod sealed;
 
 use std::fmt;
@@ -41,7 +43,7 @@ use crate::CountOptions;
 pub use checkpoint::{Checkpoint, Recorder};
 pub use merge::{merge, MergeReport, Problem, ProblemKind};
 pub use partial::{Digest, PartialResult, SHARD_SCHEMA};
-pub use sealed::{check_writable, write_atomic};
+pub use sealed::{check_writable, is_same_file, write_atomic};
 
 /// The version of this tool, recorded in every result and checkpoint file.
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");

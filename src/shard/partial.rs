@@ -202,6 +202,16 @@ impl PartialResult {
         sealed::save(self, path)
     }
 
+    /// The sealed file contents as [`PartialResult::save`] writes them: one line of JSON
+    /// with its checksum, ending in a newline (e.g. to print a result whose file could not
+    /// be written, so it can be saved by hand and merged).
+    pub fn sealed_json(&mut self) -> String {
+        sealed::seal(self);
+        let mut text = serde_json::to_string(self).expect("file models always serialise");
+        text.push('\n');
+        text
+    }
+
     /// Reads a result file and checks its schema, checksum and that every field is in range
     /// (N, engine, plan size, shard, task count, elapsed time); the error says what is
     /// wrong, for people.

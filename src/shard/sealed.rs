@@ -111,8 +111,14 @@ pub(crate) fn load<T: Sealed + DeserializeOwned>(
 }
 
 /// Writes `bytes` to `path` so that `path` always holds either its old or its new contents:
-/// write a temporary sibling (`.NAME.PID.tmp`, created new), fsync it, rename it over `path`,
-/// fsync the folder.
+/// write a temporary sibling (`.NAME.RANDOM.tmp`), fsync it, rename it over `path`, fsync the
+/// folder.
+///
+/// The temporary file has a random name, is created exclusively (never following a link
+/// planted there) and another name is tried on a clash ([`tempfile`] does all three), so a
+/// file left by a killed process, even one with the same PID (a container's PID 1, a Slurm
+/// requeue in a fresh PID namespace), never stands in the way. On any
+/// failure it is removed, so a full disk leaves no half-written file.
 ///
 /// Only a regular file is ever replaced: a symbolic link to a regular file is followed (the
 /// file it points to is replaced, the link kept), and anything else that exists at `path` (a
@@ -123,18 +129,23 @@ pub(crate) fn load<T: Sealed + DeserializeOwned>(
 /// [`Error::NotRegularFile`] for such a target; [`Error::Io`] naming the file that could not
 /// be written.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    write_atomic_with(path, |file| file.write_all(bytes))
+}
+
+/// [`write_atomic`] with the contents written by `write` (a seam for tests that fail the
+/// write part-way, as a full disk does).
+pub(crate) fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> Result<(), Error> {
     let target = write_target(path)?;
-    let (dir, tmp) = temp_sibling(&target)?;
-    let written = write_new(&tmp, bytes).and_then(|()| {
-        std::fs::rename(&tmp, &target).map_err(|error| Error::Io {
-            path: target.clone(),
-            error,
-        })
-    });
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written?;
+    let (dir, name) = parent_and_name(&target)?;
+    let tmp = write_temp(&dir, &name, write)?;
+    // On failure the temporary file comes back inside the error and is removed when dropped.
+    tmp.persist(&target).map_err(|e| Error::Io {
+        path: target.clone(),
+        error: e.error,
+    })?;
     // Make the rename itself durable. Some file systems refuse to sync a folder; the data
     // is already safe then, so that is not an error.
     if let Ok(d) = File::open(&dir) {
@@ -143,17 +154,95 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
-/// Checks, before any long work, that [`write_atomic`] will be able to write `path`: it is
-/// not something other than a regular file, and a temporary file can be created next to it.
+/// Checks, before any long work, that [`write_atomic`] will be able to write `bytes` bytes to
+/// `path`: it is not something other than a regular file, and a temporary file of that size
+/// can be written and synced next to it. Writing the real size matters: an empty file can
+/// be created on a full disk.
 ///
 /// # Errors
 /// As [`write_atomic`].
-pub fn check_writable(path: &Path) -> Result<(), Error> {
+pub fn check_writable(path: &Path, bytes: usize) -> Result<(), Error> {
     let target = write_target(path)?;
-    let (_, tmp) = temp_sibling(&target)?;
-    let probe = write_new(&tmp, b"");
-    let _ = std::fs::remove_file(&tmp);
-    probe
+    let (dir, name) = parent_and_name(&target)?;
+    let zeros = [0u8; 4096];
+    let probe = write_temp(&dir, &name, |file| {
+        let mut left = bytes;
+        while left > 0 {
+            let chunk = left.min(zeros.len());
+            file.write_all(&zeros[..chunk])?;
+            left -= chunk;
+        }
+        Ok(())
+    })?;
+    // Dropping the probe removes it.
+    drop(probe);
+    Ok(())
+}
+
+/// Whether writes to `a` and `b` replace the same file, however the paths are spelled
+/// (`x.json`, `./x.json`, `dir/../x.json`, a symbolic link to it, a linked folder). `false`
+/// when either cannot be resolved (its folder is missing): [`check_writable`] reports that.
+pub fn is_same_file(a: &Path, b: &Path) -> bool {
+    matches!((resolved_target(a), resolved_target(b)), (Ok(x), Ok(y)) if x == y)
+}
+
+/// The file a write to `path` replaces, as an absolute path without links: the canonical
+/// folder and the file's name. Two spellings of one file give the same path, so a lock or a
+/// comparison keyed on it belongs to the file, not to the spelling.
+pub(crate) fn resolved_target(path: &Path) -> Result<PathBuf, Error> {
+    let target = write_target(path)?;
+    let (dir, name) = parent_and_name(&target)?;
+    let dir = std::fs::canonicalize(&dir).map_err(|error| Error::Io { path: dir, error })?;
+    Ok(dir.join(name))
+}
+
+/// Creates a temporary file in `dir`, named after `name`, writes it with `write` and syncs it.
+fn write_temp(
+    dir: &Path,
+    name: &std::ffi::OsStr,
+    write: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> Result<tempfile::NamedTempFile, Error> {
+    let prefix = temp_prefix(name);
+    // tempfile picks the random name and retries on a clash; the file is opened here, created
+    // new (never following a link planted there) with the default mode of a new file (0666
+    // less the umask): a result file must stay readable by the group that merges it.
+    let open = |path: &Path| {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".tmp")
+        .rand_bytes(8)
+        .make_in(dir, open)
+        .map_err(|error| Error::Io {
+            path: dir.to_path_buf(),
+            error,
+        })?;
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |error| Error::Io { path, error }
+    };
+    write(tmp.as_file_mut()).map_err(io(tmp.path()))?;
+    tmp.as_file().sync_all().map_err(io(tmp.path()))?;
+    Ok(tmp)
+}
+
+/// The longest file-name part of a temporary file's prefix, in bytes: with the dot, the
+/// separator, 8 random characters and `.tmp`, the name stays within the 255 bytes most file
+/// systems allow, whatever the length of the target's name.
+const MAX_TEMP_STEM: usize = 200;
+
+/// `.NAME.`, with NAME cut (at a character boundary) to [`MAX_TEMP_STEM`] bytes.
+fn temp_prefix(name: &std::ffi::OsStr) -> String {
+    let name = name.to_string_lossy();
+    let mut end = name.len().min(MAX_TEMP_STEM);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(".{}.", &name[..end])
 }
 
 /// The file a write to `path` replaces: `path`, or the regular file a symbolic link at `path`
@@ -212,8 +301,8 @@ fn file_kind(t: &std::fs::FileType) -> &'static str {
     }
 }
 
-/// The folder of `target` and the temporary file to write there before the rename.
-fn temp_sibling(target: &Path) -> Result<(PathBuf, PathBuf), Error> {
+/// The folder of `target` (`.` for a bare name) and its file name.
+fn parent_and_name(target: &Path) -> Result<(PathBuf, std::ffi::OsString), Error> {
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -222,24 +311,7 @@ fn temp_sibling(target: &Path) -> Result<(PathBuf, PathBuf), Error> {
         path: target.to_path_buf(),
         error: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
     })?;
-    let tmp = format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id());
-    Ok((dir.clone(), dir.join(tmp)))
-}
-
-/// Creates `path`, which must not exist (never follows a link planted there), and writes and
-/// syncs `bytes`.
-fn write_new(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let io = |error| Error::Io {
-        path: path.to_path_buf(),
-        error,
-    };
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(io)?;
-    file.write_all(bytes).map_err(io)?;
-    file.sync_all().map_err(io)
+    Ok((dir, name.to_os_string()))
 }
 
 /// Seconds rounded to whole milliseconds.
@@ -268,6 +340,32 @@ pub(crate) mod decimal {
     }
 }
 
+/// Serde helpers for lists of `u128` counts as decimal strings.
+pub(crate) mod decimal_list {
+    use serde::ser::SerializeSeq as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Writes counts as decimal strings.
+    pub(crate) fn serialize<S: Serializer>(values: &[u128], s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(values.len()))?;
+        for v in values {
+            seq.serialize_element(&v.to_string())?;
+        }
+        seq.end()
+    }
+
+    /// Reads counts from decimal strings.
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u128>, D::Error> {
+        Vec::<String>::deserialize(d)?
+            .iter()
+            .map(|text| {
+                text.parse()
+                    .map_err(|_| serde::de::Error::custom(format!("'{text}' is not a count")))
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,7 +386,70 @@ mod tests {
         write_atomic(&path, b"two").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-        check_writable(&path).unwrap();
+        check_writable(&path, 10_000).unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn issue_24_a_write_that_fails_part_way_keeps_the_old_file_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.json");
+        write_atomic(&path, b"old").unwrap();
+        // As a full disk does: some bytes go out, then the write fails.
+        let err = write_atomic_with(&path, |file| {
+            file.write_all(b"half")?;
+            Err(std::io::Error::from_raw_os_error(28))
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("No space left"), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn issue_24_stale_temporary_files_and_long_names_do_not_stop_a_write() {
+        let dir = tempfile::tempdir().unwrap();
+        // A name of the longest legal length: its temporary file must still fit.
+        let long = "n".repeat(250) + ".json";
+        let path = dir.path().join(&long);
+        // What the old scheme (`.NAME.PID.tmp`) left after a kill, with this very PID.
+        let stale = dir
+            .path()
+            .join(format!(".x.json.{}.tmp", std::process::id()));
+        std::fs::write(&stale, b"stale").unwrap();
+        for target in [path.clone(), dir.path().join("x.json")] {
+            check_writable(&target, 100).unwrap();
+            write_atomic(&target, b"new").unwrap();
+            assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        }
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn written_files_get_the_mode_of_any_new_file() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let (atomic, plain) = (dir.path().join("a.json"), dir.path().join("p.json"));
+        write_atomic(&atomic, b"x").unwrap();
+        std::fs::write(&plain, b"x").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode();
+        assert_eq!(mode(&atomic), mode(&plain), "not tempfile's private 0600");
+    }
+
+    #[test]
+    fn spellings_and_links_of_one_file_are_the_same_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.json");
+        let dotted = dir.path().join(".").join("x.json");
+        assert!(is_same_file(&path, &dotted));
+        assert!(!is_same_file(&path, &dir.path().join("y.json")));
+        #[cfg(unix)]
+        {
+            std::fs::write(&path, b"x").unwrap();
+            let link = dir.path().join("link.json");
+            std::os::unix::fs::symlink(&path, &link).unwrap();
+            assert!(is_same_file(&path, &link));
+        }
     }
 }

@@ -147,6 +147,85 @@ fn a_checkpointed_run_resumes_without_recomputing() {
 }
 
 #[test]
+fn a_run_with_a_zero_save_period_still_finishes() {
+    // The saver once held the lock the finishing thread needs while it saved and waited
+    // again, so a period near zero starved the end of the run. A hang
+    // here is the failure.
+    let tmp = dir();
+    let path = tmp.path().join("zero.ckpt");
+    let p = plan(10);
+    let rec = Recorder::new(
+        Some(path.clone()),
+        Checkpoint::new(p.as_ref(), ShardSpec::whole()).unwrap(),
+    );
+    let pool = thread_pool(2).unwrap();
+    let total = run(p.as_ref(), &pool, &rec, Duration::ZERO, &NoProgress).unwrap();
+    assert_eq!(Some(total), known::total(10));
+    assert_eq!(Checkpoint::load(&path).unwrap().unwrap().remaining(), 0);
+}
+
+#[test]
+fn issue_24_a_wrong_saved_count_is_found_by_block_and_replaced() {
+    let p = plan(10);
+    let mut cp = Checkpoint::new(p.as_ref(), ShardSpec::whole()).unwrap();
+    let wrong = p.len() - 1;
+    for t in 0..p.len() {
+        cp.record(t, p.solve(t) + u128::from(t == wrong)).unwrap();
+    }
+    assert_eq!(cp.blocks.totals.iter().sum::<u128>(), cp.total);
+    let rec = Recorder::new(None, cp);
+    let pool = thread_pool(2).unwrap();
+    let all = crate::recheck::Recheck::new(1.0).unwrap();
+    let found = blocks::recheck_saved(p.as_ref(), &pool, &rec, all, None).unwrap();
+    assert_eq!(found.tasks, p.len());
+    assert_eq!(found.replaced.len(), 1, "{found:?}");
+    let bad = &found.replaced[0];
+    assert!(bad.rounds.contains(&wrong), "{bad:?}");
+    assert_eq!(bad.saved, bad.now + 1);
+    let fixed = rec.snapshot();
+    assert_eq!(Some(fixed.total), known::total(10));
+    assert_eq!(fixed.rechecked.len(), p.len() as u64);
+    // The repaired state is consistent: it saves and loads.
+    let tmp = dir();
+    let path = tmp.path().join("fixed.ckpt");
+    fixed.clone().save(&path).unwrap();
+    assert_eq!(Checkpoint::load(&path).unwrap().unwrap().total, fixed.total);
+}
+
+#[test]
+fn issue_24_a_saved_block_that_this_machine_also_gets_wrong_is_a_mismatch() {
+    let p = plan(10);
+    let mut cp = Checkpoint::new(p.as_ref(), ShardSpec::whole()).unwrap();
+    for t in 0..p.len() {
+        cp.record(t, p.solve(t) + u128::from(t == 2)).unwrap();
+    }
+    let saved_total = cp.total;
+    let rec = Recorder::new(None, cp);
+    let pool = thread_pool(2).unwrap();
+    let all = crate::recheck::Recheck::new(1.0).unwrap();
+    // The fast path of this machine is off on the same task: it cannot be the judge.
+    let fault = Some(crate::recheck::Fault { task: 2, delta: 1 });
+    match blocks::recheck_saved(p.as_ref(), &pool, &rec, all, fault) {
+        Err(Error::RecheckMismatch { task: 2, .. }) => {}
+        other => panic!("expected a mismatch on task 2, got {other:?}"),
+    }
+    assert_eq!(rec.snapshot().total, saved_total, "nothing is replaced");
+}
+
+#[test]
+fn issue_24_block_totals_that_do_not_add_up_are_refused() {
+    let tmp = dir();
+    let path = tmp.path().join("forged.ckpt");
+    let p = plan(8);
+    let mut cp = Checkpoint::new(p.as_ref(), ShardSpec::whole()).unwrap();
+    cp.record(0, p.solve(0)).unwrap();
+    cp.blocks.totals[0] += 1;
+    cp.save(&path).unwrap();
+    let err = Checkpoint::load(&path).unwrap_err().to_string();
+    assert!(err.contains("do not add up"), "{err}");
+}
+
+#[test]
 fn a_checkpoint_of_another_run_is_refused() {
     let tmp = dir();
     let path = tmp.path().join("c");

@@ -43,7 +43,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE", conflicts_with = "stdin")]
     pub checkpoint: Option<PathBuf>,
 
-    /// Seconds between checkpoint saves (fractions allowed, e.g. 0.5)
+    /// Seconds between checkpoint saves (fractions allowed, e.g. 0.5; at least 0.001)
     #[arg(long, value_name = "SECS", default_value = "5", value_parser = parse_checkpoint_every, requires = "checkpoint")]
     pub checkpoint_every: Duration,
 
@@ -112,7 +112,19 @@ pub(super) fn parse_shard(s: &str) -> Result<ShardArg, String> {
 /// The longest `--checkpoint-every` accepted, in seconds.
 const MAX_CHECKPOINT_EVERY_S: f64 = 1e9;
 
-/// Parses `--checkpoint-every`: a positive number of seconds, fractions allowed.
+/// The shortest `--checkpoint-every` accepted, in seconds: a save (write, fsync, rename)
+/// takes about this long, so shorter periods only keep one core busy saving.
+const MIN_CHECKPOINT_EVERY_S: f64 = 0.001;
+
+/// Parses `--checkpoint-every`: a number of seconds from [`MIN_CHECKPOINT_EVERY_S`], fractions
+/// allowed.
 fn parse_checkpoint_every(s: &str) -> Result<Duration, String> {
-    parse_seconds(s, MAX_CHECKPOINT_EVERY_S)
+    let every = parse_seconds(s, MAX_CHECKPOINT_EVERY_S)?;
+    if every.as_secs_f64() < MIN_CHECKPOINT_EVERY_S {
+        return Err(format!(
+            "'{s}' is shorter than the shortest period between saves, \
+             {MIN_CHECKPOINT_EVERY_S} s"
+        ));
+    }
+    Ok(every)
 }

@@ -3,6 +3,7 @@
 
 use std::process::ExitCode;
 
+use anyhow::Context as _;
 use nqueens::report::{render_count, CountReport};
 use nqueens::{known, Count};
 
@@ -15,11 +16,23 @@ use crate::progress::human;
 /// Prints a finished count on stdout, `note` on stderr (unless quiet), and returns the exit
 /// status (3 when a value disagrees with OEIS).
 pub(super) fn publish(count: &Count, note: &str, global: &Global) -> anyhow::Result<ExitCode> {
+    // Stdout may be a file on a disk that filled up during the count: the error then
+    // carries the result, so it is not lost.
     render_count(
         &CountReport::from(count),
         global.format(),
         &mut std::io::stdout().lock(),
-    )?;
+    )
+    .with_context(|| {
+        let unique = count
+            .unique
+            .map(|u| format!(", {u} fundamental"))
+            .unwrap_or_default();
+        format!(
+            "printing the result (N = {}: {} solutions{unique})",
+            count.n, count.total
+        )
+    })?;
     if !global.quiet {
         message!("{note}");
     }

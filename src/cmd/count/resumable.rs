@@ -4,14 +4,18 @@
 use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use nqueens::plan::{thread_pool, Plan};
 use nqueens::recheck::run_checked;
 use nqueens::report::{json, Format};
+use nqueens::shard::blocks::{self, SavedCheck};
 use nqueens::shard::{
-    check_writable, checkpoint, stable_plan, Checkpoint, PartialResult, Recorder, ShardSpec,
+    check_writable, checkpoint, is_same_file, stable_plan, Checkpoint, Digest, PartialResult,
+    Recorder, ShardSpec,
 };
 use nqueens::CountOptions;
 use serde::Serialize;
@@ -20,8 +24,13 @@ use super::args::{Args, ShardArg};
 use super::publish::{commentary, publish};
 use crate::cli::Global;
 use crate::cmd::messages::message;
-use crate::exit::Exit;
+use crate::cmd::plural;
+use crate::exit::{Exit, UsageError};
 use crate::progress::Bar;
+
+/// The smallest probe for a checkpoint file: it grows as tasks finish, and the first real
+/// save (made before counting) checks the rest.
+const CHECKPOINT_PROBE_BYTES: usize = 4096;
 
 /// Runs a checkpointed and/or sharded count.
 pub(super) fn run(
@@ -30,98 +39,291 @@ pub(super) fn run(
     options: &CountOptions,
     global: &Global,
 ) -> anyhow::Result<ExitCode> {
+    // First: from here a signal only asks, and the main thread, the only one that ends the
+    // process, saves last. A signal before the count starts waits in the channel.
+    let events = listen_for_signals()?;
     let shard = match args.shard {
         None => ShardSpec::whole(),
         Some(ShardArg::Spec(spec)) => spec,
         Some(ShardArg::Auto) => ShardSpec::from_slurm_env().context("--shard auto")?,
     };
-    // Before anything is read or counted: never replace a folder, device or FIFO, and fail
-    // now, not after the count, if a file cannot be written (issue 12, item 1).
-    for path in args.out.iter().chain(&args.checkpoint) {
-        check_writable(path).with_context(|| format!("cannot write '{}'", path.display()))?;
+    let plan: Arc<dyn Plan> = Arc::from(stable_plan(n, options)?);
+    check_outputs(args, plan.as_ref(), shard)?;
+    let (_lock, recorder, resumed) = open_recorder(args, plan.as_ref(), shard, global)?;
+    let job = Job {
+        plan: Arc::clone(&plan),
+        shard,
+        recorder: Arc::clone(&recorder),
+        options: options.clone(),
+        every: args.checkpoint_every,
+        quiet: global.quiet,
+    };
+    let (total, save_failure) = match wait_for(job, events) {
+        Outcome::Done(total) => (total, None),
+        Outcome::Interrupted => return interrupted(&recorder, global.quiet),
+        Outcome::SaveFailed(e) => match complete_total(&recorder) {
+            Some(total) => (total, Some(e)),
+            None => return Err(save_failed(e, &recorder, shard.len(plan.len()))),
+        },
+        Outcome::Failed(e) => return Err(e),
+    };
+    let status = match &args.out {
+        Some(out) => write_shard(plan.as_ref(), shard, &recorder, out, global)?,
+        None => report_count(plan.as_ref(), total, options, &recorder, global, resumed)?,
+    };
+    match save_failure {
+        // The count above is complete and printed; only the checkpoint is behind.
+        Some(e) => Err(save_failed(e, &recorder, shard.len(plan.len()))),
+        None => Ok(status),
     }
-    let plan = stable_plan(n, options)?;
-    // Held until this function returns (or the process ends): a second run on the same
-    // checkpoint is refused instead of racing this one (issue 11).
-    let _lock = args
+}
+
+/// Locks and loads the checkpoint (if any) and saves it once. Returns the lock, held until
+/// dropped (a second run on the same checkpoint is refused instead of racing this one), the
+/// recorder and how many tasks were resumed.
+fn open_recorder(
+    args: &Args,
+    plan: &dyn Plan,
+    shard: ShardSpec,
+    global: &Global,
+) -> anyhow::Result<(Option<checkpoint::Lock>, Arc<Recorder>, u64)> {
+    let lock = args
         .checkpoint
         .as_deref()
         .map(checkpoint::lock)
         .transpose()?;
     let start = match &args.checkpoint {
-        Some(path) => Checkpoint::resume_or_new(path, plan.as_ref(), shard)?,
-        None => Checkpoint::new(plan.as_ref(), shard)?,
+        Some(path) => Checkpoint::resume_or_new(path, plan, shard)?,
+        None => Checkpoint::new(plan, shard)?,
     };
-    let resumed = start.tasks_done > 0;
+    let resumed = start.tasks_done;
     let recorder = Arc::new(Recorder::new(args.checkpoint.clone(), start));
     // Fail now, not hours from now, if the checkpoint cannot be written.
     recorder.save()?;
-    if let Some(path) = &args.checkpoint {
-        save_on_signal(Arc::clone(&recorder), global.quiet)?;
-        if resumed && !global.quiet {
-            let snap = recorder.snapshot();
-            let msg = format!(
-                "{} of {} tasks left",
-                snap.remaining(),
-                shard.len(plan.len())
-            );
-            message!("resuming from '{}': {msg}", path.display());
+    if let (Some(path), true) = (&args.checkpoint, resumed > 0 && !global.quiet) {
+        let left = recorder.snapshot().remaining();
+        let all = shard.len(plan.len());
+        message!(
+            "resuming from '{}': {left} of {all} tasks left",
+            path.display()
+        );
+    }
+    Ok((lock, recorder, resumed))
+}
+
+/// Before anything is read or counted: the result file and the checkpoint are two files,
+/// neither is a folder, device or FIFO, and both can be written at the size they will need
+/// (a full disk, a requeued run).
+fn check_outputs(args: &Args, plan: &dyn Plan, shard: ShardSpec) -> anyhow::Result<()> {
+    let sized = [
+        (args.out.as_deref(), largest_result(plan, shard)),
+        (args.checkpoint.as_deref(), CHECKPOINT_PROBE_BYTES),
+    ];
+    for (path, bytes) in sized {
+        if let Some(path) = path {
+            check_writable(path, bytes)
+                .with_context(|| format!("cannot write '{}'", path.display()))?;
         }
     }
-    let total = solve(plan.as_ref(), shard, &recorder, args, options, global)?;
-    match &args.out {
-        Some(out) => write_shard(plan.as_ref(), shard, &recorder, out, global),
-        None => report_count(plan.as_ref(), total, options, &recorder, global),
+    if let (Some(out), Some(cp)) = (&args.out, &args.checkpoint) {
+        if is_same_file(out, cp) {
+            return Err(UsageError(format!(
+                "--out and --checkpoint name the same file ('{}' and '{}'): the result would \
+                 replace the checkpoint; give them different names",
+                out.display(),
+                cp.display()
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The size of the largest result file `shard` of `plan` can have (every count at its
+/// widest), so the up-front probe writes as much as the real file will.
+fn largest_result(plan: &dyn Plan, shard: ShardSpec) -> usize {
+    let tasks = shard.len(plan.len());
+    let widest = (tasks, u128::MAX, Digest(u128::MAX));
+    let mut result = PartialResult::new(plan, shard, widest, Duration::from_secs(999_999_999));
+    result.rechecked = tasks;
+    result.sealed_json().len()
+}
+
+/// What the main thread hears while the count runs: a signal, or the count's end.
+enum Event {
+    Signal,
+    Finished(Result<u128, nqueens::Error>),
+}
+
+/// How the count ended.
+enum Outcome {
+    Done(u128),
+    Interrupted,
+    /// A checkpoint save failed (the run stopped; the last good checkpoint is on disk).
+    SaveFailed(nqueens::Error),
+    Failed(anyhow::Error),
+}
+
+/// Installs the Ctrl-C/SIGTERM handler. It only tells the main thread; it never saves or
+/// exits itself, so it never cuts a save short. Returns the channel the main thread listens
+/// on, and a sender for the solver thread.
+fn listen_for_signals() -> anyhow::Result<(Sender<Event>, Receiver<Event>)> {
+    let (tell, events) = mpsc::channel();
+    let signal = tell.clone();
+    ctrlc::set_handler(move || {
+        // Fails only once the main thread stopped listening: the count is over by then.
+        let _ = signal.send(Event::Signal);
+    })
+    .context("installing the Ctrl-C/SIGTERM handler")?;
+    Ok((tell, events))
+}
+
+/// Everything the solver thread owns.
+struct Job {
+    plan: Arc<dyn Plan>,
+    shard: ShardSpec,
+    recorder: Arc<Recorder>,
+    options: CountOptions,
+    every: Duration,
+    quiet: bool,
+}
+
+/// Runs the count on its own thread and waits for it or for a signal, whichever comes
+/// first. On a signal the count is not waited for: tasks in flight are dropped (they are
+/// counted again on resume) and the caller ends the process.
+fn wait_for(job: Job, (tell, events): (Sender<Event>, Receiver<Event>)) -> Outcome {
+    std::thread::spawn(move || {
+        let result = solve(&job);
+        let _ = tell.send(Event::Finished(result));
+    });
+    match events.recv() {
+        Ok(Event::Finished(Ok(total))) => Outcome::Done(total),
+        Ok(Event::Signal | Event::Finished(Err(nqueens::Error::Interrupted))) => {
+            Outcome::Interrupted
+        }
+        Ok(Event::Finished(Err(e @ nqueens::Error::Io { .. }))) => Outcome::SaveFailed(e),
+        Ok(Event::Finished(Err(e))) => Outcome::Failed(e.into()),
+        Err(e) => Outcome::Failed(anyhow::anyhow!("the count thread vanished ({e})")),
     }
 }
 
-/// Solves the tasks of `shard` the checkpoint lacks, rechecking a fraction on the portable
-/// code path when asked. A task whose two paths disagree is dropped from the checkpoint (so a
-/// resumed run solves it again) and the run fails with [`nqueens::Error::RecheckMismatch`].
-fn solve(
-    plan: &dyn Plan,
-    shard: ShardSpec,
-    recorder: &Recorder,
-    args: &Args,
-    options: &CountOptions,
-    global: &Global,
-) -> anyhow::Result<u128> {
-    let pool = thread_pool(options.workers(shard.len(plan.len()))?)?;
-    let bar = Bar::new(global.quiet);
-    let every = args.checkpoint_every;
+/// Solves the tasks of the job's shard the checkpoint lacks, rechecking a fraction on the
+/// portable code path when asked. A task whose two paths disagree is dropped from the
+/// checkpoint (so a resumed run solves it again) and the run fails with
+/// [`nqueens::Error::RecheckMismatch`].
+fn solve(job: &Job) -> Result<u128, nqueens::Error> {
+    let plan = job.plan.as_ref();
+    let recorder = job.recorder.as_ref();
+    let pool = thread_pool(job.options.workers(job.shard.len(plan.len()))?)?;
+    if let (Some(recheck), true) = (job.options.rechecking(), recorder.saved_tasks() > 0) {
+        let fault = job.options.injected_fault();
+        if !job.quiet {
+            message!(
+                "rechecking a share {} of the checkpoint's {} saved tasks first",
+                recheck.fraction(),
+                recorder.saved_tasks()
+            );
+        }
+        let found = blocks::recheck_saved(plan, &pool, recorder, recheck, fault)?;
+        tell_saved_check(&found, job);
+    }
+    let bar = Bar::new(job.quiet);
     let outcome = run_checked(
         plan,
-        options.rechecking(),
-        options.injected_fault(),
+        job.options.rechecking(),
+        job.options.injected_fault(),
         &bar,
         &|task| recorder.record_rechecked(task),
-        |plan, progress| checkpoint::run(plan, &pool, recorder, every, progress),
+        |plan, progress| checkpoint::run(plan, &pool, recorder, job.every, progress),
     );
     bar.finish();
     if let Err(nqueens::Error::RecheckMismatch { task, fast, .. }) = &outcome {
         recorder.forget(*task, *fast);
         recorder.save()?;
     }
-    Ok(outcome?.0?)
+    outcome?.0
 }
 
-/// On Ctrl-C or SIGTERM: save what is finished and exit with status 130 at once (tasks in
-/// flight are dropped; they are counted again on resume).
-fn save_on_signal(recorder: Arc<Recorder>, quiet: bool) -> anyhow::Result<()> {
-    ctrlc::set_handler(move || {
-        recorder.request_stop();
-        let path = recorder.path().map(|p| p.display().to_string());
-        match recorder.save() {
-            Ok(()) if !quiet => message!(
-                new_line; "interrupted; progress saved to '{}'; run the same command to resume",
-                path.unwrap_or_default()
-            ),
-            Ok(()) => {}
-            Err(e) => message!(new_line; "interrupted, and saving the checkpoint failed: {e}"),
+/// Says what the recheck of the saved blocks found: every wrong block loudly, the rest
+/// unless quiet.
+fn tell_saved_check(found: &SavedCheck, job: &Job) {
+    for bad in &found.replaced {
+        let tasks: Vec<String> = bad
+            .rounds
+            .clone()
+            .filter_map(|r| job.shard.task(r, job.plan.len()))
+            .take(MAX_TASKS_NAMED)
+            .map(|t| t.to_string())
+            .collect();
+        let more = if bad.rounds.len() > MAX_TASKS_NAMED {
+            ", …"
+        } else {
+            ""
+        };
+        message!(
+            "WRONG COUNT IN THE CHECKPOINT: block {} (tasks {}{more}) was saved with {} \
+             solutions, but both code paths now give {}; its counts are replaced. Suspect \
+             the hardware of the session that saved it.",
+            bad.block,
+            tasks.join(", "),
+            bad.saved,
+            bad.now
+        );
+    }
+    if !job.quiet {
+        message!(
+            "rechecked {} of the checkpoint's saved tasks ({}) on the portable code path: {}",
+            found.tasks,
+            plural(found.blocks, "block"),
+            match found.replaced.len() {
+                0 => "all agree with the saved counts".to_string(),
+                k => format!("{} replaced", plural(k, "wrong block")),
+            }
+        );
+    }
+}
+
+/// The most task ids named for a wrong block.
+const MAX_TASKS_NAMED: usize = 8;
+
+/// After Ctrl-C or SIGTERM: the last save, a word, and status 130. Nothing is written after
+/// the recorder is closed, so the process may end at once.
+fn interrupted(recorder: &Recorder, quiet: bool) -> anyhow::Result<ExitCode> {
+    recorder.request_stop();
+    match (recorder.close(), recorder.path()) {
+        (Ok(()), Some(path)) if !quiet => message!(
+            new_line; "interrupted; progress saved to '{}'; run the same command to resume",
+            path.display()
+        ),
+        (Ok(()), None) if !quiet => {
+            message!(new_line; "interrupted; nothing saved (no --checkpoint)")
         }
-        std::process::exit(i32::from(Exit::Interrupted as u8));
-    })
-    .context("installing the Ctrl-C/SIGTERM handler")
+        (Ok(()), _) => {}
+        (Err(e), _) => message!(
+            new_line; "interrupted, and saving the checkpoint failed: {e}; the last good \
+             checkpoint ({} tasks done) is kept",
+            recorder.saved_tasks()
+        ),
+    }
+    Ok(Exit::Interrupted.into())
+}
+
+/// The total of a run whose every task is done, though its last save failed.
+fn complete_total(recorder: &Recorder) -> Option<u128> {
+    let state = recorder.snapshot();
+    (state.remaining() == 0).then_some(state.total)
+}
+
+/// The error for a checkpoint save that failed: what is kept, and what to do.
+fn save_failed(e: nqueens::Error, recorder: &Recorder, tasks: usize) -> anyhow::Error {
+    let path = recorder.path().map(|p| p.display().to_string());
+    anyhow::Error::from(e).context(format!(
+        "saving the checkpoint '{}' failed, so the run stopped; the last good checkpoint \
+         ({} of {tasks} tasks done) is kept: run the same command to resume once the \
+         file can be written",
+        path.unwrap_or_default(),
+        recorder.saved_tasks()
+    ))
 }
 
 /// The whole count, printed like a plain `nqueens count`.
@@ -131,12 +333,27 @@ fn report_count(
     options: &CountOptions,
     recorder: &Recorder,
     global: &Global,
+    resumed: u64,
 ) -> anyhow::Result<ExitCode> {
     let mut count = nqueens::finish(plan, total, options, recorder.elapsed())?;
     count.rechecked = options
         .rechecking()
         .map(|_| recorder.snapshot().rechecked.len() as usize);
-    publish(&count, &commentary(&count), global)
+    let status = publish(&count, &commentary(&count), global)?;
+    if let (false, Some(path)) = (count.is_consistent(), recorder.path()) {
+        if resumed > 0 {
+            message!(
+                "{resumed} of the {} tasks were counted by earlier sessions and taken from the \
+                 checkpoint '{}'; a wrong count saved there comes back on every resume. Run \
+                 the same command with --recheck 1 (or a fraction) to re-solve the saved \
+                 tasks and find a wrong one, or delete the checkpoint to count everything \
+                 again.",
+                count.tasks,
+                path.display()
+            );
+        }
+    }
+    Ok(status)
 }
 
 /// What `count --out` prints on stdout with `--json` (the file itself holds every task).
@@ -153,7 +370,9 @@ struct ShardSummary<'a> {
     out: &'a Path,
 }
 
-/// Writes the shard's result file and prints its partial total.
+/// Writes the shard's result file and prints its partial total. When the file cannot be
+/// written (a disk that filled up during the count), the total and the sealed record go to
+/// stderr, so the count is not lost, and the status is 1.
 fn write_shard(
     plan: &dyn Plan,
     shard: ShardSpec,
@@ -169,23 +388,22 @@ fn write_shard(
     );
     let mut result = PartialResult::new(plan, shard, summary, recorder.elapsed());
     result.rechecked = snapshot.rechecked.len() as usize;
-    result.save(out)?;
-    let summary = ShardSummary {
-        schema: "nqueens.shard-summary/1",
-        n: result.n,
-        shard: shard.to_string(),
-        tasks: result.tasks,
-        plan_tasks: result.plan_tasks,
-        total: result.total.to_string(),
-        elapsed_s: result.elapsed_s,
-        rechecked: result.rechecked,
-        out,
-    };
-    let mut stdout = std::io::stdout().lock();
-    match global.format() {
-        Format::Json => json::write(&summary, &mut stdout)?,
-        Format::Text | Format::Markdown => writeln!(&mut stdout, "{}", result.total)?,
+    if let Err(e) = result.save(out) {
+        // stdout carries only accepted results; the count goes to stderr with the record.
+        let record = result.sealed_json();
+        message!(
+            "cannot write '{}': {e}. The count is not lost: shard {shard} of N = {} has {} \
+             solutions, and this is its result file; save the line as a .json file to merge \
+             it:\n{}",
+            out.display(),
+            result.n,
+            result.total,
+            record.trim_end()
+        );
+        return Ok(Exit::Failure.into());
     }
+    print_summary(&result, shard, out, global)
+        .with_context(|| format!("printing the shard's total ({})", result.total))?;
     if !global.quiet {
         message!(
             "shard {shard} of N = {}: {} solutions from {} of {} tasks ({} engine, {}), \
@@ -203,4 +421,30 @@ fn write_shard(
         );
     }
     Ok(Exit::Ok.into())
+}
+
+/// Prints a shard's total (or its summary with `--json`) on stdout.
+fn print_summary(
+    result: &PartialResult,
+    shard: ShardSpec,
+    out: &Path,
+    global: &Global,
+) -> anyhow::Result<()> {
+    let summary = ShardSummary {
+        schema: "nqueens.shard-summary/1",
+        n: result.n,
+        shard: shard.to_string(),
+        tasks: result.tasks,
+        plan_tasks: result.plan_tasks,
+        total: result.total.to_string(),
+        elapsed_s: result.elapsed_s,
+        rechecked: result.rechecked,
+        out,
+    };
+    let mut stdout = std::io::stdout().lock();
+    match global.format() {
+        Format::Json => json::write(&summary, &mut stdout)?,
+        Format::Text | Format::Markdown => writeln!(&mut stdout, "{}", result.total)?,
+    }
+    Ok(())
 }

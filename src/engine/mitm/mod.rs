@@ -27,6 +27,7 @@ mod x86;
 use std::cell::RefCell;
 use std::sync::OnceLock;
 
+#[cfg(test)]
 use super::mirror::MirrorPlan;
 use super::{Engine, PlanOptions};
 use crate::error::{check_n, Error};
@@ -41,7 +42,7 @@ use weights::free_rows;
 use weights::{ew_weight, ns_weight};
 
 /// The smallest board this engine splits into quarters; smaller ones are counted by the
-/// mirror engine.
+/// symmetry engine, which also has their unique counts (so `--unique` works at every N).
 const MITM_MIN_N: u32 = 4;
 
 /// Tasks sampled into the plan fingerprint.
@@ -71,7 +72,11 @@ impl Engine for Mitm {
     fn plan(&self, n: u32, options: &PlanOptions) -> Result<Box<dyn Plan>, Error> {
         check_n(n)?;
         if n < MITM_MIN_N {
-            return Ok(Box::new(MirrorPlan::new(n, n.min(2))));
+            let whole = PlanOptions {
+                split_depth: None,
+                ..*options
+            };
+            return super::symmetry::Symmetry.plan(n, &whole);
         }
         let _ = options;
         Ok(Box::new(MitmPlan::new(n, Level::detect())))

@@ -1,0 +1,206 @@
+//! Partial sums of a checkpoint per block of rounds, so a wrong count saved by an earlier
+//! session can be found and replaced without starting over.
+//!
+//! A checkpoint keeps one total and one digest for all its finished tasks, and a done set
+//! that says which. A count that was wrong when it was saved (a faulty core) would come back
+//! on every resume, and nothing could say where. [`Blocks`] also keeps the total and digest
+//! of every block of [`Blocks::size`] consecutive rounds, at most [`MAX_BLOCKS`] of them
+//! (a few kB), so `count --recheck F` on a resume re-solves a share `F` of the saved blocks
+//! on both code paths ([`recheck_saved`]), names a block that disagrees and replaces its
+//! counts.
+
+use std::ops::Range;
+
+use rayon::ThreadPool;
+use serde::{Deserialize, Serialize};
+
+use super::checkpoint::Recorder;
+use super::partial::Digest;
+use super::sealed::decimal_list;
+use crate::error::Error;
+use crate::plan::Plan;
+use crate::recheck::{self, Fault, Recheck};
+
+/// The most blocks a checkpoint holds (each takes about 60 bytes of the file).
+pub const MAX_BLOCKS: usize = 128;
+
+/// Mixed into the recheck seed to pick blocks, so the blocks picked are not simply the
+/// tasks a recheck of the same fraction picks.
+const BLOCK_SALT: u64 = 0xB10C_B10C_B10C_B10C;
+
+/// The total and digest of the finished tasks of each block of rounds.
+///
+/// In JSON: `{"size": rounds per block, "totals": [decimal strings], "digests": [32 hex
+/// digits each]}`, one entry per block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Blocks {
+    /// Rounds per block (at least 1).
+    pub size: usize,
+    /// Per block: the sum of its finished tasks' counts.
+    #[serde(with = "decimal_list")]
+    pub totals: Vec<u128>,
+    /// Per block: the digest of its finished tasks' `(task, count)` pairs.
+    pub digests: Vec<Digest>,
+}
+
+impl Blocks {
+    /// Empty blocks for a shard of `rounds` rounds: as small as possible, at most
+    /// [`MAX_BLOCKS`] of them.
+    pub fn new(rounds: usize) -> Self {
+        let size = rounds.div_ceil(MAX_BLOCKS).max(1);
+        let count = rounds.div_ceil(size);
+        Blocks {
+            size,
+            totals: vec![0; count],
+            digests: vec![Digest::default(); count],
+        }
+    }
+
+    /// The number of blocks.
+    pub fn len(&self) -> usize {
+        self.totals.len()
+    }
+
+    /// Whether there are no blocks (a shard without tasks).
+    pub fn is_empty(&self) -> bool {
+        self.totals.is_empty()
+    }
+
+    /// The rounds of block `block` in a shard of `rounds` rounds.
+    pub fn rounds(&self, block: usize, rounds: usize) -> Range<usize> {
+        let start = block.saturating_mul(self.size).min(rounds);
+        start..start.saturating_add(self.size).min(rounds)
+    }
+
+    /// Adds task `task` of round `round` with count `count`.
+    pub(crate) fn add(&mut self, round: usize, task: usize, count: u128) {
+        if let Some(b) = self.index(round) {
+            self.totals[b] = self.totals[b].wrapping_add(count);
+            self.digests[b].add(task, count);
+        }
+    }
+
+    /// Takes back [`Blocks::add`].
+    pub(crate) fn remove(&mut self, round: usize, task: usize, count: u128) {
+        if let Some(b) = self.index(round) {
+            self.totals[b] = self.totals[b].wrapping_sub(count);
+            self.digests[b].0 = self.digests[b].0.wrapping_sub(Digest::of(task, count).0);
+        }
+    }
+
+    fn index(&self, round: usize) -> Option<usize> {
+        let b = round / self.size.max(1);
+        (b < self.totals.len()).then_some(b)
+    }
+
+    /// Checks the blocks against a shard of `rounds` rounds and the checkpoint's total and
+    /// digest; the error says what is wrong, for people.
+    pub(crate) fn check(&self, rounds: usize, total: u128, digest: Digest) -> Result<(), String> {
+        if self.size == 0 {
+            return Err("its block size is 0".into());
+        }
+        let expected = rounds.div_ceil(self.size);
+        if self.totals.len() != expected || self.digests.len() != expected {
+            return Err(format!(
+                "it has {} block totals and {} digests, but blocks of {} rounds make {expected}",
+                self.totals.len(),
+                self.digests.len(),
+                self.size
+            ));
+        }
+        let sum = self
+            .totals
+            .iter()
+            .try_fold(0u128, |sum, &t| sum.checked_add(t));
+        let mut digests = Digest::default();
+        for d in &self.digests {
+            digests += *d;
+        }
+        if sum != Some(total) || digests != digest {
+            return Err("its block totals or digests do not add up to its total and digest".into());
+        }
+        Ok(())
+    }
+}
+
+/// A saved block whose counts both code paths now disagree with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadBlock {
+    /// The block.
+    pub block: usize,
+    /// Its rounds in the shard.
+    pub rounds: Range<usize>,
+    /// The sum of its finished tasks' counts as saved.
+    pub saved: u128,
+    /// The same sum solved again (both code paths agree on every task).
+    pub now: u128,
+}
+
+/// What [`recheck_saved`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SavedCheck {
+    /// Saved blocks re-solved.
+    pub blocks: usize,
+    /// Saved tasks re-solved.
+    pub tasks: usize,
+    /// The blocks whose saved counts were wrong; their counts are replaced.
+    pub replaced: Vec<BadBlock>,
+}
+
+/// Re-solves a share of the blocks the recorder's checkpoint held at the start of this
+/// session on the portable code path, and a block that disagrees with its saved counts on
+/// the fast one too (with `fault`, if any). Every task solved is marked rechecked; a block
+/// whose new sum or digest differs from the saved one is replaced with the new counts and
+/// listed.
+///
+/// # Errors
+/// [`Error::RecheckMismatch`] if a task's two code paths disagree now (this machine is
+/// suspect; nothing is replaced), [`Error::Interrupted`] if a stop was requested.
+pub fn recheck_saved(
+    plan: &dyn Plan,
+    pool: &ThreadPool,
+    recorder: &Recorder,
+    recheck: Recheck,
+    fault: Option<Fault>,
+) -> Result<SavedCheck, Error> {
+    let seed = recheck::seed(plan) ^ BLOCK_SALT;
+    let start = recorder.snapshot();
+    let rounds = start.shard.len(start.plan_tasks);
+    let mut report = SavedCheck::default();
+    for block in 0..start.blocks.len() {
+        if !recheck.selects(seed, block) {
+            continue;
+        }
+        if recorder.is_stopping() {
+            return Err(Error::Interrupted);
+        }
+        let span = start.blocks.rounds(block, rounds);
+        let tasks: Vec<usize> = span
+            .clone()
+            .filter(|&r| start.done.contains(r))
+            .filter_map(|r| start.shard.task(r, start.plan_tasks))
+            .collect();
+        if tasks.is_empty() {
+            continue;
+        }
+        // The portable path alone first (half the work); only a block that disagrees with
+        // its saved counts is solved on the fast path too, so a fault of this machine is
+        // not taken for a fault of the earlier one.
+        let mut counts = recheck::solve_portable(plan, &tasks, pool);
+        if !recorder.matches(block, &tasks, &counts) {
+            counts = recheck::solve_both(plan, &tasks, fault, pool)?;
+        }
+        report.blocks += 1;
+        report.tasks += tasks.len();
+        if let Some((saved, now)) = recorder.replace(block, &tasks, &counts)? {
+            let rounds = span;
+            report.replaced.push(BadBlock {
+                block,
+                rounds,
+                saved,
+                now,
+            });
+        }
+    }
+    Ok(report)
+}

@@ -1,0 +1,357 @@
+//! The [`Recorder`] of a running count: it collects finished tasks into a [`Checkpoint`],
+//! saves it periodically and at the end ([`run`]), and makes the last save before the
+//! process ends ([`Recorder::close`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use super::checkpoint::{Checkpoint, DoneSet};
+use super::partial::Digest;
+use super::sealed;
+use super::ShardSeq;
+use crate::error::Error;
+use crate::plan::{self, Plan, Progress, TaskSeq};
+
+/// Collects finished tasks into a [`Checkpoint`] and saves it (when given a path).
+#[derive(Debug)]
+pub struct Recorder {
+    path: Option<PathBuf>,
+    state: Mutex<Checkpoint>,
+    dirty: AtomicBool,
+    stop: AtomicBool,
+    /// Held for every save; `true` once [`Recorder::close`] made the last one.
+    save_lock: Mutex<bool>,
+    /// Tasks done in the last checkpoint written (what a resume would start from).
+    saved_tasks: AtomicU64,
+    failure: Mutex<Option<Error>>,
+    started: Instant,
+    base_elapsed: f64,
+}
+
+impl Recorder {
+    /// A recorder starting from `checkpoint`, saving to `path` (`None`: keep it in memory).
+    pub fn new(path: Option<PathBuf>, checkpoint: Checkpoint) -> Self {
+        Recorder {
+            path,
+            base_elapsed: checkpoint.elapsed_s,
+            saved_tasks: AtomicU64::new(checkpoint.tasks_done),
+            state: Mutex::new(checkpoint),
+            dirty: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            save_lock: Mutex::new(false),
+            failure: Mutex::new(None),
+            started: Instant::now(),
+        }
+    }
+
+    /// The checkpoint file, if any.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    fn state(&self) -> MutexGuard<'_, Checkpoint> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records a finished task; a task of another shard or an overflowing total stops the
+    /// run (and [`run`] returns the error).
+    pub fn record(&self, task: usize, count: u128) {
+        if let Err(e) = self.state().record(task, count) {
+            *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+            self.request_stop();
+        }
+        self.dirty.store(true, Ordering::Release);
+    }
+
+    /// Records that a finished task's count was confirmed on the second code path.
+    pub fn record_rechecked(&self, task: usize) {
+        let mut state = self.state();
+        if let Some(round) = state.shard.round(task).and_then(|r| u32::try_from(r).ok()) {
+            state.rechecked.0.insert(round);
+        }
+        self.dirty.store(true, Ordering::Release);
+    }
+
+    /// Drops a task recorded with count `count` (its two code paths disagreed), so neither
+    /// this run nor a resumed one trusts it.
+    pub fn forget(&self, task: usize, count: u128) {
+        self.state().forget(task, count);
+        self.dirty.store(true, Ordering::Release);
+    }
+
+    /// A copy of the current state, with the elapsed time brought up to date.
+    pub fn snapshot(&self) -> Checkpoint {
+        let mut cp = self.state().clone();
+        cp.elapsed_s = sealed::millis(self.elapsed().as_secs_f64());
+        cp
+    }
+
+    /// Time spent on this run so far, over all sessions.
+    pub fn elapsed(&self) -> Duration {
+        Duration::from_secs_f64(self.base_elapsed) + self.started.elapsed()
+    }
+
+    /// Writes the current state to the checkpoint file (no-op without one, or once
+    /// [`Recorder::close`]d). Safe to call from any thread; saves never interleave. A failed
+    /// save leaves the last good file in place.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if the file cannot be written.
+    pub fn save(&self) -> Result<(), Error> {
+        let closed = self.save_lock.lock().unwrap_or_else(|e| e.into_inner());
+        if *closed {
+            return Ok(());
+        }
+        self.save_now()
+    }
+
+    /// Makes the last save and refuses every later one (they return at once without
+    /// writing), so the process can end right after this returns without cutting a save
+    /// short: no temporary file is left and the file on disk is this final state.
+    /// Waits for a save in progress on another thread.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if the file cannot be written (the last good one stays).
+    pub fn close(&self) -> Result<(), Error> {
+        let mut closed = self.save_lock.lock().unwrap_or_else(|e| e.into_inner());
+        if *closed {
+            return Ok(());
+        }
+        *closed = true;
+        self.save_now()
+    }
+
+    /// Saves; the caller holds `save_lock`.
+    fn save_now(&self) -> Result<(), Error> {
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        self.dirty.store(false, Ordering::Release);
+        let mut snapshot = self.snapshot();
+        snapshot.save(path)?;
+        self.saved_tasks
+            .store(snapshot.tasks_done, Ordering::Release);
+        Ok(())
+    }
+
+    /// The tasks done in the checkpoint file as last written (or as loaded, before the first
+    /// save): what a resumed run starts from.
+    pub fn saved_tasks(&self) -> u64 {
+        self.saved_tasks.load(Ordering::Acquire)
+    }
+
+    /// Saves only if a task finished since the last save.
+    fn save_if_dirty(&self) -> Result<(), Error> {
+        if self.dirty.load(Ordering::Acquire) {
+            self.save()
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Asks the workers to take no new tasks.
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::Release);
+    }
+
+    /// Whether a stop was requested.
+    pub fn is_stopping(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+
+    /// Whether `counts` of the finished tasks `tasks` of block `block` add up to its saved
+    /// total and digest.
+    pub(crate) fn matches(&self, block: usize, tasks: &[usize], counts: &[u128]) -> bool {
+        let state = self.state();
+        let (total, digest) = sum_pairs(tasks, counts);
+        (state.blocks.totals[block], state.blocks.digests[block]) == (total, digest)
+    }
+
+    /// Replaces the counts of block `block`, whose finished tasks are `tasks`, with `counts`
+    /// (solved again) if they differ from the saved ones, and marks the tasks rechecked.
+    /// Returns the saved and the new sum when they differed.
+    ///
+    /// # Errors
+    /// [`Error::Overflow`] if the new total does not fit.
+    pub(crate) fn replace(
+        &self,
+        block: usize,
+        tasks: &[usize],
+        counts: &[u128],
+    ) -> Result<Option<(u128, u128)>, Error> {
+        let mut state = self.state();
+        let now = sum_pairs(tasks, counts);
+        let saved = (state.blocks.totals[block], state.blocks.digests[block]);
+        let shard = state.shard;
+        let rounds = tasks.iter().filter_map(|&t| shard.round(t));
+        for round in rounds.filter_map(|r| u32::try_from(r).ok()) {
+            state.rechecked.0.insert(round);
+        }
+        self.dirty.store(true, Ordering::Release);
+        if saved == now {
+            return Ok(None);
+        }
+        state.total = (state.total - saved.0)
+            .checked_add(now.0)
+            .ok_or_else(|| Error::Overflow("the checkpoint's total".into()))?;
+        state.digest.0 = state
+            .digest
+            .0
+            .wrapping_sub(saved.1 .0)
+            .wrapping_add(now.1 .0);
+        state.blocks.totals[block] = now.0;
+        state.blocks.digests[block] = now.1;
+        Ok(Some((saved.0, now.0)))
+    }
+
+    /// A progress observer that records into this recorder and forwards to `inner`.
+    pub fn observer<'a>(&'a self, inner: &'a dyn Progress) -> Observer<'a> {
+        Observer {
+            recorder: self,
+            inner,
+        }
+    }
+}
+
+/// The sum (wrapping, as [`super::blocks::Blocks`] keeps it) and digest of `(task, count)`
+/// pairs.
+fn sum_pairs(tasks: &[usize], counts: &[u128]) -> (u128, Digest) {
+    let mut sum = (0u128, Digest::default());
+    for (&task, &count) in tasks.iter().zip(counts) {
+        sum.0 = sum.0.wrapping_add(count);
+        sum.1.add(task, count);
+    }
+    sum
+}
+
+/// Records every finished task, then passes it on to another observer.
+pub struct Observer<'a> {
+    recorder: &'a Recorder,
+    inner: &'a dyn Progress,
+}
+
+impl Progress for Observer<'_> {
+    fn start(&self, tasks: usize, plan_len: usize) {
+        self.inner.start(tasks, plan_len);
+    }
+
+    fn start_work(&self, cost: u128) {
+        self.inner.start_work(cost);
+    }
+
+    fn task_started(&self, task: usize, cost: u64) {
+        self.inner.task_started(task, cost);
+    }
+
+    fn work_done(&self, task: usize, cost: u64) {
+        self.inner.work_done(task, cost);
+    }
+
+    fn task_done(&self, task: usize, count: u128) {
+        self.recorder.record(task, count);
+        self.inner.task_done(task, count);
+    }
+
+    fn should_stop(&self) -> bool {
+        self.recorder.stop.load(Ordering::Acquire) || self.inner.should_stop()
+    }
+}
+
+/// The tasks of a shard not yet done (the done set as of the start of the run).
+struct Pending {
+    seq: ShardSeq,
+    done: DoneSet,
+}
+
+impl TaskSeq for Pending {
+    fn positions(&self) -> usize {
+        self.seq.positions()
+    }
+    fn task(&self, position: usize) -> Option<usize> {
+        if self.done.contains(position) {
+            None
+        } else {
+            self.seq.task(position)
+        }
+    }
+}
+
+/// Solves the tasks of the recorder's shard that it does not already hold, saving the
+/// checkpoint every `every` and at the end; returns the sum of the counts of all of the
+/// shard's tasks (resumed ones included).
+///
+/// # Errors
+/// [`Error::Interrupted`] if a stop was requested (the finished tasks are saved first),
+/// [`Error::Io`] if a save fails (the run stops: a run that cannot be saved should not go on),
+/// [`Error::Overflow`] if the total does not fit.
+pub fn run(
+    plan: &dyn Plan,
+    pool: &rayon::ThreadPool,
+    recorder: &Recorder,
+    every: Duration,
+    progress: &dyn Progress,
+) -> Result<u128, Error> {
+    let todo = {
+        let state = recorder.state();
+        Pending {
+            seq: state.shard.seq(plan),
+            done: state.done.clone(),
+        }
+    };
+    let finished = (Mutex::new(false), Condvar::new());
+    let (outcome, saver) = std::thread::scope(|scope| {
+        let saver = scope.spawn(|| periodic_saves(recorder, every, &finished));
+        let outcome = plan::execute_seq(plan, &todo, pool, &recorder.observer(progress));
+        *finished.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        finished.1.notify_all();
+        (outcome, saver.join())
+    });
+    saver.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+    recorder.save()?;
+    if let Some(e) = recorder
+        .failure
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+    {
+        return Err(e);
+    }
+    outcome?;
+    let state = recorder.state();
+    if state.remaining() > 0 {
+        return Err(Error::Interrupted);
+    }
+    Ok(state.total)
+}
+
+/// Saves `recorder` every `every` until `finished` is set; on a failed save, stops the run.
+///
+/// The `finished` lock is held only to wait, never during a save: the thread that ends the run
+/// takes it to set the flag, and a saver that kept it while saving (and waited again at once
+/// after a tiny period) would starve that thread for ever.
+fn periodic_saves(
+    recorder: &Recorder,
+    every: Duration,
+    finished: &(Mutex<bool>, Condvar),
+) -> Result<(), Error> {
+    loop {
+        {
+            let done = finished.0.lock().unwrap_or_else(|e| e.into_inner());
+            // Waiting *while* not finished checks the flag first: a run that ends before this
+            // thread first takes the lock must not wait out a whole period (issue 12, item 4).
+            let (done, _) = finished
+                .1
+                .wait_timeout_while(done, every, |finished| !*finished)
+                .unwrap_or_else(|e| e.into_inner());
+            if *done {
+                return Ok(());
+            }
+        }
+        if let Err(e) = recorder.save_if_dirty() {
+            recorder.request_stop();
+            return Err(e);
+        }
+    }
+}
