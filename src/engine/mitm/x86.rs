@@ -507,7 +507,8 @@ const fn compress_table() -> [[u32; 8]; 16] {
 
 /// [`super::simd::join`] at the AVX2 level: four south words per step, the disjoint ones
 /// moved to the front by a table-driven `vpermd` and stored whole; the output advances by
-/// their number.
+/// their number. The last one to three words take one masked step (the lists are short: a
+/// few words a side is typical).
 ///
 /// # Safety
 /// The CPU has AVX2 and POPCNT.
@@ -520,43 +521,49 @@ pub(crate) unsafe fn join_avx2(
     out: &mut Vec<u64>,
 ) {
     let m = inner.len();
+    let tail = m % 4;
+    // Lanes below `tail` of the last, partial step.
+    let lanes = _mm256_cmpgt_epi64(
+        _mm256_set1_epi64x(tail as i64),
+        _mm256_setr_epi64x(0, 1, 2, 3),
+    );
     for &n in outer.iter().filter(|&&n| n & forbid == 0) {
         out.reserve(m + 4);
         let base = out.len();
-        let clash = n | forbid;
-        let vn = _mm256_set1_epi64x(clash as i64);
+        let vn = _mm256_set1_epi64x((n | forbid) as i64);
         let vx = _mm256_set1_epi64x((n | extra) as i64);
         let (mut len, mut i) = (0usize, 0usize);
-        // SAFETY: loads read inner[i..i + 4] with i + 4 <= m; each store writes 4 slots at
-        // base + len with len <= i <= m - 4, and the tail writes one slot at base + len with
-        // len <= i < m: all inside the m + 4 reserved ones. Only the first `len` are kept.
+        // SAFETY: full loads read inner[i..i + 4] with i + 4 <= m, the masked one only the
+        // lanes below m; each store writes 4 slots at base + len with len <= i < m, inside
+        // the m + 4 reserved ones. Only the first `len` are kept.
         unsafe {
             let dst = out.as_mut_ptr().add(base);
             let src = inner.as_ptr();
             while i + 4 <= m {
-                let (words, kept) = pack4(src.add(i), vn, vx);
+                let s = _mm256_loadu_si256(src.add(i) as *const __m256i);
+                let (words, kept) = pack4(s, vn, vx, 0b1111);
                 _mm256_storeu_si256(dst.add(len) as *mut __m256i, words);
                 len += kept;
                 i += 4;
             }
-            for &s in &inner[i..] {
-                dst.add(len).write(n | s | extra);
-                len += usize::from(clash & s == 0);
+            if tail != 0 {
+                let s = _mm256_maskload_epi64(src.add(i) as *const i64, lanes);
+                let (words, kept) = pack4(s, vn, vx, (1 << tail) - 1);
+                _mm256_storeu_si256(dst.add(len) as *mut __m256i, words);
+                len += kept;
             }
             out.set_len(base + len);
         }
     }
 }
 
-/// Four words at `src` ORed with `vx`, those disjoint from `vn` moved to the front; and
-/// their number.
+/// The four words `s` ORed with `vx`, those of the lanes `valid` (a 4-bit mask) that are
+/// disjoint from `vn` moved to the front; and their number.
 #[target_feature(enable = "avx2,popcnt")]
 #[inline]
-unsafe fn pack4(src: *const u64, vn: __m256i, vx: __m256i) -> (__m256i, usize) {
-    // SAFETY: the caller passes four readable words.
-    let s = unsafe { _mm256_loadu_si256(src as *const __m256i) };
+fn pack4(s: __m256i, vn: __m256i, vx: __m256i, valid: usize) -> (__m256i, usize) {
     let free = _mm256_cmpeq_epi64(_mm256_and_si256(vn, s), _mm256_setzero_si256());
-    let kept = _mm256_movemask_pd(_mm256_castsi256_pd(free)) as usize;
+    let kept = _mm256_movemask_pd(_mm256_castsi256_pd(free)) as usize & valid;
     // SAFETY: `kept` < 16 indexes the table; a row is 32 bytes.
     let perm = unsafe { _mm256_loadu_si256(COMPRESS[kept].as_ptr() as *const __m256i) };
     let words = _mm256_permutevar8x32_epi32(_mm256_or_si256(s, vx), perm);
