@@ -150,8 +150,8 @@ impl BucketSieve {
 /// Appends `keys` to `out` sorted by their cut value (counting sort); returns each value's
 /// end position in `out`.
 fn sort_by_bucket(keys: &[u64], cuts: &[u32], out: &mut Vec<u64>, level: Level) -> Vec<usize> {
-    if !cuts.is_empty() && level.has_bmi2() {
-        // Avx2 and Avx512 imply BMI2 (see `simd::available_levels`): one PEXT per key.
+    if !cuts.is_empty() && level.has_fast_pext() {
+        // One PEXT per key where the CPU runs it in hardware.
         let mask = cuts.iter().fold(0u64, |m, &p| m | 1 << p);
         debug_assert!(cuts.windows(2).all(|w| w[0] < w[1]), "cuts must ascend");
         return simd::sort_pext(keys, mask, cuts.len(), out);

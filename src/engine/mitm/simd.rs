@@ -73,6 +73,48 @@ impl Level {
     pub(crate) fn has_bmi2(self) -> bool {
         self.0 >= Isa::Avx2
     }
+
+    /// Whether `pext` is worth using: the level has it and the CPU runs it in hardware.
+    pub(crate) fn has_fast_pext(self) -> bool {
+        self.has_bmi2() && pext_in_hardware()
+    }
+}
+
+/// Whether this CPU runs `pext` in hardware. AMD before Zen 3 (families 0x15 to 0x18:
+/// Bulldozer to Zen 2, and Hygon's Zen) has BMI2 but runs `pext` in microcode, tens to
+/// hundreds of cycles per instruction: a cliff on the EPYC Rome nodes many clusters run.
+fn pext_in_hardware() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static FAST: OnceLock<bool> = OnceLock::new();
+        *FAST.get_or_init(|| {
+            use std::arch::x86_64::__cpuid;
+            // Leaves 0 (vendor) and 1 (family) exist on every x86-64 CPU.
+            let (leaf0, leaf1) = (__cpuid(0), __cpuid(1));
+            let mut vendor = [0u8; 12];
+            for (i, r) in [leaf0.ebx, leaf0.edx, leaf0.ecx].iter().enumerate() {
+                vendor[4 * i..4 * i + 4].copy_from_slice(&r.to_le_bytes());
+            }
+            !microcoded_pext(&vendor, family(leaf1.eax))
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// The display family of a CPUID leaf 1 `eax` (base family, plus the extended family when the
+/// base is 0xF).
+fn family(eax: u32) -> u32 {
+    let base = eax >> 8 & 0xF;
+    match base {
+        0xF => base + (eax >> 20 & 0xFF),
+        _ => base,
+    }
+}
+
+/// Whether a CPU of this vendor and family runs `pext` in microcode.
+fn microcoded_pext(vendor: &[u8; 12], family: u32) -> bool {
+    matches!(vendor, b"AuthenticAMD" | b"HygonGenuine") && (0x15..=0x18).contains(&family)
 }
 
 /// The best available level at or below `cap` (the best of all without a cap).
@@ -510,6 +552,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn pext_counts_as_slow_only_on_amd_before_zen_3() {
+        // CPUID leaf 1 eax of an EPYC 7002 (Zen 2), 7003 (Zen 3), and a Xeon.
+        assert_eq!(family(0x0083_0F10), 0x17);
+        assert_eq!(family(0x00A0_0F11), 0x19);
+        assert_eq!(family(0x0005_0657), 0x6);
+        assert!(microcoded_pext(b"AuthenticAMD", 0x17));
+        assert!(microcoded_pext(b"HygonGenuine", 0x18));
+        assert!(!microcoded_pext(b"AuthenticAMD", 0x19));
+        assert!(!microcoded_pext(b"AuthenticAMD", 0x1A));
+        assert!(!microcoded_pext(b"GenuineIntel", 0x6));
     }
 
     #[test]
