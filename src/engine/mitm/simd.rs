@@ -243,7 +243,8 @@ dispatch! {
 }
 
 /// Counts disjoint pairs against one or two blocks (see
-/// [`kernels::count_blocks_generic`]): hand-written at AVX2 and above, generic below.
+/// [`kernels::count_blocks_generic`]): hand-written at AVX2 and above, the generic loop
+/// compiled for plain x86-64 (or the target) below.
 ///
 /// # Safety
 /// `tables` must hold one or two whole blocks of `per` entries, and every offset in `index`
@@ -266,17 +267,12 @@ pub(crate) unsafe fn count_blocks(
             Isa::Avx2 => return x86::count_blocks_avx2(tables, per, index, stride, range),
             Isa::Avx512bw => return x86::count_blocks_avx512bw(tables, per, index, stride, range),
             Isa::Avx512 => return x86::count_blocks_avx512(tables, per, index, stride, range),
+            // With POPCNT the generic loop moves every word out of the SSE registers to count
+            // it, which is slower than SSE2's vectorised count.
             Isa::Portable | Isa::Popcnt => {}
         }
     }
-    count_blocks_portable(level, tables, per, index, stride, range)
-}
-
-dispatch! {
-    /// The autovectorised block count, for the levels below AVX2 (and the tests' reference).
-    fn count_blocks_portable(
-        tables: &[Lanes], per: usize, index: &[u32], stride: usize, range: std::ops::Range<usize>
-    ) -> u64 = kernels::count_blocks_generic;
+    kernels::count_blocks_generic(tables, per, index, stride, range)
 }
 
 /// Writes the table entry offsets of `queries` (see [`Layout::index_generic`]).
