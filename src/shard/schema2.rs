@@ -185,7 +185,7 @@ mod tests {
     }
 
     #[test]
-    fn a_recheck_searches_only_the_tasks_finished_after_the_upgrade() {
+    fn a_recheck_searches_and_repairs_only_the_tasks_finished_after_the_upgrade() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("v2.ckpt");
         let p = plan(10);
@@ -193,20 +193,30 @@ mod tests {
         // Task 0 was saved one too high under schema 2: nothing can say where.
         write_v2(&path, &partial(p.as_ref(), half, 1));
         let mut cp = Checkpoint::load(&path).unwrap().unwrap();
+        // After the upgrade, the first new task is saved two too high; its block also holds
+        // inherited rounds (blocks of this plan are several rounds long).
+        assert!(cp.blocks.size > 1 && !half.is_multiple_of(cp.blocks.size));
         for t in half..p.len() {
-            cp.record(t, p.solve(t)).unwrap();
+            cp.record(t, p.solve(t) + if t == half { 2 } else { 0 })
+                .unwrap();
         }
         let rec = Recorder::new(None, cp);
         let pool = thread_pool(2).unwrap();
         let all = Recheck::new(1.0).unwrap();
         let found = blocks::recheck_saved(p.as_ref(), &pool, &rec, all, None).unwrap();
         assert_eq!(found.tasks, p.len() - half, "{found:?}");
-        assert!(found.replaced.is_empty(), "{found:?}");
+        assert_eq!(found.replaced.len(), 1, "{found:?}");
+        let bad = &found.replaced[0];
+        assert!(
+            bad.rounds.contains(&half) && bad.rounds.start < half,
+            "{bad:?}"
+        );
+        assert_eq!(bad.saved, bad.now + 2);
         let mut after = rec.snapshot();
         assert_eq!(
             Some(after.total - 1),
             known::total(10),
-            "the wrong count stays"
+            "the new wrong count is replaced, the inherited one stays"
         );
         // Still consistent: it saves and loads.
         after.save(&path).unwrap();
