@@ -8,15 +8,20 @@
 //! (a few kB), so `count --recheck F` on a resume re-solves a share `F` of the saved blocks
 //! on both code paths ([`recheck_saved`]), names a block that disagrees and replaces its
 //! counts.
+//!
+//! A checkpoint of schema 2 (written before blocks existed) is upgraded on load: its finished
+//! tasks become [`Inherited`], one total and digest that no block holds, because a count
+//! cannot be put in a block without solving its task again. Tasks finished after the upgrade
+//! go into blocks as usual; [`recheck_saved`] skips the inherited ones.
 
 use std::ops::Range;
 
 use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
 
-use super::checkpoint::Recorder;
+use super::checkpoint::{DoneSet, Recorder};
 use super::partial::Digest;
-use super::sealed::decimal_list;
+use super::sealed::{decimal, decimal_list};
 use crate::error::Error;
 use crate::plan::Plan;
 use crate::recheck::{self, Fault, Recheck};
@@ -31,7 +36,11 @@ const BLOCK_SALT: u64 = 0xB10C_B10C_B10C_B10C;
 /// The total and digest of the finished tasks of each block of rounds.
 ///
 /// In JSON: `{"size": rounds per block, "totals": [decimal strings], "digests": [32 hex
-/// digits each]}`, one entry per block.
+/// digits each], "inherited": {…}}`, one entry per block; `inherited` (see [`Inherited`]) is
+/// omitted when empty, so a file without it reads and checks as before.
+///
+/// The block totals and the inherited total add up to the checkpoint's total, and likewise
+/// the digests.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Blocks {
     /// Rounds per block (at least 1).
@@ -41,6 +50,38 @@ pub struct Blocks {
     pub totals: Vec<u128>,
     /// Per block: the digest of its finished tasks' `(task, count)` pairs.
     pub digests: Vec<Digest>,
+    /// The tasks finished under schema 2, which no block holds.
+    #[serde(default, skip_serializing_if = "Inherited::is_empty")]
+    pub inherited: Inherited,
+}
+
+/// The finished tasks a schema 2 checkpoint brought in: their rounds, total and digest.
+///
+/// Schema 2 kept one total for all finished tasks, so their counts cannot be split by block
+/// without solving the tasks again; they stay one lump that a recheck cannot search. In JSON:
+/// `{"rounds": base64 bitmap like a checkpoint's done set, "total": decimal string,
+/// "digest": 32 hex digits}`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Inherited {
+    /// Their rounds (all of them done).
+    pub rounds: DoneSet,
+    /// The sum of their counts.
+    #[serde(with = "decimal")]
+    pub total: u128,
+    /// The digest of their `(task, count)` pairs.
+    pub digest: Digest,
+}
+
+impl Inherited {
+    /// Whether there is nothing inherited (no rounds, total or digest).
+    pub fn is_empty(&self) -> bool {
+        self.rounds.is_empty() && self.total == 0 && self.digest == Digest::default()
+    }
+
+    /// The number of inherited tasks.
+    pub fn len(&self) -> u64 {
+        self.rounds.len()
+    }
 }
 
 impl Blocks {
@@ -53,6 +94,21 @@ impl Blocks {
             size,
             totals: vec![0; count],
             digests: vec![Digest::default(); count],
+            inherited: Inherited::default(),
+        }
+    }
+
+    /// Blocks for a shard of `rounds` rounds whose finished tasks, `done`, with their
+    /// `total` and `digest`, come from a schema 2 checkpoint: all of them inherited, every
+    /// block empty.
+    pub(crate) fn upgraded(rounds: usize, done: DoneSet, total: u128, digest: Digest) -> Self {
+        Blocks {
+            inherited: Inherited {
+                rounds: done,
+                total,
+                digest,
+            },
+            ..Blocks::new(rounds)
         }
     }
 
@@ -80,9 +136,13 @@ impl Blocks {
         }
     }
 
-    /// Takes back [`Blocks::add`].
+    /// Takes back [`Blocks::add`], or the inheritance of round `round`.
     pub(crate) fn remove(&mut self, round: usize, task: usize, count: u128) {
-        if let Some(b) = self.index(round) {
+        let inherited = &mut self.inherited;
+        if u32::try_from(round).is_ok_and(|r| inherited.rounds.0.remove(r)) {
+            inherited.total = inherited.total.wrapping_sub(count);
+            inherited.digest.0 = inherited.digest.0.wrapping_sub(Digest::of(task, count).0);
+        } else if let Some(b) = self.index(round) {
             self.totals[b] = self.totals[b].wrapping_sub(count);
             self.digests[b].0 = self.digests[b].0.wrapping_sub(Digest::of(task, count).0);
         }
@@ -108,16 +168,24 @@ impl Blocks {
                 self.size
             ));
         }
+        let inherited = &self.inherited;
+        if inherited.rounds.is_empty() && !inherited.is_empty() {
+            return Err("it has an inherited total or digest but no inherited tasks".into());
+        }
         let sum = self
             .totals
             .iter()
-            .try_fold(0u128, |sum, &t| sum.checked_add(t));
-        let mut digests = Digest::default();
+            .try_fold(inherited.total, |sum, &t| sum.checked_add(t));
+        let mut digests = inherited.digest;
         for d in &self.digests {
             digests += *d;
         }
         if sum != Some(total) || digests != digest {
-            return Err("its block totals or digests do not add up to its total and digest".into());
+            return Err(
+                "its block totals and inherited total, or their digests, do not add up to its \
+                 total and digest"
+                    .into(),
+            );
         }
         Ok(())
     }
@@ -175,9 +243,11 @@ pub fn recheck_saved(
             return Err(Error::Interrupted);
         }
         let span = start.blocks.rounds(block, rounds);
+        // Inherited tasks are in no block's sums: comparing them with one would be wrong.
+        let inherited = &start.blocks.inherited.rounds;
         let tasks: Vec<usize> = span
             .clone()
-            .filter(|&r| start.done.contains(r))
+            .filter(|&r| start.done.contains(r) && !inherited.contains(r))
             .filter_map(|r| start.shard.task(r, start.plan_tasks))
             .collect();
         if tasks.is_empty() {

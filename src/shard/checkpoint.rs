@@ -7,7 +7,9 @@
 //! killed run loses at most the tasks finished since the last save and those in flight.
 //! Loading refuses a file for another run (N, engine, tool version, plan hash or shard), a
 //! file that is truncated, oversized or fails its checksum, and one whose fields are out of
-//! range; such a file is never overwritten.
+//! range; such a file is never overwritten. A checkpoint of the previous schema
+//! ([`CHECKPOINT_SCHEMA_2`]) is checked the same way and upgraded, so a run survives an
+//! upgrade of nqueens: its finished tasks are kept as [`Inherited`](super::blocks::Inherited).
 //!
 //! The done set is a run-compressed bitmap ([`roaring`]) of *rounds* (positions in the
 //! shard's task sequence, see [`ShardSpec::task`]). Tasks run largest first in round order, so
@@ -23,6 +25,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::blocks::Blocks;
 use super::partial::{check_elapsed, check_identity, Digest};
+use super::schema2::CheckpointV2;
 use super::sealed::{self, decimal, Sealed};
 use super::{ShardSpec, TOOL_VERSION};
 use crate::error::Error;
@@ -30,8 +33,12 @@ use crate::plan::Plan;
 
 pub use super::recorder::{run, Observer, Recorder};
 
-/// The schema tag of a checkpoint file.
+/// The schema tag of a checkpoint file (what is written).
 pub const CHECKPOINT_SCHEMA: &str = "nqueens.checkpoint/3";
+
+/// The schema tag of the checkpoints of nqueens before per-block sums: still read, upgraded
+/// in memory and saved again as [`CHECKPOINT_SCHEMA`].
+pub const CHECKPOINT_SCHEMA_2: &str = "nqueens.checkpoint/2";
 
 /// The rounds of a shard that are done, as a compressed bitmap.
 ///
@@ -171,7 +178,9 @@ impl Checkpoint {
         })
     }
 
-    /// Reads `path`: `None` if it does not exist.
+    /// Reads `path`: `None` if it does not exist. A [`CHECKPOINT_SCHEMA_2`] file is checked
+    /// against its own checksum and upgraded: its finished tasks become
+    /// [`Inherited`](super::blocks::Inherited).
     ///
     /// # Errors
     /// [`Error::CheckpointCorrupt`] if it cannot be read, is truncated, oversized or not a
@@ -184,8 +193,23 @@ impl Checkpoint {
             path: path.to_path_buf(),
             message,
         };
-        let cp: Checkpoint =
-            sealed::load(path, CHECKPOINT_SCHEMA, sealed::MAX_CHECKPOINT_BYTES).map_err(corrupt)?;
+        let value = sealed::read_json(path, sealed::MAX_CHECKPOINT_BYTES).map_err(corrupt)?;
+        let cp = match sealed::schema_of(&value) {
+            Some(CHECKPOINT_SCHEMA) => sealed::parse::<Checkpoint>(value),
+            Some(CHECKPOINT_SCHEMA_2) => {
+                sealed::parse::<CheckpointV2>(value).map(|v2| v2.upgrade())
+            }
+            Some(other) => Err(format!(
+                "it is a '{other}' file, not '{CHECKPOINT_SCHEMA}' (or the older \
+                 '{CHECKPOINT_SCHEMA_2}')"
+            )),
+            None => Err(format!(
+                "it is not a '{CHECKPOINT_SCHEMA}' file (no schema field)"
+            )),
+        }
+        .map_err(corrupt)?;
+        // An upgraded file gets every check a schema 3 one does: all that schema 2 checked,
+        // and blocks that add up (trivially, all inherited).
         cp.check().map_err(corrupt)?;
         Ok(Some(cp))
     }
@@ -206,6 +230,9 @@ impl Checkpoint {
         let rounds = self.shard.len(self.plan_tasks) as u64;
         if !self.rechecked.0.is_subset(&self.done.0) {
             return Err("it marks tasks rechecked that are not done".into());
+        }
+        if !self.blocks.inherited.rounds.0.is_subset(&self.done.0) {
+            return Err("it marks tasks inherited that are not done".into());
         }
         match self.done.0.max() {
             Some(last) if u64::from(last) >= rounds => Err(format!(

@@ -29,6 +29,7 @@ pub mod checkpoint;
 pub mod merge;
 mod partial;
 mod recorder;
+mod schema2;
 mod sealed;
 
 use std::fmt;

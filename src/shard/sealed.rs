@@ -89,19 +89,35 @@ pub(crate) fn load<T: Sealed + DeserializeOwned>(
     schema: &str,
     max: u64,
 ) -> Result<T, String> {
+    let value = read_json(path, max)?;
+    match schema_of(&value) {
+        Some(s) if s == schema => {}
+        Some(other) => return Err(format!("it is a '{other}' file, not '{schema}'")),
+        None => return Err(format!("it is not a '{schema}' file (no schema field)")),
+    }
+    parse(value)
+}
+
+/// Reads at most `max` bytes of `path` as JSON, before any schema is known.
+pub(crate) fn read_json(path: &Path, max: u64) -> Result<serde_json::Value, String> {
     let text = read_capped(path, max)?;
-    let value: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
+    serde_json::from_slice(&text).map_err(|e| {
         if e.is_eof() {
             format!("it is truncated ({e})")
         } else {
             format!("it is not valid JSON ({e})")
         }
-    })?;
-    match value.get("schema").and_then(|s| s.as_str()) {
-        Some(s) if s == schema => {}
-        Some(other) => return Err(format!("it is a '{other}' file, not '{schema}'")),
-        None => return Err(format!("it is not a '{schema}' file (no schema field)")),
-    }
+    })
+}
+
+/// The `schema` field of a JSON file, if it has one.
+pub(crate) fn schema_of(value: &serde_json::Value) -> Option<&str> {
+    value.get("schema").and_then(|s| s.as_str())
+}
+
+/// Parses `value` as a `T` and checks its checksum over `T`'s own serialisation, so each
+/// file model checks the layout it was written with.
+pub(crate) fn parse<T: Sealed + DeserializeOwned>(value: serde_json::Value) -> Result<T, String> {
     let mut parsed: T =
         serde_json::from_value(value).map_err(|e| format!("it is malformed ({e})"))?;
     if !is_intact(&mut parsed) {

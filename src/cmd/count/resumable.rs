@@ -23,7 +23,7 @@ use serde::Serialize;
 use super::args::{Args, ShardArg};
 use super::publish::{commentary, publish};
 use crate::cli::Global;
-use crate::cmd::messages::message;
+use crate::cmd::messages::{message, note};
 use crate::cmd::plural;
 use crate::exit::{Exit, UsageError};
 use crate::progress::Bar;
@@ -107,6 +107,15 @@ fn open_recorder(
             "resuming from '{}': {left} of {all} tasks left",
             path.display()
         );
+        let inherited = recorder.snapshot().blocks.inherited.len();
+        if inherited > 0 {
+            note!(
+                "{inherited} of the saved tasks were finished under checkpoint schema 2 (an \
+                 older nqueens), which kept no per-block sums: --recheck cannot search them \
+                 for a wrong count. The checkpoint is now saved as schema 3; tasks finished \
+                 from here on are searchable."
+            );
+        }
     }
     Ok((lock, recorder, resumed))
 }
@@ -215,13 +224,16 @@ fn solve(job: &Job) -> Result<u128, nqueens::Error> {
     let plan = job.plan.as_ref();
     let recorder = job.recorder.as_ref();
     let pool = thread_pool(job.options.workers(job.shard.len(plan.len()))?)?;
-    if let (Some(recheck), true) = (job.options.rechecking(), recorder.saved_tasks() > 0) {
+    // Tasks inherited from a schema 2 checkpoint are in no block, so they cannot be searched.
+    let inherited = recorder.snapshot().blocks.inherited.len();
+    let searchable = recorder.saved_tasks().saturating_sub(inherited);
+    if let (Some(recheck), true) = (job.options.rechecking(), searchable > 0) {
         let fault = job.options.injected_fault();
         if !job.quiet {
             message!(
-                "rechecking a share {} of the checkpoint's {} saved tasks first",
+                "rechecking a share {} of the checkpoint's {searchable} saved tasks in blocks \
+                 first",
                 recheck.fraction(),
-                recorder.saved_tasks()
             );
         }
         let found = blocks::recheck_saved(plan, &pool, recorder, recheck, fault)?;
@@ -344,16 +356,37 @@ fn report_count(
         if resumed > 0 {
             message!(
                 "{resumed} of the {} tasks were counted by earlier sessions and taken from the \
-                 checkpoint '{}'; a wrong count saved there comes back on every resume. Run \
-                 the same command with --recheck 1 (or a fraction) to re-solve the saved \
-                 tasks and find a wrong one, or delete the checkpoint to count everything \
-                 again.",
+                 checkpoint '{}'; a wrong count saved there comes back on every resume. {}",
                 count.tasks,
-                path.display()
+                path.display(),
+                saved_advice(resumed, recorder.snapshot().blocks.inherited.len())
             );
         }
     }
     Ok(status)
+}
+
+/// For the wrong-total message: how to find a wrong count among `resumed` saved tasks, of
+/// which `inherited` came from a schema 2 checkpoint and are in no block `--recheck` can
+/// search.
+fn saved_advice(resumed: u64, inherited: u64) -> String {
+    const DELETE: &str = "delete the checkpoint to count everything again.";
+    if inherited == 0 {
+        return format!(
+            "Run the same command with --recheck 1 (or a fraction) to re-solve the saved tasks \
+             and find a wrong one, or {DELETE}"
+        );
+    }
+    let why = "saved under checkpoint schema 2 (an older nqueens), which kept no per-block \
+               sums, so --recheck cannot search";
+    if inherited >= resumed {
+        return format!("They were all {why} them: {DELETE}");
+    }
+    format!(
+        "{inherited} of them were {why} those: run the same command with --recheck 1 (or a \
+         fraction) to search the other {}, and if it finds no wrong block, {DELETE}",
+        resumed - inherited
+    )
 }
 
 /// What `count --out` prints on stdout with `--json` (the file itself holds every task).
@@ -447,4 +480,23 @@ fn print_summary(
         Format::Text | Format::Markdown => writeln!(&mut stdout, "{}", result.total)?,
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::saved_advice;
+
+    #[test]
+    fn the_advice_after_a_wrong_total_sends_recheck_only_to_tasks_it_can_search() {
+        assert!(saved_advice(10, 0).starts_with("Run the same command with --recheck 1"));
+        let all = saved_advice(10, 10);
+        assert!(
+            all.starts_with("They were all saved under checkpoint schema 2"),
+            "{all}"
+        );
+        assert!(!all.contains("--recheck 1"), "{all}");
+        let some = saved_advice(10, 4);
+        assert!(some.starts_with("4 of them were saved under"), "{some}");
+        assert!(some.contains("to search the other 6"), "{some}");
+    }
 }
