@@ -162,6 +162,12 @@ pub fn code_paths() -> String {
     )
 }
 
+/// The vector level of the meet-in-the-middle matcher on this CPU (`portable`, `popcnt`,
+/// `avx2`, `avx512`): the one name that says which code a timing measured.
+pub fn matcher_level() -> &'static str {
+    mitm::simd::Level::detect().name()
+}
+
 /// Builds the plan of the engine called `name` for an `n`×`n` board.
 pub fn plan(name: &str, n: u32, options: &PlanOptions) -> Result<Box<dyn Plan>, Error> {
     check_n(n)?;
