@@ -16,9 +16,9 @@
 //! on a quantity whose total is known exactly (the solution counts) instead of timings.
 //!
 //! That interval covers which tasks were sampled. How noisy the clock was is the other half,
-//! measured by [`calibration`]: the work (cost model, sample) is the same on every machine,
-//! the speed is timed in shuffled rounds, and the estimate's interval is widened by the
-//! timing spread as well ([`Design::estimate`]).
+//! measured by [`calibrate`]: the work (cost model, sample) is the same on every machine,
+//! the speed is timed in shuffled rounds ([`Calibration`]), and the estimate's interval is
+//! widened by the timing spread as well ([`Design::estimate`]).
 
 mod calibration;
 

@@ -44,7 +44,7 @@ pub struct Calibration {
 
 impl Calibration {
     /// Times `tasks` (ascending, distinct) in rounds until the timings add up to `budget`
-    /// seconds, at least [`MIN_ROUNDS`] and at most [`MAX_ROUNDS`]. Each round calls
+    /// seconds, at least 2 and at most 10 000 rounds. Each round calls
     /// `round` once with every task in a new order drawn from `seed`; `round` solves them
     /// and returns `(id, seconds)` for each, in any order. Tests pass a fake clock here.
     pub fn run(
