@@ -10,8 +10,9 @@
 #   RAW=file for every estimate's JSON and every count's time (default: a temporary file)
 #
 # Prints one markdown row per engine:N: the counts' CPU seconds, the estimates' range, how
-# many intervals hold every measured count, the worst error of the central value against
-# the counts' mean, and the median timing spread. Heavy: N = 20 takes minutes per count.
+# many intervals hold the counts' mean and every count, the worst error of the estimate
+# against the counts' mean, and the measured timing spread (before the floor). Heavy: N = 20
+# takes minutes per count.
 set -euo pipefail
 seeds=${1:-10}
 cases=${2:-"mitm:17 mitm:18 mitm:19 mitm:20 symmetry:16 symmetry:17"}
@@ -24,8 +25,8 @@ fi
 raw=${RAW:-$(mktemp -t estimate-accuracy.XXXX)}
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs || echo unknown)
 echo "<!-- $(date -u +%FT%TZ), $cpu, $(nproc) CPUs, $("$NQUEENS" --version), raw output: $raw -->"
-echo "| engine | N | measured CPU (s) | estimates (s) | intervals holding every count | worst error | timing spread (median) |"
-echo "|---|---|---|---|---|---|---|"
+echo "| engine | N | measured CPU (s) | estimates (s) | intervals holding the mean | holding every count | worst error | measured timing spread (median) |"
+echo "|---|---|---|---|---|---|---|---|"
 count() { # engine n: prints the CPU seconds of one full 1-thread count
     local out
     out=$(mktemp)
@@ -53,12 +54,13 @@ runs = [json.loads(a) for a in sys.argv[4:]]
 mean = statistics.mean(measured)
 est = [(r["core_hours"]["estimate"] * 3600, r["core_hours"]["low"] * 3600, r["core_hours"]["high"] * 3600) for r in runs]
 hits = sum(all(lo <= m <= hi for m in measured) for _, lo, hi in est)
+held = sum(lo <= mean <= hi for _, lo, hi in est)
 worst = max((e - mean) / mean for e, _, _ in est) if est else 0
 least = min((e - mean) / mean for e, _, _ in est) if est else 0
 worst = worst if abs(worst) >= abs(least) else least
-spread = statistics.median(r["speed"]["timing_spread"] for r in runs) * 100
+spread = statistics.median(r["speed"]["measured_timing_spread"] for r in runs) * 100
 central = f"{min(e for e, _, _ in est):.2f}–{max(e for e, _, _ in est):.2f}"
 meas = ", ".join(f"{m:.2f}" for m in measured)
-print(f"| {engine} | {n} | {meas} | {central} | {hits} of {len(est)} | {100 * worst:+.0f}% | ±{spread:.1f}% |")
+print(f"| {engine} | {n} | {meas} | {central} | {held} of {len(est)} | {hits} of {len(est)} | {100 * worst:+.0f}% | ±{spread:.1f}% |")
 EOF
 done

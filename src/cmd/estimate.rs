@@ -37,7 +37,7 @@ pub(crate) struct Args {
     pub engine: String,
 
     /// Tasks to solve for the estimate (more: a narrower interval, a longer estimate)
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(2..=100_000))]
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(2..=100_000))]
     pub samples: u32,
 
     /// Seed of the sample (the same seed picks the same tasks on every machine)
