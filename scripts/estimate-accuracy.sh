@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How well `nqueens estimate` predicts a count (issues 11 and 21): for each engine:N, the
+# How well `nqueens estimate` predicts a count: for each engine:N, the
 # 1-thread CPU time of full counts of the same plan (`count N -e E -j1 --out F`, user + sys
 # from /usr/bin/time) against estimates with seeds 1..SEEDS, each a 1-thread estimate with
 # its 90% interval. Counts run first and last (COUNTS of them, split), estimates in between,

@@ -1,4 +1,4 @@
-//! `nqueens estimate N`: what a count will cost before it is run (issues 11 and 21).
+//! `nqueens estimate N`: what a count will cost before it is run.
 //!
 //! Solves a deterministic random sample of the plan that `count --shard`/`--checkpoint`
 //! would run (the same stable plan and hash), times each task on its thread while all
@@ -61,8 +61,9 @@ pub(crate) struct Args {
 }
 
 /// The default `--timing-floor`, percent. Measured on the shared 2-core development VM: the
-/// speed of 10 estimates made minutes apart wandered by up to 15% from the speed of counts
-/// made before and after them, while each estimate's own blocks agreed to within 1–5%.
+/// speed of estimates made minutes apart wandered by up to 14% from the speed of counts made
+/// before and after them, while each estimate's own blocks agreed to within 1–5%; 14% was the
+/// least floor whose intervals held every count there, 15% keeps a point of margin.
 const DEFAULT_TIMING_FLOOR: f64 = 15.0;
 
 /// Parses a percentage from 0 to 100.

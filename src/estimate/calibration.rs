@@ -4,7 +4,7 @@
 //! The cost of a count is its work times this machine's speed for that work. The work is
 //! deterministic: the plan's cost model and the seeded sample ([`super::Design`]) give the
 //! same numbers on every machine. The speed is what the clock measures, and on a shared VM one
-//! slow stretch of 50 ms used to move the whole estimate by 40% (issue 21). So:
+//! slow stretch of 50 ms used to move the whole estimate by 40%. So:
 //!
 //! - the sampled tasks are timed in *rounds*, each visiting every task once in a fresh
 //!   shuffled order, until a budget of timed seconds is spent (at least two rounds), so the
@@ -464,9 +464,9 @@ mod tests {
         }
     }
 
-    /// What issue 21 saw: a slow stretch (here 1.8× for the middle 30% of the timing, as when
-    /// a build starts on the other core) moved a one-burst estimate by 40% with a ±5%
-    /// interval. Now it shows as spread: the interval holds the quiet and the slow total.
+    /// A slow stretch (here 1.8× for the middle 30% of the timing, as when a build starts on
+    /// the other core) moved a one-burst estimate by 40% with a ±5% interval. Now it shows
+    /// as spread: the interval holds the quiet and the slow total.
     #[test]
     fn a_slow_stretch_shows_as_spread_and_the_interval_holds_both_speeds() {
         let p = plan();
