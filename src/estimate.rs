@@ -14,13 +14,22 @@
 //!
 //! [`Design::combine`] takes the measurement as a function, so tests can check the estimator
 //! on a quantity whose total is known exactly (the solution counts) instead of timings.
+//!
+//! That interval covers which tasks were sampled. How noisy the clock was is the other half,
+//! measured by [`calibrate`]: the work (cost model, sample) is the same on every machine,
+//! the speed is timed in shuffled rounds ([`Calibration`]), and the estimate's interval is
+//! widened by the timing spread as well ([`Design::estimate`]).
+
+mod calibration;
 
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use rayon::prelude::*;
+pub use calibration::{
+    calibrate, interval, t90, time_round, timing_spread, Calibration, Estimate, BLOCKS,
+};
 
-use crate::plan::Plan;
+use crate::plan::{fingerprint_words, Plan};
 
 /// z for a two-sided 90% interval.
 const Z90: f64 = 1.644_854;
@@ -59,6 +68,22 @@ pub struct Design {
     pub plan_cost: u128,
 }
 
+/// The work of a plan and of its sample, in the units of the plan's cost model
+/// ([`Plan::cost`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Work {
+    /// The whole plan's cost.
+    pub total: u128,
+    /// The sampled tasks' cost.
+    pub sampled: u128,
+    /// The number of sampled tasks.
+    pub sampled_tasks: usize,
+    /// The number of strata.
+    pub strata: usize,
+    /// A digest of the sampled ids: equal digests mean the same sample.
+    pub sample_digest: String,
+}
+
 /// An estimate with its 90% interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Interval {
@@ -79,11 +104,14 @@ pub fn design(plan: &dyn Plan, samples: usize, seed: u64) -> Design {
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut strata = Vec::new();
     let mut first = 0;
-    let mut cost = 0u128;
+    let (mut cost, mut cumulative) = (0u128, 0u128);
     for t in 0..plan.len() {
         cost += u128::from(plan.cost(t));
+        cumulative += u128::from(plan.cost(t));
+        // The boundaries are on the running total: comparing one stratum's own cost with
+        // them gave 3 strata of 1/4, 1/2 and 1/4 of the cost where 4 equal ones were meant.
         let boundary = plan_cost * (strata.len() as u128 + 1) / strata_count as u128;
-        if cost >= boundary || t + 1 == plan.len() {
+        if cumulative >= boundary || t + 1 == plan.len() {
             let tasks = draw(&mut rng, first, t + 1, per_stratum);
             strata.push(Stratum {
                 first,
@@ -119,18 +147,34 @@ impl Design {
     /// The estimated total of `measure` over every task of the plan, from its values on the
     /// sampled tasks (`plan` gives the costs), with a 90% interval.
     pub fn combine(&self, plan: &dyn Plan, measure: impl Fn(usize) -> f64) -> Interval {
-        let (mut estimate, mut variance) = (0.0, 0.0);
-        for s in &self.strata {
-            let (t, v) = stratum_estimate(s, plan, &measure);
-            estimate += t;
-            variance += v;
-        }
+        let (estimate, variance) = self.parts(plan, &measure);
         let half = Z90 * variance.sqrt();
         let sampled: f64 = self.tasks().iter().map(|&t| measure(t)).sum();
         Interval {
             estimate,
             low: (estimate - half).max(sampled),
             high: estimate + half,
+        }
+    }
+
+    /// The estimated total of `measure` and the variance of its sampling error.
+    fn parts(&self, plan: &dyn Plan, measure: &dyn Fn(usize) -> f64) -> (f64, f64) {
+        self.strata
+            .iter()
+            .map(|s| stratum_estimate(s, plan, measure))
+            .fold((0.0, 0.0), |(a, b), (t, v)| (a + t, b + v))
+    }
+
+    /// The plan's work by its cost model: deterministic for a plan and seed, so the same
+    /// on every machine (only the seconds per unit of it differ).
+    pub fn work(&self, plan: &dyn Plan) -> Work {
+        let tasks = self.tasks();
+        Work {
+            total: self.plan_cost,
+            sampled: tasks.iter().map(|&t| u128::from(plan.cost(t))).sum(),
+            sampled_tasks: tasks.len(),
+            strata: self.strata.len(),
+            sample_digest: fingerprint_words(tasks.iter().map(|&t| t as u64)),
         }
     }
 
@@ -142,7 +186,7 @@ impl Design {
 }
 
 /// The separate ratio estimate of one stratum's total and its variance.
-fn stratum_estimate(s: &Stratum, plan: &dyn Plan, measure: &impl Fn(usize) -> f64) -> (f64, f64) {
+fn stratum_estimate(s: &Stratum, plan: &dyn Plan, measure: &dyn Fn(usize) -> f64) -> (f64, f64) {
     let values: Vec<(f64, f64)> = s
         .tasks
         .iter()
@@ -161,39 +205,6 @@ fn stratum_estimate(s: &Stratum, plan: &dyn Plan, measure: &impl Fn(usize) -> f6
     let s2 = residuals / (m - 1.0).max(1.0);
     let variance = big_n * big_n * (1.0 - m / big_n) * s2 / m;
     (ratio * s.cost as f64, variance)
-}
-
-/// Solves the sampled tasks on `pool` (largest first, as a run would) and returns the CPU
-/// seconds each took on its thread (wall seconds where the system has no per-thread CPU
-/// clock), by id.
-///
-/// CPU time, not wall time: the question is core-hours, and on a shared machine a task that
-/// loses its core for a while would otherwise count the wait (measured: +62% at symmetry
-/// N = 18 with a load of 4 on 2 cores). Each task is solved three times: once to warm up,
-/// then twice timed, keeping the shorter time. Engines fill shared caches on first use (the
-/// mitm engine's quarter lists up to N = 21), a cost a full run spreads over every task that
-/// shares them but a sample of a few dozen tasks would pay almost in full (measured: 3 to 5×
-/// too high at N = 16..18 without the warm-up).
-pub fn time_tasks(plan: &dyn Plan, tasks: &[usize], pool: &rayon::ThreadPool) -> Vec<(usize, f64)> {
-    let pass = |timed: bool| -> Vec<(usize, f64)> {
-        tasks
-            .par_iter()
-            .with_max_len(1)
-            .map(|&t| {
-                let clock = Clock::start();
-                std::hint::black_box(plan.solve(t));
-                (t, if timed { clock.seconds() } else { 0.0 })
-            })
-            .collect()
-    };
-    pool.install(|| {
-        pass(false);
-        let (a, b) = (pass(true), pass(true));
-        a.into_iter()
-            .zip(b)
-            .map(|((t, x), (_, y))| (t, x.min(y)))
-            .collect()
-    })
 }
 
 /// A stopwatch of this thread's CPU time, or of wall time where there is no such clock.
@@ -272,6 +283,21 @@ mod tests {
         assert_eq!(a.strata.iter().map(|s| s.cost).sum::<u128>(), a.plan_cost);
         for s in &a.strata {
             assert!(s.tasks.iter().all(|t| (s.first..s.end).contains(t)));
+        }
+    }
+
+    #[test]
+    fn strata_share_the_cost_equally() {
+        let p = plan("mitm", 16);
+        let d = design(p.as_ref(), 64, 1);
+        assert_eq!(d.strata.len(), 4);
+        let share = d.plan_cost / 4;
+        let largest = u128::from(p.cost(0));
+        for s in &d.strata {
+            assert!(
+                s.cost + largest >= share && s.cost <= share + largest,
+                "{s:?}"
+            );
         }
     }
 

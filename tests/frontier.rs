@@ -162,6 +162,8 @@ fn estimate_json_has_every_field_and_a_consistent_interval() {
             "-q",
             "--per-task",
             "1s",
+            "--calibrate",
+            "0.2s",
         ])
         .output()
         .unwrap();
@@ -194,6 +196,71 @@ fn estimate_json_has_every_field_and_a_consistent_interval() {
     assert!(v["per_task_hours"].as_f64().unwrap() > 0.0);
 }
 
+/// One 1-thread estimate of N = 13 with seed `seed`, timed for a fraction of a second.
+fn estimate_json(seed: &str) -> serde_json::Value {
+    let out = nqueens()
+        .args(["estimate", "13", "-j1", "--json", "-q", "--seed", seed])
+        .args(["--calibrate", "0.1s"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn estimate_names_the_machine_and_measures_its_speed() {
+    let v = estimate_json("4");
+    assert!(!v["cpu"].as_str().unwrap().is_empty(), "{v}");
+    assert_eq!(v["isa"], nqueens::engine::matcher_level());
+    assert_eq!(v["threads"], 1);
+    let speed = &v["speed"];
+    let f = |k: &str| speed[k].as_f64().unwrap();
+    assert!(speed["rounds"].as_u64().unwrap() >= 2, "{v}");
+    let blocks = speed["blocks"].as_u64().unwrap();
+    assert!((2..=10).contains(&blocks), "{v}");
+    for k in ["measured_timing_spread", "sampling_spread", "task_spread"] {
+        assert!(f(k) >= 0.0 && f(k).is_finite(), "{k}: {v}");
+    }
+    assert_eq!(
+        f("timing_spread"),
+        f("measured_timing_spread").max(f("timing_floor"))
+    );
+    assert!(
+        f("timed_seconds") > 0.0 && f("core_seconds_per_unit") > 0.0,
+        "{v}"
+    );
+    let core = v["core_hours"]["estimate"].as_f64().unwrap() * 3600.0;
+    let units = v["work"]["total"].as_f64().unwrap();
+    let rate = f("core_seconds_per_unit");
+    assert!(
+        (rate * units - core).abs() <= 1e-9 * core,
+        "work × speed = cost: {v}"
+    );
+    let sbatch = v["sbatch"].as_str().unwrap();
+    let limit = v["sbatch_time_s"].as_f64().unwrap();
+    let shard_high =
+        v["core_hours"]["high"].as_f64().unwrap() * 3600.0 / v["shards"].as_f64().unwrap();
+    assert!(limit >= shard_high * 1.25 + 600.0 - 1.0, "{v}");
+    assert!(sbatch.contains("--time=0-00:"), "{sbatch}");
+}
+
+#[test]
+fn estimate_work_is_the_same_for_a_seed_whatever_the_clock_said() {
+    let (a, b) = (estimate_json("7"), estimate_json("7"));
+    assert_eq!(a["work"], b["work"]);
+    assert_eq!(a["work"]["units"], "plan cost model");
+    assert_eq!(a["work"]["seed"], 7);
+    let w = &a["work"];
+    assert!(w["sampled"].as_f64().unwrap() <= w["total"].as_f64().unwrap());
+    assert_eq!(w["sampled_tasks"], a["samples"]);
+    let other = estimate_json("8");
+    assert_ne!(a["work"]["sample_digest"], other["work"]["sample_digest"]);
+    assert_eq!(
+        a["work"]["total"], other["work"]["total"],
+        "the plan's work"
+    );
+}
+
 #[test]
 fn estimate_refuses_bad_options() {
     for args in [
@@ -201,6 +268,8 @@ fn estimate_refuses_bad_options() {
         &["estimate", "13", "--samples", "1"],
         &["estimate", "40"],
         &["estimate", "13", "--engine", "banana"],
+        &["estimate", "13", "--calibrate", "0s"],
+        &["estimate", "13", "--timing-floor", "120"],
     ] {
         let (code, _, err) = run(args);
         assert_eq!(code, 2, "{args:?}: {err}");

@@ -1,16 +1,20 @@
-//! `nqueens estimate N`: what a count will cost before it is run (issue 11).
+//! `nqueens estimate N`: what a count will cost before it is run.
 //!
 //! Solves a deterministic random sample of the plan that `count --shard`/`--checkpoint`
 //! would run (the same stable plan and hash), times each task on its thread while all
-//! threads work, and scales by the plan's cost model (see `nqueens::estimate`). Prints the
-//! expected core-hours with a 90% interval, wall time on the chosen threads, memory, and a
-//! shard count K for a target time per Slurm array task with the matching `sbatch` line.
+//! threads work, in shuffled rounds for a budget of seconds, and scales by the plan's cost
+//! model (see `nqueens::estimate`). Prints the machine (CPU, matcher level, threads), the work
+//! (the same on every machine for a seed), the measured speed and how noisy it was, the
+//! expected core-hours with a 90% interval of sampling and timing error, wall time on the
+//! chosen threads, memory, and a shard count K for a target time per Slurm array task with the
+//! matching `sbatch` line, whose `--time` comes from the interval's upper end.
 
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use nqueens::estimate::{design, memory, time_tasks, Interval};
+use nqueens::estimate::{calibrate, design, memory, Design, Estimate, Interval};
+use nqueens::hw::HostInfo;
 use nqueens::plan::{thread_pool, Plan};
 use nqueens::report::{json, Format};
 use nqueens::shard::stable_plan;
@@ -33,7 +37,7 @@ pub(crate) struct Args {
     pub engine: String,
 
     /// Tasks to solve for the estimate (more: a narrower interval, a longer estimate)
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(2..=100_000))]
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(2..=100_000))]
     pub samples: u32,
 
     /// Seed of the sample (the same seed picks the same tasks on every machine)
@@ -43,6 +47,31 @@ pub(crate) struct Args {
     /// Target wall time of one Slurm array task, e.g. 2h, 90m, 3600s, 1d
     #[arg(long, value_name = "TIME", default_value = "2h", value_parser = parse_span)]
     pub per_task: Duration,
+
+    /// Seconds of timed solving per thread that measure this machine's speed, in shuffled
+    /// rounds of the sample (more: a steadier figure on a noisy machine; at least two rounds
+    /// are timed whatever this says)
+    #[arg(long, value_name = "TIME", default_value = "3s", value_parser = parse_span)]
+    pub calibrate: Duration,
+
+    /// Least timing spread, in percent, for load changes the calibration cannot see (the
+    /// default is what a shared 2-core VM needed; 0 trusts the measured spread alone)
+    #[arg(long, value_name = "PCT", default_value_t = DEFAULT_TIMING_FLOOR, value_parser = parse_percent)]
+    pub timing_floor: f64,
+}
+
+/// The default `--timing-floor`, percent. Measured on the shared 2-core development VM: the
+/// speed of estimates made minutes apart wandered by up to 14% from the speed of counts made
+/// before and after them, while each estimate's own blocks agreed to within 1–5%; 14% was the
+/// least floor whose intervals held every count there, 15% keeps a point of margin.
+const DEFAULT_TIMING_FLOOR: f64 = 15.0;
+
+/// Parses a percentage from 0 to 100.
+fn parse_percent(s: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(x) if (0.0..=100.0).contains(&x) => Ok(x),
+        _ => Err(format!("'{s}' is not a percentage from 0 to 100")),
+    }
 }
 
 /// Parses a time span: a positive number with an optional unit s, m, h or d (default s).
@@ -109,6 +138,66 @@ pub(crate) struct EstimateReport {
     pub shards: usize,
     /// The matching Slurm submission.
     pub sbatch: String,
+    /// Its `--time`, seconds: one shard's wall time at the interval's upper end, plus 25%
+    /// and 10 minutes.
+    pub sbatch_time_s: f64,
+    /// CPU model the speed was measured on (what `/proc/cpuinfo` calls it).
+    pub cpu: String,
+    /// The mitm matcher's vector level on this CPU (`avx2`, `avx512`, ...).
+    pub isa: &'static str,
+    /// Every code path the engines chose for this CPU.
+    pub code_paths: String,
+    /// The work, from the plan's cost model: the same on every machine for a seed.
+    pub work: WorkReport,
+    /// This machine's measured speed for that work, and how noisy it was.
+    pub speed: SpeedReport,
+    /// The largest task's hours at the upper end of its 90% interval.
+    pub largest_task_high_hours: f64,
+}
+
+/// The plan's work in cost-model units (`work` in `--json`).
+#[derive(Debug, Serialize)]
+pub(crate) struct WorkReport {
+    /// What the units are.
+    pub units: &'static str,
+    /// The whole plan's cost.
+    pub total: u128,
+    /// The sampled tasks' cost.
+    pub sampled: u128,
+    /// Sampled tasks.
+    pub sampled_tasks: usize,
+    /// Strata of the sample.
+    pub strata: usize,
+    /// Seed of the sample.
+    pub seed: u64,
+    /// Digest of the sampled ids.
+    pub sample_digest: String,
+}
+
+/// The measured speed (`speed` in `--json`).
+#[derive(Debug, Serialize)]
+pub(crate) struct SpeedReport {
+    /// CPU seconds per unit of work (the estimate over `work.total`).
+    pub core_seconds_per_unit: f64,
+    /// Relative 90% half-width of the interval's timing part: the measured one or the
+    /// floor, whichever is larger.
+    pub timing_spread: f64,
+    /// Relative 90% half-width of the timing part as measured (from the blocks' spread).
+    pub measured_timing_spread: f64,
+    /// The least timing part (`--timing-floor`), relative.
+    pub timing_floor: f64,
+    /// Relative 90% half-width of the interval's sampling part.
+    pub sampling_spread: f64,
+    /// Median relative standard deviation of one task's time from round to round.
+    pub task_spread: f64,
+    /// Rounds the sample was timed.
+    pub rounds: usize,
+    /// Blocks of rounds the timing spread compares.
+    pub blocks: usize,
+    /// CPU seconds timed in all threads.
+    pub timed_seconds: f64,
+    /// The budget asked for (`--calibrate`), seconds per thread.
+    pub budget_seconds: f64,
 }
 
 /// An estimate with its 90% interval, in hours.
@@ -141,27 +230,31 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let plan = stable_plan(args.n, &options)?;
     let plan_rss = memory().map(|m| m.0);
     let d = design(plan.as_ref(), args.samples as usize, args.seed);
-    let tasks = d.tasks();
     if !global.quiet {
         message!(
-            "estimating N = {} ({} engine, {} tasks): solving {} sampled tasks on {threads} threads…",
+            "estimating N = {} ({} engine, {} tasks): timing {} sampled tasks on {threads} threads for about {} s…",
             args.n,
             plan.engine(),
             plan.len(),
-            tasks.len()
+            d.tasks().len(),
+            args.calibrate.as_secs_f64()
         );
     }
     let pool = thread_pool(threads)?;
-    let times = time_tasks(plan.as_ref(), &tasks, &pool);
+    let cal = calibrate(
+        plan.as_ref(),
+        &d,
+        &pool,
+        args.calibrate.as_secs_f64(),
+        args.seed,
+    );
     let peak = memory().map(|m| m.1);
-    let seconds = |t: usize| times.iter().find(|x| x.0 == t).map_or(0.0, |x| x.1);
-    let core = d.combine(plan.as_ref(), seconds);
-    let largest = largest_task_seconds(plan.as_ref(), &d, &seconds);
+    let e = d.estimate(plan.as_ref(), &cal, args.timing_floor / 100.0);
     let report = build(
         args,
         plan.as_ref(),
         threads,
-        (core, largest),
+        &e,
         (plan_rss, peak),
         &d,
         started,
@@ -170,22 +263,14 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     Ok(Exit::Ok.into())
 }
 
-/// The largest task's estimated seconds: its cost at the first stratum's measured rate.
-fn largest_task_seconds(
-    plan: &dyn Plan,
-    d: &nqueens::estimate::Design,
-    seconds: &impl Fn(usize) -> f64,
-) -> f64 {
-    let Some(first) = d.strata.first() else {
-        return 0.0;
-    };
-    let (t, c) = first.tasks.iter().fold((0.0, 0.0), |(t, c), &id| {
-        (t + seconds(id), c + plan.cost(id) as f64)
-    });
-    if plan.is_empty() || c == 0.0 {
-        return 0.0;
+/// Hours of `i` spread over `threads`, at least `floor`'s matching end.
+fn wall(i: Interval, threads: f64, floor: Interval) -> Span {
+    let h = |s: f64, f: f64| (s / threads).max(f) / 3600.0;
+    Span {
+        estimate: h(i.estimate, floor.estimate),
+        low: h(i.low, floor.low),
+        high: h(i.high, floor.high),
     }
-    t / c * plan.cost(0) as f64
 }
 
 /// Puts the report together.
@@ -193,21 +278,28 @@ fn build(
     args: &Args,
     plan: &dyn Plan,
     threads: usize,
-    (core, largest): (Interval, f64),
+    e: &Estimate,
     (plan_rss, peak): (Option<u64>, Option<u64>),
-    d: &nqueens::estimate::Design,
+    d: &Design,
     started: Instant,
 ) -> EstimateReport {
+    let core = e.total;
     let per_task = args.per_task.as_secs_f64();
     let shards =
         ((core.high / (threads as f64 * per_task)).ceil() as usize).clamp(1, plan.len().max(1));
-    let limit = clock(per_task * 1.25 + 600.0);
+    // The limit Slurm kills at: one shard's wall time at the interval's upper end, plus 25%
+    // for shards that are not quite equal and 10 minutes for start-up and the last checkpoint.
+    let shard_high = (core.high / (shards * threads) as f64).max(e.largest_task.high);
+    let limit = shard_high * 1.25 + 600.0;
     let sbatch = format!(
-        "sbatch --array=0-{} --cpus-per-task={threads} --time={limit} --wrap='nqueens count {} --engine {} -j {threads} -q --shard auto --checkpoint ckpt/shard-$SLURM_ARRAY_TASK_ID.ckpt --out out/shard-$SLURM_ARRAY_TASK_ID.json'",
+        "sbatch --array=0-{} --cpus-per-task={threads} --time={} --wrap='nqueens count {} --engine {} -j {threads} -q --shard auto --checkpoint ckpt/shard-$SLURM_ARRAY_TASK_ID.ckpt --out out/shard-$SLURM_ARRAY_TASK_ID.json'",
         shards - 1,
+        clock(limit),
         args.n,
         plan.engine()
     );
+    let work = d.work(plan);
+    let host = HostInfo::detect();
     EstimateReport {
         schema: "nqueens.estimate/1",
         n: plan.n(),
@@ -215,20 +307,46 @@ fn build(
         plan: plan.describe(),
         plan_hash: plan.fingerprint(),
         tasks: plan.len(),
-        samples: d.tasks().len(),
+        samples: work.sampled_tasks,
         sampled_cost_fraction: d.sampled_cost_fraction(plan),
         estimate_seconds: started.elapsed().as_secs_f64(),
         core_hours: Span::hours(core, 1.0, 0.0),
-        wall_hours: Span::hours(core, threads as f64, largest),
+        wall_hours: wall(core, threads as f64, e.largest_task),
         threads,
         plan_rss_bytes: plan_rss,
         peak_rss_per_thread_bytes: plan_rss
             .zip(peak)
             .map(|(base, peak)| peak.saturating_sub(base) / threads as u64),
-        largest_task_hours: largest / 3600.0,
+        largest_task_hours: e.largest_task.estimate / 3600.0,
         per_task_hours: per_task / 3600.0,
         shards,
         sbatch,
+        sbatch_time_s: limit.ceil(),
+        cpu: host.cpu,
+        isa: engine::matcher_level(),
+        code_paths: host.code_path,
+        speed: SpeedReport {
+            core_seconds_per_unit: core.estimate / work.total.max(1) as f64,
+            timing_spread: e.timing_spread,
+            measured_timing_spread: e.measured_timing_spread,
+            timing_floor: args.timing_floor / 100.0,
+            sampling_spread: e.sampling_spread,
+            task_spread: e.task_spread,
+            rounds: e.rounds,
+            blocks: e.blocks.len(),
+            timed_seconds: e.timed_seconds,
+            budget_seconds: args.calibrate.as_secs_f64(),
+        },
+        work: WorkReport {
+            units: "plan cost model",
+            total: work.total,
+            sampled: work.sampled,
+            sampled_tasks: work.sampled_tasks,
+            strata: work.strata,
+            seed: args.seed,
+            sample_digest: work.sample_digest,
+        },
+        largest_task_high_hours: e.largest_task.high / 3600.0,
     }
 }
 
@@ -257,24 +375,28 @@ fn print(r: &EstimateReport, global: &Global) -> anyhow::Result<()> {
         "N = {}: {} engine ({}), {} tasks",
         r.n, r.engine, r.plan, r.tasks
     )?;
+    print_machine(r, &mut out)?;
     let c = &r.core_hours;
     writeln!(
         out,
-        "CPU time: {} core-hours = {} (90% interval {} to {})",
+        "CPU time: {} core-hours = {} (90% interval {} to {}: sampling ±{:.1}%, timing ±{:.1}%)",
         sig(c.estimate),
         human(c.estimate),
         human(c.low),
-        human(c.high)
+        human(c.high),
+        100.0 * r.speed.sampling_spread,
+        100.0 * r.speed.timing_spread
     )?;
     let w = &r.wall_hours;
     writeln!(
         out,
-        "wall time on {} threads: {} (90% interval {} to {}); largest task {}",
+        "wall time on {} threads: {} (90% interval {} to {}); largest task {} (up to {})",
         r.threads,
         human(w.estimate),
         human(w.low),
         human(w.high),
-        human(r.largest_task_hours)
+        human(r.largest_task_hours),
+        human(r.largest_task_high_hours)
     )?;
     writeln!(
         out,
@@ -290,12 +412,44 @@ fn print(r: &EstimateReport, global: &Global) -> anyhow::Result<()> {
     writeln!(out, "{}", r.sbatch)?;
     writeln!(
         out,
+        "(--time {}: one shard's wall time at the interval's upper end, + 25% + 10 min)",
+        human(r.sbatch_time_s / 3600.0)
+    )?;
+    writeln!(
+        out,
         "(from {} sampled tasks, {:.2}% of the estimated work, in {:.1} s)",
         r.samples,
         100.0 * r.sampled_cost_fraction,
         r.estimate_seconds
     )?;
     Ok(())
+}
+
+/// The machine, the work and the speed: what makes an estimate from one machine not one for
+/// another, and how steady the clock was.
+fn print_machine(r: &EstimateReport, out: &mut dyn Write) -> std::io::Result<()> {
+    let (w, s) = (&r.work, &r.speed);
+    writeln!(
+        out,
+        "machine: {}, matcher {}, {} threads ({})",
+        r.cpu, r.isa, r.threads, r.code_paths
+    )?;
+    writeln!(
+        out,
+        "work: {:.4e} cost units (plan cost model), sample {} tasks in {} strata, seed {} (the same on every machine)",
+        w.total as f64, w.sampled_tasks, w.strata, w.seed
+    )?;
+    writeln!(
+        out,
+        "speed: {:.4e} core-s per unit; timing spread ±{:.1}% measured (90%, {} rounds in {} blocks, {:.1} s timed; one task varies ±{:.1}%), ±{:.0}% at least",
+        s.core_seconds_per_unit,
+        100.0 * s.measured_timing_spread,
+        s.rounds,
+        s.blocks,
+        s.timed_seconds,
+        100.0 * s.task_spread,
+        100.0 * s.timing_floor
+    )
 }
 
 /// A number with 3 significant digits.
@@ -347,5 +501,15 @@ mod tests {
     fn slurm_clocks_have_days() {
         assert_eq!(clock(3723.0), "0-01:02:03");
         assert_eq!(clock(90_000.0), "1-01:00:00");
+    }
+
+    #[test]
+    fn percentages_stay_in_range() {
+        assert_eq!(parse_percent("15"), Ok(15.0));
+        assert_eq!(parse_percent("2.5%"), Ok(2.5));
+        assert_eq!(parse_percent("0"), Ok(0.0));
+        for bad in ["", "-1", "101", "x", "nan"] {
+            assert!(parse_percent(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -1,0 +1,335 @@
+//! How fast this machine solves a plan's work, measured so that a shared machine's noise
+//! shows up as spread instead of moving the estimate.
+//!
+//! The cost of a count is its work times this machine's speed for that work. The work is
+//! deterministic: the plan's cost model and the seeded sample ([`super::Design`]) give the
+//! same numbers on every machine. The speed is what the clock measures, and on a shared VM one
+//! slow stretch of 50 ms used to move the whole estimate by 40%. So:
+//!
+//! - the sampled tasks are timed in *rounds*, each visiting every task once in a fresh
+//!   shuffled order, until a budget of timed seconds is spent (at least two rounds), so the
+//!   timing is spread over seconds and a slow stretch hits some tasks of some rounds only;
+//! - each task keeps every timing (the per-task dispersion), and its mean is what the
+//!   estimate uses: a long count meets the machine's load as it comes, so the mean, not the
+//!   quickest run, is what it will take;
+//! - the rounds are cut into up to [`BLOCKS`] consecutive blocks, each block gives a whole
+//!   estimate, and their spread says how much the speed wandered while it was measured. A job
+//!   still to run is treated as one more draw of that speed: the timing part of the interval
+//!   is a Student-t prediction interval, `t(0.95, B − 1) · s_B · √(1 + 1/B)` relative to the
+//!   mean, which widens the sampling interval in quadrature ([`interval`]).
+
+use rayon::prelude::*;
+
+use super::{Clock, Design, Interval, Z90};
+use crate::plan::Plan;
+
+/// Timed rounds at least: two are the fewest that show a spread.
+const MIN_ROUNDS: usize = 2;
+/// Timed rounds at most, whatever the budget: a clock too coarse to see a task would
+/// otherwise never fill it.
+const MAX_ROUNDS: usize = 10_000;
+/// Blocks of consecutive rounds whose estimates give the timing spread. Ten blocks of a 3 s
+/// budget are 0.3 s each: long enough to average a scheduler tick, short enough that a build
+/// starting on the other core lands in some blocks and not in others.
+pub const BLOCKS: usize = 10;
+
+/// Every timing of the sampled tasks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calibration {
+    /// The sampled ids, ascending.
+    pub tasks: Vec<usize>,
+    /// `seconds[i][k]`: the seconds task `tasks[i]` took in round `k`.
+    pub seconds: Vec<Vec<f64>>,
+}
+
+impl Calibration {
+    /// Times `tasks` (ascending, distinct) in rounds until the timings add up to `budget`
+    /// seconds, at least 2 and at most 10 000 rounds. Each round calls
+    /// `round` once with every task in a new order drawn from `seed`; `round` solves them
+    /// and returns `(id, seconds)` for each, in any order. Tests pass a fake clock here.
+    pub fn run(
+        tasks: &[usize],
+        budget: f64,
+        seed: u64,
+        mut round: impl FnMut(&[usize]) -> Vec<(usize, f64)>,
+    ) -> Self {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut order = tasks.to_vec();
+        let mut seconds = vec![Vec::new(); tasks.len()];
+        let (mut spent, mut rounds) = (0.0, 0);
+        while !tasks.is_empty() && (rounds < MIN_ROUNDS || (spent < budget && rounds < MAX_ROUNDS))
+        {
+            rng.shuffle(&mut order);
+            for (t, s) in round(&order) {
+                let i = tasks
+                    .binary_search(&t)
+                    .expect("round returns the tasks it was given");
+                seconds[i].push(s);
+                spent += s;
+            }
+            rounds += 1;
+        }
+        Calibration {
+            tasks: tasks.to_vec(),
+            seconds,
+        }
+    }
+
+    /// The number of rounds.
+    pub fn rounds(&self) -> usize {
+        self.seconds.first().map_or(0, Vec::len)
+    }
+
+    /// The sum of every timing, seconds.
+    pub fn timed_seconds(&self) -> f64 {
+        self.seconds.iter().flatten().sum()
+    }
+
+    /// The mean seconds of task `t` over rounds `from..to`.
+    fn mean(&self, t: usize, from: usize, to: usize) -> f64 {
+        let i = self.tasks.binary_search(&t).expect("a sampled task");
+        let s = &self.seconds[i][from..to];
+        s.iter().sum::<f64>() / s.len().max(1) as f64
+    }
+
+    /// The round ranges of the blocks: up to [`BLOCKS`] runs of consecutive rounds.
+    pub fn blocks(&self) -> Vec<(usize, usize)> {
+        let r = self.rounds();
+        let b = r.min(BLOCKS);
+        (0..b).map(|j| (j * r / b, (j + 1) * r / b)).collect()
+    }
+
+    /// The median over tasks of each task's relative standard deviation across rounds: how
+    /// much one task's timing varies from one run to the next.
+    pub fn task_spread(&self) -> f64 {
+        let mut cv: Vec<f64> = self
+            .seconds
+            .iter()
+            .filter(|s| s.len() >= 2)
+            .map(|s| relative_sd(s))
+            .collect();
+        cv.sort_by(f64::total_cmp);
+        cv.get(cv.len() / 2).copied().unwrap_or(0.0)
+    }
+}
+
+/// The median of `x` (the mean of the middle two for an even count), `None` when empty.
+fn median(x: &[f64]) -> Option<f64> {
+    let mut v = x.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
+}
+
+/// The sample standard deviation of `x` (0 for fewer than two values).
+fn sd(x: &[f64]) -> f64 {
+    if x.len() < 2 {
+        return 0.0;
+    }
+    let n = x.len() as f64;
+    let mean = x.iter().sum::<f64>() / n;
+    (x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+}
+
+/// Standard deviation over mean (0 for fewer than two values or a mean that is not positive).
+fn relative_sd(x: &[f64]) -> f64 {
+    let mean = x.iter().sum::<f64>() / x.len().max(1) as f64;
+    if mean > 0.0 {
+        sd(x) / mean
+    } else {
+        0.0
+    }
+}
+
+/// The 95% quantile of Student's t with `dof` degrees of freedom (the upper end of a
+/// two-sided 90% interval). A table: only `BLOCKS − 1` degrees or fewer are ever asked for,
+/// and a statistics crate would bring a linear-algebra stack for one number.
+pub fn t90(dof: usize) -> f64 {
+    const T: [f64; 30] = [
+        6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812, 1.796, 1.782, 1.771,
+        1.761, 1.753, 1.746, 1.740, 1.734, 1.729, 1.725, 1.721, 1.717, 1.714, 1.711, 1.708, 1.706,
+        1.703, 1.701, 1.699, 1.697,
+    ];
+    match dof {
+        0 => f64::INFINITY,
+        d if d <= T.len() => T[d - 1],
+        _ => Z90,
+    }
+}
+
+/// The relative half-width of a 90% prediction interval for the speed of a job still to
+/// run, from whole estimates made on `blocks` of the calibration:
+/// `t(0.95, B − 1) · s · √(1 + 1/B) / mean`. Zero when fewer than two blocks (no spread to
+/// see: [`Calibration::run`] always times two rounds or more).
+pub fn timing_spread(blocks: &[f64]) -> f64 {
+    let b = blocks.len();
+    if b < 2 {
+        return 0.0;
+    }
+    t90(b - 1) * relative_sd(blocks) * (1.0 + 1.0 / b as f64).sqrt()
+}
+
+/// The 90% interval of `estimate` when its sampling error is within ±`sampling` and the
+/// machine's speed within −`down` and +`up` (relative 90% half-widths): on each side the
+/// two half-widths add in quadrature, as independent errors do.
+pub fn interval(estimate: f64, sampling: f64, down: f64, up: f64) -> Interval {
+    Interval {
+        estimate,
+        low: (estimate * (1.0 - sampling.hypot(down))).max(0.0),
+        high: estimate * (1.0 + sampling.hypot(up)),
+    }
+}
+
+/// A calibrated estimate of a plan's total seconds, with how it was made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    /// Total seconds with the 90% interval of both sampling and timing.
+    pub total: Interval,
+    /// Relative 90% half-width of the sampling part alone.
+    pub sampling_spread: f64,
+    /// Relative 90% half-width of the timing part: the measured one or the floor, whichever
+    /// is larger.
+    pub timing_spread: f64,
+    /// Relative 90% half-width of the timing part as measured ([`timing_spread`]).
+    pub measured_timing_spread: f64,
+    /// Whole estimates from each block of rounds, seconds.
+    pub blocks: Vec<f64>,
+    /// Median per-task relative standard deviation ([`Calibration::task_spread`]).
+    pub task_spread: f64,
+    /// Rounds timed.
+    pub rounds: usize,
+    /// Seconds timed in all.
+    pub timed_seconds: f64,
+    /// The plan's largest task (task 0), seconds, with a 90% interval.
+    pub largest_task: Interval,
+}
+
+impl Design {
+    /// The plan's total seconds from the timings in `cal`.
+    ///
+    /// - The estimate is the median of the blocks' estimates, so a slow stretch that fills a
+    ///   few blocks widens the interval instead of moving the estimate.
+    /// - The sampling part of the interval comes from each task's mean over every round.
+    /// - The timing part is the blocks' [`timing_spread`], but never less than `floor`: a
+    ///   calibration of seconds cannot see the load change that a shared machine may go
+    ///   through in the minutes or days a count runs.
+    pub fn estimate(&self, plan: &dyn Plan, cal: &Calibration, floor: f64) -> Estimate {
+        let r = cal.rounds();
+        let (mean, variance) = self.parts(plan, &|t| cal.mean(t, 0, r));
+        let blocks: Vec<f64> = cal
+            .blocks()
+            .into_iter()
+            .map(|(a, b)| self.parts(plan, &|t| cal.mean(t, a, b)).0)
+            .collect();
+        let measured = timing_spread(&blocks);
+        let timing = measured.max(floor);
+        let sampling = Z90 * variance.sqrt() / mean.max(f64::MIN_POSITIVE);
+        // The prediction interval is centred on the blocks' mean; the estimate, their median,
+        // may sit anywhere in it (a slow stretch pulls the mean, not the median), so the
+        // interval's two sides differ.
+        let central = median(&blocks).unwrap_or(mean);
+        let blocks_mean = blocks.iter().sum::<f64>() / blocks.len().max(1) as f64;
+        let c = central.max(f64::MIN_POSITIVE);
+        let up = (blocks_mean * (1.0 + timing) / c - 1.0).max(timing);
+        let down = (1.0 - blocks_mean * (1.0 - timing) / c).max(timing);
+        // The largest task at the rate the central estimate uses.
+        let scale = central / mean.max(f64::MIN_POSITIVE);
+        let mut largest = self.largest_task(plan, &|t| cal.mean(t, 0, r) * scale, down, up);
+        largest.low = largest.low.min(largest.estimate);
+        Estimate {
+            total: interval(central, sampling, down, up),
+            sampling_spread: sampling,
+            timing_spread: timing,
+            measured_timing_spread: measured,
+            task_spread: cal.task_spread(),
+            rounds: r,
+            timed_seconds: cal.timed_seconds(),
+            largest_task: largest,
+            blocks,
+        }
+    }
+
+    /// Task 0's seconds: its cost at the first stratum's rate, with an interval from that
+    /// stratum's scatter about the rate (one task's own error, not a mean's) and the timing
+    /// part's `down` and `up`.
+    fn largest_task(
+        &self,
+        plan: &dyn Plan,
+        measure: &dyn Fn(usize) -> f64,
+        down: f64,
+        up: f64,
+    ) -> Interval {
+        let zero = Interval {
+            estimate: 0.0,
+            low: 0.0,
+            high: 0.0,
+        };
+        let Some(first) = self.strata.first().filter(|s| !s.tasks.is_empty()) else {
+            return zero;
+        };
+        let values: Vec<(f64, f64)> = first
+            .tasks
+            .iter()
+            .map(|&t| (measure(t), plan.cost(t) as f64))
+            .collect();
+        let (sum_t, sum_c) = values
+            .iter()
+            .fold((0.0, 0.0), |(a, b), (t, c)| (a + t, b + c));
+        if sum_c == 0.0 || sum_t == 0.0 {
+            return zero;
+        }
+        let ratio = sum_t / sum_c;
+        let relative: Vec<f64> = values
+            .iter()
+            .map(|(t, c)| t / (ratio * c.max(1.0)))
+            .collect();
+        interval(ratio * plan.cost(0) as f64, Z90 * sd(&relative), down, up)
+    }
+}
+
+/// Solves `order` once on `pool`, starting the tasks in that order, and returns each task's
+/// CPU seconds on its thread (wall seconds where the system has no per-thread CPU clock).
+///
+/// CPU time, not wall time: the question is core-hours, and on a shared machine a task that
+/// loses its core for a while would otherwise count the wait (measured: +62% at symmetry
+/// N = 18 with a load of 4 on 2 cores).
+pub fn time_round(plan: &dyn Plan, order: &[usize], pool: &rayon::ThreadPool) -> Vec<(usize, f64)> {
+    pool.install(|| {
+        order
+            .par_iter()
+            .with_max_len(1)
+            .map(|&t| {
+                let clock = Clock::start();
+                std::hint::black_box(plan.solve(t));
+                (t, clock.seconds())
+            })
+            .collect()
+    })
+}
+
+/// Times the sample of `design` on `pool`: one untimed warm-up round, then rounds of
+/// [`time_round`] until every thread has timed about `budget` seconds ([`Calibration::run`]).
+///
+/// The warm-up is there because engines fill shared caches on first use (the mitm engine's
+/// quarter lists up to N = 21), a cost a full run spreads over every task that shares them
+/// but a sample of a few dozen tasks would pay almost in full (measured: 3 to 5× too high at
+/// N = 16..18 without it).
+pub fn calibrate(
+    plan: &dyn Plan,
+    design: &Design,
+    pool: &rayon::ThreadPool,
+    budget: f64,
+    seed: u64,
+) -> Calibration {
+    let tasks = design.tasks();
+    time_round(plan, &tasks, pool);
+    let total = budget * pool.current_num_threads() as f64;
+    Calibration::run(&tasks, total, seed, |order| time_round(plan, order, pool))
+}
+
+#[cfg(test)]
+mod tests;
