@@ -102,6 +102,7 @@ fn pext_in_hardware() -> bool {
     false
 }
 
+#[cfg(any(target_arch = "x86_64", test))]
 /// The display family of a CPUID leaf 1 `eax` (base family, plus the extended family when the
 /// base is 0xF).
 fn family(eax: u32) -> u32 {
@@ -112,6 +113,7 @@ fn family(eax: u32) -> u32 {
     }
 }
 
+#[cfg(any(target_arch = "x86_64", test))]
 /// Whether a CPU of this vendor and family runs `pext` in microcode.
 fn microcoded_pext(vendor: &[u8; 12], family: u32) -> bool {
     matches!(vendor, b"AuthenticAMD" | b"HygonGenuine") && (0x15..=0x18).contains(&family)
@@ -272,6 +274,8 @@ pub(crate) unsafe fn count_blocks(
             Isa::Portable | Isa::Popcnt => {}
         }
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = level;
     kernels::count_blocks_generic(tables, per, index, stride, range)
 }
 
