@@ -327,53 +327,34 @@ unsafe fn count<W: Wide, const C: usize, const B: usize>(
     unsafe { W::total(sums) }
 }
 
-/// [`super::simd::count_blocks`] at the AVX2 level.
-///
-/// # Safety
-/// The CPU has AVX2 and POPCNT; the contract of [`super::simd::count_blocks`].
-#[target_feature(enable = "avx2,popcnt")]
-pub(crate) unsafe fn count_blocks_avx2(
-    tables: &[Lanes],
-    per: usize,
-    index: &[u32],
-    stride: usize,
-    range: std::ops::Range<usize>,
-) -> u64 {
-    // SAFETY: forwarded.
-    unsafe { count_blocks::<Avx2>(tables, per, index, stride, range) }
+/// Defines `$name`: [`super::simd::count_blocks`] for the `Wide` level `$wide`, compiled
+/// with `$features`.
+macro_rules! count_blocks_at {
+    ($($name:ident: $wide:ty, $features:literal, $cpu:literal;)*) => {$(
+        #[doc = concat!("[`super::simd::count_blocks`] at the ", stringify!($wide), " level.")]
+        ///
+        /// # Safety
+        #[doc = concat!("The CPU has ", $cpu, "; the contract of [`super::simd::count_blocks`].")]
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn $name(
+            tables: &[Lanes],
+            per: usize,
+            index: &[u32],
+            stride: usize,
+            range: std::ops::Range<usize>,
+        ) -> u64 {
+            // SAFETY: forwarded.
+            unsafe { count_blocks::<$wide>(tables, per, index, stride, range) }
+        }
+    )*};
 }
 
-/// [`super::simd::count_blocks`] at the AVX-512BW level.
-///
-/// # Safety
-/// The CPU has AVX-512F/BW, AVX2 and POPCNT; the contract of [`super::simd::count_blocks`].
-#[target_feature(enable = "avx512f,avx512bw,avx2,popcnt")]
-pub(crate) unsafe fn count_blocks_avx512bw(
-    tables: &[Lanes],
-    per: usize,
-    index: &[u32],
-    stride: usize,
-    range: std::ops::Range<usize>,
-) -> u64 {
-    // SAFETY: forwarded.
-    unsafe { count_blocks::<Avx512Bw>(tables, per, index, stride, range) }
-}
-
-/// [`super::simd::count_blocks`] at the AVX-512 (VPOPCNTQ) level.
-///
-/// # Safety
-/// The CPU has AVX-512F/BW/VPOPCNTDQ, AVX2 and POPCNT; the contract of
-/// [`super::simd::count_blocks`].
-#[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx2,popcnt")]
-pub(crate) unsafe fn count_blocks_avx512(
-    tables: &[Lanes],
-    per: usize,
-    index: &[u32],
-    stride: usize,
-    range: std::ops::Range<usize>,
-) -> u64 {
-    // SAFETY: forwarded.
-    unsafe { count_blocks::<Avx512>(tables, per, index, stride, range) }
+count_blocks_at! {
+    count_blocks_avx2: Avx2, "avx2,popcnt", "AVX2 and POPCNT";
+    count_blocks_avx512bw: Avx512Bw, "avx512f,avx512bw,avx2,popcnt",
+        "AVX-512F/BW, AVX2 and POPCNT";
+    count_blocks_avx512: Avx512, "avx512f,avx512bw,avx512vpopcntdq,avx2,popcnt",
+        "AVX-512F/BW/VPOPCNTDQ, AVX2 and POPCNT";
 }
 
 /// [`super::simd::build_block`] at the AVX2 level: the keys are bit-sliced 32 at a time by
