@@ -271,6 +271,23 @@ fn signal(child: &std::process::Child, signal: libc::c_int) {
 }
 
 /// Waits until `path` exists (the run's first save is done); false after two minutes.
+/// Starts `cmd` with stdout and stderr piped.
+fn spawn_piped(cmd: &mut std::process::Command) -> std::process::Child {
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Runs `change` (a disk filling up, a folder going away) while `child` is stopped, then lets
+/// it go on and waits for it.
+fn paused_while(child: std::process::Child, change: impl FnOnce()) -> std::process::Output {
+    signal(&child, libc::SIGSTOP);
+    change();
+    signal(&child, libc::SIGCONT);
+    child.wait_with_output().unwrap()
+}
+
 fn wait_for_file(path: &Path) -> bool {
     let start = std::time::Instant::now();
     while !path.exists() {
@@ -425,29 +442,21 @@ fn issue_24_a_result_file_that_cannot_be_written_still_reaches_the_user() {
     let (cp, outdir) = (dir.path().join("ck.json"), dir.path().join("results"));
     std::fs::create_dir(&outdir).unwrap();
     let out = outdir.join("o.json");
-    let child = common::nqueens_std()
-        .args([
-            "count",
-            "16",
-            "-j",
-            "1",
-            "-q",
-            "--checkpoint",
-            s(&cp),
-            "--out",
-            s(&out),
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(common::nqueens_std().args([
+        "count",
+        "16",
+        "-j",
+        "1",
+        "-q",
+        "--checkpoint",
+        s(&cp),
+        "--out",
+        s(&out),
+    ]));
     // After the probes (the first save follows them), the results folder goes away, as
     // space does on a disk that fills up: the result file can no longer be written.
     assert!(wait_for_file(&cp));
-    signal(&child, libc::SIGSTOP);
-    std::fs::remove_dir(&outdir).unwrap();
-    signal(&child, libc::SIGCONT);
-    let run = child.wait_with_output().unwrap();
+    let run = paused_while(child, || std::fs::remove_dir(&outdir).unwrap());
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "{stderr}");
     assert!(
@@ -489,23 +498,18 @@ fn issue_24_a_failed_checkpoint_save_keeps_the_last_good_one_and_stops_cleanly()
         "--checkpoint-every",
         "0.3",
     ];
-    let child = common::nqueens_std()
-        .args(args)
-        .args(["--checkpoint", s(&cp)])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(
+        common::nqueens_std()
+            .args(args)
+            .args(["--checkpoint", s(&cp)]),
+    );
     assert!(wait_for_file(&cp));
     // Stop it just after a periodic save replaced the file (a new inode), so no save is in
     // flight: moving the folder under a save would strand its temporary file, which a full
     // disk never does.
     assert!(wait_for_new_inode(&cp, inode(&cp)));
     // Saves from now on fail: the folder they go to is gone.
-    signal(&child, libc::SIGSTOP);
-    std::fs::rename(&dir, &moved).unwrap();
-    signal(&child, libc::SIGCONT);
-    let run = child.wait_with_output().unwrap();
+    let run = paused_while(child, || std::fs::rename(&dir, &moved).unwrap());
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("the last good checkpoint"), "{stderr}");
@@ -638,27 +642,19 @@ fn issue_24_on_a_real_full_disk_nothing_is_lost() {
     disk.empty();
 
     // Full at the end: the total and the record still reach the user.
-    let child = common::nqueens_std()
-        .args([
-            "count",
-            "16",
-            "-j",
-            "1",
-            "-q",
-            "--checkpoint",
-            s(&cp),
-            "--out",
-            s(&out),
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(common::nqueens_std().args([
+        "count",
+        "16",
+        "-j",
+        "1",
+        "-q",
+        "--checkpoint",
+        s(&cp),
+        "--out",
+        s(&out),
+    ]));
     assert!(wait_for_file(&cp));
-    signal(&child, libc::SIGSTOP);
-    disk.fill();
-    signal(&child, libc::SIGCONT);
-    let run = child.wait_with_output().unwrap();
+    let run = paused_while(child, || disk.fill());
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "{stderr}");
     assert!(
@@ -683,18 +679,13 @@ fn issue_24_on_a_real_full_disk_nothing_is_lost() {
         "--checkpoint-every",
         "0.3",
     ];
-    let child = common::nqueens_std()
-        .args(args)
-        .args(["--checkpoint", s(&cp)])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(
+        common::nqueens_std()
+            .args(args)
+            .args(["--checkpoint", s(&cp)]),
+    );
     assert!(wait_for_file(&cp));
-    signal(&child, libc::SIGSTOP);
-    disk.fill();
-    signal(&child, libc::SIGCONT);
-    let run = child.wait_with_output().unwrap();
+    let run = paused_while(child, || disk.fill());
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("the last good checkpoint"), "{stderr}");

@@ -340,7 +340,7 @@ fn periodic_saves(
         {
             let done = finished.0.lock().unwrap_or_else(|e| e.into_inner());
             // Waiting *while* not finished checks the flag first: a run that ends before this
-            // thread first takes the lock must not wait out a whole period (issue 12, item 4).
+            // thread first takes the lock must not wait out a whole period before it exits.
             let (done, _) = finished
                 .1
                 .wait_timeout_while(done, every, |finished| !*finished)

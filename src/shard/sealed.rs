@@ -407,7 +407,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_24_a_write_that_fails_part_way_keeps_the_old_file_and_leaves_no_temporary() {
+    fn a_write_that_fails_part_way_keeps_the_old_file_and_leaves_no_temporary() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.json");
         write_atomic(&path, b"old").unwrap();
@@ -423,7 +423,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_24_stale_temporary_files_and_long_names_do_not_stop_a_write() {
+    fn stale_temporary_files_and_long_names_do_not_stop_a_write() {
         let dir = tempfile::tempdir().unwrap();
         // A name of the longest legal length: its temporary file must still fit.
         let long = "n".repeat(250) + ".json";

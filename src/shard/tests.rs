@@ -165,7 +165,7 @@ fn a_run_with_a_zero_save_period_still_finishes() {
 }
 
 #[test]
-fn issue_24_a_wrong_saved_count_is_found_by_block_and_replaced() {
+fn a_wrong_saved_count_is_found_by_block_and_replaced() {
     let p = plan(10);
     let mut cp = Checkpoint::new(p.as_ref(), ShardSpec::whole()).unwrap();
     let wrong = p.len() - 1;
@@ -193,7 +193,7 @@ fn issue_24_a_wrong_saved_count_is_found_by_block_and_replaced() {
 }
 
 #[test]
-fn issue_24_a_saved_block_that_this_machine_also_gets_wrong_is_a_mismatch() {
+fn a_saved_block_that_this_machine_also_gets_wrong_is_a_mismatch() {
     let p = plan(10);
     let mut cp = Checkpoint::new(p.as_ref(), ShardSpec::whole()).unwrap();
     for t in 0..p.len() {
@@ -213,7 +213,7 @@ fn issue_24_a_saved_block_that_this_machine_also_gets_wrong_is_a_mismatch() {
 }
 
 #[test]
-fn issue_24_block_totals_that_do_not_add_up_are_refused() {
+fn block_totals_that_do_not_add_up_are_refused() {
     let tmp = dir();
     let path = tmp.path().join("forged.ckpt");
     let p = plan(8);

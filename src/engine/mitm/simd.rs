@@ -45,7 +45,15 @@ const NAMED: [(Isa, &str); 5] = [
 ];
 
 /// The level names, lowest first.
-pub(crate) const LEVEL_NAMES: [&str; 5] = ["portable", "popcnt", "avx2", "avx512bw", "avx512"];
+pub(crate) const LEVEL_NAMES: [&str; 5] = {
+    let mut names = [""; 5];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = NAMED[i].1;
+        i += 1;
+    }
+    names
+};
 
 /// The environment variable that caps the detected level.
 pub(crate) const CAP_VAR: &str = "NQUEENS_ISA";

@@ -27,26 +27,23 @@ const ENTRY: usize = std::mem::size_of::<Lanes>();
 pub(crate) trait Wide {
     /// The 512 bits.
     type Set: Copy;
-    /// A running count of ones (bytes or 64-bit lanes, per level).
+    /// A running count of ones (bytes or 64-bit lanes, per level); also the register of
+    /// 64-bit sums that tallies are folded into.
     type Tally: Copy;
-    /// Running 64-bit sums of folded tallies.
-    type Sums: Copy;
     /// Sets that may be added to one tally before a lane could overflow.
     const FOLD: usize;
     /// Loads an entry from a 64-byte aligned address.
     unsafe fn load(p: *const u8) -> Self::Set;
     /// Bitwise AND.
     unsafe fn and(a: Self::Set, b: Self::Set) -> Self::Set;
-    /// An empty tally.
+    /// An empty tally (or empty sums).
     unsafe fn zero() -> Self::Tally;
     /// Adds the ones of `s` to `t`.
     unsafe fn tally(t: Self::Tally, s: Self::Set) -> Self::Tally;
-    /// Empty sums.
-    unsafe fn no_sums() -> Self::Sums;
-    /// Adds a tally to the sums.
-    unsafe fn fold(sums: Self::Sums, t: Self::Tally) -> Self::Sums;
+    /// Adds a tally to the 64-bit sums.
+    unsafe fn fold(sums: Self::Tally, t: Self::Tally) -> Self::Tally;
     /// The grand total of the sums.
-    unsafe fn total(sums: Self::Sums) -> u64;
+    unsafe fn total(sums: Self::Tally) -> u64;
 }
 
 /// AVX2: two ymm per set, byte popcounts by nibble lookup.
@@ -80,7 +77,6 @@ unsafe fn ones_per_byte_256(v: __m256i) -> __m256i {
 impl Wide for Avx2 {
     type Set = [__m256i; 2];
     type Tally = __m256i;
-    type Sums = __m256i;
     // A set adds at most 16 per byte (8 from each half): 15 sets stay below 256.
     const FOLD: usize = 15;
 
@@ -117,19 +113,13 @@ impl Wide for Avx2 {
     }
 
     #[inline(always)]
-    unsafe fn no_sums() -> Self::Sums {
-        // SAFETY: AVX2 is enabled.
-        unsafe { _mm256_setzero_si256() }
-    }
-
-    #[inline(always)]
-    unsafe fn fold(sums: Self::Sums, t: Self::Tally) -> Self::Sums {
+    unsafe fn fold(sums: Self::Tally, t: Self::Tally) -> Self::Tally {
         // SAFETY: AVX2 is enabled.
         unsafe { _mm256_add_epi64(sums, _mm256_sad_epu8(t, _mm256_setzero_si256())) }
     }
 
     #[inline(always)]
-    unsafe fn total(sums: Self::Sums) -> u64 {
+    unsafe fn total(sums: Self::Tally) -> u64 {
         // SAFETY: AVX2 is enabled.
         unsafe {
             let pair = _mm_add_epi64(
@@ -141,30 +131,43 @@ impl Wide for Avx2 {
     }
 }
 
+/// The methods of [`Wide`] that both AVX-512 levels share: a set is one zmm register, and so
+/// are the tallies and sums.
+macro_rules! zmm_sets {
+    () => {
+        #[inline(always)]
+        unsafe fn load(p: *const u8) -> Self::Set {
+            // SAFETY: the caller passes a 64-byte aligned entry; AVX-512F is enabled.
+            unsafe { _mm512_load_si512(p as *const __m512i) }
+        }
+
+        #[inline(always)]
+        unsafe fn and(a: Self::Set, b: Self::Set) -> Self::Set {
+            // SAFETY: AVX-512F is enabled.
+            unsafe { _mm512_and_si512(a, b) }
+        }
+
+        #[inline(always)]
+        unsafe fn zero() -> Self::Tally {
+            // SAFETY: AVX-512F is enabled.
+            unsafe { _mm512_setzero_si512() }
+        }
+
+        #[inline(always)]
+        unsafe fn total(sums: Self::Tally) -> u64 {
+            // SAFETY: AVX-512F is enabled.
+            unsafe { _mm512_reduce_add_epi64(sums) as u64 }
+        }
+    };
+}
+
 impl Wide for Avx512Bw {
     type Set = __m512i;
     type Tally = __m512i;
-    type Sums = __m512i;
     // A set adds at most 8 per byte: 31 sets stay below 256.
     const FOLD: usize = 31;
 
-    #[inline(always)]
-    unsafe fn load(p: *const u8) -> Self::Set {
-        // SAFETY: the caller passes a 64-byte aligned entry; AVX-512F is enabled.
-        unsafe { _mm512_load_si512(p as *const __m512i) }
-    }
-
-    #[inline(always)]
-    unsafe fn and(a: Self::Set, b: Self::Set) -> Self::Set {
-        // SAFETY: AVX-512F is enabled.
-        unsafe { _mm512_and_si512(a, b) }
-    }
-
-    #[inline(always)]
-    unsafe fn zero() -> Self::Tally {
-        // SAFETY: AVX-512F is enabled.
-        unsafe { _mm512_setzero_si512() }
-    }
+    zmm_sets!();
 
     #[inline(always)]
     unsafe fn tally(t: Self::Tally, s: Self::Set) -> Self::Tally {
@@ -184,48 +187,19 @@ impl Wide for Avx512Bw {
     }
 
     #[inline(always)]
-    unsafe fn no_sums() -> Self::Sums {
-        // SAFETY: AVX-512F is enabled.
-        unsafe { _mm512_setzero_si512() }
-    }
-
-    #[inline(always)]
-    unsafe fn fold(sums: Self::Sums, t: Self::Tally) -> Self::Sums {
+    unsafe fn fold(sums: Self::Tally, t: Self::Tally) -> Self::Tally {
         // SAFETY: AVX-512F/BW are enabled.
         unsafe { _mm512_add_epi64(sums, _mm512_sad_epu8(t, _mm512_setzero_si512())) }
-    }
-
-    #[inline(always)]
-    unsafe fn total(sums: Self::Sums) -> u64 {
-        // SAFETY: AVX-512F is enabled.
-        unsafe { _mm512_reduce_add_epi64(sums) as u64 }
     }
 }
 
 impl Wide for Avx512 {
     type Set = __m512i;
     type Tally = __m512i;
-    type Sums = __m512i;
     // 64-bit lanes: no fold is ever needed inside one call.
     const FOLD: usize = usize::MAX;
 
-    #[inline(always)]
-    unsafe fn load(p: *const u8) -> Self::Set {
-        // SAFETY: as for `Avx512Bw`.
-        unsafe { Avx512Bw::load(p) }
-    }
-
-    #[inline(always)]
-    unsafe fn and(a: Self::Set, b: Self::Set) -> Self::Set {
-        // SAFETY: AVX-512F is enabled.
-        unsafe { _mm512_and_si512(a, b) }
-    }
-
-    #[inline(always)]
-    unsafe fn zero() -> Self::Tally {
-        // SAFETY: AVX-512F is enabled.
-        unsafe { _mm512_setzero_si512() }
-    }
+    zmm_sets!();
 
     #[inline(always)]
     unsafe fn tally(t: Self::Tally, s: Self::Set) -> Self::Tally {
@@ -234,21 +208,9 @@ impl Wide for Avx512 {
     }
 
     #[inline(always)]
-    unsafe fn no_sums() -> Self::Sums {
-        // SAFETY: AVX-512F is enabled.
-        unsafe { _mm512_setzero_si512() }
-    }
-
-    #[inline(always)]
-    unsafe fn fold(sums: Self::Sums, t: Self::Tally) -> Self::Sums {
+    unsafe fn fold(sums: Self::Tally, t: Self::Tally) -> Self::Tally {
         // SAFETY: AVX-512F is enabled.
         unsafe { _mm512_add_epi64(sums, t) }
-    }
-
-    #[inline(always)]
-    unsafe fn total(sums: Self::Sums) -> u64 {
-        // SAFETY: AVX-512F is enabled.
-        unsafe { _mm512_reduce_add_epi64(sums) as u64 }
     }
 }
 
@@ -299,7 +261,7 @@ unsafe fn count<W: Wide, const C: usize, const B: usize>(
     let rows: [*const u32; C] = std::array::from_fn(|j| unsafe { index.as_ptr().add(j * stride) });
     let step = (W::FOLD / B).max(1);
     // SAFETY: the features of `W` are enabled (caller).
-    let mut sums = unsafe { W::no_sums() };
+    let mut sums = unsafe { W::zero() };
     let mut start = range.start;
     while start < range.end {
         let stop = range.end.min(start.saturating_add(step));
