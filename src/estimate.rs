@@ -26,10 +26,11 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 pub use calibration::{
-    calibrate, interval, t90, time_round, timing_spread, Calibration, Estimate, BLOCKS,
+    calibrate, interval, t90, time_round, timing_spread, work_round, Calibration, Estimate, BLOCKS,
 };
 
 use crate::plan::{fingerprint_words, Plan};
+use crate::work::thread_cpu_seconds;
 
 /// z for a two-sided 90% interval.
 const Z90: f64 = 1.644_854;
@@ -227,24 +228,6 @@ impl Clock {
             _ => self.wall.elapsed().as_secs_f64(),
         }
     }
-}
-
-/// CPU seconds used by the calling thread.
-#[cfg(unix)]
-fn thread_cpu_seconds() -> Option<f64> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    (rc == 0).then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
-}
-
-/// CPU seconds used by the calling thread (not measured on this system).
-#[cfg(not(unix))]
-fn thread_cpu_seconds() -> Option<f64> {
-    None
 }
 
 /// Resident and peak resident memory of this process in bytes (`VmRSS`, `VmHWM`), where the

@@ -25,12 +25,14 @@ pub mod puzzles;
 pub mod recheck;
 pub mod report;
 pub mod shard;
+pub mod work;
 
 mod count;
 
 pub use count::{count, count_with_progress, finish, Count, CountOptions, MAX_THREADS};
 pub use error::{Error, MAX_N, MIN_N};
 pub use plan::{NoProgress, Plan, Progress};
+pub use work::Work;
 
 /// The README's code samples are compiled and run as doctests.
 #[cfg(doctest)]

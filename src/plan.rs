@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use sha2::{Digest, Sha256};
 
 use crate::error::Error;
+use crate::work::Work;
 
 /// A deterministic list of independent subproblems for one board size and engine.
 ///
@@ -42,6 +43,12 @@ pub trait Plan: Send + Sync {
     /// it runs on another core; every engine overrides it with its portable path.
     fn solve_portable(&self, task: usize) -> u128 {
         self.solve(task)
+    }
+    /// Solves task `task` like [`Plan::solve`] and says what it did ([`Work`]), for engines
+    /// that keep work counters (`None` for the others). Slower than [`Plan::solve`] by the
+    /// counters' clock readings: for estimates and comparisons, not for counts.
+    fn solve_counted(&self, _task: usize) -> Option<(u128, Work)> {
+        None
     }
     /// A stable digest of the plan (engine, version, N, parameters and its tasks; a huge plan
     /// may hash its parameters, its cost classes and a deterministic sample of tasks), so

@@ -9,16 +9,17 @@
 //! chosen threads, memory, and a shard count K for a target time per Slurm array task with the
 //! matching `sbatch` line, whose `--time` comes from the interval's upper end.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use nqueens::estimate::{calibrate, design, memory, Design, Estimate, Interval};
+use nqueens::estimate::{calibrate, design, memory, Calibration, Design, Estimate, Interval};
 use nqueens::hw::HostInfo;
 use nqueens::plan::{thread_pool, Plan};
 use nqueens::report::{json, Format};
 use nqueens::shard::stable_plan;
-use nqueens::{engine, CountOptions};
+use nqueens::{engine, CountOptions, Work};
 use serde::Serialize;
 
 use crate::cli::{parse_n, Global};
@@ -172,6 +173,60 @@ pub(crate) struct WorkReport {
     pub seed: u64,
     /// Digest of the sampled ids.
     pub sample_digest: String,
+    /// The engine's work counters (`null` where it keeps none): summed over the sample, and
+    /// scaled to the whole plan with its 90% interval like the time. Counts are the same on
+    /// every machine for a plan, seed and matcher level; the `*_seconds` are CPU time here.
+    pub counters: Option<CountersReport>,
+}
+
+/// The work counters of the sample and of the whole plan.
+#[derive(Debug, Serialize)]
+pub(crate) struct CountersReport {
+    /// Summed over the sampled tasks.
+    pub sampled: Work,
+    /// Each counter scaled to the whole plan (ratio to the cost model, per stratum).
+    pub plan: BTreeMap<&'static str, Total>,
+}
+
+/// A total over the plan with its 90% interval.
+#[derive(Debug, Serialize)]
+pub(crate) struct Total {
+    /// Point estimate.
+    pub estimate: f64,
+    /// Lower end.
+    pub low: f64,
+    /// Upper end.
+    pub high: f64,
+}
+
+/// The work counters of `cal`'s sample, scaled to the plan by `d` (None without counters).
+fn counters(plan: &dyn Plan, d: &Design, cal: &Calibration) -> Option<CountersReport> {
+    if cal.work.is_empty() {
+        return None;
+    }
+    let mut sampled = Work::default();
+    cal.work.iter().for_each(|w| sampled.add(w));
+    let by_task: BTreeMap<usize, Vec<(&'static str, f64)>> = cal
+        .tasks
+        .iter()
+        .zip(&cal.work)
+        .map(|(&t, w)| (t, w.counters()))
+        .collect();
+    let names: Vec<&'static str> = sampled.counters().iter().map(|c| c.0).collect();
+    let plan = names
+        .iter()
+        .enumerate()
+        .map(|(i, &name)| {
+            let total = d.combine(plan, |t| by_task.get(&t).map_or(0.0, |c| c[i].1));
+            let total = Total {
+                estimate: total.estimate,
+                low: total.low,
+                high: total.high,
+            };
+            (name, total)
+        })
+        .collect();
+    Some(CountersReport { sampled, plan })
 }
 
 /// The measured speed (`speed` in `--json`).
@@ -250,7 +305,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     );
     let peak = memory().map(|m| m.1);
     let e = d.estimate(plan.as_ref(), &cal, args.timing_floor / 100.0);
-    let report = build(
+    let mut report = build(
         args,
         plan.as_ref(),
         threads,
@@ -259,6 +314,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         &d,
         started,
     );
+    report.work.counters = counters(plan.as_ref(), &d, &cal);
     print(&report, global)?;
     Ok(Exit::Ok.into())
 }
@@ -345,6 +401,7 @@ fn build(
             strata: work.strata,
             seed: args.seed,
             sample_digest: work.sample_digest,
+            counters: None,
         },
         largest_task_high_hours: e.largest_task.high / 3600.0,
     }

@@ -22,6 +22,7 @@ use rayon::prelude::*;
 
 use super::{Clock, Design, Interval, Z90};
 use crate::plan::Plan;
+use crate::work::Work;
 
 /// Timed rounds at least: two are the fewest that show a spread.
 const MIN_ROUNDS: usize = 2;
@@ -40,6 +41,9 @@ pub struct Calibration {
     pub tasks: Vec<usize>,
     /// `seconds[i][k]`: the seconds task `tasks[i]` took in round `k`.
     pub seconds: Vec<Vec<f64>>,
+    /// `work[i]`: the work counters of task `tasks[i]`, from the warm-up round, where the
+    /// engine keeps them (empty otherwise).
+    pub work: Vec<Work>,
 }
 
 impl Calibration {
@@ -72,6 +76,7 @@ impl Calibration {
         Calibration {
             tasks: tasks.to_vec(),
             seconds,
+            work: Vec::new(),
         }
     }
 
@@ -311,8 +316,29 @@ pub fn time_round(plan: &dyn Plan, order: &[usize], pool: &rayon::ThreadPool) ->
     })
 }
 
-/// Times the sample of `design` on `pool`: one untimed warm-up round, then rounds of
-/// [`time_round`] until every thread has timed about `budget` seconds ([`Calibration::run`]).
+/// Solves `tasks` on `pool` with the engine's work counters: in `tasks` order, or empty if
+/// the engine keeps none.
+pub fn work_round(plan: &dyn Plan, tasks: &[usize], pool: &rayon::ThreadPool) -> Vec<Work> {
+    let counted: Option<Vec<Work>> = pool.install(|| {
+        tasks
+            .par_iter()
+            .with_max_len(1)
+            .map(|&t| match plan.solve_counted(t) {
+                Some((_, work)) => Some(work),
+                None => {
+                    // Still a warm-up for the timed rounds.
+                    std::hint::black_box(plan.solve(t));
+                    None
+                }
+            })
+            .collect()
+    });
+    counted.unwrap_or_default()
+}
+
+/// Times the sample of `design` on `pool`: one untimed warm-up round (which gathers the
+/// work counters, [`work_round`]), then rounds of [`time_round`] until every thread has
+/// timed about `budget` seconds ([`Calibration::run`]).
 ///
 /// The warm-up is there because engines fill shared caches on first use (the mitm engine's
 /// quarter lists up to N = 21), a cost a full run spreads over every task that shares them
@@ -326,9 +352,10 @@ pub fn calibrate(
     seed: u64,
 ) -> Calibration {
     let tasks = design.tasks();
-    time_round(plan, &tasks, pool);
+    let work = work_round(plan, &tasks, pool);
     let total = budget * pool.current_num_threads() as f64;
-    Calibration::run(&tasks, total, seed, |order| time_round(plan, order, pool))
+    let cal = Calibration::run(&tasks, total, seed, |order| time_round(plan, order, pool));
+    Calibration { work, ..cal }
 }
 
 #[cfg(test)]

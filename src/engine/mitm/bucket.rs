@@ -3,7 +3,7 @@
 //! bits are disjoint from its own, and the matcher layout leaves the cut bits out. Tasks whose
 //! keys fill many blocks use the ranked [`super::matcher::Sieve`] instead.
 
-use super::kernels::{Lanes, Layout, BLOCK};
+use super::kernels::{Lanes, Layout, Visits, BLOCK};
 use super::matcher::MIN_PARTIAL;
 use super::simd::{self, Level};
 
@@ -25,6 +25,8 @@ pub(crate) struct BucketSieve {
     /// Per query and chunk, its table entry's byte offset (scratch for
     /// [`BucketSieve::count_groups`]).
     index: Vec<u32>,
+    /// What the sieve did (taken by the task's work counters).
+    pub visits: Visits,
 }
 
 /// The keys of one bucket: whole blocks in `tables`, the remainder in `rest`.
@@ -83,6 +85,7 @@ impl BucketSieve {
         let per = self.layout.per_block;
         let first = self.tables.len() / per;
         let blocks = sliced.div_ceil(BLOCK);
+        self.visits.built += blocks as u64;
         self.tables.resize((first + blocks) * per, Lanes::ZERO);
         let tables = &mut self.tables[first * per..];
         for (b, table) in tables.chunks_exact_mut(per).enumerate() {
@@ -123,6 +126,7 @@ impl BucketSieve {
                         continue;
                     }
                     let index = &self.index[..stride * self.layout.chunks()];
+                    self.visits.blocks += (range.len() * pair.len() / per) as u64;
                     // SAFETY: `index_queries` wrote byte offsets of entries below `per` for
                     // every chunk, and `pair` holds one or two whole blocks of `per` entries.
                     counts[s / values] +=
@@ -132,8 +136,9 @@ impl BucketSieve {
             let rest = &self.rest[bucket.rest.clone()];
             if !rest.is_empty() {
                 for s in (0..seg.len() - 1).filter(|&s| compatible(s)) {
-                    counts[s / values] +=
-                        simd::count_direct(level, rest, &sorted[seg[s]..seg[s + 1]]);
+                    let queries = &sorted[seg[s]..seg[s + 1]];
+                    counts[s / values] += simd::count_direct(level, rest, queries);
+                    self.visits.direct += (rest.len() * queries.len()) as u64;
                 }
             }
         }

@@ -35,19 +35,23 @@ pub(crate) struct HalfSpec<'a> {
     pub level: Level,
 }
 
-/// Appends the keys of the halves of `spec` whose north quarter uses the columns `cn`.
-fn enumerate_columns(spec: &HalfSpec<'_>, cn: u32, out: &mut [Vec<u64>; 4]) {
+/// Appends the keys of the halves of `spec` whose north quarter uses the columns `cn`;
+/// returns the number of (north, south) word pairs tested.
+fn enumerate_columns(spec: &HalfSpec<'_>, cn: u32, out: &mut [Vec<u64>; 4]) -> u64 {
     if cn & !spec.cols != 0 {
-        return;
+        return 0;
     }
     let cs = spec.cols ^ cn;
+    let mut tested = 0;
     for (class, keys) in out.iter_mut().enumerate() {
         if spec.wanted[class] {
             let n = spec.north.get(class >> 1, cn);
             let s = spec.south.get(class & 1, cs);
+            tested += (n.len() * s.len()) as u64;
             simd::join(spec.level, n, s, spec.forbid, spec.extra, keys);
         }
     }
+    tested
 }
 
 /// The halves of one or more specs, produced a portion at a time so that a task's keys never
@@ -57,6 +61,10 @@ pub(crate) struct Portions<'a, 'b> {
     specs: &'b [HalfSpec<'a>],
     spec: usize,
     mask: usize,
+    /// (north, south) word pairs tested so far (a work counter).
+    pub tested: u64,
+    /// Keys produced so far, over every pass (a work counter).
+    pub built: u64,
 }
 
 impl<'a, 'b> Portions<'a, 'b> {
@@ -66,6 +74,8 @@ impl<'a, 'b> Portions<'a, 'b> {
             specs,
             spec: 0,
             mask: 0,
+            tested: 0,
+            built: 0,
         }
     }
 
@@ -81,12 +91,13 @@ impl<'a, 'b> Portions<'a, 'b> {
         let len = |out: &[Vec<u64>; 4]| out.iter().map(Vec::len).sum::<usize>();
         while !self.is_done() && len(out) < limit {
             let spec = &self.specs[self.spec];
-            enumerate_columns(spec, spec.masks[self.mask], out);
+            self.tested += enumerate_columns(spec, spec.masks[self.mask], out);
             self.mask += 1;
             if self.mask == spec.masks.len() {
                 (self.spec, self.mask) = (self.spec + 1, 0);
             }
         }
+        self.built += len(out) as u64;
         len(out) > 0
     }
 

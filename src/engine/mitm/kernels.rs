@@ -9,6 +9,20 @@
 /// Keys per block.
 pub(crate) const BLOCK: usize = 512;
 
+/// What a sieve did since its counters were last taken: always counted, at a cost of a few
+/// additions per block or per call, far from the per-pair loops.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Visits {
+    /// Blocks bit-sliced.
+    pub built: u64,
+    /// (query, block) pairs counted.
+    pub blocks: u64,
+    /// (query, key) pairs compared one by one.
+    pub direct: u64,
+    /// Queries routed or filtered by a test of their bits.
+    pub routing: u64,
+}
+
 /// 512 bits: one bit per key of a block.
 #[repr(C, align(64))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

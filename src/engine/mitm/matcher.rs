@@ -14,7 +14,7 @@
 //! The inner loops are written once and compiled per CPU level (see [`Level`]); AVX-512 with
 //! VPOPCNTQ, AVX2 + POPCNT, POPCNT alone, and a portable fallback give identical results.
 
-use super::kernels::{Lanes, Layout, BLOCK};
+use super::kernels::{Lanes, Layout, Visits, BLOCK};
 use super::simd::{self, Level};
 
 /// A partial final block is padded and sliced only if it holds at least this many keys;
@@ -105,6 +105,8 @@ pub(crate) struct Sieve {
     index: Vec<u32>,
     /// Rank bits below the prefix that blocks try not to straddle.
     prefix_shift: u32,
+    /// What the sieve did (taken by the task's work counters).
+    pub visits: Visits,
 }
 
 impl Sieve {
@@ -167,6 +169,7 @@ impl Sieve {
         while start < len {
             let end = self.block_end(start, len);
             let b = self.common.len();
+            self.visits.built += 1;
             // Every entry is written by `build_block`: grow only, never clear.
             if self.tables.len() < (b + 1) * per {
                 self.tables.resize((b + 1) * per, Lanes::ZERO);
@@ -259,6 +262,7 @@ impl Sieve {
         for ((_, rest), count) in self.groups.iter().zip(counts.iter_mut()) {
             if !rest.is_empty() {
                 *count += simd::count_direct(level, &self.rest[rest.clone()], queries);
+                self.visits.direct += (rest.len() * queries.len()) as u64;
             }
         }
         if self.common.is_empty() || queries.is_empty() {
@@ -283,16 +287,22 @@ impl Sieve {
         let all = (1u32 << seg_bits) - 1;
         // Unranked blocks skip nothing: two at a time share each query's table offsets.
         let step = if self.rank.bits() == 0 { 2 } else { 1 };
+        let mut visited = 0;
         for (g, (blocks, _)) in self.groups.iter().enumerate() {
             for first in blocks.clone().step_by(step) {
                 let pair = first..(first + step).min(blocks.end);
                 let shared = self.common[pair.clone()].iter().fold(!0u32, |a, &c| a & c);
-                counts[g] += self.count_pair(pair, all & !(shared >> shift), &seg, stride, level);
+                let free = all & !(shared >> shift);
+                let (count, pairs) = self.count_pair(pair, free, &seg, stride, level);
+                counts[g] += count;
+                visited += pairs;
             }
         }
+        self.visits.blocks += visited;
     }
 
-    /// Counts the pairs of one or two blocks with the query segments `y ⊆ free`.
+    /// Counts the pairs of one or two blocks with the query segments `y ⊆ free`; also
+    /// returns the (query, block) pairs it visited.
     fn count_pair(
         &self,
         pair: std::ops::Range<usize>,
@@ -300,22 +310,23 @@ impl Sieve {
         seg: &[usize],
         stride: usize,
         level: Level,
-    ) -> u64 {
+    ) -> (u64, u64) {
         let per = self.layout.per_block;
         let tables = &self.tables[pair.start * per..pair.end * per];
         let index = &self.index[..stride * self.layout.chunks()];
-        let mut total = 0;
+        let (mut total, mut visited) = (0, 0);
         // Every y ⊆ free, in increasing order.
         let mut y = 0u32;
         loop {
             let range = seg[y as usize]..seg[y as usize + 1];
             if !range.is_empty() {
+                visited += range.len() * pair.len();
                 // SAFETY: `index_queries` wrote byte offsets of entries below `per` for every
                 // chunk, and `tables` holds one or two whole blocks.
                 total += unsafe { simd::count_blocks(level, tables, per, index, stride, range) };
             }
             if y == free {
-                return total;
+                return (total, visited as u64);
             }
             y = y.wrapping_sub(free) & free;
         }

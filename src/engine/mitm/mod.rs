@@ -32,6 +32,7 @@ use super::mirror::MirrorPlan;
 use super::{Engine, PlanOptions};
 use crate::error::{check_n, Error};
 use crate::plan::{fingerprint_words, Plan};
+use crate::work::Work;
 use index::TaskIndex;
 use key::Geometry;
 use quarter::placements_by_size;
@@ -237,6 +238,16 @@ impl Plan for MitmPlan {
     fn solve(&self, task: usize) -> u128 {
         let task = self.task(task);
         SCRATCH.with(|s| self.ctx.solve(task, &mut s.borrow_mut()))
+    }
+
+    fn solve_counted(&self, task: usize) -> Option<(u128, Work)> {
+        let task = self.task(task);
+        SCRATCH.with(|s| {
+            let s = &mut s.borrow_mut();
+            s.start_counting(true);
+            let count = self.ctx.solve(task, s);
+            Some((count, s.take_work()))
+        })
     }
 
     fn solve_portable(&self, task: usize) -> u128 {

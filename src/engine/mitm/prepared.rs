@@ -121,6 +121,11 @@ impl Prepared {
         self.offsets.iter_mut().for_each(Vec::shrink_to_fit);
     }
 
+    /// The number of kept placements (both classes).
+    pub(crate) fn len(&self) -> usize {
+        self.words[0].len() + self.words[1].len()
+    }
+
     /// The number of queens of every placement (the row mask's size).
     pub(crate) fn queens(&self) -> u32 {
         self.queens

@@ -23,6 +23,7 @@ use super::prepared::{Prepared, PreparedCache, Side, QUARTERS};
 use super::quarter::QuarterCache;
 use super::simd::Level;
 use super::weights::{ew_weight, free_rows, ns_weight};
+use crate::work::{thread_cpu_seconds, Work};
 
 /// Matcher chunk width (usable key bits per table lookup).
 const CHUNK_BITS: u32 = 5;
@@ -49,13 +50,49 @@ pub(crate) struct Scratch {
     keys: Keys,
 }
 
-/// The keys of one task and the sieve they fill.
+/// The keys of one task, the sieve they fill, and what the task did.
 #[derive(Debug, Default)]
 struct Keys {
     east: [Vec<u64>; 4],
     west: [Vec<u64>; 4],
     sieve: Sieve,
     small: BucketSieve,
+    /// Keys in the sieve now (for the pair product).
+    stored: u64,
+    /// The work counters of the task being solved.
+    work: Work,
+    /// Whether phases are timed (only for counted solves: the clock is a system call).
+    timed: bool,
+}
+
+/// A stopwatch of one phase's CPU time that reads the clock only when `on`.
+struct Phase(Option<f64>);
+
+impl Phase {
+    fn start(on: bool) -> Self {
+        Phase(if on { thread_cpu_seconds() } else { None })
+    }
+
+    /// Adds the time since the start to `seconds`.
+    fn stop(self, seconds: &mut f64) {
+        if let (Some(start), Some(now)) = (self.0, self.0.and_then(|_| thread_cpu_seconds())) {
+            *seconds += now - start;
+        }
+    }
+}
+
+impl Scratch {
+    /// Starts counting the work of the next task (with phase times if `timed`).
+    pub(crate) fn start_counting(&mut self, timed: bool) {
+        self.keys.work = Work::default();
+        self.keys.timed = timed;
+    }
+
+    /// The work counted since [`Scratch::start_counting`]; stops timing phases.
+    pub(crate) fn take_work(&mut self) -> Work {
+        self.keys.timed = false;
+        std::mem::take(&mut self.keys.work)
+    }
 }
 
 /// Shared, read-only context of a plan's tasks.
@@ -139,6 +176,20 @@ fn small_cut_count(n: u32) -> u32 {
         20..=21 => 4,
         _ => 5,
     }
+}
+
+/// [`Portions::next`] into `out`, its CPU time added to `seconds` when `timed`.
+fn timed_next(
+    portions: &mut Portions<'_, '_>,
+    limit: usize,
+    out: &mut [Vec<u64>; 4],
+    timed: bool,
+    seconds: &mut f64,
+) -> bool {
+    let phase = Phase::start(timed);
+    let more = portions.next(limit, out);
+    phase.stop(seconds);
+    more
 }
 
 /// Keys sampled per side to measure bit occupancy.
@@ -260,7 +311,9 @@ impl Context {
         let (n, free) = (g.n, free_rows(g, 0));
         let ns = ns_weight(east, n);
         let ew = ew_weight(east, n, free);
+        let phase = Phase::start(s.keys.timed);
         let q = self.quarters(EVEN, east, free & !east, &mut s.quarters);
+        s.keys.note_quarters(&q, phase);
         let factors = [ew, 2, 2, 4];
         let sum = self.join_task(q, 0, factors, &self.shapes[0], &mut s.keys);
         u128::from(sum) * u128::from(ns)
@@ -274,7 +327,9 @@ impl Context {
         if weight == 0 {
             return 0;
         }
+        let phase = Phase::start(s.keys.timed);
         let q = self.quarters(CENTRE, east, free & !east, &mut s.quarters);
+        s.keys.note_quarters(&q, phase);
         let factors = [1, 0, 0, 0];
         let count = self.join_task(q, 0, factors, &self.shapes[0], &mut s.keys);
         u128::from(count) * u128::from(weight)
@@ -324,11 +379,13 @@ impl Context {
         // The (y, h) queen: in-window diagonals are key bits every half must avoid; for
         // y = N − 1 they fall outside the window and the quarters are filtered directly.
         let ybits = g.window_bits(h + g.n - 1 - y, h + y);
+        let phase = Phase::start(s.keys.timed);
         let q = if y == g.n - 1 {
             self.cross_quarters_edge(east, west, y, &mut s.quarters)
         } else {
             self.quarters(CROSS, east, west, &mut s.quarters)
         };
+        s.keys.note_quarters(&q, phase);
         let east = self.east_spec(q, ybits);
         // The (h, x) queen's diagonals are key bits of every west quarter: west halves must
         // avoid them, and they join each west key to rule out clashing east keys.
@@ -429,13 +486,44 @@ impl Keys {
         level: Level,
     ) -> u64 {
         let mut queries = Portions::new(east);
-        if !queries.next(limits.queries, &mut self.east) {
+        let mut stored = Portions::new(west);
+        let total = self.join_portions((&mut queries, &mut stored), factors, shape, limits, level);
+        let w = &mut self.work;
+        w.half_pairs_tested += queries.tested + stored.tested;
+        w.keys_built += queries.built + stored.built;
+        for visits in [&mut self.sieve.visits, &mut self.small.visits] {
+            let v = std::mem::take(visits);
+            w.blocks_built += v.built;
+            w.visited_pairs += v.blocks;
+            w.direct_pairs += v.direct;
+            w.routing_tests += v.routing;
+        }
+        total
+    }
+
+    /// [`Keys::join`] over the query and stored sides' portions.
+    fn join_portions(
+        &mut self,
+        (queries, stored): (&mut Portions<'_, '_>, &mut Portions<'_, '_>),
+        factors: [u64; 4],
+        shape: &Shape,
+        limits: Limits,
+        level: Level,
+    ) -> u64 {
+        let on = self.timed;
+        let halves = &mut self.work.half_seconds;
+        if !timed_next(queries, limits.queries, &mut self.east, on, halves) {
             return 0;
         }
         let first_done = queries.is_done();
-        let mut stored = Portions::new(west);
         let mut total = 0;
-        while stored.next(limits.stored, &mut self.west) {
+        while timed_next(
+            stored,
+            limits.stored,
+            &mut self.west,
+            on,
+            &mut self.work.half_seconds,
+        ) {
             let size: usize = self.west.iter().map(Vec::len).sum();
             if first_done && stored.is_done() && size < limits.min_ranked {
                 // A small task: storing the smaller side costs least.
@@ -443,18 +531,37 @@ impl Keys {
             }
             self.fill(shape, level, factors, limits);
             if !first_done {
+                self.work.regenerations += 1;
                 queries.rewind();
-                queries.next(limits.queries, &mut self.east);
+                timed_next(
+                    queries,
+                    limits.queries,
+                    &mut self.east,
+                    on,
+                    &mut self.work.half_seconds,
+                );
             }
             loop {
                 total += self.count(level);
                 if queries.is_done() {
                     break;
                 }
-                queries.next(limits.queries, &mut self.east);
+                timed_next(
+                    queries,
+                    limits.queries,
+                    &mut self.east,
+                    on,
+                    &mut self.work.half_seconds,
+                );
             }
         }
         total
+    }
+
+    /// Counts and times the quarters `q` of the task.
+    fn note_quarters(&mut self, q: &[&Prepared; 4], phase: Phase) {
+        phase.stop(&mut self.work.quarter_seconds);
+        self.work.quarter_placements += q.iter().map(|p| p.len() as u64).sum::<u64>();
     }
 
     /// Stores the west keys in the sieve, ranked for the current east keys. Classes share
@@ -470,27 +577,47 @@ impl Keys {
             group.extend((0..copies).map(|_| keys.as_slice()));
         }
         let stored: Vec<&[u64]> = odd.iter().chain(&even).copied().collect();
+        let phase = Phase::start(self.timed);
         let rank = task_rank(&stored, &self.east[0], shape.cuts, limits.min_ranked);
         let groups = [odd.as_slice(), even.as_slice()];
         self.sieve
             .fill(&groups, !shape.holes, &shape.layout, &rank, level);
+        self.stored = stored.iter().map(|g| g.len() as u64).sum();
+        self.work.stored_keys += self.stored;
+        phase.stop(&mut self.work.sieve_seconds);
     }
 
     /// [`Keys::join`] for a task whose keys are all at hand and few: the east keys (the
     /// smaller side) go to the bucket sieve, and every west class is counted against them.
     fn count_small(&mut self, shape: &Shape, level: Level, factors: [u64; 4]) -> u64 {
+        let phase = Phase::start(self.timed);
         self.small
             .fill(&self.east[0], &shape.small_layout, &shape.small_cuts, level);
+        phase.stop(&mut self.work.sieve_seconds);
+        let phase = Phase::start(self.timed);
         let groups: [&[u64]; 4] = self.west.each_ref().map(|v| v.as_slice());
         let mut counts = [0u64; 4];
         self.small.count_groups(&groups, &mut counts, level);
+        phase.stop(&mut self.work.match_seconds);
+        let (stored, queries) = (
+            self.east[0].len() as u64,
+            groups.iter().map(|g| g.len() as u64).sum::<u64>(),
+        );
+        self.work.stored_keys += stored;
+        self.work.queries += queries;
+        self.work.pair_product += stored * queries;
         counts.iter().zip(factors).map(|(c, f)| c * f).sum()
     }
 
     /// The weighted count of the current east keys against the sieve.
     fn count(&mut self, level: Level) -> u64 {
+        let phase = Phase::start(self.timed);
         let mut counts = [0u64; 2];
         self.sieve.count(&self.east[0], &mut counts, level);
+        phase.stop(&mut self.work.match_seconds);
+        let queries = self.east[0].len() as u64;
+        self.work.queries += queries;
+        self.work.pair_product += self.stored * queries;
         counts[0] + 2 * counts[1]
     }
 }

@@ -3,6 +3,7 @@
 use super::*;
 use crate::known;
 use crate::plan::{execute, thread_pool, NoProgress};
+use kernels::BLOCK;
 
 fn total(plan: &dyn Plan) -> u128 {
     let ids: Vec<usize> = (0..plan.len()).collect();
@@ -182,4 +183,101 @@ fn large_boards_build_plans_and_solve_sample_tasks() {
         );
         assert!(plan.len() > 100_000);
     }
+}
+
+/// Sums the counted solves of every task of `plan`, checking each count against `solve`.
+fn counted_total(plan: &MitmPlan) -> (u128, Vec<Work>) {
+    let mut sum = 0;
+    let mut works = Vec::new();
+    for id in 0..plan.len() {
+        let (count, work) = plan.solve_counted(id).expect("mitm keeps counters");
+        assert_eq!(count, plan.solve(id), "task {id}");
+        sum += count;
+        works.push(work);
+    }
+    (sum, works)
+}
+
+#[test]
+fn work_counters_add_up_on_small_boards() {
+    for n in [10, 11, 12, 13] {
+        let plan = MitmPlan::new(n, Level::detect());
+        let (sum, works) = counted_total(&plan);
+        assert_eq!(Some(sum), known::total(n), "n = {n}");
+        for w in &works {
+            // Small boards: one portion per side, so one sieve meets one set of queries.
+            assert_eq!(w.regenerations, 0);
+            assert_eq!(w.pair_product, w.stored_keys * w.queries, "{w:?}");
+            // The east keys are stored and every west class queries them once (a task
+            // without west halves builds east ones and stops).
+            if w.pair_product > 0 {
+                assert_eq!(w.keys_built, w.stored_keys + w.queries, "{w:?}");
+            }
+            assert!(w.half_pairs_tested >= w.keys_built, "{w:?}");
+            assert!(w.quarter_placements > 0);
+            // No cut bits below N = 20: every query meets every stored key, in a block
+            // (padded to 512) or one by one.
+            let covered = w.visited_pairs * BLOCK as u64 + w.direct_pairs;
+            assert!(covered >= w.pair_product, "{w:?}");
+            assert!(
+                covered <= w.pair_product + w.queries * (BLOCK as u64 - 1),
+                "{w:?}"
+            );
+            assert_eq!(w.visited_pairs, w.blocks_built * w.queries, "{w:?}");
+            assert_eq!(w.routing_tests, 0);
+        }
+    }
+}
+
+/// The summed work of every task of N = `n` in portions of at most `stored` and `queries`
+/// keys, ranked on `cuts` bits.
+fn portioned_work(n: u32, cuts: u32, (stored, queries): (usize, usize)) -> Work {
+    let mut ctx = Context::with_cuts(n, Level::detect(), cuts);
+    ctx.limits = task::Limits {
+        stored,
+        queries,
+        min_ranked: 0,
+    };
+    let plan = MitmPlan::with_context(ctx);
+    let (sum, works) = counted_total(&plan);
+    assert_eq!(Some(sum), known::total(n));
+    let mut all = Work::default();
+    works.iter().for_each(|w| all.add(w));
+    all
+}
+
+#[test]
+fn work_counters_see_portions_and_ranked_sieves() {
+    let tiny = portioned_work(12, 16, (700, 10));
+    assert!(tiny.regenerations > 0, "{tiny:?}");
+    // The query side is rebuilt per stored portion and queried each time.
+    assert!(tiny.keys_built > tiny.queries, "{tiny:?}");
+    // The same pairs are decided with and without ranking; ranking never adds a visit.
+    let (ranked, plain) = (
+        portioned_work(14, 16, (2000, 300)),
+        portioned_work(14, 0, (2000, 300)),
+    );
+    assert_eq!(ranked.pair_product, plain.pair_product);
+    assert!(
+        ranked.visited_pairs <= plain.visited_pairs,
+        "{ranked:?} {plain:?}"
+    );
+}
+
+#[test]
+fn counting_is_off_in_plain_solves() {
+    let plan = MitmPlan::new(12, Level::detect());
+    let _ = plan.solve_counted(5);
+    SCRATCH.with(|s| {
+        let mut s = s.borrow_mut();
+        let before = s.take_work();
+        assert_eq!(before, Work::default(), "taken after the counted solve");
+    });
+    plan.solve(5);
+    // A plain solve still adds to the counters (cheaply) but times nothing.
+    SCRATCH.with(|s| {
+        let w = s.borrow_mut().take_work();
+        assert!(w.keys_built > 0);
+        assert_eq!(w.quarter_seconds + w.half_seconds + w.match_seconds, 0.0);
+    });
 }

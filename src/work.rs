@@ -1,0 +1,184 @@
+//! Work counters: what a task did, in units that do not depend on the machine.
+//!
+//! Timings differ from CPU to CPU and from run to run; the number of keys built, pairs
+//! visited and routing tests made do not. An engine that keeps counters returns them from
+//! [`crate::Plan::solve_counted`], so the cost of a count can be compared across machines and
+//! commits without timing noise (`nqueens estimate --json` scales them to the whole plan).
+//! Counting is off in [`crate::Plan::solve`]: the counters are only gathered when asked for.
+
+use serde::Serialize;
+
+/// The work one or more tasks did (counters add up over tasks).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Work {
+    /// Quarter placements read (both classes, all four quarters).
+    pub quarter_placements: u64,
+    /// Pairs of north and south quarter words tested while building halves.
+    pub half_pairs_tested: u64,
+    /// Half-board keys built (both sides, every pass).
+    pub keys_built: u64,
+    /// Extra passes over the query side's halves (it is rebuilt once per stored portion).
+    pub regenerations: u64,
+    /// Keys put into a sieve (a key stored twice for its weight counts twice).
+    pub stored_keys: u64,
+    /// Keys queried against a sieve.
+    pub queries: u64,
+    /// Σ stored keys × queries over every sieve and query portion: the pairs a sieve decides.
+    pub pair_product: u64,
+    /// Blocks of 512 stored keys bit-sliced.
+    pub blocks_built: u64,
+    /// (query, block) pairs the block count ran: 512 key pairs each.
+    pub visited_pairs: u64,
+    /// (query, key) pairs compared one by one (keys too few for a block).
+    pub direct_pairs: u64,
+    /// Tests that routed or filtered a query (trie nodes and leaves).
+    pub routing_tests: u64,
+    /// CPU seconds spent preparing quarter lists.
+    pub quarter_seconds: f64,
+    /// CPU seconds spent building halves.
+    pub half_seconds: f64,
+    /// CPU seconds spent building sieves (ranking, sorting, bit-slicing).
+    pub sieve_seconds: f64,
+    /// CPU seconds spent matching queries against sieves.
+    pub match_seconds: f64,
+}
+
+/// The counters of [`Work`] by name, with their values as floats (for scaling and reports).
+pub type Counters = Vec<(&'static str, f64)>;
+
+impl Work {
+    /// Adds `other` to `self`, counter by counter.
+    pub fn add(&mut self, other: &Work) {
+        for (mine, theirs) in self.counts_mut().into_iter().zip(other.counts()) {
+            *mine += theirs;
+        }
+        for (mine, theirs) in self.seconds_mut().into_iter().zip(other.seconds()) {
+            *mine += theirs;
+        }
+    }
+
+    /// Every counter by name, as floats: the counts, then the seconds.
+    pub fn counters(&self) -> Counters {
+        let counts = COUNT_NAMES
+            .iter()
+            .zip(self.counts())
+            .map(|(&name, v)| (name, v as f64));
+        let seconds = SECONDS_NAMES.iter().copied().zip(self.seconds());
+        counts.chain(seconds).collect()
+    }
+
+    fn counts(&self) -> [u64; 11] {
+        [
+            self.quarter_placements,
+            self.half_pairs_tested,
+            self.keys_built,
+            self.regenerations,
+            self.stored_keys,
+            self.queries,
+            self.pair_product,
+            self.blocks_built,
+            self.visited_pairs,
+            self.direct_pairs,
+            self.routing_tests,
+        ]
+    }
+
+    fn counts_mut(&mut self) -> [&mut u64; 11] {
+        [
+            &mut self.quarter_placements,
+            &mut self.half_pairs_tested,
+            &mut self.keys_built,
+            &mut self.regenerations,
+            &mut self.stored_keys,
+            &mut self.queries,
+            &mut self.pair_product,
+            &mut self.blocks_built,
+            &mut self.visited_pairs,
+            &mut self.direct_pairs,
+            &mut self.routing_tests,
+        ]
+    }
+
+    fn seconds(&self) -> [f64; 4] {
+        [
+            self.quarter_seconds,
+            self.half_seconds,
+            self.sieve_seconds,
+            self.match_seconds,
+        ]
+    }
+
+    fn seconds_mut(&mut self) -> [&mut f64; 4] {
+        [
+            &mut self.quarter_seconds,
+            &mut self.half_seconds,
+            &mut self.sieve_seconds,
+            &mut self.match_seconds,
+        ]
+    }
+}
+
+/// The names of the counts, in [`Work::counters`] order (the field names).
+const COUNT_NAMES: [&str; 11] = [
+    "quarter_placements",
+    "half_pairs_tested",
+    "keys_built",
+    "regenerations",
+    "stored_keys",
+    "queries",
+    "pair_product",
+    "blocks_built",
+    "visited_pairs",
+    "direct_pairs",
+    "routing_tests",
+];
+
+/// The names of the CPU times, in [`Work::counters`] order (the field names).
+const SECONDS_NAMES: [&str; 4] = [
+    "quarter_seconds",
+    "half_seconds",
+    "sieve_seconds",
+    "match_seconds",
+];
+
+/// CPU seconds used by the calling thread, where the system has a per-thread clock.
+#[cfg(unix)]
+pub(crate) fn thread_cpu_seconds() -> Option<f64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+}
+
+/// CPU seconds used by the calling thread (not measured on this system).
+#[cfg(not(unix))]
+pub(crate) fn thread_cpu_seconds() -> Option<f64> {
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_fields_and_counters_add() {
+        let mut a = Work {
+            keys_built: 3,
+            routing_tests: 5,
+            match_seconds: 0.5,
+            ..Work::default()
+        };
+        let json = serde_json::to_value(a).unwrap();
+        for (name, value) in a.counters() {
+            assert_eq!(json[name].as_f64(), Some(value), "{name}");
+        }
+        assert_eq!(a.counters().len(), json.as_object().unwrap().len());
+        let b = a;
+        a.add(&b);
+        assert_eq!((a.keys_built, a.routing_tests), (6, 10));
+        assert_eq!(a.match_seconds, 1.0);
+    }
+}
