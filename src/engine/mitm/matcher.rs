@@ -77,6 +77,64 @@ impl Rank {
     }
 }
 
+/// Sorts keys by a [`Rank`] (counting sorts), keeping the sorted keys' ranks; its buffers
+/// are reused from sort to sort.
+#[derive(Debug, Default)]
+pub(crate) struct Sorter {
+    ranks: Vec<u32>,
+    spare: Vec<u64>,
+    spare_ranks: Vec<u32>,
+}
+
+impl Sorter {
+    /// Sorts `keys` by `rank`, stably, keeping their ranks (see [`Sorter::ranks`]): one counting sort for up to
+    /// 12 rank bits, else two (least significant half first).
+    pub(crate) fn sort(&mut self, rank: &Rank, keys: &mut Vec<u64>) {
+        let bits = rank.bits();
+        self.ranks.clear();
+        if bits == 0 {
+            return;
+        }
+        self.ranks.extend(keys.iter().map(|&k| rank.of(k)));
+        if bits <= 12 {
+            self.scatter(keys, 0, bits);
+        } else {
+            self.scatter(keys, 0, bits / 2);
+            self.scatter(keys, bits / 2, bits - bits / 2);
+        }
+    }
+
+    /// One stable counting-sort pass of `keys` (and `self.ranks`) by rank bits
+    /// `shift..shift + bits`.
+    fn scatter(&mut self, keys: &mut Vec<u64>, shift: u32, bits: u32) {
+        let len = keys.len();
+        let mask = (1u32 << bits) - 1;
+        self.spare.resize(len, 0);
+        self.spare_ranks.resize(len, 0);
+        let mut next = vec![0usize; (1 << bits) + 1];
+        for &r in &self.ranks {
+            next[(r >> shift & mask) as usize + 1] += 1;
+        }
+        for i in 1..next.len() {
+            next[i] += next[i - 1];
+        }
+        for (&k, &r) in keys.iter().zip(&self.ranks) {
+            let slot = &mut next[(r >> shift & mask) as usize];
+            self.spare[*slot] = k;
+            self.spare_ranks[*slot] = r;
+            *slot += 1;
+        }
+        std::mem::swap(keys, &mut self.spare);
+        std::mem::swap(&mut self.ranks, &mut self.spare_ranks);
+    }
+
+    /// The ranks of the keys last sorted, in their sorted order (empty for a rank of no
+    /// bits).
+    pub(crate) fn ranks(&self) -> &[u32] {
+        &self.ranks
+    }
+}
+
 /// A set of stored keys, ready to answer "how many are disjoint from this key" in bulk.
 ///
 /// Keys come in groups (the symmetry classes of a task, counted separately). Each group's
@@ -96,11 +154,9 @@ pub(crate) struct Sieve {
     groups: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
     /// Keys compared directly (groups too small to slice).
     rest: Vec<u64>,
-    /// Scratch: keys and ranks while sorting, then queries by segment.
+    /// Scratch: keys while sorting, then queries by segment.
     sorted: Vec<u64>,
-    ranks: Vec<u32>,
-    spare: Vec<u64>,
-    spare_ranks: Vec<u32>,
+    sorter: Sorter,
     /// Per query and chunk, its table entry's byte offset (scratch for [`Sieve::count`]).
     index: Vec<u32>,
     /// Rank bits below the prefix that blocks try not to straddle.
@@ -151,7 +207,7 @@ impl Sieve {
                 let mut sorted = std::mem::take(&mut self.sorted);
                 sorted.clear();
                 sorted.extend(keys);
-                self.sort_by_rank(&mut sorted);
+                self.sorter.sort(&self.rank, &mut sorted);
                 self.add_blocks(&sorted, level);
                 self.sorted = sorted;
             }
@@ -196,59 +252,18 @@ impl Sieve {
         if self.rank.bits() == 0 {
             return end;
         }
-        let prefix = |i: usize| self.ranks[i] >> self.prefix_shift;
+        let ranks = self.sorter.ranks();
+        let prefix = |i: usize| ranks[i] >> self.prefix_shift;
         if end == len || prefix(end - 1) == prefix(start) {
             return end;
         }
         let p = prefix(start);
-        let cut = start + self.ranks[start..end].partition_point(|&r| r >> self.prefix_shift == p);
+        let cut = start + ranks[start..end].partition_point(|&r| r >> self.prefix_shift == p);
         if cut - start >= BLOCK / 2 {
             cut
         } else {
             end
         }
-    }
-
-    /// Sorts `keys` by rank, with their ranks in `self.ranks`: one counting sort for up to
-    /// 12 rank bits, else two (least significant half first).
-    fn sort_by_rank(&mut self, keys: &mut Vec<u64>) {
-        let bits = self.rank.bits();
-        if bits == 0 {
-            return;
-        }
-        self.ranks.clear();
-        let rank = &self.rank;
-        self.ranks.extend(keys.iter().map(|&k| rank.of(k)));
-        if bits <= 12 {
-            self.scatter(keys, 0, bits);
-        } else {
-            self.scatter(keys, 0, bits / 2);
-            self.scatter(keys, bits / 2, bits - bits / 2);
-        }
-    }
-
-    /// One stable counting-sort pass of `keys` (and `self.ranks`) by rank bits
-    /// `shift..shift + bits`.
-    fn scatter(&mut self, keys: &mut Vec<u64>, shift: u32, bits: u32) {
-        let len = keys.len();
-        let mask = (1u32 << bits) - 1;
-        self.spare.resize(len, 0);
-        self.spare_ranks.resize(len, 0);
-        let mut next = vec![0usize; (1 << bits) + 1];
-        for &r in &self.ranks {
-            next[(r >> shift & mask) as usize + 1] += 1;
-        }
-        for i in 1..next.len() {
-            next[i] += next[i - 1];
-        }
-        for (&k, &r) in keys.iter().zip(&self.ranks) {
-            let slot = &mut next[(r >> shift & mask) as usize];
-            self.spare[*slot] = k;
-            self.spare_ranks[*slot] = r;
-            *slot += 1;
-        }
-        std::mem::swap(keys, &mut self.spare);
-        std::mem::swap(&mut self.ranks, &mut self.spare_ranks);
     }
 
     /// The number of stored keys (a partial last block counts whole).

@@ -20,6 +20,7 @@ pub(crate) mod prepared;
 pub(crate) mod quarter;
 pub(crate) mod simd;
 pub(crate) mod task;
+pub(crate) mod trie;
 pub(crate) mod weights;
 #[cfg(target_arch = "x86_64")]
 mod x86;

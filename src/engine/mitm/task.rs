@@ -22,6 +22,7 @@ use super::matcher::{Rank, Sieve, MAX_CUTS};
 use super::prepared::{Prepared, PreparedCache, Side, QUARTERS};
 use super::quarter::QuarterCache;
 use super::simd::Level;
+use super::trie::Trie;
 use super::weights::{ew_weight, free_rows, ns_weight};
 use crate::work::{thread_cpu_seconds, Work};
 
@@ -56,7 +57,12 @@ struct Keys {
     east: [Vec<u64>; 4],
     west: [Vec<u64>; 4],
     sieve: Sieve,
+    trie: Trie,
     small: BucketSieve,
+    /// Whether the stored keys are in the trie (else the ranked sieve).
+    in_trie: bool,
+    /// Queries sampled for the trie's splits.
+    sample: Vec<u64>,
     /// Keys in the sieve now (for the pair product).
     stored: u64,
     /// The work counters of the task being solved.
@@ -457,7 +463,12 @@ pub(crate) struct Limits {
     pub queries: usize,
     /// West keys below which a task stores its east keys instead (all keys at hand).
     pub min_ranked: usize,
+    /// Stored keys (in one sieve fill) from which the trie sieve replaces the ranked one.
+    pub trie_min: usize,
 }
+
+/// Queries sampled to choose the trie's splits.
+const QUERY_SAMPLE: usize = 2048;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -467,6 +478,10 @@ impl Default for Limits {
             // Measured on sampled tasks: below about 128 blocks of west keys, the bucket
             // sieve of the smaller side is as fast or faster (N ≤ 21 never gets there).
             min_ranked: 128 * BLOCK,
+            trie_min: std::env::var("NQUEENS_TRIE_MIN")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(usize::MAX),
         }
     }
 }
@@ -491,7 +506,12 @@ impl Keys {
         let w = &mut self.work;
         w.half_pairs_tested += queries.tested + stored.tested;
         w.keys_built += queries.built + stored.built;
-        for visits in [&mut self.sieve.visits, &mut self.small.visits] {
+        let sieves = [
+            &mut self.sieve.visits,
+            &mut self.trie.visits,
+            &mut self.small.visits,
+        ];
+        for visits in sieves {
             let v = std::mem::take(visits);
             w.blocks_built += v.built;
             w.visited_pairs += v.blocks;
@@ -578,10 +598,20 @@ impl Keys {
         }
         let stored: Vec<&[u64]> = odd.iter().chain(&even).copied().collect();
         let phase = Phase::start(self.timed);
-        let rank = task_rank(&stored, &self.east[0], shape.cuts, limits.min_ranked);
         let groups = [odd.as_slice(), even.as_slice()];
-        self.sieve
-            .fill(&groups, !shape.holes, &shape.layout, &rank, level);
+        let size: usize = stored.iter().map(|g| g.len()).sum();
+        self.in_trie = size >= limits.trie_min;
+        if self.in_trie {
+            let step = (self.east[0].len() / QUERY_SAMPLE).max(1);
+            self.sample.clear();
+            self.sample.extend(self.east[0].iter().step_by(step));
+            self.trie
+                .fill(&groups, !shape.holes, &shape.layout, &self.sample, level);
+        } else {
+            let rank = task_rank(&stored, &self.east[0], shape.cuts, limits.min_ranked);
+            self.sieve
+                .fill(&groups, !shape.holes, &shape.layout, &rank, level);
+        }
         self.stored = stored.iter().map(|g| g.len() as u64).sum();
         self.work.stored_keys += self.stored;
         phase.stop(&mut self.work.sieve_seconds);
@@ -613,7 +643,11 @@ impl Keys {
     fn count(&mut self, level: Level) -> u64 {
         let phase = Phase::start(self.timed);
         let mut counts = [0u64; 2];
-        self.sieve.count(&self.east[0], &mut counts, level);
+        if self.in_trie {
+            self.trie.count(&self.east[0], &mut counts, level);
+        } else {
+            self.sieve.count(&self.east[0], &mut counts, level);
+        }
         phase.stop(&mut self.work.match_seconds);
         let queries = self.east[0].len() as u64;
         self.work.queries += queries;

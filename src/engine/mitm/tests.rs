@@ -150,15 +150,19 @@ fn ranking_and_small_portions_do_not_change_totals() {
     // starts at the first key, so every path of the portioned, ranked join runs.
     for level in simd::available_levels() {
         for (n, cuts) in [(9, 3), (10, 16), (11, 5), (12, 16), (13, 8), (14, 16)] {
-            let mut ctx = Context::with_cuts(n, level, cuts);
-            ctx.limits = task::Limits {
-                stored: 700,
-                queries: 90,
-                min_ranked: 0,
-            };
-            let plan = MitmPlan::with_context(ctx);
-            let want = known::total(n);
-            assert_eq!(Some(total(&plan)), want, "{level:?} n = {n}, {cuts} cuts");
+            for trie in [false, true] {
+                let mut ctx = Context::with_cuts(n, level, cuts);
+                ctx.limits = task::Limits {
+                    stored: 700,
+                    queries: 90,
+                    min_ranked: 0,
+                    trie_min: if trie { 0 } else { usize::MAX },
+                };
+                let plan = MitmPlan::with_context(ctx);
+                let want = known::total(n);
+                let what = format!("{level:?} n = {n}, {cuts} cuts, trie {trie}");
+                assert_eq!(Some(total(&plan)), want, "{what}");
+            }
         }
     }
 }
@@ -237,6 +241,7 @@ fn portioned_work(n: u32, cuts: u32, (stored, queries): (usize, usize)) -> Work 
         stored,
         queries,
         min_ranked: 0,
+        trie_min: usize::MAX,
     };
     let plan = MitmPlan::with_context(ctx);
     let (sum, works) = counted_total(&plan);
@@ -280,4 +285,27 @@ fn counting_is_off_in_plain_solves() {
         assert!(w.keys_built > 0);
         assert_eq!(w.quarter_seconds + w.half_seconds + w.match_seconds, 0.0);
     });
+}
+
+/// Prints the trie of a few N = 22 tasks and their work (a tuning aid):
+/// `NQUEENS_TRIE_STATS=1 cargo test --release --lib -- --ignored --nocapture trie_stats`.
+#[test]
+#[ignore]
+fn trie_stats() {
+    for trie in [false, true] {
+        let n = std::env::var("NQUEENS_STATS_N")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(22);
+        let mut ctx = Context::new(n, Level::detect());
+        ctx.limits.trie_min = if trie { 0 } else { usize::MAX };
+        let plan = MitmPlan::with_context(ctx);
+        for id in [plan.len() / 20, plan.len() / 3, plan.len() / 2] {
+            let (_, w) = plan.solve_counted(id).unwrap();
+            eprintln!(
+                "trie {trie} task {id}: visited {} of {} blocks×queries, routing {}, match {:.3} s sieve {:.3} s",
+                w.visited_pairs, w.blocks_built * w.queries, w.routing_tests, w.match_seconds, w.sieve_seconds
+            );
+        }
+    }
 }

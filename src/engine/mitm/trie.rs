@@ -1,0 +1,371 @@
+//! The trie sieve of large tasks: stored keys split recursively on one key bit per node,
+//! and queries routed down the trie.
+//!
+//! At a node splitting on key bit `p`, the child whose keys have `p` clashes with every query
+//! that has `p`, so it receives only the queries without `p` (an in-place partition); the
+//! other child receives them all. Each node splits on the bit that rules out the most pairs
+//! *there*: among its own keys and the sampled queries that reach it (queries routed past a
+//! bit have more of the others, since every half has the same number of queens). A node with
+//! few enough keys is a leaf: its keys are sliced into one or two blocks, and it keeps the
+//! AND of all its keys over every bit, so a query that has one of those bits is dropped
+//! before the block count. Routing goes as deep as the keys split, where the ranked
+//! [`super::matcher::Sieve`] stops at a fixed number of segment bits; each pair that reaches
+//! a leaf is still tested on every key bit, so routing only decides what is skipped, never
+//! what is counted.
+
+use super::kernels::{Lanes, Layout, Visits, BLOCK};
+use super::matcher::MIN_PARTIAL;
+use super::simd::{self, Level};
+
+/// Most keys in a leaf: two blocks, counted together with each query's table offsets read
+/// once.
+pub(crate) const LEAF_KEYS: usize = 2 * BLOCK;
+
+/// Keys sampled at a node to choose its split bit.
+const KEY_SAMPLE: usize = 512;
+
+/// One node of the trie.
+#[derive(Debug, Clone)]
+enum Node {
+    /// Keys split on `bit`: `zero` (children without it) and `one` (with it), either absent
+    /// where no key goes that way.
+    Split {
+        bit: u64,
+        zero: Option<u32>,
+        one: Option<u32>,
+    },
+    /// A leaf: its keys' AND, and its keys as blocks (`blocks`, indices of tables) or, if
+    /// few, compared directly (`rest`, a range of [`Trie::rest`]).
+    Leaf {
+        common: u64,
+        blocks: std::ops::Range<u32>,
+        rest: std::ops::Range<u32>,
+    },
+}
+
+/// A set of stored keys in groups, ready to answer "how many are disjoint from this key" in
+/// bulk (see the module docs).
+#[derive(Debug, Default)]
+pub(crate) struct Trie {
+    layout: Layout,
+    nodes: Vec<Node>,
+    /// Each group's root (absent for a group without keys).
+    roots: Vec<Option<u32>>,
+    tables: Vec<Lanes>,
+    blocks: usize,
+    rest: Vec<u64>,
+    /// Scratch: the keys being split, the routed queries, and a leaf's query offsets.
+    split: Vec<u64>,
+    routed: Vec<u64>,
+    index: Vec<u32>,
+    /// The query sample while building (scratch).
+    sample: Vec<u64>,
+    /// What the sieve did (taken by the task's work counters).
+    pub visits: Visits,
+}
+
+impl Trie {
+    #[cfg(test)]
+    /// An empty trie (reuse it with [`Trie::fill`] to keep its buffers).
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+
+    /// Replaces the stored keys by `groups` of keys (each group the concatenation of its
+    /// slices, each key ANDed with `mask`), read through `layout`, with splits chosen for
+    /// the sample of queries `sample` (see [`Trie::build`]).
+    pub(crate) fn fill(
+        &mut self,
+        groups: &[&[&[u64]]],
+        mask: u64,
+        layout: &Layout,
+        sample: &[u64],
+        level: Level,
+    ) {
+        if self.layout != *layout {
+            self.layout = layout.clone();
+        }
+        self.nodes.clear();
+        self.roots.clear();
+        self.rest.clear();
+        self.blocks = 0;
+        let mut split = std::mem::take(&mut self.split);
+        for slices in groups {
+            split.clear();
+            split.extend(slices.iter().flat_map(|s| s.iter()).map(|&k| k & mask));
+            let mut queries = std::mem::take(&mut self.sample);
+            queries.clear();
+            queries.extend_from_slice(sample);
+            let root = self.build(&mut split, 0, &mut queries, level);
+            self.sample = queries;
+            self.roots.push(root);
+        }
+        self.split = split;
+    }
+
+    /// Builds the node of `keys` (reordered in place) for the sampled `queries` that reach
+    /// it (reordered too); returns its index. It splits on the bit, not in `used`, that rules
+    /// out the most pairs: (sampled keys with it) × (sampled queries with it).
+    fn build(
+        &mut self,
+        keys: &mut [u64],
+        used: u64,
+        queries: &mut [u64],
+        level: Level,
+    ) -> Option<u32> {
+        if keys.is_empty() {
+            return None;
+        }
+        if keys.len() <= LEAF_KEYS {
+            return Some(self.leaf(keys, level));
+        }
+        let mut counts = [0u32; 64];
+        let step = (keys.len() / KEY_SAMPLE).max(1);
+        for &k in keys.iter().step_by(step) {
+            let mut bits = k & !used;
+            while bits != 0 {
+                counts[bits.trailing_zeros() as usize] += 1;
+                bits &= bits - 1;
+            }
+        }
+        let mut weights = [0u32; 64];
+        for &q in queries.iter() {
+            let mut bits = q & !used;
+            while bits != 0 {
+                weights[bits.trailing_zeros() as usize] += 1;
+                bits &= bits - 1;
+            }
+        }
+        let best = (0..64)
+            .map(|p| (u64::from(counts[p]) * u64::from(weights[p]), p))
+            .max()
+            .filter(|&(score, _)| score > 0);
+        let Some((_, p)) = best else {
+            return Some(self.leaf(keys, level));
+        };
+        let bit = 1u64 << p;
+        // Keys without the bit to the front.
+        let mid = partition(keys, bit);
+        let (zero_keys, one_keys) = keys.split_at_mut(mid);
+        let without = partition(queries, bit);
+        let one = self.build(one_keys, used | bit, &mut queries[..without], level);
+        let zero = self.build(zero_keys, used | bit, queries, level);
+        Some(self.push(Node::Split { bit, zero, one }))
+    }
+
+    /// A leaf of `keys`: sliced into blocks, or kept for direct comparison if few.
+    fn leaf(&mut self, keys: &[u64], level: Level) -> u32 {
+        let common = keys.iter().fold(!0u64, |acc, &k| acc & k);
+        let first_rest = self.rest.len() as u32;
+        let first_block = self.blocks as u32;
+        if keys.len() < MIN_PARTIAL {
+            self.rest.extend_from_slice(keys);
+        } else {
+            let per = self.layout.per_block;
+            for block in keys.chunks(BLOCK) {
+                let b = self.blocks;
+                // Every entry is written by `build_block`: grow only, never clear.
+                if self.tables.len() < (b + 1) * per {
+                    self.tables.resize((b + 1) * per, Lanes::ZERO);
+                }
+                let table = &mut self.tables[b * per..][..per];
+                simd::build_block(level, block, &self.layout, table);
+                self.blocks += 1;
+                self.visits.built += 1;
+            }
+        }
+        self.push(Node::Leaf {
+            common,
+            blocks: first_block..self.blocks as u32,
+            rest: first_rest..self.rest.len() as u32,
+        })
+    }
+
+    fn push(&mut self, node: Node) -> u32 {
+        self.nodes.push(node);
+        (self.nodes.len() - 1) as u32
+    }
+
+    /// Adds to `counts[g]` the number of (key of group g, query) pairs with disjoint bits.
+    pub(crate) fn count(&mut self, queries: &[u64], counts: &mut [u64], level: Level) {
+        let mut routed = std::mem::take(&mut self.routed);
+        for (g, count) in counts.iter_mut().enumerate().take(self.roots.len()) {
+            if let Some(root) = self.roots[g] {
+                routed.clear();
+                routed.extend_from_slice(queries);
+                *count += self.visit(root, &mut routed, level);
+            }
+        }
+        self.routed = routed;
+    }
+
+    /// The disjoint pairs of node `node`'s keys with `queries` (permuted in place).
+    fn visit(&mut self, node: u32, queries: &mut [u64], level: Level) -> u64 {
+        if queries.is_empty() {
+            return 0;
+        }
+        self.visits.routing += queries.len() as u64;
+        match self.nodes[node as usize].clone() {
+            Node::Split { bit, zero, one } => {
+                let mut total = 0;
+                if let Some(one) = one {
+                    let without = partition(queries, bit);
+                    total += self.visit(one, &mut queries[..without], level);
+                }
+                if let Some(zero) = zero {
+                    total += self.visit(zero, queries, level);
+                }
+                total
+            }
+            Node::Leaf {
+                common,
+                blocks,
+                rest,
+            } => {
+                let kept = partition(queries, common);
+                self.count_leaf(&queries[..kept], blocks, rest, level)
+            }
+        }
+    }
+
+    /// The disjoint pairs of a leaf's keys with `queries`.
+    fn count_leaf(
+        &mut self,
+        queries: &[u64],
+        blocks: std::ops::Range<u32>,
+        rest: std::ops::Range<u32>,
+        level: Level,
+    ) -> u64 {
+        if queries.is_empty() {
+            return 0;
+        }
+        let rest = &self.rest[rest.start as usize..rest.end as usize];
+        let mut total = 0;
+        if !rest.is_empty() {
+            total += simd::count_direct(level, rest, queries);
+            self.visits.direct += (rest.len() * queries.len()) as u64;
+        }
+        if blocks.is_empty() {
+            return total;
+        }
+        let stride = simd::index_all(level, &self.layout, queries, &mut self.index);
+        let per = self.layout.per_block;
+        let index = &self.index[..stride * self.layout.chunks()];
+        let (first, end) = (blocks.start as usize, blocks.end as usize);
+        for pair in (first..end).step_by(2) {
+            let tables = &self.tables[pair * per..(pair + 2).min(end) * per];
+            self.visits.blocks += (queries.len() * tables.len() / per) as u64;
+            // SAFETY: `index_all` wrote byte offsets of entries below `per` for every chunk
+            // of every query, and `tables` holds one or two whole blocks.
+            total +=
+                unsafe { simd::count_blocks(level, tables, per, index, stride, 0..queries.len()) };
+        }
+        total
+    }
+
+    /// The number of stored keys (partial blocks count whole).
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.rest.len() + self.blocks * BLOCK
+    }
+}
+
+/// Moves the queries without any of `bits` to the front of `queries`; returns how many
+/// there are. Branch-free: every step swaps, and the front grows only past a kept query.
+fn partition(queries: &mut [u64], bits: u64) -> usize {
+    let mut kept = 0;
+    for i in 0..queries.len() {
+        let q = queries[i];
+        queries[i] = queries[kept];
+        queries[kept] = q;
+        kept += usize::from(q & bits == 0);
+    }
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive(keys: &[u64], queries: &[u64]) -> u64 {
+        let pairs = queries.iter().flat_map(|q| keys.iter().map(move |k| k & q));
+        pairs.filter(|&x| x == 0).count() as u64
+    }
+
+    fn random_keys(rng: &mut fastrand::Rng, len: usize, bits: u32, density: f64) -> Vec<u64> {
+        (0..len)
+            .map(|_| {
+                (0..bits)
+                    .filter(|_| rng.f64() < density)
+                    .fold(0, |k, p| k | 1 << p)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn partition_keeps_the_set_and_fronts_the_disjoint_queries() {
+        let mut rng = fastrand::Rng::with_seed(5);
+        for len in 0..40 {
+            let mut q = random_keys(&mut rng, len, 8, 0.3);
+            let mut before = q.clone();
+            let kept = partition(&mut q, 0b1001);
+            assert!(q[..kept].iter().all(|&x| x & 0b1001 == 0));
+            assert!(q[kept..].iter().all(|&x| x & 0b1001 != 0));
+            before.sort_unstable();
+            q.sort_unstable();
+            assert_eq!(q, before);
+        }
+    }
+
+    #[test]
+    fn the_trie_equals_naive_disjointness_for_every_level() {
+        let mut rng = fastrand::Rng::with_seed(9);
+        let layout = Layout::new(40, 0, 5);
+        for level in simd::available_levels() {
+            for sampled in [0, 5, 700] {
+                for &(len, density) in &[(0, 0.4), (1, 0.4), (47, 0.4), (600, 0.4), (5000, 0.35)] {
+                    let mut k1 = random_keys(&mut rng, len, 40, density);
+                    // Duplicates, the zero key and the all-ones key.
+                    k1.extend_from_slice(&k1.clone()[..len / 10]);
+                    k1.extend([0, (1 << 40) - 1]);
+                    let k2 = random_keys(&mut rng, len / 3, 40, 0.5);
+                    let mut queries = random_keys(&mut rng, 700, 40, 0.4);
+                    queries.extend([0, (1 << 40) - 1, 0]);
+                    let sample = &queries[..sampled];
+                    let mut trie = Trie::new();
+                    trie.fill(&[&[&k1], &[&k2, &k1]], !0, &layout, sample, level);
+                    assert!(trie.len() >= k1.len() * 2 + k2.len());
+                    let mut counts = [0u64; 2];
+                    trie.count(&queries, &mut counts, level);
+                    let want = [
+                        naive(&k1, &queries),
+                        naive(&k2, &queries) + naive(&k1, &queries),
+                    ];
+                    assert_eq!(counts, want, "{level:?} {sampled} sampled, {len} keys");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn leaves_hold_one_to_two_blocks_and_routing_skips_pairs() {
+        let mut rng = fastrand::Rng::with_seed(3);
+        let layout = Layout::new(40, 0, 5);
+        let keys = random_keys(&mut rng, 60_000, 40, 0.4);
+        let queries = random_keys(&mut rng, 3000, 40, 0.4);
+        let level = Level::detect();
+        let mut trie = Trie::new();
+        trie.fill(&[&[&keys]], !0, &layout, &queries[..1000], level);
+        for node in &trie.nodes {
+            if let Node::Leaf { blocks, rest, .. } = node {
+                assert!(blocks.len() <= 2 && (blocks.is_empty() || rest.is_empty()));
+            }
+        }
+        let mut counts = [0u64];
+        trie.count(&queries, &mut counts, level);
+        assert_eq!(counts[0], naive(&keys, &queries));
+        let all_blocks = (keys.len().div_ceil(BLOCK) * queries.len()) as u64;
+        assert!(trie.visits.blocks < all_blocks / 2, "{:?}", trie.visits);
+        assert!(trie.visits.routing > 0);
+    }
+}
