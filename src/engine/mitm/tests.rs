@@ -270,6 +270,30 @@ fn work_counters_see_portions_and_ranked_sieves() {
 }
 
 #[test]
+fn the_trie_visits_fewer_blocks_than_the_ranked_sieve() {
+    // Eight tasks of N = 20 in the trie, against the ranked sieve on the same keys.
+    let work = |trie_min| {
+        let mut ctx = Context::new(20, Level::detect());
+        ctx.limits.min_ranked = 0;
+        ctx.limits.trie_min = trie_min;
+        let plan = MitmPlan::with_context(ctx);
+        let ids = (0..plan.len()).step_by(plan.len() / 8);
+        let mut all = Work::default();
+        for id in ids {
+            all.add(&plan.solve_counted(id).unwrap().1);
+        }
+        all
+    };
+    let (trie, ranked) = (work(0), work(usize::MAX));
+    assert_eq!(trie.pair_product, ranked.pair_product);
+    assert!(trie.routing_tests > 0 && ranked.routing_tests == 0);
+    assert!(
+        trie.visited_pairs < ranked.visited_pairs,
+        "{trie:?} {ranked:?}"
+    );
+}
+
+#[test]
 fn counting_is_off_in_plain_solves() {
     let plan = MitmPlan::new(12, Level::detect());
     let _ = plan.solve_counted(5);
@@ -287,25 +311,32 @@ fn counting_is_off_in_plain_solves() {
     });
 }
 
-/// Prints the trie of a few N = 22 tasks and their work (a tuning aid):
-/// `NQUEENS_TRIE_STATS=1 cargo test --release --lib -- --ignored --nocapture trie_stats`.
+/// The trie against the default sieves, task by task: every task of N ≤ 18 and 2,000
+/// sampled tasks of each N = 20..22 (about 4 minutes on 2 cores):
+/// `cargo test --release --lib -- --ignored trie_totals_equal_the_default_sieves_task_by_task`.
 #[test]
 #[ignore]
-fn trie_stats() {
-    for trie in [false, true] {
-        let n = std::env::var("NQUEENS_STATS_N")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(22);
+fn trie_totals_equal_the_default_sieves_task_by_task() {
+    let pool = thread_pool(2).unwrap();
+    for n in (13..=18).chain(20..=22) {
+        let plain = MitmPlan::new(n, Level::detect());
         let mut ctx = Context::new(n, Level::detect());
-        ctx.limits.trie_min = if trie { 0 } else { usize::MAX };
-        let plan = MitmPlan::with_context(ctx);
-        for id in [plan.len() / 20, plan.len() / 3, plan.len() / 2] {
-            let (_, w) = plan.solve_counted(id).unwrap();
-            eprintln!(
-                "trie {trie} task {id}: visited {} of {} blocks×queries, routing {}, match {:.3} s sieve {:.3} s",
-                w.visited_pairs, w.blocks_built * w.queries, w.routing_tests, w.match_seconds, w.sieve_seconds
-            );
-        }
+        ctx.limits.min_ranked = 0;
+        ctx.limits.trie_min = 0;
+        let trie = MitmPlan::with_context(ctx);
+        let ids: Vec<usize> = if n <= 18 {
+            (0..plain.len()).collect()
+        } else {
+            let mut rng = fastrand::Rng::with_seed(u64::from(n));
+            (0..2000).map(|_| rng.usize(..plain.len())).collect()
+        };
+        let differ: Vec<usize> = pool.install(|| {
+            use rayon::prelude::*;
+            ids.par_iter()
+                .copied()
+                .filter(|&id| trie.solve(id) != plain.solve(id))
+                .collect()
+        });
+        assert!(differ.is_empty(), "n = {n}: tasks {differ:?} differ");
     }
 }
