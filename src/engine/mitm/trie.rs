@@ -276,8 +276,7 @@ fn partition(queries: &mut [u64], bits: u64) -> usize {
     let mut kept = 0;
     for i in 0..queries.len() {
         let q = queries[i];
-        queries[i] = queries[kept];
-        queries[kept] = q;
+        queries.swap(i, kept);
         kept += usize::from(q & bits == 0);
     }
     kept
