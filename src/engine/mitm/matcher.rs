@@ -266,6 +266,12 @@ impl Sieve {
         }
     }
 
+    /// The buffers that grow with the stored keys (block tables, sorted keys), for
+    /// [`super::trie::Trie`] to take over when it fills instead.
+    pub(crate) fn buffers(&mut self) -> (&mut Vec<Lanes>, &mut Vec<u64>) {
+        (&mut self.tables, &mut self.sorted)
+    }
+
     /// The number of stored keys (a partial last block counts whole).
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {

@@ -184,6 +184,14 @@ fn small_cut_count(n: u32) -> u32 {
     }
 }
 
+/// Moves `from`'s allocation to `to` if it is larger (dropping `to`'s), else frees `from`'s.
+fn hand_over<T>(from: &mut Vec<T>, to: &mut Vec<T>) {
+    let taken = std::mem::take(from);
+    if taken.capacity() > to.capacity() {
+        *to = taken;
+    }
+}
+
 /// [`Portions::next`] into `out`, its CPU time added to `seconds` when `timed`.
 fn timed_next(
     portions: &mut Portions<'_, '_>,
@@ -602,6 +610,16 @@ impl Keys {
         let groups = [odd.as_slice(), even.as_slice()];
         let size: usize = stored.iter().map(|g| g.len()).sum();
         self.in_trie = size >= limits.trie_min;
+        // One thread's sieves never both hold large buffers: the one that fills takes the
+        // other's (every entry is rewritten before it is read).
+        let (sieve, trie) = (self.sieve.buffers(), self.trie.buffers());
+        let (from, to) = if self.in_trie {
+            (sieve, trie)
+        } else {
+            (trie, sieve)
+        };
+        hand_over(from.0, to.0);
+        hand_over(from.1, to.1);
         if self.in_trie {
             let step = (self.east[0].len() / QUERY_SAMPLE).max(1);
             self.sample.clear();

@@ -263,6 +263,11 @@ impl Trie {
         total
     }
 
+    /// The buffers that grow with the stored keys (block tables, keys being split).
+    pub(crate) fn buffers(&mut self) -> (&mut Vec<Lanes>, &mut Vec<u64>) {
+        (&mut self.tables, &mut self.split)
+    }
+
     /// The number of stored keys (partial blocks count whole).
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
