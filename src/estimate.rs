@@ -1,4 +1,4 @@
-//! What a count will cost before it is run (issue 11): solve a deterministic random sample of
+//! What a count will cost before it is run: solve a deterministic random sample of
 //! a plan's tasks, time them, and scale by the plan's cost model.
 //!
 //! The design is a *stratified* sample with a *separate ratio estimator*:

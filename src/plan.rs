@@ -18,7 +18,7 @@ use crate::work::Work;
 /// Task ids are laid out largest estimated cost first (ids in ascending order never rise in
 /// [`Plan::cost`]), so running ids in order runs the big tasks first and a shard of
 /// strided ids gets its share of every size. A plan answers by index: it need not hold a
-/// list of its tasks (issue 11: the mitm plan at N = 27 has 65 M tasks).
+/// list of its tasks (the mitm plan at N = 27 has 65 M tasks).
 pub trait Plan: Send + Sync {
     /// The board size.
     fn n(&self) -> u32;
@@ -37,7 +37,7 @@ pub trait Plan: Send + Sync {
     fn solve(&self, task: usize) -> u128;
     /// Solves task `task` like [`Plan::solve`], but on a second code path: the portable
     /// kernel or matcher instead of the assembly or SIMD one the CPU selected. `--recheck`
-    /// compares the two (issue 12); a disagreement means faulty hardware or a bug.
+    /// compares the two; a disagreement means faulty hardware or a bug.
     ///
     /// The default re-solves on the same code path, which still catches transient faults when
     /// it runs on another core; every engine overrides it with its portable path.

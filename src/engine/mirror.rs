@@ -127,7 +127,7 @@ impl MirrorPlan {
                 )
             })
             .collect();
-        // Largest first, ties in generation order (issue 11: ids are in cost order).
+        // Largest first, ties in generation order (plan ids are in cost order).
         costed.sort_by_key(|&(cost, _)| std::cmp::Reverse(cost));
         let (costs, tasks) = costed.into_iter().unzip();
         MirrorPlan {

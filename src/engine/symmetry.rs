@@ -1,4 +1,4 @@
-//! The symmetry engine: full 8-fold symmetry through start constellations (issue 3).
+//! The symmetry engine: full 8-fold symmetry through start constellations.
 //!
 //! Every solution has one queen on each border line. The engine counts one image per orbit of
 //! the square's eight symmetries and weights it by the orbit size (8, 4 or 2):
@@ -71,7 +71,7 @@ impl Engine for Symmetry {
 
 /// The split depth for `threads` threads: the first depth with enough tasks, unless that
 /// depth has more than [`MAX_AUTO_TASKS`] (then one less). Tasks are counted, not built,
-/// and counting stops past the cap (issue 11: plan setup stays small at any N).
+/// and counting stops past the cap (so plan setup stays small at any N).
 fn auto_depth(n: u32, starts: &[Start], threads: usize) -> u32 {
     let want = (TASKS_PER_THREAD * threads.max(1)).max(min_tasks(n));
     let cap = MAX_AUTO_DEPTH.min(n);

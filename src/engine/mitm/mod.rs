@@ -67,7 +67,7 @@ impl Engine for Mitm {
     }
 
     fn version(&self) -> u32 {
-        // 2: tasks laid out by cost class (issue 11).
+        // 2: tasks laid out by cost class (ids changed, so old checkpoints must not match).
         2
     }
 
@@ -80,7 +80,8 @@ impl Engine for Mitm {
             };
             return super::symmetry::Symmetry.plan(n, &whole);
         }
-        let _ = options;
+        // The plan has no parameters of its own (no split depth): `options` only matters for
+        // the small boards above.
         Ok(Box::new(MitmPlan::new(n, Level::detect())))
     }
 }
@@ -90,7 +91,7 @@ impl Engine for Mitm {
 /// Tasks are not stored: they are grouped into cost classes (the middle column's queen row `y`
 /// and the number of east rows in the north quarter fix a task's estimated cost), the classes
 /// are laid out by descending cost, and [`MitmPlan::task`] finds a task from its id in a few
-/// steps (issue 11: 65 M tasks at N = 27, set up in well under a second).
+/// steps (65 M tasks at N = 27, set up in well under a second).
 #[derive(Debug)]
 pub struct MitmPlan {
     ctx: Context,
@@ -259,7 +260,7 @@ impl Plan for MitmPlan {
         SCRATCH.with(|s| ctx.solve(task, &mut s.borrow_mut()))
     }
 
-    /// Parametric (issue 11): engine, version, N, h, every cost class with its size and cost,
+    /// Parametric, so that huge plans hash quickly: engine, version, N, h, every cost class with its size and cost,
     /// then a deterministic sample of 4096 tasks spread over the plan.
     fn fingerprint(&self) -> String {
         let head = [

@@ -6,7 +6,7 @@
 //!   classes by their long-diagonal queens (factors ew, 2, 2, 4), and the task is weighted by
 //!   the north/south symmetry `ns(E)`.
 //! * Small tasks store the east keys in the [`BucketSieve`] and query it with each west
-//!   class; large ones (issue 10) store the west keys, classes merged by weight, in the
+//!   class; large ones store the west keys, classes merged by weight, in the
 //!   ranked [`Sieve`] and query it with the east keys. Both sides come in bounded portions
 //!   ([`Portions`]), so a task's memory does not grow with N.
 //! * Odd N, centre queen: every quarter avoids both long diagonals; weight `ns(E)·ew(E)`.
@@ -29,10 +29,27 @@ use crate::work::{thread_cpu_seconds, Work};
 /// Matcher chunk width (usable key bits per table lookup).
 const CHUNK_BITS: u32 = 5;
 
-/// Task kinds, as indices into the prepared-quarter cache.
-const EVEN: usize = 0;
-const CENTRE: usize = 0;
-const CROSS: usize = 1;
+/// The kinds of task, by the filters their quarters need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Even N: long diagonals kept out of NE (main) and SE (anti), and classes in the west.
+    Even,
+    /// Odd N, centre queen: every quarter avoids both long diagonals.
+    Centre,
+    /// Odd N, cross queens: no filter beyond the quarters' own.
+    Cross,
+}
+
+impl Kind {
+    /// The kind's slot in the prepared-quarter cache (see [`kinds`]: an even board has one
+    /// kind, an odd board two).
+    fn slot(self) -> usize {
+        match self {
+            Kind::Even | Kind::Centre => 0,
+            Kind::Cross => 1,
+        }
+    }
+}
 
 /// A task: east row mask over the N rows, and the middle column's queen row for odd N
 /// cross tasks (0 otherwise: even N or the centre queen).
@@ -300,10 +317,10 @@ impl Context {
         }
     }
 
-    /// The four quarters of a split for task kind `kind`.
+    /// The four quarters of a split for tasks of `kind`.
     fn quarters<'a>(
         &'a self,
-        kind: usize,
+        kind: Kind,
         east: u32,
         west: u32,
         spare: &'a mut [Prepared; 4],
@@ -314,7 +331,7 @@ impl Context {
         spare.each_mut().map(|p| {
             i += 1;
             self.prepared
-                .get(g, &self.cache, (kind, i - 1, rows[i - 1]), p)
+                .get(g, &self.cache, (kind.slot(), i - 1, rows[i - 1]), p)
         })
     }
 
@@ -326,7 +343,7 @@ impl Context {
         let ns = ns_weight(east, n);
         let ew = ew_weight(east, n, free);
         let phase = Phase::start(s.keys.timed);
-        let q = self.quarters(EVEN, east, free & !east, &mut s.quarters);
+        let q = self.quarters(Kind::Even, east, free & !east, &mut s.quarters);
         s.keys.note_quarters(&q, phase);
         let factors = [ew, 2, 2, 4];
         let sum = self.join_task(q, 0, factors, &self.shapes[0], &mut s.keys);
@@ -342,7 +359,7 @@ impl Context {
             return 0;
         }
         let phase = Phase::start(s.keys.timed);
-        let q = self.quarters(CENTRE, east, free & !east, &mut s.quarters);
+        let q = self.quarters(Kind::Centre, east, free & !east, &mut s.quarters);
         s.keys.note_quarters(&q, phase);
         let factors = [1, 0, 0, 0];
         let count = self.join_task(q, 0, factors, &self.shapes[0], &mut s.keys);
@@ -397,7 +414,7 @@ impl Context {
         let q = if y == g.n - 1 {
             self.cross_quarters_edge(east, west, y, &mut s.quarters)
         } else {
-            self.quarters(CROSS, east, west, &mut s.quarters)
+            self.quarters(Kind::Cross, east, west, &mut s.quarters)
         };
         s.keys.note_quarters(&q, phase);
         let east = self.east_spec(q, ybits);
@@ -444,7 +461,7 @@ impl Context {
     }
 }
 
-/// The quarter filters of each task kind of an `n`×`n` board.
+/// The quarter filters of each task kind of an `n`×`n` board, by [`Kind::slot`].
 fn kinds(g: &Geometry) -> Vec<[Side; 4]> {
     let n = g.n;
     if n.is_multiple_of(2) {

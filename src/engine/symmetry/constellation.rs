@@ -7,7 +7,7 @@
 //! column of the row-(N−1) queen, the row of the column-0 queen, the row of the
 //! column-(N−1) queen. The symmetries of the board permute constellations and never change the
 //! number of completions, so one representative per orbit (the least tuple) is searched and
-//! counted with its orbit size as weight (issue 3).
+//! counted with its orbit size as weight.
 //!
 //! Corner constellations (a queen at (0,0)) and the others need no separate code: the least
 //! tuple of an orbit with a corner queen has it at (0,0), and no constellation of a board with

@@ -1,5 +1,5 @@
 //! Tests of the symmetry engine against the published values, the mirror engine and a brute
-//! force enumeration (issue 3).
+//! force enumeration.
 
 use std::collections::HashMap;
 
