@@ -163,7 +163,7 @@ pub(crate) enum Threads {
 }
 
 /// The global options a subcommand uses: its help shows only these, and the others are
-/// refused rather than ignored (issue 13).
+/// refused rather than ignored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Scope {
     /// How it takes `-j`.
@@ -270,7 +270,7 @@ pub(crate) fn parse_n(s: &str) -> Result<u32, String> {
 }
 
 /// Reads a whole number: `None` if `s` is not one, `Some(None)` if it is one too long for
-/// `i64` (so "99999999999999999999" is out of range, not "not a whole number"; issue 12).
+/// `i64` (so "99999999999999999999" is out of range, not "not a whole number").
 pub(crate) fn parse_whole(s: &str) -> Option<Option<i64>> {
     let s = s.trim();
     let digits = s.strip_prefix(['+', '-']).unwrap_or(s);

@@ -9,7 +9,7 @@ use crate::{engine, known, recheck};
 
 /// The most worker threads a run may ask for. Runs never start more workers than they have
 /// tasks either ([`CountOptions::workers`]): thousands of idle threads only cost start-up and
-/// exit time (issue 12).
+/// exit time.
 pub const MAX_THREADS: usize = 1024;
 
 /// How to count: engine, threads, split depth, rechecking. Build it with the chained setters.
@@ -130,7 +130,8 @@ impl CountOptions {
             return Err(Error::SplitDepthUnsupported { engine: mitm });
         }
         if self.unique && !plan.has_unique() {
-            // Name the engine asked for, not the one a small board fell back to (issue 12).
+            // Name the engine asked for, not the one a small board fell back to, so the
+            // user sees the choice they made echoed back.
             let asked = engine::find(&self.engine, n).map_or(plan.engine(), |e| e.name());
             return Err(Error::UniqueUnsupported { engine: asked });
         }

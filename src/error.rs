@@ -159,7 +159,8 @@ pub enum Error {
     /// A count does not fit the 128-bit total (a forged or corrupted input).
     #[error("{0} does not fit in 128 bits")]
     Overflow(String),
-    /// A checkpoint is in use by another running process (issue 11).
+    /// A checkpoint is in use by another running process; two writers would
+    /// overwrite each other's progress.
     #[error("checkpoint '{}' is in use by another nqueens process (lock '{}' is held)", path.display(), lock.display())]
     CheckpointLocked {
         /// The checkpoint file.

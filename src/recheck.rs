@@ -1,5 +1,6 @@
 //! Rechecking: re-solve a deterministic random fraction of a plan's tasks on a second code path
-//! and compare (issue 12, `count --recheck FRACTION`).
+//! and compare (`count --recheck FRACTION`): a faulty core or a
+//! miscompiled kernel shows up as a mismatch instead of a wrong total.
 //!
 //! Long counts on many machines meet flaky hardware, and a wrong count looks like any other.
 //! [`run_checked`] wraps a run: every task the [`Recheck`] selects is solved as usual by the

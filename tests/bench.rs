@@ -26,10 +26,7 @@ fn bench_json_has_the_documented_fields_and_compare_reads_it() {
     assert!(v["host"]["logical_cores"].as_u64().is_some_and(|c| c >= 1));
     assert!(v["host"]["features"].is_array());
     assert_eq!(v["rounds"], 1);
-    assert_eq!(
-        v["verified"], true,
-        "issue 12: the report says every count matched"
-    );
+    assert_eq!(v["verified"], true, "the report says every count matched");
     let row = &v["results"][0];
     assert_eq!(row["threads"], 1);
     assert_eq!(row["speedup"], 1.0);

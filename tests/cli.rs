@@ -137,7 +137,7 @@ fn help_lists_the_engines() {
         .stdout(predicate::str::contains("mirror").and(predicate::str::contains("auto")));
 }
 
-// Issue 13: each subcommand's help shows only the global options it uses, and options it
+// Each subcommand's help shows only the global options it uses, and options it
 // cannot use are refused.
 
 #[test]

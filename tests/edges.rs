@@ -1,4 +1,4 @@
-//! Issue 24: nothing is lost at the edges of a long run (signals during saves, reused PIDs,
+//! Nothing is lost at the edges of a long run (signals during saves, reused PIDs,
 //! full disks, faults saved in checkpoints, one file for two roles, tiny save periods,
 //! refused merges, small boards). One regression test (or more) per numbered item; the
 //! slow, many-try versions are `#[ignore]`d.
@@ -24,7 +24,7 @@ fn names_in(dir: &Path) -> Vec<String> {
     names
 }
 
-// Item 6: a refused merge prints nothing on stdout.
+// A refused merge prints nothing on stdout.
 
 #[test]
 fn issue_24_a_refused_merge_prints_no_total_on_stdout() {
@@ -61,7 +61,7 @@ fn issue_24_a_refused_merge_prints_no_total_on_stdout() {
     assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
 }
 
-// Item 7: every engine option works at every N from 1.
+// Every engine option works at every N from 1.
 
 #[test]
 fn issue_24_every_engine_counts_unique_solutions_on_the_smallest_boards() {
@@ -89,7 +89,7 @@ fn issue_24_a_split_depth_for_mitm_is_refused_at_every_n() {
     }
 }
 
-// Item 5: a tiny save period once starved the end of the run.
+// A tiny save period once starved the end of the run.
 
 #[test]
 fn issue_24_the_shortest_save_period_finishes_and_shorter_ones_are_refused() {
@@ -128,7 +128,7 @@ fn issue_24_the_shortest_save_period_finishes_and_shorter_ones_are_refused() {
     }
 }
 
-// Item 4: one file for --checkpoint and --out; the lock belongs to the file.
+// One file for --checkpoint and --out; the lock belongs to the file.
 
 #[test]
 fn issue_24_one_file_for_checkpoint_and_out_is_a_usage_error_in_any_spelling() {
@@ -207,7 +207,7 @@ fn issue_24_the_checkpoint_lock_holds_for_every_spelling_of_the_file() {
     }
 }
 
-// Item 1: signals during saves, and temporary files left by a process with the same PID.
+// Signals during saves, and temporary files left by a process with the same PID.
 
 #[test]
 fn issue_24_a_stale_temporary_file_with_this_pid_does_not_block_a_run() {
@@ -393,7 +393,7 @@ fn issue_24_fifty_sigterms_during_saves_leave_no_temporary_file() {
     term_during_saves(16, "14772512", 50);
 }
 
-// Item 2: a full disk at the end of a run.
+// A full disk at the end of a run.
 
 /// Runs `nqueens args` with a file-size limit of `bytes` (writing past it fails with EFBIG,
 /// as a full disk fails with ENOSPC); needs no privilege.
@@ -525,7 +525,7 @@ fn issue_24_a_failed_checkpoint_save_keeps_the_last_good_one_and_stops_cleanly()
         .stdout("14772512\n");
 }
 
-// Item 3: a wrong count saved in a checkpoint.
+// A wrong count saved in a checkpoint.
 
 #[test]
 fn issue_24_a_wrong_count_in_a_checkpoint_is_explained_found_and_counted_again() {

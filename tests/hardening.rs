@@ -1,4 +1,4 @@
-//! Issue 12: every bad input gets a clear error, nothing is clobbered, faults are caught.
+//! Every bad input gets a clear error, nothing is clobbered, faults are caught.
 //! One regression test (or more) per numbered item of the issue.
 
 mod common;
@@ -36,7 +36,7 @@ fn assert_no_panic(out: &Output, code: i32) {
     assert_eq!(out.status.code(), Some(code), "{stderr}");
 }
 
-// Item 2: panics.
+// Panics.
 
 #[test]
 fn issue_12_bench_duration_too_long_is_a_usage_error() {
@@ -71,7 +71,7 @@ fn issue_12_completions_onto_a_full_disk_is_a_clear_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("No space left"));
 }
 
-// Item 4: the checkpoint saver thread missed its wake-up when the run finished first, and the
+// The checkpoint saver thread missed its wake-up when the run finished first, and the
 // process then waited out a whole save period. With a period of 11 days, any missed wake-up
 // hangs until the (generous) timeout; this is a liveness check, not a timing assertion.
 
@@ -100,7 +100,7 @@ fn issue_12_a_finished_run_does_not_wait_for_the_next_checkpoint_save() {
     }
 }
 
-// Item 5: never more workers than tasks, and a sane cap on the thread count.
+// Never more workers than tasks, and a sane cap on the thread count.
 
 #[test]
 fn issue_12_a_one_task_count_starts_one_worker() {
@@ -120,7 +120,7 @@ fn issue_12_thread_counts_above_the_cap_are_usage_errors() {
         .stderr(predicate::str::contains("from 1 to 1024"));
 }
 
-// Item 6: `yes '2 4 1 3' | nqueens verify | head -1` must end: verify stops reading when its
+// `yes '2 4 1 3' | nqueens verify | head -1` must end: verify stops reading when its
 // stdout is closed. The input is endless (like `yes`), and the reading end of stdout is closed
 // before nqueens writes anything; a process that keeps reading never ends and is killed after
 // a generous liveness limit.
@@ -156,7 +156,7 @@ fn issue_12_verify_stops_reading_an_endless_input_when_stdout_is_closed() {
     assert_eq!(status.code(), Some(0));
 }
 
-// Item 3 (place): min-conflicts refuses a board it cannot hold, up front, naming the limit.
+// Place: min-conflicts refuses a board it cannot hold, up front, naming the limit.
 
 #[test]
 fn issue_12_min_conflicts_refuses_huge_boards_up_front() {
@@ -180,7 +180,7 @@ fn issue_12_a_refused_min_conflicts_board_prints_no_seed() {
         .stderr(predicate::str::contains("seed").not());
 }
 
-// Item 7: one output line per input line in the judge format.
+// One output line per input line in the judge format.
 
 #[test]
 fn issue_12_place_stdin_prints_one_line_per_input_line() {
@@ -210,7 +210,7 @@ fn run_stdin(args: &[&str], stdin: &str) -> (i32, String, String) {
     )
 }
 
-// Item 3: reading /dev/zero (or any huge input) is a clear error, never unbounded memory.
+// Reading /dev/zero (or any huge input) is a clear error, never unbounded memory.
 
 #[cfg(target_os = "linux")]
 #[test]
@@ -261,7 +261,7 @@ fn issue_12_huge_board_files_are_refused_with_their_size() {
         .stderr(predicate::str::contains("too large for a two-colour board"));
 }
 
-// Item 1: writes never clobber what is not a regular file, and an unwritable target fails
+// Writes never clobber what is not a regular file, and an unwritable target fails
 // before the count.
 
 /// The names in `dir`, sorted.
@@ -374,7 +374,7 @@ fn issue_12_a_link_to_a_regular_file_is_followed_and_kept() {
     assert_eq!(names_in(dir.path()), ["link.json", "real.json"]);
 }
 
-// Item 9: options that would be silently ignored are usage errors.
+// Options that would be silently ignored are usage errors.
 
 #[test]
 fn issue_12_ignored_options_are_usage_errors() {
@@ -457,7 +457,7 @@ fn issue_12_a_broken_link_in_a_merge_folder_is_reported() {
         .stderr(predicate::str::contains("shard-1.json"));
 }
 
-// Item 11: wording.
+// Wording.
 
 #[test]
 fn issue_12_unique_on_a_small_board_names_the_engine_asked_for() {
@@ -532,7 +532,7 @@ fn issue_12_verify_quotes_non_ascii_characters_whole() {
         .stderr(predicate::str::contains("unexpected character 'é'"));
 }
 
-// Item 10: bench.
+// Bench.
 
 /// A bench report as JSON, with one row per (threads, solutions/s).
 fn bench_report(schema: &str, rows: &[(usize, f64)]) -> String {
@@ -757,7 +757,7 @@ fn issue_12_a_recheck_mismatch_writes_no_result_and_keeps_the_task_out_of_the_ch
         .stdout("")
         .stderr(predicate::str::contains("RECHECK MISMATCH on task 3"));
     assert!(!out.exists(), "no shard file claims success");
-    // The whole plan is shard 0/1, whose round r is task r (issue 11's checkpoint format).
+    // The whole plan is shard 0/1, whose round r is task r (the checkpoint records rounds, not task ids).
     let saved = nqueens::shard::Checkpoint::load(&cp).unwrap().unwrap();
     assert!(!saved.done.contains(3), "the suspect count is not kept");
     assert!(saved.tasks_done > 0, "the other finished tasks are kept");
@@ -794,7 +794,7 @@ fn issue_12_shard_files_record_rechecked_tasks_and_merge_reports_them() {
             .success();
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-        // A count of rechecked tasks, not a list (issue 11: shard files stay small).
+        // A count of rechecked tasks, not a list, so shard files stay small.
         let count = v["rechecked"].as_u64().unwrap() as usize;
         assert!(count > 0);
         rechecked += count;

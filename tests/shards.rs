@@ -1,4 +1,4 @@
-//! CLI tests of checkpoints, shards and merge (issue 5).
+//! CLI tests of checkpoints, shards and merge.
 
 mod common;
 

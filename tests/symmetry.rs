@@ -1,4 +1,4 @@
-//! Issue 3: the symmetry engine and `--unique` through the command line.
+//! The symmetry engine and `--unique` through the command line.
 
 mod common;
 

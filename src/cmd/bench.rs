@@ -163,7 +163,7 @@ fn publish(report: &BenchReport, args: &Args, global: &Global) -> anyhow::Result
     Ok(())
 }
 
-/// Writes an export atomically: only a regular file is ever replaced (issue 12).
+/// Writes an export atomically: only a regular file is ever replaced.
 fn write_report(path: &Path, report: &BenchReport, format: Format) -> anyhow::Result<()> {
     let mut text = Vec::new();
     report::render_bench(report, format, &mut text)?;

@@ -21,7 +21,7 @@ pub(crate) struct Args {
 /// Writes the completion script to stdout.
 ///
 /// The script is built in memory first: clap_complete panics when its writer fails, while a
-/// closed pipe (`| head -1`) must exit 0 and a full disk must be a clear error (issue 12).
+/// closed pipe (`| head -1`) must exit 0 and a full disk must be a clear error.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut cmd = cli::command();
     let mut script = Vec::new();

@@ -1,4 +1,4 @@
-//! `nqueens merge FILES...|DIR`: check shard result files and add them up (issue 5).
+//! `nqueens merge FILES...|DIR`: check shard result files and add them up.
 
 use std::io::Write as _;
 use std::path::PathBuf;

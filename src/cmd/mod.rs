@@ -44,7 +44,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Refuses `-j` for a subcommand that runs on one thread, rather than ignoring it (issue 13).
+/// Refuses `-j` for a subcommand that runs on one thread, rather than ignoring it.
 fn check_threads(cli: &Cli, scope: Scope) -> Result<(), UsageError> {
     if scope.threads == Threads::None && cli.global.threads.is_some() {
         return Err(UsageError(format!(
@@ -56,7 +56,7 @@ fn check_threads(cli: &Cli, scope: Scope) -> Result<(), UsageError> {
 }
 
 /// Refuses a `--format` (or `--json`/`--markdown`) the subcommand cannot write, rather than
-/// ignoring it (issue 12, item 9; the formats are in [`cli::scope`]).
+/// ignoring it (the formats are in [`cli::scope`]).
 fn check_format(cli: &Cli, scope: Scope) -> Result<(), UsageError> {
     let asked = cli.global.format_arg();
     let allowed = scope.formats;

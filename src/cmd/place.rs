@@ -197,7 +197,8 @@ fn judge(args: &Args, layout: Layout, seed: u64) -> anyhow::Result<ExitCode> {
                 if e.downcast_ref::<Error>()
                     .is_some_and(|e| matches!(e, Error::NoSolution { .. })) =>
             {
-                // One output line per input line, always (issue 12): a marker line keeps the
+                // One output line per input line, always, so a judge can match
+                // them up: a marker line keeps the
                 // answers aligned with the questions.
                 no_solution_line(&mut out, n, layout)?;
                 message!("{e}");

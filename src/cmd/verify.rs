@@ -41,7 +41,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         invalid += u64::from(!verdict.is_valid());
         io_result = report(&mut out, line, &verdict, json);
         // Stop reading as soon as stdout fails (e.g. `| head -1` closed it): the input may be
-        // endless (issue 12, item 6). The sentinel is replaced by the I/O error below.
+        // endless (`yes … | nqueens verify | head -1`). The sentinel is replaced by the I/O error below.
         match io_result {
             Ok(()) => Ok(()),
             Err(_) => Err(nqueens::Error::Interrupted),

@@ -5,7 +5,7 @@
 //! lines at the end. [`count_masked`] counts the placements of N mutually non-attacking queens
 //! on allowed cells with the shared kernel (`crate::engine::kernel`), in parallel on the plan
 //! executor. When the mask is left-right symmetric (or top-bottom symmetric, which becomes
-//! left-right after transposing the board) only half the first row is searched (issue 6).
+//! left-right after transposing the board) only half the first row is searched.
 
 use std::time::Instant;
 

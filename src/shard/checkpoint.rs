@@ -14,7 +14,7 @@
 //! The done set is a run-compressed bitmap ([`roaring`]) of *rounds* (positions in the
 //! shard's task sequence, see [`ShardSpec::task`]). Tasks run largest first in round order, so
 //! a done set is a prefix plus at most a few scattered rounds per session: a handful of runs
-//! whatever the plan size (issue 11). [`lock`] keeps two processes off one checkpoint.
+//! whatever the plan size. [`lock`] keeps two processes off one checkpoint.
 
 use std::fs::{File, OpenOptions};
 use std::path::Path;
@@ -130,7 +130,7 @@ pub struct Checkpoint {
     /// Wall-clock seconds spent so far, over all sessions.
     pub elapsed_s: f64,
     /// Rounds of finished tasks also re-solved on the portable code path with the same count
-    /// (`--recheck`; issue 12), as a bitmap like `done`. Omitted when empty.
+    /// (`--recheck`), as a bitmap like `done`. Omitted when empty.
     #[serde(default, skip_serializing_if = "DoneSet::is_empty")]
     pub rechecked: DoneSet,
     /// The total and digest per block of rounds, so a wrong saved count can be found and
@@ -184,7 +184,8 @@ impl Checkpoint {
     ///
     /// # Errors
     /// [`Error::CheckpointCorrupt`] if it cannot be read, is truncated, oversized or not a
-    /// checkpoint, fails its checksum, or has a field out of range (issue 12, item 8).
+    /// checkpoint, fails its checksum, or has a field out of range: a damaged file must never
+    /// resume into a wrong count.
     pub fn load(path: &Path) -> Result<Option<Self>, Error> {
         if std::fs::symlink_metadata(path).is_err() {
             return Ok(None);
@@ -361,7 +362,7 @@ pub struct Lock {
 /// `path` exists and is not a regular file, [`Error::Io`] if the lock file cannot be opened.
 pub fn lock(path: &Path) -> Result<Lock, Error> {
     // A device, FIFO or folder is never a checkpoint: refuse it before creating anything
-    // beside it (issue 12, item 3: `--checkpoint /dev/zero`).
+    // beside it (`--checkpoint /dev/zero` would otherwise be read without end).
     if let Ok(meta) = std::fs::metadata(path) {
         if !meta.is_file() {
             return Err(Error::CheckpointCorrupt {

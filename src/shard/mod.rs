@@ -1,13 +1,13 @@
 //! Long counts that survive: shards of a plan, partial results, checkpoints and merging.
 //!
 //! Every engine's [`Plan`] is a deterministic list of tasks with cost estimates, so the same
-//! machinery serves every engine (issue 5):
+//! machinery serves every engine:
 //!
 //! - [`ShardSpec`] names part `I` of `K`. Plans lay their tasks out largest first, and shard
 //!   `I` takes one task of every round of `K` ids, snaking (`I` in even rounds, `K − 1 − I`
 //!   in odd ones), so parts get about equal *expected work* (by [`Plan::cost`]). Choosing a
 //!   shard is arithmetic on ids: time and memory in proportion to the shard, whatever `K`
-//!   (issue 11), and `K` independent processes agree on who does what.
+//!   and `K` independent processes agree on who does what.
 //! - [`PartialResult`] is the result file of one shard: its task count, total and a digest
 //!   of its per-task counts, identity (tool version, N, engine, plan hash) and a checksum.
 //! - [`checkpoint`] saves which tasks are done (a compressed bitmap), atomically,

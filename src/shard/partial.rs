@@ -1,7 +1,7 @@
 //! The result file of one shard ([`PartialResult`]) and the digest of per-task counts
 //! ([`Digest`]).
 //!
-//! A result file holds no per-task list (issue 11: a shard of N = 27 may hold millions of
+//! A result file holds no per-task list (a shard of N = 27 may hold millions of
 //! tasks): it records how many tasks it covers, their total and an order-independent digest
 //! of every `(task, count)` pair, so two runs of one shard can be compared exactly and
 //! `merge` can check completeness from the shard layout alone.
@@ -152,8 +152,8 @@ pub struct PartialResult {
     /// Host name of the machine that finished it.
     pub host: String,
     /// How many tasks of this shard were also re-solved on the portable code path with the
-    /// same count (`--recheck`; issue 12). A count, not a list, so the file stays small
-    /// (issue 11); omitted when zero.
+    /// same count (`--recheck`). A count, not a list, so the file stays small; omitted
+    /// when zero.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rechecked: usize,
     /// `sha256:…` over the rest of the file.

@@ -1,4 +1,4 @@
-//! Unit tests of shards, checkpoints and merging (issue 5).
+//! Unit tests of shards, checkpoints and merging.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -799,7 +799,7 @@ mod issue_11 {
     }
 }
 
-/// Compares with greedy LPT (the pre-issue-11 partition) at N = 16, where shards of a large K
+/// Compares with greedy LPT (a partition that sorts every task by cost first) at N = 16, where shards of a large K
 /// hold only a few tasks; `cargo test -- --ignored lpt_balance_at_16 --nocapture`.
 #[test]
 #[ignore]
@@ -835,7 +835,7 @@ fn lpt_balance_at_16() {
     }
 }
 
-/// Parsers of external input (issue 12): arbitrary text never panics.
+/// Parsers of external input (files a user or a crash may have damaged): arbitrary text never panics.
 mod external_input {
     use super::*;
     use proptest::prelude::*;

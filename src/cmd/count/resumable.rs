@@ -1,5 +1,5 @@
 //! `nqueens count` with `--checkpoint`, `--shard` or `--out`: long counts that survive being
-//! stopped, and parts of a count for a cluster (issue 5).
+//! stopped, and parts of a count for a cluster.
 
 use std::io::Write as _;
 use std::path::Path;
