@@ -10,9 +10,9 @@ use nqueens::hw::{self, BenchConfig, BenchReport, Outcome, Size};
 use nqueens::recheck::{Fault, Recheck};
 use nqueens::report::{self, Format};
 
-use crate::cli::Global;
 use crate::cmd::messages::{message, warning};
 use crate::exit::{Exit, UsageError};
+use crate::options::Global;
 use crate::progress::BenchBar;
 
 /// Arguments of `nqueens bench`.
@@ -44,7 +44,7 @@ pub(crate) struct Args {
 
     /// Re-solve FRACTION of every count's tasks on the portable code path and compare (a
     /// mismatch exits with status 3) [default: 0.05 with --duration, else none]
-    #[arg(long, value_name = "FRACTION", value_parser = crate::cmd::count::parse_fraction)]
+    #[arg(long, value_name = "FRACTION", value_parser = crate::parse::parse_fraction)]
     pub recheck: Option<Recheck>,
 
     /// Testing only: add 1 to the fast code path's count of task TASK in every count
@@ -82,7 +82,7 @@ const MAX_DURATION_S: f64 = 365.0 * 24.0 * 3600.0;
 
 /// Parses `--duration`: a positive number of seconds, at most [`MAX_DURATION_S`].
 fn parse_duration(s: &str) -> Result<Duration, String> {
-    crate::cli::parse_seconds(s, MAX_DURATION_S)
+    crate::parse::parse_seconds(s, MAX_DURATION_S)
 }
 
 /// The recheck a burn-in (`--duration`) runs unless `--recheck` says otherwise.
@@ -281,25 +281,27 @@ fn compare(a: &Path, b: &Path, format: Format) -> anyhow::Result<Exit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Cli, Command};
     use clap::Parser;
+
+    /// `bench`'s arguments and thread counts, parsed as the command line would.
+    #[derive(Parser)]
+    struct Bench {
+        #[command(flatten)]
+        args: Args,
+        #[command(flatten)]
+        threads: crate::options::ThreadList,
+    }
 
     #[test]
     fn a_fault_without_recheck_is_a_wrong_count_with_exit_3() {
-        let argv = [
-            "nqueens",
-            "bench",
-            "-q",
-            "-j",
-            "1",
-            "--test-inject-fault",
-            "0",
-        ];
-        let cli = Cli::try_parse_from(argv).unwrap();
-        let Command::Bench(args) = &cli.command else {
-            panic!("parsed as bench");
+        let argv = ["bench", "-j", "1", "--test-inject-fault", "0"];
+        let bench = Bench::try_parse_from(argv).unwrap();
+        let global = Global {
+            threads: bench.threads.list(),
+            quiet: true,
+            format: crate::options::FormatArg::Text,
         };
-        assert_eq!(execute(args, &cli.global).unwrap(), Exit::Mismatch);
+        assert_eq!(execute(&bench.args, &global).unwrap(), Exit::Mismatch);
     }
 
     #[test]

@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use nqueens::report::{json, verified_label, Format};
 use nqueens::shard::merge::{expand_paths, merge, MergeReport};
 
-use crate::cli::Global;
 use crate::cmd::messages::{message, note};
 use crate::exit::Exit;
+use crate::options::Global;
 
 /// Arguments of `nqueens merge`.
 #[derive(Debug, clap::Args)]

@@ -8,10 +8,10 @@ use nqueens::puzzles::two_colour::{self, TwoColour};
 use nqueens::report::Format;
 use serde_json::json;
 
-use crate::cli::Global;
 use crate::cmd::input;
 use crate::cmd::messages::message;
 use crate::exit::Exit;
+use crate::options::Global;
 
 /// Arguments of `nqueens two-colour`.
 #[derive(Debug, clap::Args)]

@@ -9,10 +9,10 @@ use nqueens::puzzles::verify::{check, read_perms, PermutationCheck};
 use nqueens::report::Format;
 use serde_json::json;
 
-use crate::cli::Global;
 use crate::cmd::input;
 use crate::cmd::messages::message;
 use crate::exit::Exit;
+use crate::options::Global;
 
 /// Arguments of `nqueens verify`.
 #[derive(Debug, clap::Args)]

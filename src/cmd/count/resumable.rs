@@ -22,10 +22,10 @@ use serde::Serialize;
 
 use super::args::{Args, ShardArg};
 use super::publish::{commentary, publish};
-use crate::cli::Global;
 use crate::cmd::messages::{message, note};
 use crate::cmd::plural;
 use crate::exit::{Exit, UsageError};
+use crate::options::Global;
 use crate::progress::Bar;
 
 /// The smallest probe for a checkpoint file: it grows as tasks finish, and the first real
