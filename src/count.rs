@@ -208,7 +208,7 @@ pub fn count_with_progress(
 
 /// Builds the [`Count`] for a finished plan: adds the unique count if asked and checks both
 /// values against the published ones.
-pub fn finish(
+pub(crate) fn finish(
     plan: &dyn Plan,
     total: u128,
     options: &CountOptions,

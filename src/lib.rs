@@ -28,7 +28,8 @@ pub mod shard;
 
 mod count;
 
-pub use count::{count, count_with_progress, finish, Count, CountOptions, MAX_THREADS};
+pub(crate) use count::finish;
+pub use count::{count, count_with_progress, Count, CountOptions, MAX_THREADS};
 pub use error::{Error, MAX_N, MIN_N};
 pub use plan::{NoProgress, Plan, Progress};
 

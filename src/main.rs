@@ -79,17 +79,30 @@ fn runtime_error(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(err) {
         return Exit::Ok.into();
     }
+    let lib = err.chain().find_map(|e| e.downcast_ref::<nqueens::Error>());
+    if let Some(nqueens::Error::Interrupted) = lib {
+        return interrupted(err);
+    }
     message!("{}", cmd::messages::error_text(err));
     if err.chain().any(|e| e.is::<exit::UsageError>()) {
         return Exit::Usage.into();
     }
-    let lib = err.chain().find_map(|e| e.downcast_ref::<nqueens::Error>());
     match lib {
-        Some(nqueens::Error::Interrupted) => Exit::Interrupted.into(),
         Some(nqueens::Error::RecheckMismatch { .. }) => Exit::Mismatch.into(),
         Some(e) if e.is_usage() => Exit::Usage.into(),
         _ => Exit::Failure.into(),
     }
+}
+
+/// Ends a run stopped by Ctrl-C or SIGTERM: its own words on what was kept, on a fresh line
+/// (after the `^C` the terminal echoed), and nothing for a bare interruption (`--quiet`, all
+/// saved: the user knows what they pressed).
+fn interrupted(err: &anyhow::Error) -> ExitCode {
+    // A chain of one is the bare library error; the count's own words come as context.
+    if err.chain().nth(1).is_some() {
+        message!(new_line; "{err}");
+    }
+    Exit::Interrupted.into()
 }
 
 /// Whether the error is a closed stdout (e.g. piped into `head`): not a failure.

@@ -101,7 +101,7 @@ pub struct Rechecked {
 /// # Errors
 /// [`Error::RecheckMismatch`] for the first task whose counts disagree (workers are asked to
 /// stop at once); otherwise `body`'s result.
-pub fn run_checked<R>(
+pub(crate) fn run_checked<R>(
     plan: &dyn Plan,
     recheck: Option<Recheck>,
     fault: Option<Fault>,

@@ -224,7 +224,7 @@ pub struct SavedCheck {
 /// # Errors
 /// [`Error::RecheckMismatch`] if a task's two code paths disagree now (this machine is
 /// suspect; nothing is replaced), [`Error::Interrupted`] if a stop was requested.
-pub fn recheck_saved(
+pub(crate) fn recheck_saved(
     plan: &dyn Plan,
     pool: &ThreadPool,
     recorder: &Recorder,

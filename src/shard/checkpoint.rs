@@ -31,7 +31,7 @@ use super::{ShardSpec, TOOL_VERSION};
 use crate::error::Error;
 use crate::plan::Plan;
 
-pub use super::recorder::{run, Observer, Recorder};
+pub(crate) use super::recorder::{run, Recorder};
 
 /// The schema tag of a checkpoint file (what is written).
 pub const CHECKPOINT_SCHEMA: &str = "nqueens.checkpoint/3";

@@ -29,6 +29,7 @@ pub mod checkpoint;
 pub mod merge;
 mod partial;
 mod recorder;
+mod resumable;
 mod schema2;
 mod sealed;
 
@@ -41,9 +42,10 @@ use crate::error::Error;
 use crate::plan::{Plan, TaskSeq};
 use crate::CountOptions;
 
-pub use checkpoint::{Checkpoint, Recorder};
+pub use checkpoint::Checkpoint;
 pub use merge::{merge, MergeReport, Problem, ProblemKind};
-pub use partial::{Digest, PartialResult, SHARD_SCHEMA};
+pub use partial::{Digest, PartialResult, ShardTotals, SHARD_SCHEMA};
+pub use resumable::{ResumableCount, Resume, DEFAULT_SAVE_PERIOD};
 pub use sealed::{check_writable, is_same_file, write_atomic};
 
 /// The version of this tool, recorded in every result and checkpoint file.

@@ -169,12 +169,12 @@ impl Sealed for PartialResult {
 impl PartialResult {
     /// The result of shard `shard` of `plan`: `tasks` tasks with total `total` and digest
     /// `digest`.
-    pub fn new(
-        plan: &dyn Plan,
-        shard: ShardSpec,
-        (tasks, total, digest): (usize, u128, Digest),
-        elapsed: Duration,
-    ) -> Self {
+    pub fn new(plan: &dyn Plan, shard: ShardSpec, totals: ShardTotals, elapsed: Duration) -> Self {
+        let ShardTotals {
+            tasks,
+            total,
+            digest,
+        } = totals;
         PartialResult {
             schema: SHARD_SCHEMA.to_string(),
             version: TOOL_VERSION.to_string(),
@@ -257,4 +257,15 @@ impl AddAssign<&PartialResult> for PartialResult {
         self.elapsed_s = sealed::millis(self.elapsed_s + rhs.elapsed_s);
         self.checksum.clear();
     }
+}
+
+/// What a shard's tasks add up to: how many, their total and the digest of their counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShardTotals {
+    /// The tasks counted.
+    pub tasks: usize,
+    /// The sum of their counts.
+    pub total: u128,
+    /// The order-independent digest of their `(task, count)` pairs.
+    pub digest: Digest,
 }

@@ -82,7 +82,8 @@ mod tests {
     use crate::known;
     use crate::plan::{thread_pool, NoProgress, Plan};
     use crate::recheck::Recheck;
-    use crate::shard::{blocks, checkpoint, Recorder};
+    use crate::shard::recorder::Recorder;
+    use crate::shard::{blocks, checkpoint};
     use crate::CountOptions;
 
     fn plan(n: u32) -> Box<dyn Plan> {

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::checkpoint::run;
+use super::recorder::Recorder;
 use super::*;
 use crate::known;
 use crate::plan::{thread_pool, NoProgress};
@@ -18,7 +19,7 @@ fn plan(n: u32) -> Box<dyn Plan> {
 }
 
 /// Task count, total and digest of the tasks `ids`.
-fn solve(plan: &dyn Plan, ids: &[usize]) -> (usize, u128, Digest) {
+fn solve(plan: &dyn Plan, ids: &[usize]) -> ShardTotals {
     let mut digest = Digest::default();
     let mut total = 0;
     for &t in ids {
@@ -26,7 +27,11 @@ fn solve(plan: &dyn Plan, ids: &[usize]) -> (usize, u128, Digest) {
         digest.add(t, count);
         total += count;
     }
-    (ids.len(), total, digest)
+    ShardTotals {
+        tasks: ids.len(),
+        total,
+        digest,
+    }
 }
 
 /// Every id of `spec`'s shard of `plan`.
@@ -90,7 +95,7 @@ fn shards_for_several_k_sum_to_the_total() {
         let mut seen: Vec<usize> = parts.concat();
         seen.sort_unstable();
         assert_eq!(seen, (0..p.len()).collect::<Vec<_>>(), "K = {k}");
-        let sum: u128 = parts.iter().map(|ids| solve(p.as_ref(), ids).1).sum();
+        let sum: u128 = parts.iter().map(|ids| solve(p.as_ref(), ids).total).sum();
         assert_eq!(Some(sum), known::total(11), "K = {k}");
     }
 }
@@ -372,7 +377,7 @@ fn partial_results_add_up() {
     assert_eq!(sum.tasks, p.len());
     assert_eq!(
         sum.digest,
-        solve(p.as_ref(), &(0..p.len()).collect::<Vec<_>>()).2
+        solve(p.as_ref(), &(0..p.len()).collect::<Vec<_>>()).digest
     );
 }
 
@@ -447,8 +452,12 @@ fn shards_checkpoints_and_merge_work_for_any_plan() {
         let rec = Recorder::new(Some(ckpt), Checkpoint::new(&fake, spec).unwrap());
         run(&fake, &pool, &rec, Duration::from_millis(1), &NoProgress).unwrap();
         let done = rec.snapshot();
-        assert_eq!(done.digest, solve(&fake, &ids(&fake, spec)).2);
-        let summary = (done.tasks_done as usize, done.total, done.digest);
+        assert_eq!(done.digest, solve(&fake, &ids(&fake, spec)).digest);
+        let summary = ShardTotals {
+            tasks: done.tasks_done as usize,
+            total: done.total,
+            digest: done.digest,
+        };
         let path = tmp.path().join(format!("{i}.json"));
         PartialResult::new(&fake, spec, summary, rec.elapsed())
             .save(&path)
@@ -753,9 +762,12 @@ mod issue_11 {
         let files: Vec<PathBuf> = (0..2)
             .map(|i| {
                 let spec = ShardSpec::new(i, 2).unwrap();
-                let (tasks, _, digest) = solve(p.as_ref(), &ids(p.as_ref(), spec));
+                let widest = ShardTotals {
+                    total: u128::MAX,
+                    ..solve(p.as_ref(), &ids(p.as_ref(), spec))
+                };
                 let path = tmp.path().join(format!("{i}.json"));
-                PartialResult::new(p.as_ref(), spec, (tasks, u128::MAX, digest), Duration::ZERO)
+                PartialResult::new(p.as_ref(), spec, widest, Duration::ZERO)
                     .save(&path)
                     .unwrap();
                 path
