@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::ValueEnum;
 use nqueens::hw::{self, BenchConfig, BenchReport, Outcome, Size};
 use nqueens::recheck::{Fault, Recheck};
-use nqueens::report::{self, Format};
+use nqueens::report::{self, Format, SpeedRatio};
 
 use crate::cmd::messages::{message, warning};
 use crate::exit::{Exit, UsageError};
@@ -258,23 +258,11 @@ fn compare(a: &Path, b: &Path, format: Format) -> anyhow::Result<Exit> {
             list(&rb)
         );
     }
-    let body: Vec<Vec<String>> = ratios
+    let ratios: Vec<SpeedRatio> = ratios
         .into_iter()
-        .map(|(t, ratio)| vec![t.to_string(), format!("{ratio:.3}")])
+        .map(|(threads, ratio)| SpeedRatio::new(threads, ratio))
         .collect();
-    let header = ["threads", "B/A speed"];
-    let mut out = std::io::stdout().lock();
-    match format {
-        Format::Markdown => report::markdown::table(&header, &body, &mut out)?,
-        Format::Json => {
-            let pairs: Vec<serde_json::Value> = body
-                .iter()
-                .map(|r| serde_json::json!({"threads": r[0].parse::<usize>().ok(), "ratio": r[1].parse::<f64>().ok()}))
-                .collect();
-            report::json::write(&pairs, &mut out)?;
-        }
-        Format::Text => report::text::table(&header, &body, &mut out)?,
-    }
+    report::render_comparison(&ratios, format, &mut std::io::stdout().lock())?;
     Ok(Exit::Ok)
 }
 

@@ -44,9 +44,8 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         }
         return Ok(Exit::Ok.into());
     }
-    let count = report.problems.len();
-    let plural = if count == 1 { "" } else { "s" };
-    message!("merge refused: {count} problem{plural}:");
+    let problems = super::plural(report.problems.len(), "problem");
+    message!("merge refused: {problems}:");
     for p in &report.problems {
         eprintln!("  - {}", p.message);
     }

@@ -12,9 +12,4 @@ pub(crate) mod solutions;
 pub(crate) mod two_colour;
 pub(crate) mod verify;
 
-/// `1 solution`, `2 solutions`: a count with its noun in the right number.
-pub(crate) fn plural(count: impl std::fmt::Display, noun: &str) -> String {
-    let text = count.to_string();
-    let s = if text == "1" { "" } else { "s" };
-    format!("{text} {noun}{s}")
-}
+pub(crate) use nqueens::report::plural;

@@ -1,20 +1,16 @@
 //! `nqueens count` with `--checkpoint`, `--shard` or `--out`: long counts that survive being
 //! stopped, and parts of a count for a cluster.
 
-use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 
 use anyhow::Context;
-use nqueens::report::{json, Format};
+use nqueens::report::{render_shard_summary, ShardSummary};
 use nqueens::shard::blocks::SavedCheck;
-use nqueens::shard::{
-    check_writable, is_same_file, PartialResult, ResumableCount, Resume, ShardSpec,
-};
+use nqueens::shard::{check_writable, is_same_file, ResumableCount, Resume, ShardSpec};
 use nqueens::CountOptions;
-use serde::Serialize;
 
 use super::args::{Args, ShardArg};
 use super::publish::{commentary, publish};
@@ -326,20 +322,6 @@ fn saved_advice(resumed: u64, inherited: u64) -> String {
     )
 }
 
-/// What `count --out` prints on stdout with `--json` (the file itself holds every task).
-#[derive(Debug, Serialize)]
-struct ShardSummary<'a> {
-    schema: &'static str,
-    n: u32,
-    shard: String,
-    tasks: usize,
-    plan_tasks: usize,
-    total: String,
-    elapsed_s: f64,
-    rechecked: usize,
-    out: &'a Path,
-}
-
 /// Writes the shard's result file and prints its partial total. When the file cannot be
 /// written (a disk that filled up during the count), the total and the sealed record go to
 /// stderr, so the count is not lost, and the status is 1.
@@ -360,7 +342,8 @@ fn write_shard(count: &ResumableCount, out: &Path, global: &Global) -> anyhow::R
         );
         return Ok(Exit::Failure.into());
     }
-    print_summary(&result, shard, out, global)
+    let summary = ShardSummary::new(&result, out.to_path_buf());
+    render_shard_summary(&summary, global.format(), &mut std::io::stdout().lock())
         .with_context(|| format!("printing the shard's total ({})", result.total))?;
     if !global.quiet {
         message!(
@@ -379,32 +362,6 @@ fn write_shard(count: &ResumableCount, out: &Path, global: &Global) -> anyhow::R
         );
     }
     Ok(Exit::Ok.into())
-}
-
-/// Prints a shard's total (or its summary with `--json`) on stdout.
-fn print_summary(
-    result: &PartialResult,
-    shard: ShardSpec,
-    out: &Path,
-    global: &Global,
-) -> anyhow::Result<()> {
-    let summary = ShardSummary {
-        schema: "nqueens.shard-summary/1",
-        n: result.n,
-        shard: shard.to_string(),
-        tasks: result.tasks,
-        plan_tasks: result.plan_tasks,
-        total: result.total.to_string(),
-        elapsed_s: result.elapsed_s,
-        rechecked: result.rechecked,
-        out,
-    };
-    let mut stdout = std::io::stdout().lock();
-    match global.format() {
-        Format::Json => json::write(&summary, &mut stdout)?,
-        Format::Text | Format::Markdown => writeln!(&mut stdout, "{}", result.total)?,
-    }
-    Ok(())
 }
 
 #[cfg(test)]
