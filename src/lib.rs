@@ -27,6 +27,7 @@ pub mod report;
 pub mod shard;
 
 mod count;
+mod tap;
 
 pub(crate) use count::finish;
 pub use count::{count, count_with_progress, Count, CountOptions, MAX_THREADS};

@@ -15,10 +15,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::Mutex;
 
 use crate::error::Error;
 use crate::plan::{Plan, Progress};
+use crate::tap::{Hook, Tap};
 
 /// Which fraction of the tasks to re-solve on the second code path.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -118,12 +118,14 @@ pub(crate) fn run_checked<R>(
         let checker = scope.spawn(|| check_all(plan, rx, on_agree, &failed));
         let result = {
             let view = Faulty { inner: plan, fault };
-            let observer = Queue {
+            let observer = Tap {
                 inner: progress,
-                failed: &failed,
-                seed: seed(plan),
-                recheck,
-                queue: Mutex::new(tx),
+                hook: Queue {
+                    failed: &failed,
+                    seed: seed(plan),
+                    recheck,
+                    queue: tx,
+                },
             };
             body(&view, &observer)
             // The observer and its sender are dropped here, so the checker drains and ends.
@@ -243,40 +245,26 @@ impl Plan for Faulty<'_> {
     }
 }
 
-/// Forwards each finished task to another observer, then queues the selected ones for the
-/// checker (after, so a checkpoint records a task before its recheck); asks the workers to
-/// stop once a recheck failed.
+/// Queues the finished tasks the recheck selects for the checker (after the wrapped observer
+/// heard of them, so a checkpoint records a task before its recheck); asks the workers to stop
+/// once a recheck failed.
 struct Queue<'a> {
-    inner: &'a dyn Progress,
     failed: &'a AtomicBool,
     seed: u64,
     recheck: Option<Recheck>,
-    queue: Mutex<Sender<(usize, u128)>>,
+    queue: Sender<(usize, u128)>,
 }
 
-impl Progress for Queue<'_> {
-    fn start(&self, tasks: usize, plan_len: usize) {
-        self.inner.start(tasks, plan_len);
-    }
-    fn start_work(&self, cost: u128) {
-        self.inner.start_work(cost);
-    }
-    fn task_started(&self, task: usize, cost: u64) {
-        self.inner.task_started(task, cost);
-    }
-    fn work_done(&self, task: usize, cost: u64) {
-        self.inner.work_done(task, cost);
-    }
-    fn task_done(&self, task: usize, count: u128) {
-        self.inner.task_done(task, count);
+impl Hook for Queue<'_> {
+    fn after_done(&self, task: usize, count: u128) {
         if self.recheck.is_some_and(|r| r.selects(self.seed, task)) {
             // A send fails only once the checker has stopped on a mismatch.
-            let queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = queue.send((task, count));
+            let _ = self.queue.send((task, count));
         }
     }
+
     fn should_stop(&self) -> bool {
-        self.failed.load(Ordering::Acquire) || self.inner.should_stop()
+        self.failed.load(Ordering::Acquire)
     }
 }
 

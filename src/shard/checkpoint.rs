@@ -415,6 +415,5 @@ fn lock_name(name: &std::ffi::OsStr) -> String {
         end -= 1;
     }
     let hash = sha2::Sha256::digest(name.as_bytes());
-    let hex: String = hash[..8].iter().map(|b| format!("{b:02x}")).collect();
-    format!(".{}.{hex}.lock", &name[..end])
+    format!(".{}.{}.lock", &name[..end], sealed::hex(&hash[..8]))
 }

@@ -13,6 +13,7 @@ use super::sealed;
 use super::ShardSeq;
 use crate::error::Error;
 use crate::plan::{self, Plan, Progress, TaskSeq};
+use crate::tap::{Hook, Tap};
 
 /// Collects finished tasks into a [`Checkpoint`] and saves it (when given a path).
 #[derive(Debug)]
@@ -202,11 +203,8 @@ impl Recorder {
     }
 
     /// A progress observer that records into this recorder and forwards to `inner`.
-    pub(crate) fn observer<'a>(&'a self, inner: &'a dyn Progress) -> Observer<'a> {
-        Observer {
-            recorder: self,
-            inner,
-        }
+    pub(crate) fn observer<'a>(&'a self, inner: &'a dyn Progress) -> Tap<'a, &'a Recorder> {
+        Tap { inner, hook: self }
     }
 }
 
@@ -221,36 +219,15 @@ fn sum_pairs(tasks: &[usize], counts: &[u128]) -> (u128, Digest) {
     sum
 }
 
-/// Records every finished task, then passes it on to another observer.
-pub(crate) struct Observer<'a> {
-    recorder: &'a Recorder,
-    inner: &'a dyn Progress,
-}
-
-impl Progress for Observer<'_> {
-    fn start(&self, tasks: usize, plan_len: usize) {
-        self.inner.start(tasks, plan_len);
-    }
-
-    fn start_work(&self, cost: u128) {
-        self.inner.start_work(cost);
-    }
-
-    fn task_started(&self, task: usize, cost: u64) {
-        self.inner.task_started(task, cost);
-    }
-
-    fn work_done(&self, task: usize, cost: u64) {
-        self.inner.work_done(task, cost);
-    }
-
-    fn task_done(&self, task: usize, count: u128) {
-        self.recorder.record(task, count);
-        self.inner.task_done(task, count);
+/// Records every finished task before the wrapped observer hears of it; a requested stop
+/// stops the workers.
+impl Hook for &Recorder {
+    fn before_done(&self, task: usize, count: u128) {
+        self.record(task, count);
     }
 
     fn should_stop(&self) -> bool {
-        self.recorder.stop.load(Ordering::Acquire) || self.inner.should_stop()
+        self.stop.load(Ordering::Acquire)
     }
 }
 

@@ -124,7 +124,7 @@ mod tests {
             )
         };
         let hash = sha2::Sha256::digest(body("").as_bytes());
-        let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+        let hex = crate::shard::sealed::hex(&hash);
         std::fs::write(path, body(&format!("sha256:{hex}")) + "\n").unwrap();
     }
 

@@ -27,9 +27,12 @@ pub(crate) fn digest<T: Sealed>(value: &mut T) -> String {
     let saved = std::mem::take(value.checksum_mut());
     let bytes = serde_json::to_vec(value).expect("file models always serialise");
     *value.checksum_mut() = saved;
-    let hash = Sha256::digest(bytes);
-    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    format!("sha256:{}", hex(&Sha256::digest(bytes)))
+}
+
+/// `bytes` in lower-case hexadecimal.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Stores the right checksum in `value`.
