@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use nqueens::hw::BenchObserver;
+use nqueens::bench::BenchObserver;
 use nqueens::Progress;
 
 /// Steps of the drawn bar (cost fraction × this).

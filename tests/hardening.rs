@@ -602,7 +602,7 @@ fn issue_12_bench_refuses_a_repeated_thread_count() {
 
 #[test]
 fn issue_12_bench_speedup_is_relative_to_the_smallest_thread_count() {
-    let (code, stdout, stderr) = run(&["bench", "-q", "-j", "2,1", "--json"]);
+    let (code, stdout, stderr) = run(&["bench", "--size", "tiny", "-q", "-j", "2,1", "--json"]);
     assert_eq!(code, 0, "{stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["verified"], true);
@@ -811,6 +811,8 @@ fn issue_12_bench_burn_in_rechecks_and_catches_an_injected_fault() {
     nqueens()
         .args([
             "bench",
+            "--size",
+            "tiny",
             "-q",
             "-j",
             "1",
@@ -822,7 +824,17 @@ fn issue_12_bench_burn_in_rechecks_and_catches_an_injected_fault() {
         .assert()
         .code(3)
         .stderr(predicate::str::contains("RECHECK MISMATCH on task 0"));
-    let (code, stdout, stderr) = run(&["bench", "-q", "-j", "1", "--duration", "0.001", "--json"]);
+    let (code, stdout, stderr) = run(&[
+        "bench",
+        "--size",
+        "tiny",
+        "-q",
+        "-j",
+        "1",
+        "--duration",
+        "0.001",
+        "--json",
+    ]);
     assert_eq!(code, 0, "{stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["verified"], true);

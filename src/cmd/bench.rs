@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::ValueEnum;
-use nqueens::hw::{self, BenchConfig, BenchReport, Outcome, Size};
+use nqueens::bench::{self, BenchConfig, BenchReport, Outcome, Size};
 use nqueens::recheck::{Fault, Recheck};
 use nqueens::report::{self, Format, SpeedRatio};
 
@@ -65,6 +65,9 @@ pub enum SizeArg {
     Standard,
     /// Long, for burn-in
     Long,
+    /// A fraction of a second, for the tool's own tests
+    #[value(hide = true)]
+    Tiny,
 }
 
 impl From<SizeArg> for Size {
@@ -73,6 +76,7 @@ impl From<SizeArg> for Size {
             SizeArg::Quick => Size::Quick,
             SizeArg::Standard => Size::Standard,
             SizeArg::Long => Size::Long,
+            SizeArg::Tiny => Size::Tiny,
         }
     }
 }
@@ -106,7 +110,7 @@ pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
     check_outputs(args)?;
     let threads = global
         .thread_list()
-        .unwrap_or_else(|| hw::default_threads(num_cpus::get().min(nqueens::MAX_THREADS)));
+        .unwrap_or_else(|| bench::default_threads(num_cpus::get().min(nqueens::MAX_THREADS)));
     if let Some(t) = threads
         .iter()
         .enumerate()
@@ -115,7 +119,7 @@ pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
         return Err(UsageError(format!("thread count {t} is listed twice in -j")).into());
     }
     let config = BenchConfig {
-        workload: hw::workload(args.size.into()),
+        workload: bench::workload(args.size.into()),
         threads,
         rounds: args.repeat.unwrap_or(1),
         duration: args.duration,
@@ -125,7 +129,7 @@ pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
         fault: args.test_inject_fault.map(|task| Fault { task, delta: 1 }),
     };
     let bar = BenchBar::new(global.quiet);
-    let outcome = hw::run(&config, &bar);
+    let outcome = bench::run(&config, &bar);
     bar.finish();
     match outcome? {
         Outcome::Verified(report) => {
@@ -212,11 +216,11 @@ fn read_report(path: &Path) -> anyhow::Result<BenchReport> {
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| not_report(e.to_string()))?;
     match value.get("schema").and_then(|s| s.as_str()) {
-        Some(hw::BENCH_SCHEMA) => {}
+        Some(bench::BENCH_SCHEMA) => {}
         Some(other) => {
             return Err(not_report(format!(
                 "its schema is '{other}', not '{}'",
-                hw::BENCH_SCHEMA
+                bench::BENCH_SCHEMA
             ))
             .into())
         }
@@ -244,7 +248,7 @@ fn compare(a: &Path, b: &Path, format: Format) -> anyhow::Result<Exit> {
     if ra.workload != rb.workload {
         warning!("the two reports ran different workloads; ratios are rough");
     }
-    let ratios = hw::compare(&ra, &rb);
+    let ratios = bench::compare(&ra, &rb);
     if ratios.is_empty() {
         let list = |r: &BenchReport| {
             let t: Vec<String> = r.results.iter().map(|x| x.threads.to_string()).collect();
@@ -282,7 +286,15 @@ mod tests {
 
     #[test]
     fn a_fault_without_recheck_is_a_wrong_count_with_exit_3() {
-        let argv = ["bench", "-j", "1", "--test-inject-fault", "0"];
+        let argv = [
+            "bench",
+            "--size",
+            "tiny",
+            "-j",
+            "1",
+            "--test-inject-fault",
+            "0",
+        ];
         let bench = Bench::try_parse_from(argv).unwrap();
         let global = Global {
             threads: bench.threads.list(),

@@ -18,7 +18,7 @@ use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
-use crate::hw::BenchReport;
+use crate::bench::BenchReport;
 use crate::Count;
 
 /// The schema tag of a count report.

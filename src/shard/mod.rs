@@ -226,34 +226,5 @@ impl FromStr for ShardSpec {
     }
 }
 
-/// Splits the tasks of `plan` into `parts` lists, as [`ShardSpec`] does (for tests and small
-/// plans: this holds every id). Each list is ascending.
-pub fn partition(plan: &dyn Plan, parts: usize) -> Vec<Vec<usize>> {
-    let parts = parts.max(1);
-    (0..parts)
-        .map(|index| {
-            ShardSpec {
-                index,
-                count: parts,
-            }
-            .ids(plan.len())
-            .collect()
-        })
-        .collect()
-}
-
-/// The expected work of each part of a split (sums of [`Plan::cost`]).
-pub fn part_costs(plan: &dyn Plan, parts: &[Vec<usize>]) -> Vec<u128> {
-    parts
-        .iter()
-        .map(|ids| ids.iter().map(|&t| u128::from(plan.cost(t))).sum())
-        .collect()
-}
-
-/// The expected work of shard `spec` of `plan`, in time proportional to the shard.
-pub fn shard_cost(plan: &dyn Plan, spec: ShardSpec) -> u128 {
-    spec.ids(plan.len()).map(|t| u128::from(plan.cost(t))).sum()
-}
-
 #[cfg(test)]
 mod tests;

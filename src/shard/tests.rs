@@ -39,6 +39,33 @@ fn ids(plan: &dyn Plan, spec: ShardSpec) -> Vec<usize> {
     spec.ids(plan.len()).collect()
 }
 
+/// Splits the tasks of `plan` into `parts` lists, as [`ShardSpec`] does (for tests and small
+/// plans: this holds every id). Each list is ascending.
+fn partition(plan: &dyn Plan, parts: usize) -> Vec<Vec<usize>> {
+    let parts = parts.max(1);
+    (0..parts)
+        .map(|index| {
+            ShardSpec::new(index, parts)
+                .expect("index < parts")
+                .ids(plan.len())
+                .collect()
+        })
+        .collect()
+}
+
+/// The expected work of each part of a split (sums of [`Plan::cost`]).
+fn part_costs(plan: &dyn Plan, parts: &[Vec<usize>]) -> Vec<u128> {
+    parts
+        .iter()
+        .map(|ids| ids.iter().map(|&t| u128::from(plan.cost(t))).sum())
+        .collect()
+}
+
+/// The expected work of shard `spec` of `plan`, in time proportional to the shard.
+fn shard_cost(plan: &dyn Plan, spec: ShardSpec) -> u128 {
+    spec.ids(plan.len()).map(|t| u128::from(plan.cost(t))).sum()
+}
+
 #[test]
 fn shard_specs_parse_and_reject_nonsense() {
     assert_eq!(
@@ -541,31 +568,6 @@ mod issue_11 {
         }
     }
 
-    /// Prints the imbalance for N = 16..20 and K = 4..1000 (the issue's range);
-    /// `cargo test --release -- --ignored shard_balance_table --nocapture`.
-    #[test]
-    #[ignore]
-    fn shard_balance_table() {
-        for n in 16..=20 {
-            let p = CountOptions::new().engine("mitm").plan(n).unwrap();
-            let gaps: Vec<(usize, f64)> =
-                (4..=1000).map(|k| (k, imbalance(p.as_ref(), k))).collect();
-            let worst = gaps
-                .iter()
-                .cloned()
-                .fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
-            let ok = gaps.iter().filter(|g| g.1 <= 0.05).count();
-            let first_bad = gaps.iter().find(|g| g.1 > 0.05).map(|g| g.0);
-            println!(
-                "N = {n}: {} tasks; K with gap <= 5%: {ok} of {}; first K over 5%: {first_bad:?}; worst K = {} ({:.2}%)",
-                p.len(),
-                gaps.len(),
-                worst.0,
-                worst.1 * 100.0
-            );
-        }
-    }
-
     #[test]
     fn every_plan_lists_its_tasks_largest_first() {
         for engine in ["mirror", "symmetry", "mitm"] {
@@ -611,57 +613,6 @@ mod issue_11 {
         let back = Checkpoint::load(&path).unwrap().unwrap();
         assert_eq!(back.done, cp.done);
         assert_eq!(back.remaining(), spec.len(fake.len()) - 10_000_000);
-    }
-
-    /// Prints the size and save time of checkpoints of the N = 27 mitm plan's size;
-    /// `cargo test --release -- --ignored checkpoint_sizes_and_save_times --nocapture`.
-    #[test]
-    #[ignore]
-    fn checkpoint_sizes_and_save_times() {
-        let tmp = dir();
-        let path = tmp.path().join("big.ckpt");
-        let fake = Fake(27, 65_005_798);
-        let cases: [(&str, ShardSpec, usize, usize); 3] = [
-            (
-                "whole plan, 10^7 done, 100 sessions x 64 threads",
-                ShardSpec::whole(),
-                10_000_000,
-                100,
-            ),
-            (
-                "whole plan, all but 6400 done",
-                ShardSpec::whole(),
-                65_005_798,
-                100,
-            ),
-            (
-                "shard 1/6, 10^7 done",
-                ShardSpec::new(1, 6).unwrap(),
-                10_000_000,
-                100,
-            ),
-        ];
-        for (what, spec, done, sessions) in cases {
-            let mut cp = Checkpoint::new(&fake, spec).unwrap();
-            let done = done.min(spec.len(fake.len()));
-            run_like_done_set(&mut cp, done, sessions, 64);
-            let start = std::time::Instant::now();
-            for _ in 0..10 {
-                cp.save(&path).unwrap();
-            }
-            let per_save = start.elapsed() / 10;
-            let bytes = std::fs::metadata(&path).unwrap().len();
-            println!("{what}: {bytes} bytes, {per_save:?} per save (with fsync)");
-        }
-        let mut rng = fastrand::Rng::with_seed(3);
-        let mut cp = Checkpoint::new(&fake, ShardSpec::whole()).unwrap();
-        while cp.done.len() < 10_000_000 {
-            cp.done.0.insert(rng.u32(0..65_005_798));
-        }
-        cp.tasks_done = cp.done.len();
-        cp.save(&path).unwrap();
-        let bytes = std::fs::metadata(&path).unwrap().len();
-        println!("10^7 uniformly random of 65 M (no run can leave this): {bytes} bytes");
     }
 
     #[test]
@@ -807,42 +758,6 @@ mod issue_11 {
                 "shards 1..6 of K = 4294967296 are missing (6 shards)",
                 "shards 9..4294967295 of K = 4294967296 are missing (4294967287 shards)"
             ]
-        );
-    }
-}
-
-/// Compares with greedy LPT (a partition that sorts every task by cost first) at N = 16, where shards of a large K
-/// hold only a few tasks; `cargo test -- --ignored lpt_balance_at_16 --nocapture`.
-#[test]
-#[ignore]
-fn lpt_balance_at_16() {
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
-    let p = CountOptions::new().engine("mitm").plan(16).unwrap();
-    for k in [128, 256, 300, 400, 500, 700, 925, 1000] {
-        let mut loads: BinaryHeap<Reverse<(u128, usize)>> =
-            (0..k).map(|i| Reverse((0, i))).collect();
-        for t in 0..p.len() {
-            let Reverse((l, i)) = loads.pop().unwrap();
-            loads.push(Reverse((l + u128::from(p.cost(t)), i)));
-        }
-        let v: Vec<u128> = loads.into_iter().map(|r| r.0 .0).collect();
-        let (lo, hi) = (*v.iter().min().unwrap(), *v.iter().max().unwrap());
-        let snake: Vec<u128> = (0..k)
-            .map(|i| shard_cost(p.as_ref(), ShardSpec::new(i, k).unwrap()))
-            .collect();
-        let (slo, shi) = (*snake.iter().min().unwrap(), *snake.iter().max().unwrap());
-        let mut cyc = vec![0u128; k];
-        for t in 0..p.len() {
-            cyc[t % k] += u128::from(p.cost(t));
-        }
-        let (clo, chi) = (*cyc.iter().min().unwrap(), *cyc.iter().max().unwrap());
-        println!(
-            "K = {k}: LPT gap {:.2}%, snake gap {:.2}%, cyclic gap {:.2}%, largest task / mean shard {:.1}%",
-            (hi - lo) as f64 / hi as f64 * 100.0,
-            (shi - slo) as f64 / shi as f64 * 100.0,
-            (chi - clo) as f64 / chi as f64 * 100.0,
-            p.cost(0) as f64 / (v.iter().sum::<u128>() as f64 / k as f64) * 100.0
         );
     }
 }
