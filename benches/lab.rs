@@ -127,11 +127,11 @@ impl Plan for Fake {
 fn run_like_done_set(cp: &mut Checkpoint, done: usize, sessions: usize, threads: usize) {
     let mut rng = fastrand::Rng::with_seed(11);
     for r in 0..done - sessions * threads {
-        cp.done.0.insert(r as u32);
+        cp.done.insert(r);
     }
     while (cp.done.len() as usize) < done {
         let r = done - sessions * threads + rng.usize(0..2 * sessions * threads);
-        cp.done.0.insert(r as u32);
+        cp.done.insert(r);
     }
     cp.tasks_done = cp.done.len();
 }
@@ -177,7 +177,7 @@ fn checkpoint_sizes_and_save_times() {
     let mut rng = fastrand::Rng::with_seed(3);
     let mut cp = Checkpoint::new(&fake, ShardSpec::whole()).unwrap();
     while cp.done.len() < 10_000_000 {
-        cp.done.0.insert(rng.u32(0..65_005_798));
+        cp.done.insert(rng.usize(0..65_005_798));
     }
     cp.tasks_done = cp.done.len();
     cp.save(&path).unwrap();

@@ -52,12 +52,6 @@ impl Recheck {
         let h = splitmix64(seed ^ (task as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         (h as f64) < self.fraction * 18_446_744_073_709_551_616.0
     }
-
-    /// The tasks of `plan` this recheck selects, in order.
-    pub fn selected(&self, plan: &dyn Plan) -> Vec<usize> {
-        let seed = seed(plan);
-        (0..plan.len()).filter(|&t| self.selects(seed, t)).collect()
-    }
 }
 
 /// The selection seed of a plan: the first 64 bits of its fingerprint.

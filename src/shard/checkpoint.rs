@@ -44,7 +44,7 @@ pub const CHECKPOINT_SCHEMA_2: &str = "nqueens.checkpoint/2";
 ///
 /// In JSON: base64 of the bitmap's portable serialisation (run-compressed).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct DoneSet(pub RoaringBitmap);
+pub struct DoneSet(pub(crate) RoaringBitmap);
 
 impl DoneSet {
     /// The number of rounds done.
@@ -62,9 +62,10 @@ impl DoneSet {
         u32::try_from(round).is_ok_and(|r| self.0.contains(r))
     }
 
-    /// The size of the serialised bitmap in bytes (before base64).
-    pub fn serialized_size(&self) -> usize {
-        self.0.serialized_size()
+    /// Marks round `round` done; `false` if it already was (or cannot be a round: past
+    /// 2^32).
+    pub fn insert(&mut self, round: usize) -> bool {
+        u32::try_from(round).is_ok_and(|r| self.0.insert(r))
     }
 }
 

@@ -206,7 +206,10 @@ fn load_all(files: &[PathBuf], report: &mut MergeReport) -> Vec<(String, Partial
         }
         match PartialResult::load(file) {
             Ok(r) => loaded.push((name, r)),
-            Err(why) => report.problem(ProblemKind::Corrupted, format!("{name}: {why}")),
+            Err(Error::ResultCorrupt { message, .. }) => {
+                report.problem(ProblemKind::Corrupted, format!("{name}: {message}"))
+            }
+            Err(other) => report.problem(ProblemKind::Corrupted, format!("{name}: {other}")),
         }
     }
     loaded

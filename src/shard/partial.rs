@@ -213,9 +213,19 @@ impl PartialResult {
     }
 
     /// Reads a result file and checks its schema, checksum and that every field is in range
-    /// (N, engine, plan size, shard, task count, elapsed time); the error says what is
-    /// wrong, for people.
-    pub fn load(path: &Path) -> Result<Self, String> {
+    /// (N, engine, plan size, shard, task count, elapsed time).
+    ///
+    /// # Errors
+    /// [`Error::ResultCorrupt`], whose message says what is wrong, for people.
+    pub fn load(path: &Path) -> Result<Self, Error> {
+        Self::load_checked(path).map_err(|message| Error::ResultCorrupt {
+            path: path.to_path_buf(),
+            message,
+        })
+    }
+
+    /// [`PartialResult::load`], with the reason a file is refused as plain text.
+    fn load_checked(path: &Path) -> Result<Self, String> {
         let r: PartialResult = sealed::load(path, SHARD_SCHEMA, sealed::MAX_SHARD_BYTES)?;
         check_identity(r.n, &r.engine, r.plan_tasks, r.shard)?;
         let expected = r.shard.len(r.plan_tasks);
