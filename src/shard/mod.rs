@@ -26,6 +26,7 @@
 
 pub mod blocks;
 pub mod checkpoint;
+mod lock;
 pub mod merge;
 mod partial;
 mod recorder;

@@ -184,7 +184,9 @@ impl ResumableCount {
     /// `None` when no recheck was asked for or nothing saved can be searched.
     ///
     /// # Errors
-    /// As [`blocks::recheck_saved`].
+    /// [`Error::RecheckMismatch`] if a task's two code paths disagree now (this machine is
+    /// suspect; nothing is replaced), [`Error::Interrupted`] after
+    /// [`interrupt`](Self::interrupt), or a thread-pool error.
     pub fn recheck_saved(&self) -> Result<Option<SavedCheck>, Error> {
         let Some(recheck) = self.options.rechecking().filter(|_| self.searchable() > 0) else {
             return Ok(None);
@@ -244,7 +246,7 @@ impl ResumableCount {
     /// returned.
     ///
     /// # Errors
-    /// As [`crate::finish`].
+    /// [`Error::Threads`] if the thread count is out of range.
     pub fn finish(&self, total: u128) -> Result<Count, Error> {
         let recorder = self.recorder();
         let mut count = crate::finish(self.plan(), total, &self.options, recorder.elapsed())?;
