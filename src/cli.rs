@@ -138,8 +138,8 @@ impl Command {
     /// cannot write.
     pub(crate) fn global(&self) -> Result<Global, UsageError> {
         let quiet = self.is_quiet();
-        let global = |threads: Option<&Threads>, format| Global {
-            threads: threads.and_then(Threads::list),
+        let global = |threads, format| Global {
+            threads,
             quiet,
             format,
         };
@@ -149,23 +149,19 @@ impl Command {
             }
             | Command::TwoColour {
                 threads, format, ..
-            } => global(Some(threads), format.chosen()?),
+            } => global(threads.list(), format.chosen()?),
             Command::Estimate {
                 threads, format, ..
-            } => global(Some(threads), format.chosen()?),
+            } => global(threads.list(), format.chosen()?),
+            Command::Bench {
+                threads, format, ..
+            } => global(threads.list(), format.chosen()?),
             Command::Solutions { format, .. } | Command::Place { format, .. } => {
                 global(None, format.chosen()?)
             }
             Command::Verify { format, .. } | Command::Merge { format, .. } => {
                 global(None, format.chosen()?)
             }
-            Command::Bench {
-                threads, format, ..
-            } => Global {
-                threads: threads.list(),
-                quiet,
-                format: format.chosen()?,
-            },
             Command::Completions(_) => global(None, FormatArg::Text),
         })
     }

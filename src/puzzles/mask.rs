@@ -374,16 +374,9 @@ mod tests {
 
     /// A deterministic pseudo-random mask with about 1 cell in `holes` blocked.
     fn random_mask(n: u32, seed: u64, holes: u64) -> Mask {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut rng = fastrand::Rng::with_seed(seed);
         let rows: Vec<u32> = (0..n)
-            .map(|_| {
-                (0..n).fold(0, |m, c| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    m | u32::from(!x.is_multiple_of(holes)) << c
-                })
-            })
+            .map(|_| (0..n).fold(0, |m, c| m | u32::from(rng.u64(0..holes) != 0) << c))
             .collect();
         Mask::from_rows(&rows).unwrap()
     }
