@@ -232,16 +232,27 @@ pub fn count_with_progress(
 ) -> Result<Count, Error> {
     let start = Instant::now();
     let plan = options.plan(n)?;
+    count_plan(plan.as_ref(), options, progress, start)
+}
+
+/// Runs every task of `plan` with `options` (threads, recheck) and builds its [`Count`];
+/// `start` is when the count began (planning included).
+pub(crate) fn count_plan(
+    plan: &dyn Plan,
+    options: &CountOptions,
+    progress: &dyn Progress,
+    start: Instant,
+) -> Result<Count, Error> {
     let pool = plan::thread_pool(options.workers(plan.len())?)?;
     let (total, rechecked) = recheck::run_checked(
-        plan.as_ref(),
+        plan,
         options.recheck,
         options.fault,
         progress,
         &|_| {},
         |plan, progress| plan::execute_seq(plan, &(0..plan.len()), &pool, progress),
     )?;
-    let mut count = finish(plan.as_ref(), total?, options, start.elapsed())?;
+    let mut count = finish(plan, total?, options, start.elapsed())?;
     count.rechecked = options.recheck.map(|_| rechecked.tasks.len());
     Ok(count)
 }

@@ -11,8 +11,8 @@ use std::time::Instant;
 
 use crate::engine::kernel::{self, bits, expand_at_least, full_mask, Node, Rows};
 use crate::error::Error;
-use crate::plan::{self, fingerprint_words, Plan, Progress};
-use crate::{known, Count};
+use crate::plan::{fingerprint_words, Plan, Progress};
+use crate::Count;
 
 /// The largest board a mask may describe (row masks are `u32`).
 pub const MAX_MASK_N: u32 = 32;
@@ -314,35 +314,19 @@ impl Plan for MaskPlan {
 pub fn count_masked(mask: &Mask, threads: usize, progress: &dyn Progress) -> Result<Count, Error> {
     let start = Instant::now();
     let options = crate::CountOptions::new().threads(threads);
-    let threads = options.checked_threads()?;
-    let plan = MaskPlan::new(mask, threads);
-    let ids: Vec<usize> = (0..plan.len()).collect();
-    let threads = options.workers(plan.len())?;
-    let pool = plan::thread_pool(threads)?;
-    let total = plan::execute(&plan, &ids, &pool, progress)?;
-    let verified = if mask.is_full() {
-        known::check(known::total(mask.n()), total)
-    } else {
-        None
-    };
-    Ok(Count {
-        n: mask.n(),
-        total,
-        unique: None,
-        engine: plan.engine(),
-        plan: plan.describe(),
-        tasks: plan.len(),
-        threads,
-        elapsed: start.elapsed(),
-        verified,
-        unique_verified: None,
-        rechecked: None,
-    })
+    let plan = MaskPlan::new(mask, options.checked_threads()?);
+    let mut count = crate::count::count_plan(&plan, &options, progress, start)?;
+    if !mask.is_full() {
+        // The published totals are for the open board only.
+        count.verified = None;
+    }
+    Ok(count)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::known;
     use crate::plan::NoProgress;
 
     /// Plain recursion over the allowed cells, an independent oracle.
