@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Timings for the companion puzzles (issue 6): place/verify at n = 10^8, min-conflicts at
+# Timings for the companion puzzles: place/verify at n = 10^8, min-conflicts at
 # n = 10^6, two-colour on full boards n = 12, 13, 14. Needs hyperfine; writes ~0.9 GB to $TMP.
 set -euo pipefail
 cd "$(dirname "$0")/.."

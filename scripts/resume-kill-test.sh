@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Resume after kill -9 at random moments (issue 5): for each of RUNS runs, start
+# Resume after kill -9 at random moments: for each of RUNS runs, start
 # 'nqueens count N --checkpoint', SIGKILL it after a random delay, up to KILLS times, then let
 # it finish; the total must equal a single uninterrupted count every time.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real single-node Slurm cluster test of sharded counting (issue 5).
+# A real single-node Slurm cluster test of sharded counting.
 #
 # Installs Debian's slurmctld, slurmd, slurm-client and munge, starts them without systemd,
 # submits the project's own scripts/slurm/submit.sh: a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3 speed check: the symmetry engine against the mirror engine and the C yardstick, side by
+# Speed check: the symmetry engine against the mirror engine and the C yardstick, side by
 # side with hyperfine. Each round runs every command once, in turn (the machines are shared and
 # noisy), and the medians over the rounds are printed, wall-clock and user CPU.
 #

@@ -1,6 +1,8 @@
 //! Counting: [`CountOptions`] say how, [`count`] runs the plan they select and returns a
 //! [`Count`].
 
+use std::convert::Infallible;
+use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
@@ -9,13 +11,50 @@ use crate::{engine, known, recheck};
 
 /// The most worker threads a run may ask for. Runs never start more workers than they have
 /// tasks either ([`CountOptions::workers`]): thousands of idle threads only cost start-up and
-/// exit time (issue 12).
+/// exit time.
 pub const MAX_THREADS: usize = 1024;
+
+/// The engine a count asks for: chosen per N, or one by name (an unknown name is refused
+/// when the plan is built, with the names there are).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum EngineChoice {
+    /// `auto`: the fastest engine for N that supports what was asked.
+    Auto,
+    /// An engine by name.
+    Named(String),
+}
+
+impl FromStr for EngineChoice {
+    type Err = Infallible;
+
+    fn from_str(name: &str) -> Result<Self, Infallible> {
+        Ok(if name == engine::AUTO {
+            EngineChoice::Auto
+        } else {
+            EngineChoice::Named(name.to_string())
+        })
+    }
+}
+
+impl EngineChoice {
+    /// The name, as the command line spells it.
+    fn name(&self) -> &str {
+        match self {
+            EngineChoice::Auto => engine::AUTO,
+            EngineChoice::Named(name) => name,
+        }
+    }
+
+    /// Whether this is the engine called `name`.
+    fn is(&self, name: &str) -> bool {
+        matches!(self, EngineChoice::Named(asked) if asked == name)
+    }
+}
 
 /// How to count: engine, threads, split depth, rechecking. Build it with the chained setters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CountOptions {
-    engine: String,
+    engine: EngineChoice,
     threads: usize,
     split_depth: Option<u32>,
     unique: bool,
@@ -26,7 +65,7 @@ pub struct CountOptions {
 impl Default for CountOptions {
     fn default() -> Self {
         CountOptions {
-            engine: engine::AUTO.to_string(),
+            engine: EngineChoice::Auto,
             threads: num_cpus::get().min(MAX_THREADS),
             split_depth: None,
             unique: false,
@@ -44,7 +83,8 @@ impl CountOptions {
 
     /// Selects an engine by name (see [`engine::names`]).
     pub fn engine(mut self, name: &str) -> Self {
-        self.engine = name.to_string();
+        let Ok(choice) = name.parse::<EngineChoice>();
+        self.engine = choice;
         self
     }
 
@@ -114,24 +154,25 @@ impl CountOptions {
             split_depth: self.split_depth,
             threads: self.checked_threads()?,
         };
-        let plan = if self.unique && self.engine == engine::AUTO {
-            engine::auto_unique(n).plan(n, &options)?
-        } else if self.split_depth.is_some() && self.engine == engine::AUTO {
+        let plan = match self.engine {
+            EngineChoice::Auto if self.unique => engine::auto_unique(n).plan(n, &options)?,
             // A split depth asks for a backtracking engine: auto picks the fastest of those.
-            engine::auto_backtracking(n).plan(n, &options)?
-        } else {
-            engine::plan(&self.engine, n, &options)?
+            EngineChoice::Auto if self.split_depth.is_some() => {
+                engine::auto_backtracking(n).plan(n, &options)?
+            }
+            _ => engine::plan(self.engine.name(), n, &options)?,
         };
         let mitm = engine::Engine::name(&engine::mitm::Mitm);
-        if self.split_depth.is_some() && (plan.engine() == mitm || self.engine == mitm) {
+        if self.split_depth.is_some() && (plan.engine() == mitm || self.engine.is(mitm)) {
             // Its tasks are fixed row splits; a split depth would be silently ignored. Asked
             // by name, it is refused at every N, small boards (counted by another engine)
             // included.
             return Err(Error::SplitDepthUnsupported { engine: mitm });
         }
         if self.unique && !plan.has_unique() {
-            // Name the engine asked for, not the one a small board fell back to (issue 12).
-            let asked = engine::find(&self.engine, n).map_or(plan.engine(), |e| e.name());
+            // Name the engine asked for, not the one a small board fell back to, so the
+            // user sees the choice they made echoed back.
+            let asked = engine::find(self.engine.name(), n).map_or(plan.engine(), |e| e.name());
             return Err(Error::UniqueUnsupported { engine: asked });
         }
         Ok(plan)
@@ -191,23 +232,34 @@ pub fn count_with_progress(
 ) -> Result<Count, Error> {
     let start = Instant::now();
     let plan = options.plan(n)?;
+    count_plan(plan.as_ref(), options, progress, start)
+}
+
+/// Runs every task of `plan` with `options` (threads, recheck) and builds its [`Count`];
+/// `start` is when the count began (planning included).
+pub(crate) fn count_plan(
+    plan: &dyn Plan,
+    options: &CountOptions,
+    progress: &dyn Progress,
+    start: Instant,
+) -> Result<Count, Error> {
     let pool = plan::thread_pool(options.workers(plan.len())?)?;
     let (total, rechecked) = recheck::run_checked(
-        plan.as_ref(),
+        plan,
         options.recheck,
         options.fault,
         progress,
         &|_| {},
         |plan, progress| plan::execute_seq(plan, &(0..plan.len()), &pool, progress),
     )?;
-    let mut count = finish(plan.as_ref(), total?, options, start.elapsed())?;
+    let mut count = finish(plan, total?, options, start.elapsed())?;
     count.rechecked = options.recheck.map(|_| rechecked.tasks.len());
     Ok(count)
 }
 
 /// Builds the [`Count`] for a finished plan: adds the unique count if asked and checks both
 /// values against the published ones.
-pub fn finish(
+pub(crate) fn finish(
     plan: &dyn Plan,
     total: u128,
     options: &CountOptions,

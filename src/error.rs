@@ -148,6 +148,15 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
+    /// A shard result file is unreadable, truncated, not a result file, fails its checksum or
+    /// has a field out of range.
+    #[error("'{}': {message}", path.display())]
+    ResultCorrupt {
+        /// The result file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
     /// A checkpoint belongs to another run (board size, engine, version, plan or shard).
     #[error("checkpoint '{}' belongs to another run: {message}; refusing to mix results", path.display())]
     CheckpointMismatch {
@@ -159,7 +168,8 @@ pub enum Error {
     /// A count does not fit the 128-bit total (a forged or corrupted input).
     #[error("{0} does not fit in 128 bits")]
     Overflow(String),
-    /// A checkpoint is in use by another running process (issue 11).
+    /// A checkpoint is in use by another running process; two writers would
+    /// overwrite each other's progress.
     #[error("checkpoint '{}' is in use by another nqueens process (lock '{}' is held)", path.display(), lock.display())]
     CheckpointLocked {
         /// The checkpoint file.
@@ -188,6 +198,7 @@ impl Error {
                 | Error::NotRegularFile { .. }
                 | Error::Recheck(_)
                 | Error::CheckpointCorrupt { .. }
+                | Error::ResultCorrupt { .. }
                 | Error::CheckpointMismatch { .. }
         )
     }
@@ -195,7 +206,7 @@ impl Error {
 
 /// At most the first 40 characters of `text`, with `…` when cut: for quoting user input in
 /// messages without echoing a whole (possibly huge) line.
-pub fn excerpt(text: &str) -> String {
+pub(crate) fn excerpt(text: &str) -> String {
     const KEEP: usize = 40;
     match text.char_indices().nth(KEEP) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
@@ -204,7 +215,7 @@ pub fn excerpt(text: &str) -> String {
 }
 
 /// Checks that `n` is a board size the counters accept.
-pub fn check_n(n: u32) -> Result<(), Error> {
+pub(crate) fn check_n(n: u32) -> Result<(), Error> {
     if (MIN_N..=MAX_N).contains(&n) {
         Ok(())
     } else {

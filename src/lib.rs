@@ -15,10 +15,13 @@
 //! [`plan::Plan`] of independent tasks, which [`plan::execute`] runs on a rayon pool.
 #![deny(missing_docs)]
 
+pub mod bench;
 pub mod engine;
 pub mod error;
 pub mod estimate;
-pub mod hw;
+// `cmd/estimate.rs` still names the benchmark module by its old name.
+#[doc(hidden)]
+pub use crate::bench as hw;
 pub mod known;
 pub mod plan;
 pub mod puzzles;
@@ -28,8 +31,10 @@ pub mod shard;
 pub mod work;
 
 mod count;
+mod tap;
 
-pub use count::{count, count_with_progress, finish, Count, CountOptions, MAX_THREADS};
+pub(crate) use count::finish;
+pub use count::{count, count_with_progress, Count, CountOptions, MAX_THREADS};
 pub use error::{Error, MAX_N, MIN_N};
 pub use plan::{NoProgress, Plan, Progress};
 pub use work::Work;

@@ -3,6 +3,8 @@
 mod cli;
 mod cmd;
 mod exit;
+mod options;
+mod parse;
 mod plot;
 mod progress;
 
@@ -18,10 +20,16 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return usage_error(&err),
     };
-    if let Err(code) = check_isa_cap(cli.global.quiet) {
+    if let Err(code) = check_isa_cap(cli.command.is_quiet()) {
         return code;
     }
-    match cmd::run(&cli) {
+    let run = |global| cli.command.run(&global);
+    match cli
+        .command
+        .global()
+        .map_err(anyhow::Error::from)
+        .and_then(run)
+    {
         Ok(code) => code,
         Err(err) => runtime_error(&err),
     }
@@ -47,8 +55,9 @@ fn check_isa_cap(quiet: bool) -> Result<(), ExitCode> {
     }
 }
 
-/// Prints a clap error as one line (help and version print in full).
-fn usage_error(err: &clap::Error) -> ExitCode {
+/// Prints a clap error: help and version in full, anything else as the one line
+/// [`cli::OneLine`] made of it.
+fn usage_error(err: &clap::error::Error<cli::OneLine>) -> ExitCode {
     match err.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
             let _ = err.print();
@@ -59,27 +68,7 @@ fn usage_error(err: &clap::Error) -> ExitCode {
             Exit::Usage.into()
         }
         _ => {
-            let text = err.to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            // "required arguments were not provided:" lists them on the next lines.
-            let listed: Vec<&str> = text
-                .lines()
-                .skip(1)
-                .take_while(|l| l.starts_with("  "))
-                .map(str::trim)
-                .collect();
-            let first = match first.strip_suffix(':') {
-                Some(head) if !listed.is_empty() => format!("{head}: {}", listed.join(", ")),
-                _ => first.to_string(),
-            };
-            let choices = text
-                .lines()
-                .map(str::trim)
-                .find(|l| l.starts_with("[possible values:"))
-                .map(|l| format!(" {l}"))
-                .unwrap_or_default();
-            message!("{first}{choices} (see 'nqueens --help')");
+            message!("{} (see 'nqueens --help')", err.to_string().trim_end());
             Exit::Usage.into()
         }
     }
@@ -90,17 +79,30 @@ fn runtime_error(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(err) {
         return Exit::Ok.into();
     }
+    let lib = err.chain().find_map(|e| e.downcast_ref::<nqueens::Error>());
+    if let Some(nqueens::Error::Interrupted) = lib {
+        return interrupted(err);
+    }
     message!("{}", cmd::messages::error_text(err));
     if err.chain().any(|e| e.is::<exit::UsageError>()) {
         return Exit::Usage.into();
     }
-    let lib = err.chain().find_map(|e| e.downcast_ref::<nqueens::Error>());
     match lib {
-        Some(nqueens::Error::Interrupted) => Exit::Interrupted.into(),
         Some(nqueens::Error::RecheckMismatch { .. }) => Exit::Mismatch.into(),
         Some(e) if e.is_usage() => Exit::Usage.into(),
         _ => Exit::Failure.into(),
     }
+}
+
+/// Ends a run stopped by Ctrl-C or SIGTERM: its own words on what was kept, on a fresh line
+/// (after the `^C` the terminal echoed), and nothing for a bare interruption (`--quiet`, all
+/// saved: the user knows what they pressed).
+fn interrupted(err: &anyhow::Error) -> ExitCode {
+    // A chain of one is the bare library error; the count's own words come as context.
+    if err.chain().nth(1).is_some() {
+        message!(new_line; "{err}");
+    }
+    Exit::Interrupted.into()
 }
 
 /// Whether the error is a closed stdout (e.g. piped into `head`): not a failure.

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use nqueens::hw::BenchReport;
+use nqueens::bench::BenchReport;
 use plotters::prelude::*;
 
 /// Draws speed-up (with the ideal line) and parallel efficiency against thread count into an

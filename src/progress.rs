@@ -4,7 +4,7 @@
 //! It is ticked once per started and finished task from the executor, never from inside the
 //! search, and it is hidden unless stderr is a terminal and `--quiet` was not given.
 //!
-//! Progress and ETA are by estimated *cost* (issue 11), not by task count: plans run their
+//! Progress and ETA are by estimated *cost*, not by task count: plans run their
 //! biggest tasks first, so counting tasks says "90% done" long before the end. [`Eta`]
 //! calibrates the plan's cost units against the time finished tasks took on their thread,
 //! credits tasks in flight with the time they have run, and says "estimating…" until a
@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use nqueens::hw::BenchObserver;
+use nqueens::bench::BenchObserver;
 use nqueens::Progress;
 
 /// Steps of the drawn bar (cost fraction × this).

@@ -1,8 +1,10 @@
 //! Rechecking: re-solve a deterministic random fraction of a plan's tasks on a second code path
-//! and compare (issue 12, `count --recheck FRACTION`).
+//! and compare (`count --recheck FRACTION`): a faulty core or a
+//! miscompiled kernel shows up as a mismatch instead of a wrong total.
 //!
 //! Long counts on many machines meet flaky hardware, and a wrong count looks like any other.
-//! [`run_checked`] wraps a run: every task the [`Recheck`] selects is solved as usual by the
+//! A checked run (`run_checked`, inside [`crate::count`] and
+//! [`ResumableCount`](crate::shard::ResumableCount)): every task the [`Recheck`] selects is solved as usual by the
 //! workers and, once reported finished, solved again by one extra checker thread with [`Plan::solve_portable`] (the
 //! portable kernel or matcher instead of the assembly or SIMD one). Any disagreement stops the
 //! run and is returned as [`Error::RecheckMismatch`], naming the task, so nothing claims
@@ -14,10 +16,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::Mutex;
 
 use crate::error::Error;
 use crate::plan::{Plan, Progress};
+use crate::tap::{Hook, Tap};
 
 /// Which fraction of the tasks to re-solve on the second code path.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -50,12 +52,6 @@ impl Recheck {
     pub fn selects(&self, seed: u64, task: usize) -> bool {
         let h = splitmix64(seed ^ (task as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         (h as f64) < self.fraction * 18_446_744_073_709_551_616.0
-    }
-
-    /// The tasks of `plan` this recheck selects, in order.
-    pub fn selected(&self, plan: &dyn Plan) -> Vec<usize> {
-        let seed = seed(plan);
-        (0..plan.len()).filter(|&t| self.selects(seed, t)).collect()
     }
 }
 
@@ -100,7 +96,7 @@ pub struct Rechecked {
 /// # Errors
 /// [`Error::RecheckMismatch`] for the first task whose counts disagree (workers are asked to
 /// stop at once); otherwise `body`'s result.
-pub fn run_checked<R>(
+pub(crate) fn run_checked<R>(
     plan: &dyn Plan,
     recheck: Option<Recheck>,
     fault: Option<Fault>,
@@ -117,12 +113,14 @@ pub fn run_checked<R>(
         let checker = scope.spawn(|| check_all(plan, rx, on_agree, &failed));
         let result = {
             let view = Faulty { inner: plan, fault };
-            let observer = Queue {
+            let observer = Tap {
                 inner: progress,
-                failed: &failed,
-                seed: seed(plan),
-                recheck,
-                queue: Mutex::new(tx),
+                hook: Queue {
+                    failed: &failed,
+                    seed: seed(plan),
+                    recheck,
+                    queue: tx,
+                },
             };
             body(&view, &observer)
             // The observer and its sender are dropped here, so the checker drains and ends.
@@ -242,40 +240,26 @@ impl Plan for Faulty<'_> {
     }
 }
 
-/// Forwards each finished task to another observer, then queues the selected ones for the
-/// checker (after, so a checkpoint records a task before its recheck); asks the workers to
-/// stop once a recheck failed.
+/// Queues the finished tasks the recheck selects for the checker (after the wrapped observer
+/// heard of them, so a checkpoint records a task before its recheck); asks the workers to stop
+/// once a recheck failed.
 struct Queue<'a> {
-    inner: &'a dyn Progress,
     failed: &'a AtomicBool,
     seed: u64,
     recheck: Option<Recheck>,
-    queue: Mutex<Sender<(usize, u128)>>,
+    queue: Sender<(usize, u128)>,
 }
 
-impl Progress for Queue<'_> {
-    fn start(&self, tasks: usize, plan_len: usize) {
-        self.inner.start(tasks, plan_len);
-    }
-    fn start_work(&self, cost: u128) {
-        self.inner.start_work(cost);
-    }
-    fn task_started(&self, task: usize, cost: u64) {
-        self.inner.task_started(task, cost);
-    }
-    fn work_done(&self, task: usize, cost: u64) {
-        self.inner.work_done(task, cost);
-    }
-    fn task_done(&self, task: usize, count: u128) {
-        self.inner.task_done(task, count);
+impl Hook for Queue<'_> {
+    fn after_done(&self, task: usize, count: u128) {
         if self.recheck.is_some_and(|r| r.selects(self.seed, task)) {
             // A send fails only once the checker has stopped on a mismatch.
-            let queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = queue.send((task, count));
+            let _ = self.queue.send((task, count));
         }
     }
+
     fn should_stop(&self) -> bool {
-        self.failed.load(Ordering::Acquire) || self.inner.should_stop()
+        self.failed.load(Ordering::Acquire)
     }
 }
 

@@ -137,8 +137,8 @@ fn help_lists_the_engines() {
         .stdout(predicate::str::contains("mirror").and(predicate::str::contains("auto")));
 }
 
-// Issue 13: each subcommand's help shows only the global options it uses, and options it
-// cannot use are refused.
+// Each subcommand's help shows only the common options it uses (they follow the
+// subcommand), and options it cannot use are refused.
 
 #[test]
 fn count_help_words_threads_for_count_and_hides_unwritable_formats() {

@@ -1,5 +1,5 @@
-//! Long runs at the frontier (issue 11) and the shard/checkpoint hardening items of issue 12
-//! (2, 3 and 8), through the command line.
+//! Long runs at the frontier and the hardening of shards and checkpoints (damaged files,
+//! huge inputs, rechecks), through the command line.
 
 mod common;
 

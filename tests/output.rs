@@ -1,4 +1,4 @@
-//! Snapshots of the text and markdown outputs of `count`, `bench` and `merge` (issue 13).
+//! Snapshots of the text and markdown outputs of `count`, `bench` and `merge`.
 //!
 //! The snapshots live in `tests/snapshots/`. Whatever depends on the machine or the moment
 //! (times, rates, the host line, the version and commit, plan hashes, temporary paths) is

@@ -1,4 +1,4 @@
-//! CLI tests of the companion puzzles (issue 6): solutions, count --mask, two-colour, place,
+//! CLI tests of the companion puzzles: solutions, count --mask, two-colour, place,
 //! verify.
 
 mod common;

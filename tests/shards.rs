@@ -1,10 +1,10 @@
-//! CLI tests of checkpoints, shards and merge (issue 5).
+//! CLI tests of checkpoints, shards and merge.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as StdCommand, Stdio};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use common::{nqueens, nqueens_std};
 use nqueens::shard::{Checkpoint, PartialResult};
@@ -23,39 +23,29 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// A small xorshift generator; the seed is printed so a failing run can be repeated.
-struct Rng(u64);
-
-impl Rng {
-    fn from_clock() -> Self {
-        let seed = std::env::var("NQUEENS_TEST_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .unwrap()
-                    .as_nanos() as u64
-            });
-        eprintln!("seed (NQUEENS_TEST_SEED) = {seed}");
-        Rng(seed | 1)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
+/// A generator seeded from `NQUEENS_TEST_SEED` or at random; the seed is printed so a failing
+/// run can be repeated.
+fn seeded_rng() -> fastrand::Rng {
+    let seed = std::env::var("NQUEENS_TEST_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| fastrand::u64(..));
+    eprintln!("seed (NQUEENS_TEST_SEED) = {seed}");
+    fastrand::Rng::with_seed(seed)
 }
 
 /// Runs `args` to the end, killing it with SIGKILL at up to `kills` random moments first and
 /// restarting it each time; returns the final stdout and the tasks saved at each kill.
-fn run_with_kills(args: &[&str], ckpt: &Path, kills: usize, rng: &mut Rng) -> (String, Vec<u64>) {
+fn run_with_kills(
+    args: &[&str],
+    ckpt: &Path,
+    kills: usize,
+    rng: &mut fastrand::Rng,
+) -> (String, Vec<u64>) {
     let mut saved = Vec::new();
     for _ in 0..kills {
         let mut child = spawn(args);
-        std::thread::sleep(Duration::from_millis(20 + rng.below(500)));
+        std::thread::sleep(Duration::from_millis(20 + rng.u64(0..500)));
         if child.try_wait().unwrap().is_some() {
             break; // It finished before the kill.
         }
@@ -76,7 +66,7 @@ fn run_with_kills(args: &[&str], ckpt: &Path, kills: usize, rng: &mut Rng) -> (S
 
 #[test]
 fn resume_after_kill_9_at_random_points_gives_the_exact_total() {
-    let mut rng = Rng::from_clock();
+    let mut rng = seeded_rng();
     for run in 0..4 {
         let tmp = tempfile::tempdir().unwrap();
         let ckpt = tmp.path().join("n15.ckpt");
@@ -367,7 +357,7 @@ fn a_killed_shard_with_a_checkpoint_resumes_to_the_same_result() {
         "--checkpoint-every",
         "0.02",
     ];
-    let (stdout, saved) = run_with_kills(&args, &ckpt, 2, &mut Rng::from_clock());
+    let (stdout, saved) = run_with_kills(&args, &ckpt, 2, &mut seeded_rng());
     eprintln!("shard 1/3 of N = 15: tasks saved at each kill {saved:?}");
     let (a, b) = (
         PartialResult::load(&plain).unwrap(),

@@ -1,4 +1,4 @@
-//! Issue 3: the symmetry engine and `--unique` through the command line.
+//! The symmetry engine and `--unique` through the command line.
 
 mod common;
 
@@ -8,8 +8,8 @@ use predicates::str::contains;
 #[test]
 fn unique_prints_after_the_total() {
     nqueens()
-        .arg("--quiet")
         .args(["count", "8", "--unique"])
+        .arg("--quiet")
         .assert()
         .success()
         .stdout("92\n12\n");
@@ -26,8 +26,8 @@ fn unique_works_for_every_engine_choice_that_supports_it() {
             _ => "2680\n341\n",
         };
         nqueens()
-            .arg("--quiet")
             .args(["count", n, "--unique", "--engine", "symmetry"])
+            .arg("--quiet")
             .assert()
             .success()
             .stdout(expected);
@@ -37,8 +37,8 @@ fn unique_works_for_every_engine_choice_that_supports_it() {
 #[test]
 fn json_carries_the_unique_count() {
     let out = nqueens()
-        .arg("--quiet")
         .args(["count", "10", "--unique", "--json", "-j", "2"])
+        .arg("--quiet")
         .output()
         .unwrap();
     assert!(out.status.success());
@@ -52,8 +52,8 @@ fn json_carries_the_unique_count() {
 #[test]
 fn unique_without_it_is_null() {
     let out = nqueens()
-        .arg("--quiet")
         .args(["count", "9", "--json", "--engine", "symmetry"])
+        .arg("--quiet")
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -64,14 +64,14 @@ fn unique_without_it_is_null() {
 #[test]
 fn symmetry_engine_counts_and_auto_picks_it_at_12() {
     nqueens()
-        .arg("--quiet")
         .args(["count", "12", "--engine", "symmetry", "--split-depth", "3"])
+        .arg("--quiet")
         .assert()
         .success()
         .stdout("14200\n");
     let out = nqueens()
-        .arg("--quiet")
         .args(["count", "12", "--json"])
+        .arg("--quiet")
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -83,8 +83,8 @@ fn symmetry_engine_counts_and_auto_picks_it_at_12() {
 #[test]
 fn unique_with_the_mirror_engine_is_a_usage_error() {
     nqueens()
-        .arg("--quiet")
         .args(["count", "8", "--unique", "--engine", "mirror"])
+        .arg("--quiet")
         .assert()
         .code(2)
         .stderr(contains("symmetry"));
@@ -93,8 +93,8 @@ fn unique_with_the_mirror_engine_is_a_usage_error() {
 #[test]
 fn help_lists_the_symmetry_engine() {
     nqueens()
-        .arg("--quiet")
         .args(["count", "--help"])
+        .arg("--quiet")
         .assert()
         .success()
         .stdout(contains("symmetry"));

@@ -6,13 +6,13 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::ValueEnum;
-use nqueens::hw::{self, BenchConfig, BenchReport, Outcome, Size};
+use nqueens::bench::{self, BenchConfig, BenchReport, Outcome, Size};
 use nqueens::recheck::{Fault, Recheck};
-use nqueens::report::{self, Format};
+use nqueens::report::{self, Format, SpeedRatio};
 
-use crate::cli::Global;
 use crate::cmd::messages::{message, warning};
 use crate::exit::{Exit, UsageError};
+use crate::options::Global;
 use crate::progress::BenchBar;
 
 /// Arguments of `nqueens bench`.
@@ -44,7 +44,7 @@ pub(crate) struct Args {
 
     /// Re-solve FRACTION of every count's tasks on the portable code path and compare (a
     /// mismatch exits with status 3) [default: 0.05 with --duration, else none]
-    #[arg(long, value_name = "FRACTION", value_parser = crate::cmd::count::parse_fraction)]
+    #[arg(long, value_name = "FRACTION", value_parser = crate::parse::parse_fraction)]
     pub recheck: Option<Recheck>,
 
     /// Testing only: add 1 to the fast code path's count of task TASK in every count
@@ -65,6 +65,9 @@ pub enum SizeArg {
     Standard,
     /// Long, for burn-in
     Long,
+    /// A fraction of a second, for the tool's own tests
+    #[value(hide = true)]
+    Tiny,
 }
 
 impl From<SizeArg> for Size {
@@ -73,6 +76,7 @@ impl From<SizeArg> for Size {
             SizeArg::Quick => Size::Quick,
             SizeArg::Standard => Size::Standard,
             SizeArg::Long => Size::Long,
+            SizeArg::Tiny => Size::Tiny,
         }
     }
 }
@@ -82,7 +86,7 @@ const MAX_DURATION_S: f64 = 365.0 * 24.0 * 3600.0;
 
 /// Parses `--duration`: a positive number of seconds, at most [`MAX_DURATION_S`].
 fn parse_duration(s: &str) -> Result<Duration, String> {
-    crate::cli::parse_seconds(s, MAX_DURATION_S)
+    crate::parse::parse_seconds(s, MAX_DURATION_S)
 }
 
 /// The recheck a burn-in (`--duration`) runs unless `--recheck` says otherwise.
@@ -106,7 +110,7 @@ pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
     check_outputs(args)?;
     let threads = global
         .thread_list()
-        .unwrap_or_else(|| hw::default_threads(num_cpus::get().min(nqueens::MAX_THREADS)));
+        .unwrap_or_else(|| bench::default_threads(num_cpus::get().min(nqueens::MAX_THREADS)));
     if let Some(t) = threads
         .iter()
         .enumerate()
@@ -115,7 +119,7 @@ pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
         return Err(UsageError(format!("thread count {t} is listed twice in -j")).into());
     }
     let config = BenchConfig {
-        workload: hw::workload(args.size.into()),
+        workload: bench::workload(args.size.into()),
         threads,
         rounds: args.repeat.unwrap_or(1),
         duration: args.duration,
@@ -125,7 +129,7 @@ pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
         fault: args.test_inject_fault.map(|task| Fault { task, delta: 1 }),
     };
     let bar = BenchBar::new(global.quiet);
-    let outcome = hw::run(&config, &bar);
+    let outcome = bench::run(&config, &bar);
     bar.finish();
     match outcome? {
         Outcome::Verified(report) => {
@@ -163,7 +167,7 @@ fn publish(report: &BenchReport, args: &Args, global: &Global) -> anyhow::Result
     Ok(())
 }
 
-/// Writes an export atomically: only a regular file is ever replaced (issue 12).
+/// Writes an export atomically: only a regular file is ever replaced.
 fn write_report(path: &Path, report: &BenchReport, format: Format) -> anyhow::Result<()> {
     let mut text = Vec::new();
     report::render_bench(report, format, &mut text)?;
@@ -212,11 +216,11 @@ fn read_report(path: &Path) -> anyhow::Result<BenchReport> {
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| not_report(e.to_string()))?;
     match value.get("schema").and_then(|s| s.as_str()) {
-        Some(hw::BENCH_SCHEMA) => {}
+        Some(bench::BENCH_SCHEMA) => {}
         Some(other) => {
             return Err(not_report(format!(
                 "its schema is '{other}', not '{}'",
-                hw::BENCH_SCHEMA
+                bench::BENCH_SCHEMA
             ))
             .into())
         }
@@ -244,7 +248,7 @@ fn compare(a: &Path, b: &Path, format: Format) -> anyhow::Result<Exit> {
     if ra.workload != rb.workload {
         warning!("the two reports ran different workloads; ratios are rough");
     }
-    let ratios = hw::compare(&ra, &rb);
+    let ratios = bench::compare(&ra, &rb);
     if ratios.is_empty() {
         let list = |r: &BenchReport| {
             let t: Vec<String> = r.results.iter().map(|x| x.threads.to_string()).collect();
@@ -258,48 +262,46 @@ fn compare(a: &Path, b: &Path, format: Format) -> anyhow::Result<Exit> {
             list(&rb)
         );
     }
-    let body: Vec<Vec<String>> = ratios
+    let ratios: Vec<SpeedRatio> = ratios
         .into_iter()
-        .map(|(t, ratio)| vec![t.to_string(), format!("{ratio:.3}")])
+        .map(|(threads, ratio)| SpeedRatio::new(threads, ratio))
         .collect();
-    let header = ["threads", "B/A speed"];
-    let mut out = std::io::stdout().lock();
-    match format {
-        Format::Markdown => report::markdown::table(&header, &body, &mut out)?,
-        Format::Json => {
-            let pairs: Vec<serde_json::Value> = body
-                .iter()
-                .map(|r| serde_json::json!({"threads": r[0].parse::<usize>().ok(), "ratio": r[1].parse::<f64>().ok()}))
-                .collect();
-            report::json::write(&pairs, &mut out)?;
-        }
-        Format::Text => report::text::table(&header, &body, &mut out)?,
-    }
+    report::render_comparison(&ratios, format, &mut std::io::stdout().lock())?;
     Ok(Exit::Ok)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Cli, Command};
     use clap::Parser;
+
+    /// `bench`'s arguments and thread counts, parsed as the command line would.
+    #[derive(Parser)]
+    struct Bench {
+        #[command(flatten)]
+        args: Args,
+        #[command(flatten)]
+        threads: crate::options::ThreadList,
+    }
 
     #[test]
     fn a_fault_without_recheck_is_a_wrong_count_with_exit_3() {
         let argv = [
-            "nqueens",
             "bench",
-            "-q",
+            "--size",
+            "tiny",
             "-j",
             "1",
             "--test-inject-fault",
             "0",
         ];
-        let cli = Cli::try_parse_from(argv).unwrap();
-        let Command::Bench(args) = &cli.command else {
-            panic!("parsed as bench");
+        let bench = Bench::try_parse_from(argv).unwrap();
+        let global = Global {
+            threads: bench.threads.list(),
+            quiet: true,
+            format: crate::options::FormatArg::Text,
         };
-        assert_eq!(execute(args, &cli.global).unwrap(), Exit::Mismatch);
+        assert_eq!(execute(&bench.args, &global).unwrap(), Exit::Mismatch);
     }
 
     #[test]

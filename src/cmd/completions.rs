@@ -7,7 +7,6 @@ use anyhow::Context;
 
 use clap_complete::Shell;
 
-use crate::cli;
 use crate::exit::Exit;
 
 /// Arguments of `nqueens completions`.
@@ -21,11 +20,12 @@ pub(crate) struct Args {
 /// Writes the completion script to stdout.
 ///
 /// The script is built in memory first: clap_complete panics when its writer fails, while a
-/// closed pipe (`| head -1`) must exit 0 and a full disk must be a clear error (issue 12).
-pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let mut cmd = cli::command();
+/// closed pipe (`| head -1`) must exit 0 and a full disk must be a clear error.
+/// `command` is the whole command line's definition, passed in so this module need not import
+/// the one that imports it.
+pub(crate) fn run(args: &Args, command: &mut clap::Command) -> anyhow::Result<ExitCode> {
     let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut cmd, "nqueens", &mut script);
+    clap_complete::generate(args.shell, command, "nqueens", &mut script);
     let mut out = std::io::stdout().lock();
     out.write_all(&script)
         .and_then(|()| out.flush())

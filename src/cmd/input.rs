@@ -38,7 +38,7 @@ pub(crate) fn open(path: &Path) -> anyhow::Result<Box<dyn BufRead>> {
 pub(crate) const MAX_BOARD_BYTES: u64 = 64 * 1024;
 
 /// Reads all of `path` (or stdin for `-`) as text, refusing more than `max` bytes (so
-/// `/dev/zero` or a huge file is a clear error, not unbounded memory; issue 12). `what` names
+/// `/dev/zero` or a huge file is a clear error, not unbounded memory). `what` names
 /// the expected content in the message.
 pub(crate) fn read_to_string(path: &Path, max: u64, what: &str) -> anyhow::Result<String> {
     let mut bytes = Vec::new();

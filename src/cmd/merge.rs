@@ -1,4 +1,4 @@
-//! `nqueens merge FILES...|DIR`: check shard result files and add them up (issue 5).
+//! `nqueens merge FILES...|DIR`: check shard result files and add them up.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use nqueens::report::{json, verified_label, Format};
 use nqueens::shard::merge::{expand_paths, merge, MergeReport};
 
-use crate::cli::Global;
 use crate::cmd::messages::{message, note};
 use crate::exit::Exit;
+use crate::options::Global;
 
 /// Arguments of `nqueens merge`.
 #[derive(Debug, clap::Args)]
@@ -44,9 +44,8 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         }
         return Ok(Exit::Ok.into());
     }
-    let count = report.problems.len();
-    let plural = if count == 1 { "" } else { "s" };
-    message!("merge refused: {count} problem{plural}:");
+    let problems = super::plural(report.problems.len(), "problem");
+    message!("merge refused: {problems}:");
     for p in &report.problems {
         eprintln!("  - {}", p.message);
     }

@@ -10,9 +10,10 @@ use nqueens::puzzles::place::{self, Construction};
 use nqueens::report::Format;
 use nqueens::Error;
 
-use crate::cli::{FormatArg, Global};
 use crate::cmd::messages::message;
 use crate::exit::{Exit, UsageError};
+use crate::options::{FormatArg, Global};
+use crate::parse::{whole, Whole};
 
 /// Arguments of `nqueens place`.
 #[derive(Debug, clap::Args)]
@@ -50,10 +51,10 @@ const MAX_BOARD: u64 = 1000;
 /// Parses a board size for `place` (any whole number; the library checks the range).
 fn parse_size(s: &str) -> Result<u64, String> {
     let max = place::MAX_PLACE_N;
-    match crate::cli::parse_whole(s) {
-        Some(Some(n)) if (1..=max as i64).contains(&n) => Ok(n as u64),
-        Some(_) => Err(format!("out of range 1..{max}")),
-        None => Err(format!("not a whole number from 1 to {max}")),
+    match whole(s) {
+        Whole::Number(n) if (1..=max as i64).contains(&n) => Ok(n as u64),
+        Whole::Number(_) | Whole::TooLong => Err(format!("out of range 1..{max}")),
+        Whole::Malformed => Err(format!("not a whole number from 1 to {max}")),
     }
 }
 
@@ -197,7 +198,8 @@ fn judge(args: &Args, layout: Layout, seed: u64) -> anyhow::Result<ExitCode> {
                 if e.downcast_ref::<Error>()
                     .is_some_and(|e| matches!(e, Error::NoSolution { .. })) =>
             {
-                // One output line per input line, always (issue 12): a marker line keeps the
+                // One output line per input line, always, so a judge can match
+                // them up: a marker line keeps the
                 // answers aligned with the questions.
                 no_solution_line(&mut out, n, layout)?;
                 message!("{e}");

@@ -6,9 +6,10 @@ use std::process::ExitCode;
 use nqueens::puzzles::solutions::{write_board, write_perm, Solutions};
 use nqueens::report::Format;
 
-use crate::cli::{parse_n, FormatArg, Global};
 use crate::cmd::messages::message;
 use crate::exit::Exit;
+use crate::options::{FormatArg, Global};
+use crate::parse::parse_n;
 
 /// Arguments of `nqueens solutions`.
 #[derive(Debug, clap::Args)]

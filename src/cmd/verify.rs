@@ -1,18 +1,16 @@
 //! `nqueens verify [FILE|-]`: check claimed solutions in O(n) time and memory.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use nqueens::puzzles::verify::{check, read_perms, PermutationCheck};
-use nqueens::report::Format;
-use serde_json::json;
+use nqueens::puzzles::verify::{check, read_perms};
+use nqueens::report::{render_verdict, Verdict};
 
-use crate::cli::Global;
 use crate::cmd::input;
 use crate::cmd::messages::message;
 use crate::exit::Exit;
+use crate::options::Global;
 
 /// Arguments of `nqueens verify`.
 #[derive(Debug, clap::Args)]
@@ -29,7 +27,6 @@ pub(crate) struct Args {
 
 /// Runs `nqueens verify`: one verdict per permutation; exit 1 if any is not a solution.
 pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
-    let json = global.format() == Format::Json;
     let source = input::source_name(&args.file);
     let reader = input::open(&args.file)?;
     let mut out = std::io::stdout().lock();
@@ -39,9 +36,9 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         let verdict = check(rows, args.size);
         checked += 1;
         invalid += u64::from(!verdict.is_valid());
-        io_result = report(&mut out, line, &verdict, json);
+        io_result = render_verdict(&Verdict::new(line, &verdict), global.format(), &mut out);
         // Stop reading as soon as stdout fails (e.g. `| head -1` closed it): the input may be
-        // endless (issue 12, item 6). The sentinel is replaced by the I/O error below.
+        // endless (`yes … | nqueens verify | head -1`). The sentinel is replaced by the I/O error below.
         match io_result {
             Ok(()) => Ok(()),
             Err(_) => Err(nqueens::Error::Interrupted),
@@ -61,42 +58,4 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         Exit::Failure
     }
     .into())
-}
-
-/// Writes the verdict on the permutation from `line`.
-fn report(
-    out: &mut impl Write,
-    line: usize,
-    v: &PermutationCheck,
-    json: bool,
-) -> std::io::Result<()> {
-    if json {
-        let problems: Vec<String> = v.problems.iter().map(ToString::to_string).collect();
-        let value = json!({
-            "line": line,
-            "n": v.n,
-            "valid": v.is_valid(),
-            "conflicts": v.conflicts,
-            "problems": problems,
-        });
-        serde_json::to_writer(&mut *out, &value)?;
-        return writeln!(out);
-    }
-    if v.is_valid() {
-        return writeln!(out, "line {line}: valid, n = {}", v.n);
-    }
-    writeln!(
-        out,
-        "line {line}: INVALID, n = {}, {}",
-        v.n,
-        super::plural(v.conflicts, "conflict")
-    )?;
-    for p in &v.problems {
-        writeln!(out, "  {p}")?;
-    }
-    let more = v.conflicts - v.problems.len() as u64;
-    if more > 0 {
-        writeln!(out, "  ... and {more} more")?;
-    }
-    Ok(())
 }

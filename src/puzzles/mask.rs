@@ -5,14 +5,14 @@
 //! lines at the end. [`count_masked`] counts the placements of N mutually non-attacking queens
 //! on allowed cells with the shared kernel (`crate::engine::kernel`), in parallel on the plan
 //! executor. When the mask is left-right symmetric (or top-bottom symmetric, which becomes
-//! left-right after transposing the board) only half the first row is searched (issue 6).
+//! left-right after transposing the board) only half the first row is searched.
 
 use std::time::Instant;
 
 use crate::engine::kernel::{self, bits, expand_at_least, full_mask, Node, Rows};
 use crate::error::Error;
-use crate::plan::{self, fingerprint_words, Plan, Progress};
-use crate::{known, Count};
+use crate::plan::{fingerprint_words, Plan, Progress};
+use crate::Count;
 
 /// The largest board a mask may describe (row masks are `u32`).
 pub const MAX_MASK_N: u32 = 32;
@@ -314,35 +314,19 @@ impl Plan for MaskPlan {
 pub fn count_masked(mask: &Mask, threads: usize, progress: &dyn Progress) -> Result<Count, Error> {
     let start = Instant::now();
     let options = crate::CountOptions::new().threads(threads);
-    let threads = options.checked_threads()?;
-    let plan = MaskPlan::new(mask, threads);
-    let ids: Vec<usize> = (0..plan.len()).collect();
-    let threads = options.workers(plan.len())?;
-    let pool = plan::thread_pool(threads)?;
-    let total = plan::execute(&plan, &ids, &pool, progress)?;
-    let verified = if mask.is_full() {
-        known::check(known::total(mask.n()), total)
-    } else {
-        None
-    };
-    Ok(Count {
-        n: mask.n(),
-        total,
-        unique: None,
-        engine: plan.engine(),
-        plan: plan.describe(),
-        tasks: plan.len(),
-        threads,
-        elapsed: start.elapsed(),
-        verified,
-        unique_verified: None,
-        rechecked: None,
-    })
+    let plan = MaskPlan::new(mask, options.checked_threads()?);
+    let mut count = crate::count::count_plan(&plan, &options, progress, start)?;
+    if !mask.is_full() {
+        // The published totals are for the open board only.
+        count.verified = None;
+    }
+    Ok(count)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::known;
     use crate::plan::NoProgress;
 
     /// Plain recursion over the allowed cells, an independent oracle.
@@ -374,16 +358,9 @@ mod tests {
 
     /// A deterministic pseudo-random mask with about 1 cell in `holes` blocked.
     fn random_mask(n: u32, seed: u64, holes: u64) -> Mask {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut rng = fastrand::Rng::with_seed(seed);
         let rows: Vec<u32> = (0..n)
-            .map(|_| {
-                (0..n).fold(0, |m, c| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    m | u32::from(!x.is_multiple_of(holes)) << c
-                })
-            })
+            .map(|_| (0..n).fold(0, |m, c| m | u32::from(rng.u64(0..holes) != 0) << c))
             .collect();
         Mask::from_rows(&rows).unwrap()
     }

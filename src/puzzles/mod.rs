@@ -1,4 +1,4 @@
-//! The companion puzzles (issue 6): every solution, boards with blocked cells, two colours,
+//! The companion puzzles: every solution, boards with blocked cells, two colours,
 //! one solution for huge n, and checking a claimed solution.
 //!
 //! - [`solutions`]: stream every solution in lexicographic order.

@@ -5,7 +5,8 @@
 //! n mod 6 = 2 and 3; Hoffman, Loessi & Moore 1969). It needs no array, so n = 10^9 streams in
 //! constant memory. [`min_conflicts`] finds a random solution by local search (Sosic & Gu):
 //! a greedy start, then swaps of attacked queens that lower the number of diagonal collisions.
-//! [`write_line`] prints a long line with one large buffer and `itoa` (issue 6).
+//! [`write_line`] prints a long line with one large buffer and `itoa`: at n = 10^8
+//! a line is about a gigabyte, and one write per number would dominate.
 
 use std::io::{self, Write};
 
@@ -34,7 +35,7 @@ pub fn check_place_n(n: u64) -> Result<u32, Error> {
 
 /// The largest n [`min_conflicts`] accepts: it keeps about 24 bytes per column in memory
 /// (240 MB and a few seconds at the limit); larger boards would need tens of gigabytes, so they
-/// are refused up front (issue 12). The construction has no such limit.
+/// are refused up front, before any allocation. The construction has no such limit.
 pub const MAX_MIN_CONFLICTS_N: u64 = 10_000_000;
 
 /// The explicit solution for one n, computed column by column.

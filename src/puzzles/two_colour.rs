@@ -4,7 +4,7 @@
 //! each other, and no cell holds two queens. So the answer is the number of ordered pairs
 //! (A, B) of solutions fitting the mask with `A[r] ≠ B[r]` in every row r.
 //!
-//! Method (issue 6): enumerate the set S of fitting solutions once; give every cell a bitset
+//! Method: enumerate the set S of fitting solutions once; give every cell a bitset
 //! over S of the solutions with a queen there. The solutions meeting A somewhere are the union
 //! of the bitsets of A's n cells, so A has `|S| − |union|` partners. That is n·|S|/64 word
 //! operations per A, run in parallel. The mask's own symmetries (among the 8 of the square)

@@ -4,7 +4,8 @@
 //! (or, equivalently, the column in each row). It is valid iff every value is in 1..=n, no
 //! value repeats, and no two queens share a diagonal: all `column + row` distinct and all
 //! `column − row` distinct. Three bitsets (n bits and two of 2n bits) decide that in one pass.
-//! When it fails, [`check`] says which queens attack each other (issue 6).
+//! When it fails, [`check`] says which queens attack each other, so a wrong answer can be
+//! fixed without a second tool.
 
 use std::fmt;
 use std::io::BufRead;
@@ -15,7 +16,7 @@ use crate::error::Error;
 pub const MAX_REPORTED: usize = 10;
 
 /// The most values one line may hold (1 GiB of memory as `u32`): an endless line of numbers
-/// is an error, not unbounded memory (issue 12). `place` output for n = 10^8 fits easily.
+/// is an error, not unbounded memory. `place` output for n = 10^8 fits easily.
 pub const MAX_LINE_VALUES: usize = 1 << 28;
 
 /// One reason a permutation is not a solution. Columns and rows are 1-based.

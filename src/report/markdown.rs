@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use super::{bench_summary, bench_table, verified_label, CountReport};
-use crate::hw::BenchReport;
+use crate::bench::BenchReport;
 
 /// Writes a markdown table: a header row, the separator, then the body rows.
 pub fn table(header: &[&str], body: &[Vec<String>], out: &mut dyn Write) -> io::Result<()> {

@@ -1,17 +1,24 @@
 //! The report model and its renderers.
 //!
-//! Commands build a serde model ([`CountReport`]) and hand it to a pure renderer: text
+//! Commands build a serde model ([`CountReport`], [`ShardSummary`], …) and hand it to a pure renderer: text
 //! ([`text`]), JSON ([`json`]) or markdown ([`markdown`]). Nothing here computes anything.
 
+mod compare;
 pub mod json;
 pub mod markdown;
+mod puzzles;
+mod shard;
 pub mod text;
+
+pub use compare::{render_comparison, SpeedRatio};
+pub use puzzles::{render_two_colour, render_verdict, TwoColourReport, Verdict, TWO_COLOUR_SCHEMA};
+pub use shard::{render_shard_summary, ShardSummary, SHARD_SUMMARY_SCHEMA};
 
 use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
-use crate::hw::BenchReport;
+use crate::bench::BenchReport;
 use crate::Count;
 
 /// The schema tag of a count report.
@@ -103,6 +110,13 @@ pub fn render_count(report: &CountReport, format: Format, out: &mut dyn Write) -
         Format::Json => json::write(report, out),
         Format::Markdown => markdown::count(report, out),
     }
+}
+
+/// `1 solution`, `2 solutions`: a count with its noun in the right number.
+pub fn plural(count: impl std::fmt::Display, noun: &str) -> String {
+    let text = count.to_string();
+    let s = if text == "1" { "" } else { "s" };
+    format!("{text} {noun}{s}")
 }
 
 /// Formats an optional verification flag for people.

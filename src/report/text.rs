@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use super::{bench_summary, bench_table, CountReport};
-use crate::hw::BenchReport;
+use crate::bench::BenchReport;
 
 /// The total on one line, then the unique count on its own line if present.
 pub fn count(report: &CountReport, out: &mut dyn Write) -> io::Result<()> {

@@ -6,13 +6,14 @@
 //! on every resume, and nothing could say where. [`Blocks`] also keeps the total and digest
 //! of every block of [`Blocks::size`] consecutive rounds, at most [`MAX_BLOCKS`] of them
 //! (a few kB), so `count --recheck F` on a resume re-solves a share `F` of the saved blocks
-//! on both code paths ([`recheck_saved`]), names a block that disagrees and replaces its
-//! counts.
+//! on both code paths
+//! ([`ResumableCount::recheck_saved`](super::ResumableCount::recheck_saved)), names a block
+//! that disagrees and replaces its counts.
 //!
 //! A checkpoint of schema 2 (written before blocks existed) is upgraded on load: its finished
 //! tasks become [`Inherited`], one total and digest that no block holds, because a count
 //! cannot be put in a block without solving its task again. Tasks finished after the upgrade
-//! go into blocks as usual; [`recheck_saved`] skips the inherited ones.
+//! go into blocks as usual; the recheck of saved blocks skips the inherited ones.
 
 use std::ops::Range;
 
@@ -204,7 +205,7 @@ pub struct BadBlock {
     pub now: u128,
 }
 
-/// What [`recheck_saved`] did.
+/// What [`ResumableCount::recheck_saved`](super::ResumableCount::recheck_saved) did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SavedCheck {
     /// Saved blocks re-solved.
@@ -224,7 +225,7 @@ pub struct SavedCheck {
 /// # Errors
 /// [`Error::RecheckMismatch`] if a task's two code paths disagree now (this machine is
 /// suspect; nothing is replaced), [`Error::Interrupted`] if a stop was requested.
-pub fn recheck_saved(
+pub(crate) fn recheck_saved(
     plan: &dyn Plan,
     pool: &ThreadPool,
     recorder: &Recorder,

@@ -1,9 +1,9 @@
 //! Checkpoints: which tasks of a run are done, their total and digest, saved so a run can
 //! resume.
 //!
-//! A [`Recorder`] collects each finished task (it is a [`Progress`](crate::plan::Progress)
-//! observer that forwards to another one, e.g. the progress bar) and [`run`] saves its state
-//! every few seconds and at the end, with the crash-safe write of [`super::write_atomic`]. A
+//! While a [`ResumableCount`](super::ResumableCount) runs, a recorder collects each finished
+//! task (it is a [`Progress`](crate::plan::Progress) observer that forwards to another one,
+//! e.g. the progress bar) and saves its state every few seconds and at the end, with the crash-safe write of [`super::write_atomic`]. A
 //! killed run loses at most the tasks finished since the last save and those in flight.
 //! Loading refuses a file for another run (N, engine, tool version, plan hash or shard), a
 //! file that is truncated, oversized or fails its checksum, and one whose fields are out of
@@ -14,9 +14,8 @@
 //! The done set is a run-compressed bitmap ([`roaring`]) of *rounds* (positions in the
 //! shard's task sequence, see [`ShardSpec::task`]). Tasks run largest first in round order, so
 //! a done set is a prefix plus at most a few scattered rounds per session: a handful of runs
-//! whatever the plan size (issue 11). [`lock`] keeps two processes off one checkpoint.
+//! whatever the plan size. [`lock`] keeps two processes off one checkpoint.
 
-use std::fs::{File, OpenOptions};
 use std::path::Path;
 
 use base64::Engine as _;
@@ -31,7 +30,8 @@ use super::{ShardSpec, TOOL_VERSION};
 use crate::error::Error;
 use crate::plan::Plan;
 
-pub use super::recorder::{run, Observer, Recorder};
+pub use super::lock::{lock, Lock};
+pub(crate) use super::recorder::{run, Recorder};
 
 /// The schema tag of a checkpoint file (what is written).
 pub const CHECKPOINT_SCHEMA: &str = "nqueens.checkpoint/3";
@@ -44,7 +44,7 @@ pub const CHECKPOINT_SCHEMA_2: &str = "nqueens.checkpoint/2";
 ///
 /// In JSON: base64 of the bitmap's portable serialisation (run-compressed).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct DoneSet(pub RoaringBitmap);
+pub struct DoneSet(pub(crate) RoaringBitmap);
 
 impl DoneSet {
     /// The number of rounds done.
@@ -62,9 +62,10 @@ impl DoneSet {
         u32::try_from(round).is_ok_and(|r| self.0.contains(r))
     }
 
-    /// The size of the serialised bitmap in bytes (before base64).
-    pub fn serialized_size(&self) -> usize {
-        self.0.serialized_size()
+    /// Marks round `round` done; `false` if it already was (or cannot be a round: past
+    /// 2^32).
+    pub fn insert(&mut self, round: usize) -> bool {
+        u32::try_from(round).is_ok_and(|r| self.0.insert(r))
     }
 }
 
@@ -130,7 +131,7 @@ pub struct Checkpoint {
     /// Wall-clock seconds spent so far, over all sessions.
     pub elapsed_s: f64,
     /// Rounds of finished tasks also re-solved on the portable code path with the same count
-    /// (`--recheck`; issue 12), as a bitmap like `done`. Omitted when empty.
+    /// (`--recheck`), as a bitmap like `done`. Omitted when empty.
     #[serde(default, skip_serializing_if = "DoneSet::is_empty")]
     pub rechecked: DoneSet,
     /// The total and digest per block of rounds, so a wrong saved count can be found and
@@ -184,7 +185,8 @@ impl Checkpoint {
     ///
     /// # Errors
     /// [`Error::CheckpointCorrupt`] if it cannot be read, is truncated, oversized or not a
-    /// checkpoint, fails its checksum, or has a field out of range (issue 12, item 8).
+    /// checkpoint, fails its checksum, or has a field out of range: a damaged file must never
+    /// resume into a wrong count.
     pub fn load(path: &Path) -> Result<Option<Self>, Error> {
         if std::fs::symlink_metadata(path).is_err() {
             return Ok(None);
@@ -344,76 +346,4 @@ impl Checkpoint {
         }
         self.rechecked.0.remove(round);
     }
-}
-
-/// An advisory lock on a checkpoint: an exclusive lock on the file `.NAME.lock` beside it
-/// (beside the file a symbolic link leads to), held until dropped (or the process ends, even
-/// by `kill -9`).
-#[derive(Debug)]
-pub struct Lock {
-    _file: File,
-}
-
-/// Locks the checkpoint `path` against other processes.
-///
-/// # Errors
-/// [`Error::CheckpointLocked`] if another process holds it, [`Error::CheckpointCorrupt`] if
-/// `path` exists and is not a regular file, [`Error::Io`] if the lock file cannot be opened.
-pub fn lock(path: &Path) -> Result<Lock, Error> {
-    // A device, FIFO or folder is never a checkpoint: refuse it before creating anything
-    // beside it (issue 12, item 3: `--checkpoint /dev/zero`).
-    if let Ok(meta) = std::fs::metadata(path) {
-        if !meta.is_file() {
-            return Err(Error::CheckpointCorrupt {
-                path: path.to_path_buf(),
-                message: "it is not a regular file".into(),
-            });
-        }
-    }
-    // The lock belongs to the file, not to its spelling: `x.json`, `./x.json` and a link to
-    // it all lock `.x.json.lock` beside the file itself.
-    let target = sealed::resolved_target(path)?;
-    let dir = target.parent().unwrap_or(Path::new("."));
-    let lock_path = dir.join(lock_name(target.file_name().unwrap_or_default()));
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|error| Error::Io {
-            path: lock_path.clone(),
-            error,
-        })?;
-    match file.try_lock() {
-        Ok(()) => Ok(Lock { _file: file }),
-        Err(std::fs::TryLockError::WouldBlock) => Err(Error::CheckpointLocked {
-            path: path.to_path_buf(),
-            lock: lock_path,
-        }),
-        Err(std::fs::TryLockError::Error(error)) => Err(Error::Io {
-            path: lock_path,
-            error,
-        }),
-    }
-}
-
-/// The longest checkpoint name kept whole in its lock file's name: with the dot and
-/// `.lock`, the name stays within the 255 bytes most file systems allow.
-const MAX_LOCK_STEM: usize = 200;
-
-/// The lock file's name for a checkpoint called `name`: `.NAME.lock`, or for a name too
-/// long for that, its first bytes and a hash of the whole name (still one lock per file).
-fn lock_name(name: &std::ffi::OsStr) -> String {
-    use sha2::Digest as _;
-    let name = name.to_string_lossy();
-    if name.len() <= MAX_LOCK_STEM {
-        return format!(".{name}.lock");
-    }
-    let mut end = MAX_LOCK_STEM - 20;
-    while !name.is_char_boundary(end) {
-        end -= 1;
-    }
-    let hash = sha2::Sha256::digest(name.as_bytes());
-    let hex: String = hash[..8].iter().map(|b| format!("{b:02x}")).collect();
-    format!(".{}.{hex}.lock", &name[..end])
 }

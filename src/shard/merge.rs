@@ -5,7 +5,8 @@
 //! holds, and each shard covers exactly the tasks the shard layout gives it (so together they
 //! cover every task of the plan exactly once). Anything else is a [`Problem`] naming the
 //! files involved, and no total is given. Memory is proportional to the number of files, not
-//! to K or the plan: missing shards are listed as ranges (issue 11).
+//! to K or the plan: missing shards are listed as ranges, so a long list of
+//! missing shards stays one line.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -82,7 +83,7 @@ pub struct MergeReport {
     /// CPU wall-clock seconds summed over the shards used.
     pub elapsed_s: f64,
     /// Tasks re-solved on the portable code path with the same count (`--recheck`), summed
-    /// over the shards used (issue 12).
+    /// over the shards used.
     #[serde(default)]
     pub rechecked: usize,
     /// Agreeing duplicate files, one sentence each.
@@ -124,7 +125,8 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
             let visible = name.is_some_and(|n| !n.starts_with('.') && n.ends_with(".json"));
             // Anything but a folder: a broken link is listed, so merge reports it as
-            // unreadable instead of silently skipping it (issue 12).
+            // unreadable instead of silently skipping it: a
+            // skipped shard would only show up later as a missing one.
             if visible && !p.is_dir() {
                 found.push(p);
             }
@@ -204,7 +206,10 @@ fn load_all(files: &[PathBuf], report: &mut MergeReport) -> Vec<(String, Partial
         }
         match PartialResult::load(file) {
             Ok(r) => loaded.push((name, r)),
-            Err(why) => report.problem(ProblemKind::Corrupted, format!("{name}: {why}")),
+            Err(Error::ResultCorrupt { message, .. }) => {
+                report.problem(ProblemKind::Corrupted, format!("{name}: {message}"))
+            }
+            Err(other) => report.problem(ProblemKind::Corrupted, format!("{name}: {other}")),
         }
     }
     loaded

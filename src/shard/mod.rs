@@ -1,13 +1,13 @@
 //! Long counts that survive: shards of a plan, partial results, checkpoints and merging.
 //!
 //! Every engine's [`Plan`] is a deterministic list of tasks with cost estimates, so the same
-//! machinery serves every engine (issue 5):
+//! machinery serves every engine:
 //!
 //! - [`ShardSpec`] names part `I` of `K`. Plans lay their tasks out largest first, and shard
 //!   `I` takes one task of every round of `K` ids, snaking (`I` in even rounds, `K − 1 − I`
 //!   in odd ones), so parts get about equal *expected work* (by [`Plan::cost`]). Choosing a
 //!   shard is arithmetic on ids: time and memory in proportion to the shard, whatever `K`
-//!   (issue 11), and `K` independent processes agree on who does what.
+//!   and `K` independent processes agree on who does what.
 //! - [`PartialResult`] is the result file of one shard: its task count, total and a digest
 //!   of its per-task counts, identity (tool version, N, engine, plan hash) and a checksum.
 //! - [`checkpoint`] saves which tasks are done (a compressed bitmap), atomically,
@@ -16,19 +16,21 @@
 //!   it adds them up.
 //!
 //! ```
-//! use nqueens::shard::{partition, ShardSpec};
+//! use nqueens::shard::ShardSpec;
 //! let plan = nqueens::CountOptions::new().threads(1).plan(10).unwrap();
-//! let parts = partition(plan.as_ref(), 3);
-//! assert_eq!(parts.iter().map(Vec::len).sum::<usize>(), plan.len());
-//! let spec: ShardSpec = "1/3".parse().unwrap();
-//! assert_eq!(spec.ids(plan.len()).collect::<Vec<_>>(), parts[1]);
+//! let parts: Vec<ShardSpec> = ["0/3", "1/3", "2/3"].iter().map(|s| s.parse().unwrap()).collect();
+//! let sizes = parts.iter().map(|spec| spec.ids(plan.len()).count());
+//! assert_eq!(sizes.sum::<usize>(), plan.len());
+//! assert_eq!(parts[1].ids(plan.len()).next(), Some(1));
 //! ```
 
 pub mod blocks;
 pub mod checkpoint;
+mod lock;
 pub mod merge;
 mod partial;
 mod recorder;
+mod resumable;
 mod schema2;
 mod sealed;
 
@@ -41,9 +43,10 @@ use crate::error::Error;
 use crate::plan::{Plan, TaskSeq};
 use crate::CountOptions;
 
-pub use checkpoint::{Checkpoint, Recorder};
+pub use checkpoint::Checkpoint;
 pub use merge::{merge, MergeReport, Problem, ProblemKind};
-pub use partial::{Digest, PartialResult, SHARD_SCHEMA};
+pub use partial::{Digest, PartialResult, ShardTotals, SHARD_SCHEMA};
+pub use resumable::{ResumableCount, Resume, DEFAULT_SAVE_PERIOD};
 pub use sealed::{check_writable, is_same_file, write_atomic};
 
 /// The version of this tool, recorded in every result and checkpoint file.
@@ -222,35 +225,6 @@ impl FromStr for ShardSpec {
         let count = k.trim().parse().map_err(|_| bad())?;
         ShardSpec::new(index, count)
     }
-}
-
-/// Splits the tasks of `plan` into `parts` lists, as [`ShardSpec`] does (for tests and small
-/// plans: this holds every id). Each list is ascending.
-pub fn partition(plan: &dyn Plan, parts: usize) -> Vec<Vec<usize>> {
-    let parts = parts.max(1);
-    (0..parts)
-        .map(|index| {
-            ShardSpec {
-                index,
-                count: parts,
-            }
-            .ids(plan.len())
-            .collect()
-        })
-        .collect()
-}
-
-/// The expected work of each part of a split (sums of [`Plan::cost`]).
-pub fn part_costs(plan: &dyn Plan, parts: &[Vec<usize>]) -> Vec<u128> {
-    parts
-        .iter()
-        .map(|ids| ids.iter().map(|&t| u128::from(plan.cost(t))).sum())
-        .collect()
-}
-
-/// The expected work of shard `spec` of `plan`, in time proportional to the shard.
-pub fn shard_cost(plan: &dyn Plan, spec: ShardSpec) -> u128 {
-    spec.ids(plan.len()).map(|t| u128::from(plan.cost(t))).sum()
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The result file of one shard ([`PartialResult`]) and the digest of per-task counts
 //! ([`Digest`]).
 //!
-//! A result file holds no per-task list (issue 11: a shard of N = 27 may hold millions of
+//! A result file holds no per-task list (a shard of N = 27 may hold millions of
 //! tasks): it records how many tasks it covers, their total and an order-independent digest
 //! of every `(task, count)` pair, so two runs of one shard can be compared exactly and
 //! `merge` can check completeness from the shard layout alone.
@@ -152,8 +152,8 @@ pub struct PartialResult {
     /// Host name of the machine that finished it.
     pub host: String,
     /// How many tasks of this shard were also re-solved on the portable code path with the
-    /// same count (`--recheck`; issue 12). A count, not a list, so the file stays small
-    /// (issue 11); omitted when zero.
+    /// same count (`--recheck`). A count, not a list, so the file stays small; omitted
+    /// when zero.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rechecked: usize,
     /// `sha256:…` over the rest of the file.
@@ -169,12 +169,12 @@ impl Sealed for PartialResult {
 impl PartialResult {
     /// The result of shard `shard` of `plan`: `tasks` tasks with total `total` and digest
     /// `digest`.
-    pub fn new(
-        plan: &dyn Plan,
-        shard: ShardSpec,
-        (tasks, total, digest): (usize, u128, Digest),
-        elapsed: Duration,
-    ) -> Self {
+    pub fn new(plan: &dyn Plan, shard: ShardSpec, totals: ShardTotals, elapsed: Duration) -> Self {
+        let ShardTotals {
+            tasks,
+            total,
+            digest,
+        } = totals;
         PartialResult {
             schema: SHARD_SCHEMA.to_string(),
             version: TOOL_VERSION.to_string(),
@@ -213,9 +213,19 @@ impl PartialResult {
     }
 
     /// Reads a result file and checks its schema, checksum and that every field is in range
-    /// (N, engine, plan size, shard, task count, elapsed time); the error says what is
-    /// wrong, for people.
-    pub fn load(path: &Path) -> Result<Self, String> {
+    /// (N, engine, plan size, shard, task count, elapsed time).
+    ///
+    /// # Errors
+    /// [`Error::ResultCorrupt`], whose message says what is wrong, for people.
+    pub fn load(path: &Path) -> Result<Self, Error> {
+        Self::load_checked(path).map_err(|message| Error::ResultCorrupt {
+            path: path.to_path_buf(),
+            message,
+        })
+    }
+
+    /// [`PartialResult::load`], with the reason a file is refused as plain text.
+    fn load_checked(path: &Path) -> Result<Self, String> {
         let r: PartialResult = sealed::load(path, SHARD_SCHEMA, sealed::MAX_SHARD_BYTES)?;
         check_identity(r.n, &r.engine, r.plan_tasks, r.shard)?;
         let expected = r.shard.len(r.plan_tasks);
@@ -257,4 +267,15 @@ impl AddAssign<&PartialResult> for PartialResult {
         self.elapsed_s = sealed::millis(self.elapsed_s + rhs.elapsed_s);
         self.checksum.clear();
     }
+}
+
+/// What a shard's tasks add up to: how many, their total and the digest of their counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShardTotals {
+    /// The tasks counted.
+    pub tasks: usize,
+    /// The sum of their counts.
+    pub total: u128,
+    /// The order-independent digest of their `(task, count)` pairs.
+    pub digest: Digest,
 }

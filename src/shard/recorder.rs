@@ -2,7 +2,7 @@
 //! saves it periodically and at the end ([`run`]), and makes the last save before the
 //! process ends ([`Recorder::close`]).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -13,10 +13,11 @@ use super::sealed;
 use super::ShardSeq;
 use crate::error::Error;
 use crate::plan::{self, Plan, Progress, TaskSeq};
+use crate::tap::{Hook, Tap};
 
 /// Collects finished tasks into a [`Checkpoint`] and saves it (when given a path).
 #[derive(Debug)]
-pub struct Recorder {
+pub(crate) struct Recorder {
     path: Option<PathBuf>,
     state: Mutex<Checkpoint>,
     dirty: AtomicBool,
@@ -32,7 +33,7 @@ pub struct Recorder {
 
 impl Recorder {
     /// A recorder starting from `checkpoint`, saving to `path` (`None`: keep it in memory).
-    pub fn new(path: Option<PathBuf>, checkpoint: Checkpoint) -> Self {
+    pub(crate) fn new(path: Option<PathBuf>, checkpoint: Checkpoint) -> Self {
         Recorder {
             path,
             base_elapsed: checkpoint.elapsed_s,
@@ -46,18 +47,13 @@ impl Recorder {
         }
     }
 
-    /// The checkpoint file, if any.
-    pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
-    }
-
     fn state(&self) -> MutexGuard<'_, Checkpoint> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Records a finished task; a task of another shard or an overflowing total stops the
     /// run (and [`run`] returns the error).
-    pub fn record(&self, task: usize, count: u128) {
+    pub(crate) fn record(&self, task: usize, count: u128) {
         if let Err(e) = self.state().record(task, count) {
             *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
             self.request_stop();
@@ -66,7 +62,7 @@ impl Recorder {
     }
 
     /// Records that a finished task's count was confirmed on the second code path.
-    pub fn record_rechecked(&self, task: usize) {
+    pub(crate) fn record_rechecked(&self, task: usize) {
         let mut state = self.state();
         if let Some(round) = state.shard.round(task).and_then(|r| u32::try_from(r).ok()) {
             state.rechecked.0.insert(round);
@@ -76,20 +72,20 @@ impl Recorder {
 
     /// Drops a task recorded with count `count` (its two code paths disagreed), so neither
     /// this run nor a resumed one trusts it.
-    pub fn forget(&self, task: usize, count: u128) {
+    pub(crate) fn forget(&self, task: usize, count: u128) {
         self.state().forget(task, count);
         self.dirty.store(true, Ordering::Release);
     }
 
     /// A copy of the current state, with the elapsed time brought up to date.
-    pub fn snapshot(&self) -> Checkpoint {
+    pub(crate) fn snapshot(&self) -> Checkpoint {
         let mut cp = self.state().clone();
         cp.elapsed_s = sealed::millis(self.elapsed().as_secs_f64());
         cp
     }
 
     /// Time spent on this run so far, over all sessions.
-    pub fn elapsed(&self) -> Duration {
+    pub(crate) fn elapsed(&self) -> Duration {
         Duration::from_secs_f64(self.base_elapsed) + self.started.elapsed()
     }
 
@@ -99,7 +95,7 @@ impl Recorder {
     ///
     /// # Errors
     /// [`Error::Io`] if the file cannot be written.
-    pub fn save(&self) -> Result<(), Error> {
+    pub(crate) fn save(&self) -> Result<(), Error> {
         let closed = self.save_lock.lock().unwrap_or_else(|e| e.into_inner());
         if *closed {
             return Ok(());
@@ -114,7 +110,7 @@ impl Recorder {
     ///
     /// # Errors
     /// [`Error::Io`] if the file cannot be written (the last good one stays).
-    pub fn close(&self) -> Result<(), Error> {
+    pub(crate) fn close(&self) -> Result<(), Error> {
         let mut closed = self.save_lock.lock().unwrap_or_else(|e| e.into_inner());
         if *closed {
             return Ok(());
@@ -138,7 +134,7 @@ impl Recorder {
 
     /// The tasks done in the checkpoint file as last written (or as loaded, before the first
     /// save): what a resumed run starts from.
-    pub fn saved_tasks(&self) -> u64 {
+    pub(crate) fn saved_tasks(&self) -> u64 {
         self.saved_tasks.load(Ordering::Acquire)
     }
 
@@ -152,12 +148,12 @@ impl Recorder {
     }
 
     /// Asks the workers to take no new tasks.
-    pub fn request_stop(&self) {
+    pub(crate) fn request_stop(&self) {
         self.stop.store(true, Ordering::Release);
     }
 
     /// Whether a stop was requested.
-    pub fn is_stopping(&self) -> bool {
+    pub(crate) fn is_stopping(&self) -> bool {
         self.stop.load(Ordering::Acquire)
     }
 
@@ -207,11 +203,8 @@ impl Recorder {
     }
 
     /// A progress observer that records into this recorder and forwards to `inner`.
-    pub fn observer<'a>(&'a self, inner: &'a dyn Progress) -> Observer<'a> {
-        Observer {
-            recorder: self,
-            inner,
-        }
+    pub(crate) fn observer<'a>(&'a self, inner: &'a dyn Progress) -> Tap<'a, &'a Recorder> {
+        Tap { inner, hook: self }
     }
 }
 
@@ -226,36 +219,15 @@ fn sum_pairs(tasks: &[usize], counts: &[u128]) -> (u128, Digest) {
     sum
 }
 
-/// Records every finished task, then passes it on to another observer.
-pub struct Observer<'a> {
-    recorder: &'a Recorder,
-    inner: &'a dyn Progress,
-}
-
-impl Progress for Observer<'_> {
-    fn start(&self, tasks: usize, plan_len: usize) {
-        self.inner.start(tasks, plan_len);
-    }
-
-    fn start_work(&self, cost: u128) {
-        self.inner.start_work(cost);
-    }
-
-    fn task_started(&self, task: usize, cost: u64) {
-        self.inner.task_started(task, cost);
-    }
-
-    fn work_done(&self, task: usize, cost: u64) {
-        self.inner.work_done(task, cost);
-    }
-
-    fn task_done(&self, task: usize, count: u128) {
-        self.recorder.record(task, count);
-        self.inner.task_done(task, count);
+/// Records every finished task before the wrapped observer hears of it; a requested stop
+/// stops the workers.
+impl Hook for &Recorder {
+    fn before_done(&self, task: usize, count: u128) {
+        self.record(task, count);
     }
 
     fn should_stop(&self) -> bool {
-        self.recorder.stop.load(Ordering::Acquire) || self.inner.should_stop()
+        self.stop.load(Ordering::Acquire)
     }
 }
 
@@ -286,7 +258,7 @@ impl TaskSeq for Pending {
 /// [`Error::Interrupted`] if a stop was requested (the finished tasks are saved first),
 /// [`Error::Io`] if a save fails (the run stops: a run that cannot be saved should not go on),
 /// [`Error::Overflow`] if the total does not fit.
-pub fn run(
+pub(crate) fn run(
     plan: &dyn Plan,
     pool: &rayon::ThreadPool,
     recorder: &Recorder,

@@ -82,7 +82,8 @@ mod tests {
     use crate::known;
     use crate::plan::{thread_pool, NoProgress, Plan};
     use crate::recheck::Recheck;
-    use crate::shard::{blocks, checkpoint, Recorder};
+    use crate::shard::recorder::Recorder;
+    use crate::shard::{blocks, checkpoint};
     use crate::CountOptions;
 
     fn plan(n: u32) -> Box<dyn Plan> {
@@ -123,7 +124,7 @@ mod tests {
             )
         };
         let hash = sha2::Sha256::digest(body("").as_bytes());
-        let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+        let hex = crate::shard::sealed::hex(&hash);
         std::fs::write(path, body(&format!("sha256:{hex}")) + "\n").unwrap();
     }
 

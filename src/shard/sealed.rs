@@ -27,9 +27,12 @@ pub(crate) fn digest<T: Sealed>(value: &mut T) -> String {
     let saved = std::mem::take(value.checksum_mut());
     let bytes = serde_json::to_vec(value).expect("file models always serialise");
     *value.checksum_mut() = saved;
-    let hash = Sha256::digest(bytes);
-    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    format!("sha256:{}", hex(&Sha256::digest(bytes)))
+}
+
+/// `bytes` in lower-case hexadecimal.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Stores the right checksum in `value`.
@@ -60,7 +63,7 @@ pub(crate) const MAX_SHARD_BYTES: u64 = 1 << 16;
 pub(crate) const MAX_CHECKPOINT_BYTES: u64 = 16 << 20;
 
 /// Reads at most `max` bytes of a regular file; a larger file, or a device or FIFO (e.g.
-/// `/dev/zero`), is refused before anything big is allocated (issue 12, item 3).
+/// `/dev/zero`), is refused before anything big is allocated.
 pub(crate) fn read_capped(path: &Path, max: u64) -> Result<Vec<u8>, String> {
     use std::io::Read as _;
     let file = File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
@@ -139,7 +142,7 @@ pub(crate) fn parse<T: Sealed + DeserializeOwned>(value: serde_json::Value) -> R
 /// Only a regular file is ever replaced: a symbolic link to a regular file is followed (the
 /// file it points to is replaced, the link kept), and anything else that exists at `path` (a
 /// folder, a device such as `/dev/null`, a FIFO, a socket, a dangling link) is refused
-/// (issue 12): the rename would otherwise turn it into a regular file.
+/// (a FIFO, device or folder): the rename would otherwise turn it into a regular file.
 ///
 /// # Errors
 /// [`Error::NotRegularFile`] for such a target; [`Error::Io`] naming the file that could not

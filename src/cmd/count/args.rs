@@ -8,7 +8,7 @@ use nqueens::engine;
 use nqueens::recheck::Recheck;
 use nqueens::shard::ShardSpec;
 
-use crate::cli::{parse_n, parse_seconds};
+use crate::parse::{parse_fraction, parse_n, parse_seconds};
 
 /// Arguments of `nqueens count`.
 #[derive(Debug, clap::Args)]
@@ -81,15 +81,6 @@ fn engine_values() -> PossibleValuesParser {
         .iter()
         .map(|e| PossibleValue::new(e.name()).help(e.summary()));
     PossibleValuesParser::new(std::iter::once(auto).chain(rest))
-}
-
-/// Parses a `--recheck` fraction.
-pub(crate) fn parse_fraction(s: &str) -> Result<Recheck, String> {
-    let fraction: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a number (e.g. 0.01)"))?;
-    Recheck::new(fraction).map_err(|e| e.to_string())
 }
 
 /// The `--shard` value: explicit, or from the Slurm array environment.

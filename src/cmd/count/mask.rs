@@ -7,8 +7,8 @@ use nqueens::puzzles::mask::{count_masked, Mask};
 use nqueens::Count;
 
 use super::publish::publish;
-use crate::cli::Global;
 use crate::cmd::input;
+use crate::options::Global;
 use crate::progress::Bar;
 
 /// Runs `nqueens count N --mask FILE`.

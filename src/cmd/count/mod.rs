@@ -16,11 +16,12 @@ use nqueens::recheck::Fault;
 use nqueens::report::{render_count, CountReport};
 use nqueens::CountOptions;
 
-pub(crate) use args::{parse_fraction, Args};
+pub(crate) use args::Args;
 use publish::{commentary, oeis_status, publish};
 
-use crate::cli::{parse_n, Global};
 use crate::exit::Exit;
+use crate::options::Global;
+use crate::parse::parse_n;
 use crate::progress::Bar;
 
 /// Runs `nqueens count`.

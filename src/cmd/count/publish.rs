@@ -7,10 +7,10 @@ use anyhow::Context as _;
 use nqueens::report::{render_count, CountReport};
 use nqueens::{known, Count};
 
-use crate::cli::Global;
 use crate::cmd::messages::message;
 use crate::cmd::plural;
 use crate::exit::Exit;
+use crate::options::Global;
 use crate::progress::human;
 
 /// Prints a finished count on stdout, `note` on stderr (unless quiet), and returns the exit

@@ -1,31 +1,23 @@
 //! `nqueens count` with `--checkpoint`, `--shard` or `--out`: long counts that survive being
-//! stopped, and parts of a count for a cluster (issue 5).
+//! stopped, and parts of a count for a cluster.
 
-use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context;
-use nqueens::plan::{thread_pool, Plan};
-use nqueens::recheck::run_checked;
-use nqueens::report::{json, Format};
-use nqueens::shard::blocks::{self, SavedCheck};
-use nqueens::shard::{
-    check_writable, checkpoint, is_same_file, stable_plan, Checkpoint, Digest, PartialResult,
-    Recorder, ShardSpec,
-};
+use nqueens::report::{render_shard_summary, ShardSummary};
+use nqueens::shard::blocks::SavedCheck;
+use nqueens::shard::{check_writable, is_same_file, ResumableCount, Resume, ShardSpec};
 use nqueens::CountOptions;
-use serde::Serialize;
 
 use super::args::{Args, ShardArg};
 use super::publish::{commentary, publish};
-use crate::cli::Global;
 use crate::cmd::messages::{message, note};
 use crate::cmd::plural;
 use crate::exit::{Exit, UsageError};
+use crate::options::Global;
 use crate::progress::Bar;
 
 /// The smallest probe for a checkpoint file: it grows as tasks finish, and the first real
@@ -47,85 +39,68 @@ pub(super) fn run(
         Some(ShardArg::Spec(spec)) => spec,
         Some(ShardArg::Auto) => ShardSpec::from_slurm_env().context("--shard auto")?,
     };
-    let plan: Arc<dyn Plan> = Arc::from(stable_plan(n, options)?);
-    check_outputs(args, plan.as_ref(), shard)?;
-    let (_lock, recorder, resumed) = open_recorder(args, plan.as_ref(), shard, global)?;
-    let job = Job {
-        plan: Arc::clone(&plan),
-        shard,
-        recorder: Arc::clone(&recorder),
-        options: options.clone(),
+    let resume = Resume {
+        checkpoint: args.checkpoint.clone(),
         every: args.checkpoint_every,
+        shard,
+    };
+    let count = ResumableCount::new(n, options, resume)?;
+    check_outputs(args, &count)?;
+    let count = Arc::new(count.open()?);
+    tell_resumed(&count, global);
+    let job = Job {
+        count: Arc::clone(&count),
+        options: options.clone(),
         quiet: global.quiet,
     };
     let (total, save_failure) = match wait_for(job, events) {
         Outcome::Done(total) => (total, None),
-        Outcome::Interrupted => return interrupted(&recorder, global.quiet),
-        Outcome::SaveFailed(e) => match complete_total(&recorder) {
+        Outcome::Interrupted => return Err(interrupted(&count, global.quiet)),
+        Outcome::SaveFailed(e) => match count.complete_total() {
             Some(total) => (total, Some(e)),
-            None => return Err(save_failed(e, &recorder, shard.len(plan.len()))),
+            None => return Err(save_failed(e, &count)),
         },
         Outcome::Failed(e) => return Err(e),
     };
     let status = match &args.out {
-        Some(out) => write_shard(plan.as_ref(), shard, &recorder, out, global)?,
-        None => report_count(plan.as_ref(), total, options, &recorder, global, resumed)?,
+        Some(out) => write_shard(&count, out, global)?,
+        None => report_count(&count, total, global)?,
     };
     match save_failure {
         // The count above is complete and printed; only the checkpoint is behind.
-        Some(e) => Err(save_failed(e, &recorder, shard.len(plan.len()))),
+        Some(e) => Err(save_failed(e, &count)),
         None => Ok(status),
     }
 }
 
-/// Locks and loads the checkpoint (if any) and saves it once. Returns the lock, held until
-/// dropped (a second run on the same checkpoint is refused instead of racing this one), the
-/// recorder and how many tasks were resumed.
-fn open_recorder(
-    args: &Args,
-    plan: &dyn Plan,
-    shard: ShardSpec,
-    global: &Global,
-) -> anyhow::Result<(Option<checkpoint::Lock>, Arc<Recorder>, u64)> {
-    let lock = args
-        .checkpoint
-        .as_deref()
-        .map(checkpoint::lock)
-        .transpose()?;
-    let start = match &args.checkpoint {
-        Some(path) => Checkpoint::resume_or_new(path, plan, shard)?,
-        None => Checkpoint::new(plan, shard)?,
+/// Says that a checkpoint was resumed, and what its tasks from an older schema mean.
+fn tell_resumed(count: &ResumableCount, global: &Global) {
+    let (Some(path), true) = (count.checkpoint(), count.resumed() > 0 && !global.quiet) else {
+        return;
     };
-    let resumed = start.tasks_done;
-    let recorder = Arc::new(Recorder::new(args.checkpoint.clone(), start));
-    // Fail now, not hours from now, if the checkpoint cannot be written.
-    recorder.save()?;
-    if let (Some(path), true) = (&args.checkpoint, resumed > 0 && !global.quiet) {
-        let left = recorder.snapshot().remaining();
-        let all = shard.len(plan.len());
-        message!(
-            "resuming from '{}': {left} of {all} tasks left",
-            path.display()
+    let left = count.remaining();
+    let all = count.shard_tasks();
+    message!(
+        "resuming from '{}': {left} of {all} tasks left",
+        path.display()
+    );
+    let inherited = count.inherited();
+    if inherited > 0 {
+        note!(
+            "{inherited} of the saved tasks were finished under checkpoint schema 2 (an \
+             older nqueens), which kept no per-block sums: --recheck cannot search them \
+             for a wrong count. The checkpoint is now saved as schema 3; tasks finished \
+             from here on are searchable."
         );
-        let inherited = recorder.snapshot().blocks.inherited.len();
-        if inherited > 0 {
-            note!(
-                "{inherited} of the saved tasks were finished under checkpoint schema 2 (an \
-                 older nqueens), which kept no per-block sums: --recheck cannot search them \
-                 for a wrong count. The checkpoint is now saved as schema 3; tasks finished \
-                 from here on are searchable."
-            );
-        }
     }
-    Ok((lock, recorder, resumed))
 }
 
 /// Before anything is read or counted: the result file and the checkpoint are two files,
 /// neither is a folder, device or FIFO, and both can be written at the size they will need
 /// (a full disk, a requeued run).
-fn check_outputs(args: &Args, plan: &dyn Plan, shard: ShardSpec) -> anyhow::Result<()> {
+fn check_outputs(args: &Args, count: &ResumableCount) -> anyhow::Result<()> {
     let sized = [
-        (args.out.as_deref(), largest_result(plan, shard)),
+        (args.out.as_deref(), count.largest_result_len()),
         (args.checkpoint.as_deref(), CHECKPOINT_PROBE_BYTES),
     ];
     for (path, bytes) in sized {
@@ -146,16 +121,6 @@ fn check_outputs(args: &Args, plan: &dyn Plan, shard: ShardSpec) -> anyhow::Resu
         }
     }
     Ok(())
-}
-
-/// The size of the largest result file `shard` of `plan` can have (every count at its
-/// widest), so the up-front probe writes as much as the real file will.
-fn largest_result(plan: &dyn Plan, shard: ShardSpec) -> usize {
-    let tasks = shard.len(plan.len());
-    let widest = (tasks, u128::MAX, Digest(u128::MAX));
-    let mut result = PartialResult::new(plan, shard, widest, Duration::from_secs(999_999_999));
-    result.rechecked = tasks;
-    result.sealed_json().len()
 }
 
 /// What the main thread hears while the count runs: a signal, or the count's end.
@@ -189,11 +154,8 @@ fn listen_for_signals() -> anyhow::Result<(Sender<Event>, Receiver<Event>)> {
 
 /// Everything the solver thread owns.
 struct Job {
-    plan: Arc<dyn Plan>,
-    shard: ShardSpec,
-    recorder: Arc<Recorder>,
+    count: Arc<ResumableCount>,
     options: CountOptions,
-    every: Duration,
     quiet: bool,
 }
 
@@ -216,44 +178,26 @@ fn wait_for(job: Job, (tell, events): (Sender<Event>, Receiver<Event>)) -> Outco
     }
 }
 
-/// Solves the tasks of the job's shard the checkpoint lacks, rechecking a fraction on the
-/// portable code path when asked. A task whose two paths disagree is dropped from the
-/// checkpoint (so a resumed run solves it again) and the run fails with
-/// [`nqueens::Error::RecheckMismatch`].
+/// Rechecks the saved blocks when asked, then solves the tasks the checkpoint lacks, with a
+/// progress bar.
 fn solve(job: &Job) -> Result<u128, nqueens::Error> {
-    let plan = job.plan.as_ref();
-    let recorder = job.recorder.as_ref();
-    let pool = thread_pool(job.options.workers(job.shard.len(plan.len()))?)?;
-    // Tasks inherited from a schema 2 checkpoint are in no block, so they cannot be searched.
-    let inherited = recorder.snapshot().blocks.inherited.len();
-    let searchable = recorder.saved_tasks().saturating_sub(inherited);
-    if let (Some(recheck), true) = (job.options.rechecking(), searchable > 0) {
-        let fault = job.options.injected_fault();
-        if !job.quiet {
-            message!(
-                "rechecking a share {} of the checkpoint's {searchable} saved tasks in blocks \
-                 first",
-                recheck.fraction(),
-            );
-        }
-        let found = blocks::recheck_saved(plan, &pool, recorder, recheck, fault)?;
+    let count = job.count.as_ref();
+    if let (Some(recheck), false, true) =
+        (job.options.rechecking(), job.quiet, count.searchable() > 0)
+    {
+        message!(
+            "rechecking a share {} of the checkpoint's {} saved tasks in blocks first",
+            recheck.fraction(),
+            count.searchable(),
+        );
+    }
+    if let Some(found) = count.recheck_saved()? {
         tell_saved_check(&found, job);
     }
     let bar = Bar::new(job.quiet);
-    let outcome = run_checked(
-        plan,
-        job.options.rechecking(),
-        job.options.injected_fault(),
-        &bar,
-        &|task| recorder.record_rechecked(task),
-        |plan, progress| checkpoint::run(plan, &pool, recorder, job.every, progress),
-    );
+    let total = count.count(&bar);
     bar.finish();
-    if let Err(nqueens::Error::RecheckMismatch { task, fast, .. }) = &outcome {
-        recorder.forget(*task, *fast);
-        recorder.save()?;
-    }
-    outcome?.0
+    total
 }
 
 /// Says what the recheck of the saved blocks found: every wrong block loudly, the rest
@@ -263,7 +207,7 @@ fn tell_saved_check(found: &SavedCheck, job: &Job) {
         let tasks: Vec<String> = bad
             .rounds
             .clone()
-            .filter_map(|r| job.shard.task(r, job.plan.len()))
+            .filter_map(|r| job.count.shard().task(r, job.count.plan().len()))
             .take(MAX_TASKS_NAMED)
             .map(|t| t.to_string())
             .collect();
@@ -298,68 +242,57 @@ fn tell_saved_check(found: &SavedCheck, job: &Job) {
 /// The most task ids named for a wrong block.
 const MAX_TASKS_NAMED: usize = 8;
 
-/// After Ctrl-C or SIGTERM: the last save, a word, and status 130. Nothing is written after
-/// the recorder is closed, so the process may end at once.
-fn interrupted(recorder: &Recorder, quiet: bool) -> anyhow::Result<ExitCode> {
-    recorder.request_stop();
-    match (recorder.close(), recorder.path()) {
-        (Ok(()), Some(path)) if !quiet => message!(
-            new_line; "interrupted; progress saved to '{}'; run the same command to resume",
+/// After Ctrl-C or SIGTERM: the last save, and the error that ends the run with status 130,
+/// saying what was kept (a bare [`nqueens::Error::Interrupted`], which prints nothing, when
+/// quiet and all is well). Nothing is written after the count is interrupted, so the process
+/// may end at once.
+fn interrupted(count: &ResumableCount, quiet: bool) -> anyhow::Error {
+    let said = match (count.interrupt(), count.checkpoint()) {
+        (Ok(()), _) if quiet => None,
+        (Ok(()), Some(path)) => Some(format!(
+            "interrupted; progress saved to '{}'; run the same command to resume",
             path.display()
-        ),
-        (Ok(()), None) if !quiet => {
-            message!(new_line; "interrupted; nothing saved (no --checkpoint)")
-        }
-        (Ok(()), _) => {}
-        (Err(e), _) => message!(
-            new_line; "interrupted, and saving the checkpoint failed: {e}; the last good \
-             checkpoint ({} tasks done) is kept",
-            recorder.saved_tasks()
-        ),
+        )),
+        (Ok(()), None) => Some("interrupted; nothing saved (no --checkpoint)".to_string()),
+        (Err(e), _) => Some(format!(
+            "interrupted, and saving the checkpoint failed: {e}; the last good checkpoint \
+             ({} tasks done) is kept",
+            count.saved_tasks()
+        )),
+    };
+    let error = anyhow::Error::from(nqueens::Error::Interrupted);
+    match said {
+        Some(said) => error.context(said),
+        None => error,
     }
-    Ok(Exit::Interrupted.into())
-}
-
-/// The total of a run whose every task is done, though its last save failed.
-fn complete_total(recorder: &Recorder) -> Option<u128> {
-    let state = recorder.snapshot();
-    (state.remaining() == 0).then_some(state.total)
 }
 
 /// The error for a checkpoint save that failed: what is kept, and what to do.
-fn save_failed(e: nqueens::Error, recorder: &Recorder, tasks: usize) -> anyhow::Error {
-    let path = recorder.path().map(|p| p.display().to_string());
+fn save_failed(e: nqueens::Error, count: &ResumableCount) -> anyhow::Error {
+    let path = count.checkpoint().map(|p| p.display().to_string());
     anyhow::Error::from(e).context(format!(
         "saving the checkpoint '{}' failed, so the run stopped; the last good checkpoint \
-         ({} of {tasks} tasks done) is kept: run the same command to resume once the \
+         ({} of {} tasks done) is kept: run the same command to resume once the \
          file can be written",
         path.unwrap_or_default(),
-        recorder.saved_tasks()
+        count.saved_tasks(),
+        count.shard_tasks()
     ))
 }
 
 /// The whole count, printed like a plain `nqueens count`.
-fn report_count(
-    plan: &dyn Plan,
-    total: u128,
-    options: &CountOptions,
-    recorder: &Recorder,
-    global: &Global,
-    resumed: u64,
-) -> anyhow::Result<ExitCode> {
-    let mut count = nqueens::finish(plan, total, options, recorder.elapsed())?;
-    count.rechecked = options
-        .rechecking()
-        .map(|_| recorder.snapshot().rechecked.len() as usize);
-    let status = publish(&count, &commentary(&count), global)?;
-    if let (false, Some(path)) = (count.is_consistent(), recorder.path()) {
+fn report_count(count: &ResumableCount, total: u128, global: &Global) -> anyhow::Result<ExitCode> {
+    let result = count.finish(total)?;
+    let status = publish(&result, &commentary(&result), global)?;
+    let resumed = count.resumed();
+    if let (false, Some(path)) = (result.is_consistent(), count.checkpoint()) {
         if resumed > 0 {
             message!(
                 "{resumed} of the {} tasks were counted by earlier sessions and taken from the \
                  checkpoint '{}'; a wrong count saved there comes back on every resume. {}",
-                count.tasks,
+                result.tasks,
                 path.display(),
-                saved_advice(resumed, recorder.snapshot().blocks.inherited.len())
+                saved_advice(resumed, count.inherited())
             );
         }
     }
@@ -389,38 +322,12 @@ fn saved_advice(resumed: u64, inherited: u64) -> String {
     )
 }
 
-/// What `count --out` prints on stdout with `--json` (the file itself holds every task).
-#[derive(Debug, Serialize)]
-struct ShardSummary<'a> {
-    schema: &'static str,
-    n: u32,
-    shard: String,
-    tasks: usize,
-    plan_tasks: usize,
-    total: String,
-    elapsed_s: f64,
-    rechecked: usize,
-    out: &'a Path,
-}
-
 /// Writes the shard's result file and prints its partial total. When the file cannot be
 /// written (a disk that filled up during the count), the total and the sealed record go to
 /// stderr, so the count is not lost, and the status is 1.
-fn write_shard(
-    plan: &dyn Plan,
-    shard: ShardSpec,
-    recorder: &Recorder,
-    out: &Path,
-    global: &Global,
-) -> anyhow::Result<ExitCode> {
-    let snapshot = recorder.snapshot();
-    let summary = (
-        snapshot.tasks_done as usize,
-        snapshot.total,
-        snapshot.digest,
-    );
-    let mut result = PartialResult::new(plan, shard, summary, recorder.elapsed());
-    result.rechecked = snapshot.rechecked.len() as usize;
+fn write_shard(count: &ResumableCount, out: &Path, global: &Global) -> anyhow::Result<ExitCode> {
+    let shard = count.shard();
+    let mut result = count.partial_result();
     if let Err(e) = result.save(out) {
         // stdout carries only accepted results; the count goes to stderr with the record.
         let record = result.sealed_json();
@@ -435,7 +342,8 @@ fn write_shard(
         );
         return Ok(Exit::Failure.into());
     }
-    print_summary(&result, shard, out, global)
+    let summary = ShardSummary::new(&result, out.to_path_buf());
+    render_shard_summary(&summary, global.format(), &mut std::io::stdout().lock())
         .with_context(|| format!("printing the shard's total ({})", result.total))?;
     if !global.quiet {
         message!(
@@ -454,32 +362,6 @@ fn write_shard(
         );
     }
     Ok(Exit::Ok.into())
-}
-
-/// Prints a shard's total (or its summary with `--json`) on stdout.
-fn print_summary(
-    result: &PartialResult,
-    shard: ShardSpec,
-    out: &Path,
-    global: &Global,
-) -> anyhow::Result<()> {
-    let summary = ShardSummary {
-        schema: "nqueens.shard-summary/1",
-        n: result.n,
-        shard: shard.to_string(),
-        tasks: result.tasks,
-        plan_tasks: result.plan_tasks,
-        total: result.total.to_string(),
-        elapsed_s: result.elapsed_s,
-        rechecked: result.rechecked,
-        out,
-    };
-    let mut stdout = std::io::stdout().lock();
-    match global.format() {
-        Format::Json => json::write(&summary, &mut stdout)?,
-        Format::Text | Format::Markdown => writeln!(&mut stdout, "{}", result.total)?,
-    }
-    Ok(())
 }
 
 #[cfg(test)]

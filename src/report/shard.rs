@@ -1,0 +1,69 @@
+//! What `count --out` prints on stdout: the shard's total, or a summary with `--json` (the
+//! result file itself holds every task).
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::{json, Format};
+use crate::shard::PartialResult;
+
+/// The schema tag of a shard summary.
+pub const SHARD_SUMMARY_SCHEMA: &str = "nqueens.shard-summary/1";
+
+/// A shard's summary, as printed.
+///
+/// JSON fields: `schema` ([`SHARD_SUMMARY_SCHEMA`]), `n`, `shard` (`I/K`), `tasks` (in the
+/// shard), `plan_tasks`, `total` (a decimal string), `elapsed_s`, `rechecked`, `out` (the
+/// result file written).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ShardSummary {
+    /// Schema tag, [`SHARD_SUMMARY_SCHEMA`].
+    pub schema: &'static str,
+    /// Board size.
+    pub n: u32,
+    /// The shard, as `I/K`.
+    pub shard: String,
+    /// Tasks in the shard.
+    pub tasks: usize,
+    /// Tasks in the whole plan.
+    pub plan_tasks: usize,
+    /// The shard's total.
+    pub total: String,
+    /// Seconds spent counting.
+    pub elapsed_s: f64,
+    /// Tasks re-solved on the portable code path with the same count.
+    pub rechecked: usize,
+    /// The result file.
+    pub out: PathBuf,
+}
+
+impl ShardSummary {
+    /// The summary of `result`, written to `out`.
+    pub fn new(result: &PartialResult, out: PathBuf) -> Self {
+        ShardSummary {
+            schema: SHARD_SUMMARY_SCHEMA,
+            n: result.n,
+            shard: result.shard.to_string(),
+            tasks: result.tasks,
+            plan_tasks: result.plan_tasks,
+            total: result.total.to_string(),
+            elapsed_s: result.elapsed_s,
+            rechecked: result.rechecked,
+            out,
+        }
+    }
+}
+
+/// Writes the summary with JSON, else the total alone.
+pub fn render_shard_summary(
+    s: &ShardSummary,
+    format: Format,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match format {
+        Format::Json => json::write(s, out),
+        Format::Text | Format::Markdown => writeln!(out, "{}", s.total),
+    }
+}

@@ -1,0 +1,119 @@
+//! Save periods, and one file named for two roles.
+
+use super::*;
+
+#[test]
+fn issue_24_the_shortest_save_period_finishes_and_shorter_ones_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cp = dir.path().join("cp.json");
+    // A liveness check: the run used to spin at 100% CPU for ever (the timeout is generous).
+    nqueens()
+        .args([
+            "count",
+            "12",
+            "-q",
+            "--checkpoint-every",
+            "0.001",
+            "--checkpoint",
+            s(&cp),
+        ])
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .success()
+        .stdout("14200\n");
+    for tiny in ["1e-9", "0.0009"] {
+        nqueens()
+            .args([
+                "count",
+                "12",
+                "-q",
+                "--checkpoint-every",
+                tiny,
+                "--checkpoint",
+                s(&cp),
+            ])
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains("shortest period"));
+    }
+}
+
+// One file for --checkpoint and --out; the lock belongs to the file.
+
+#[test]
+fn issue_24_one_file_for_checkpoint_and_out_is_a_usage_error_in_any_spelling() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = dir.path().join("x.json");
+    let dotted = dir.path().join(".").join("x.json");
+    let link = dir.path().join("link.json");
+    for (cp, out) in [(&x, &x), (&x, &dotted)] {
+        nqueens()
+            .args([
+                "count",
+                "10",
+                "--shard",
+                "0/2",
+                "--checkpoint",
+                s(cp),
+                "--out",
+                s(out),
+            ])
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains("same file"));
+        assert!(names_in(dir.path()).is_empty(), "nothing is written");
+    }
+    std::fs::write(&x, b"").unwrap();
+    std::os::unix::fs::symlink(&x, &link).unwrap();
+    nqueens()
+        .args(["count", "10", "--checkpoint", s(&x), "--out", s(&link)])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("same file"));
+    assert_eq!(std::fs::read(&x).unwrap(), b"", "the file is untouched");
+}
+
+#[test]
+fn issue_24_two_bench_exports_to_one_file_are_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, md) = (dir.path().join("r"), dir.path().join(".").join("r"));
+    nqueens()
+        .args([
+            "bench",
+            "-q",
+            "--export-json",
+            s(&json),
+            "--export-markdown",
+            s(&md),
+        ])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains("same file"));
+    assert!(names_in(dir.path()).is_empty(), "nothing is written");
+}
+
+#[test]
+fn issue_24_the_checkpoint_lock_holds_for_every_spelling_of_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let cp = dir.path().join("cp.json");
+    nqueens()
+        .args(["count", "8", "-q", "--checkpoint", s(&cp)])
+        .assert()
+        .success();
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink(&cp, &link).unwrap();
+    // This process holds the lock, as a running count would.
+    let _held = nqueens::shard::checkpoint::lock(&cp).unwrap();
+    for spelling in [dir.path().join(".").join("cp.json"), link] {
+        nqueens()
+            .args(["count", "8", "-q", "--checkpoint", s(&spelling)])
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(
+                "in use by another nqueens process",
+            ));
+    }
+}
