@@ -13,12 +13,10 @@ use clap::{CommandFactory, Parser, Subcommand};
 use crate::cmd;
 use crate::exit::UsageError;
 use crate::options::{
-    FormatArg, Quiet, RecordFormat, ReportFormat, SolutionFormat, ThreadList, Threads,
+    FormatArg, Global, Quiet, RecordFormat, ReportFormat, SolutionFormat, ThreadList, Threads,
 };
 
 // `cmd/estimate.rs` reads these from here; everything else imports them from their modules.
-pub(crate) use crate::options::Global;
-pub(crate) use crate::parse::parse_n;
 
 /// Count N-Queens solutions fast, and solve the companion puzzles.
 #[derive(Debug, Parser)]

@@ -19,9 +19,6 @@ pub mod bench;
 pub mod engine;
 pub mod error;
 pub mod estimate;
-// `cmd/estimate.rs` still names the benchmark module by its old name.
-#[doc(hidden)]
-pub use crate::bench as hw;
 pub mod known;
 pub mod plan;
 pub mod puzzles;

@@ -180,12 +180,6 @@ impl Global {
             .map_or_else(|| num_cpus::get().min(MAX_THREADS), |list| list[0].get())
     }
 
-    /// [`Global::threads`], for callers that still propagate a usage error: clap now refuses
-    /// a list where one count is taken, so this never fails.
-    pub(crate) fn single_threads(&self) -> Result<usize, UsageError> {
-        Ok(self.threads())
-    }
-
     /// The thread counts given, if any.
     pub(crate) fn thread_list(&self) -> Option<Vec<usize>> {
         self.threads

@@ -14,17 +14,18 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use nqueens::bench::HostInfo;
 use nqueens::estimate::{calibrate, design, memory, Calibration, Design, Estimate, Interval};
-use nqueens::hw::HostInfo;
 use nqueens::plan::{thread_pool, Plan};
 use nqueens::report::{json, Format};
 use nqueens::shard::stable_plan;
 use nqueens::{engine, CountOptions, Work};
 use serde::Serialize;
 
-use crate::cli::{parse_n, Global};
 use crate::cmd::messages::message;
 use crate::exit::Exit;
+use crate::options::Global;
+use crate::parse::parse_n;
 
 /// Arguments of `nqueens estimate`.
 #[derive(Debug, clap::Args)]
@@ -280,7 +281,7 @@ impl Span {
 /// Runs `nqueens estimate`.
 pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
-    let threads = global.single_threads()?;
+    let threads = global.threads();
     let options = CountOptions::new().engine(&args.engine).threads(threads);
     let plan = stable_plan(args.n, &options)?;
     let plan_rss = memory().map(|m| m.0);

@@ -27,8 +27,7 @@ pub(crate) struct Args {
 pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let text = input::read_to_string(&args.file, input::MAX_BOARD_BYTES, "a two-colour board")?;
     let mask = two_colour::parse(&text, &input::source_name(&args.file))?;
-    let result =
-        two_colour::count_with_symmetry(&mask, global.single_threads()?, !args.no_symmetry)?;
+    let result = two_colour::count_with_symmetry(&mask, global.threads(), !args.no_symmetry)?;
     let report = TwoColourReport::from(&result);
     render_two_colour(&report, global.format(), &mut std::io::stdout().lock())?;
     if !global.quiet {

@@ -73,7 +73,7 @@ pub(crate) fn full_mask(n: u32) -> u32 {
 
 /// A partial placement: rows `0..row` are filled; the masks say what attacks row `row`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Node {
+pub(crate) struct Node {
     /// The next row to fill.
     pub row: u32,
     /// Occupied columns.
@@ -86,7 +86,7 @@ pub struct Node {
 
 impl Node {
     /// The empty board.
-    pub const ROOT: Node = Node {
+    pub(crate) const ROOT: Node = Node {
         row: 0,
         cols: 0,
         ld: 0,
@@ -94,12 +94,12 @@ impl Node {
     };
 
     /// The cells of row `row` where a queen may go.
-    pub fn free(&self, rows: &Rows) -> u32 {
+    pub(crate) fn free(&self, rows: &Rows) -> u32 {
         rows.allowed(self.row) & !(self.cols | self.ld | self.rd)
     }
 
     /// The node after placing a queen at column bit `bit` of row `row`.
-    pub fn place(&self, bit: u32) -> Node {
+    pub(crate) fn place(&self, bit: u32) -> Node {
         Node {
             row: self.row + 1,
             cols: self.cols | bit,
@@ -109,7 +109,7 @@ impl Node {
     }
 
     /// The children of this node (one per free cell), in column order.
-    pub fn children<'a>(&self, rows: &'a Rows) -> impl Iterator<Item = Node> + 'a {
+    pub(crate) fn children<'a>(&self, rows: &'a Rows) -> impl Iterator<Item = Node> + 'a {
         let node = *self;
         let free = if node.row < rows.n() {
             node.free(rows)

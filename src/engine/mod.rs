@@ -67,7 +67,7 @@ pub fn check_split_depth(n: u32, depth: u32) -> Result<u32, Error> {
 /// The number of nodes `kernel::expand_to` would return for `node` and `row`, counted
 /// depth first without building them, or some number above `cap` once the count passes it
 /// (so a huge `--split-depth` is refused in bounded time and memory).
-pub fn count_to(rows: &kernel::Rows, node: kernel::Node, row: u32, cap: usize) -> usize {
+pub(crate) fn count_to(rows: &kernel::Rows, node: kernel::Node, row: u32, cap: usize) -> usize {
     let row = row.min(rows.n());
     if node.row >= row {
         return 1;

@@ -200,8 +200,9 @@ impl SymmetryPlan {
         self.starts.len()
     }
 
+    #[cfg(test)]
     /// The template task `task` belongs to and the task's start node.
-    pub fn task(&self, task: usize) -> (&Start, Node) {
+    pub(crate) fn task(&self, task: usize) -> (&Start, Node) {
         let (s, node) = self.tasks[task];
         (&self.starts[s as usize], node)
     }

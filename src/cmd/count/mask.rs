@@ -16,7 +16,7 @@ pub(super) fn run(n: u32, path: &Path, global: &Global) -> anyhow::Result<ExitCo
     let text = input::read_to_string(path, input::MAX_BOARD_BYTES, "a mask")?;
     let mask = Mask::parse(&text, n, &input::source_name(path))?;
     let bar = Bar::new(global.quiet);
-    let result = count_masked(&mask, global.single_threads()?, &bar);
+    let result = count_masked(&mask, global.threads(), &bar);
     bar.finish();
     let count = result?;
     publish(&count, &commentary(&count, &mask), global)

@@ -28,7 +28,7 @@ use crate::progress::Bar;
 pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let options = CountOptions::new()
         .engine(&args.engine)
-        .threads(global.single_threads()?)
+        .threads(global.threads())
         .split_depth(args.split_depth)
         .unique(args.unique)
         .recheck(args.recheck)

@@ -127,12 +127,13 @@ impl MitmPlan {
     }
 
     /// Task `id` of the plan (`id < len()`).
-    pub fn task(&self, id: usize) -> Task {
+    pub(crate) fn task(&self, id: usize) -> Task {
         self.index.task(id as u64)
     }
 
+    #[cfg(test)]
     /// Every task of the plan, in id order (lazily).
-    pub fn tasks(&self) -> impl Iterator<Item = Task> + '_ {
+    pub(crate) fn tasks(&self) -> impl Iterator<Item = Task> + '_ {
         (0..self.index.len).map(|i| self.index.task(i))
     }
 }

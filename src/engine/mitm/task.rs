@@ -54,7 +54,7 @@ impl Kind {
 /// A task: east row mask over the N rows, and the middle column's queen row for odd N
 /// cross tasks (0 otherwise: even N or the centre queen).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Task {
+pub(crate) struct Task {
     /// Rows whose queen is in the east half.
     pub east: u32,
     /// Row of the queen in the middle column (odd N, off-centre), or 0.

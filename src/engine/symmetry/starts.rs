@@ -23,7 +23,7 @@ use crate::engine::kernel::{bits, full_mask, Rows};
 
 /// One template of the plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Start {
+pub(crate) struct Start {
     /// What the template fixes, for fingerprints and messages: `(i, j, k, l)` of a full
     /// constellation, or with `k`/`l` = `u32::MAX` where a border column's queen is searched.
     pub label: [u32; 4],
@@ -34,8 +34,9 @@ pub struct Start {
 }
 
 impl Start {
+    #[cfg(test)]
     /// Whether a solution (its queens' cells) is counted by this template.
-    pub fn contains(&self, solution: &[Cell]) -> bool {
+    pub(crate) fn contains(&self, solution: &[Cell]) -> bool {
         solution
             .iter()
             .all(|&(r, c)| self.rows.allowed(r) & (1 << c) != 0)
