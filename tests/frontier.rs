@@ -248,6 +248,12 @@ fn estimate_names_the_machine_and_measures_its_speed() {
 fn estimate_work_is_the_same_for_a_seed_whatever_the_clock_said() {
     let (a, b) = (estimate_json("7"), estimate_json("7"));
     assert_eq!(a["work"], b["work"]);
+    // The engine's counters are part of the work (the phases' CPU time is speed).
+    let counters = &a["work"]["counters"];
+    assert!(counters["sampled"]["visited_pairs"].as_f64().unwrap() > 0.0, "{a}");
+    assert!(counters["plan"]["keys_built"]["estimate"].as_f64().unwrap() > 0.0);
+    assert!(counters["sampled"].get("match_seconds").is_none());
+    assert!(a["speed"]["phases"]["sampled"]["match_seconds"].is_number());
     assert_eq!(a["work"]["units"], "plan cost model");
     assert_eq!(a["work"]["seed"], 7);
     let w = &a["work"];

@@ -175,16 +175,17 @@ pub(crate) struct WorkReport {
     /// Digest of the sampled ids.
     pub sample_digest: String,
     /// The engine's work counters (`null` where it keeps none): summed over the sample, and
-    /// scaled to the whole plan with its 90% interval like the time. Counts are the same on
-    /// every machine for a plan, seed and matcher level; the `*_seconds` are CPU time here.
+    /// scaled to the whole plan with its 90% interval like the time. They are the same on
+    /// every machine for a plan, seed and matcher level (the CPU time of each phase is in
+    /// `speed.phases`).
     pub counters: Option<CountersReport>,
 }
 
-/// The work counters of the sample and of the whole plan.
+/// Counters of the sample and of the whole plan.
 #[derive(Debug, Serialize)]
 pub(crate) struct CountersReport {
     /// Summed over the sampled tasks.
-    pub sampled: Work,
+    pub sampled: BTreeMap<&'static str, f64>,
     /// Each counter scaled to the whole plan (ratio to the cost model, per stratum).
     pub plan: BTreeMap<&'static str, Total>,
 }
@@ -200,24 +201,32 @@ pub(crate) struct Total {
     pub high: f64,
 }
 
-/// The work counters of `cal`'s sample, scaled to the plan by `d` (None without counters).
-fn counters(plan: &dyn Plan, d: &Design, cal: &Calibration) -> Option<CountersReport> {
+/// The work counters of `cal`'s sample, scaled to the plan by `d` (None without counters):
+/// the counts if `seconds` is false, else the CPU seconds of each phase.
+fn counters(
+    plan: &dyn Plan,
+    d: &Design,
+    cal: &Calibration,
+    seconds: bool,
+) -> Option<CountersReport> {
     if cal.work.is_empty() {
         return None;
     }
-    let mut sampled = Work::default();
-    cal.work.iter().for_each(|w| sampled.add(w));
+    let mut total = Work::default();
+    cal.work.iter().for_each(|w| total.add(w));
+    let wanted = |name: &str| name.ends_with("_seconds") == seconds;
     let by_task: BTreeMap<usize, Vec<(&'static str, f64)>> = cal
         .tasks
         .iter()
         .zip(&cal.work)
         .map(|(&t, w)| (t, w.counters()))
         .collect();
-    let names: Vec<&'static str> = sampled.counters().iter().map(|c| c.0).collect();
-    let plan = names
+    let counters = total.counters();
+    let plan = counters
         .iter()
         .enumerate()
-        .map(|(i, &name)| {
+        .filter(|(_, (name, _))| wanted(name))
+        .map(|(i, &(name, _))| {
             let total = d.combine(plan, |t| by_task.get(&t).map_or(0.0, |c| c[i].1));
             let total = Total {
                 estimate: total.estimate,
@@ -226,6 +235,10 @@ fn counters(plan: &dyn Plan, d: &Design, cal: &Calibration) -> Option<CountersRe
             };
             (name, total)
         })
+        .collect();
+    let sampled = counters
+        .into_iter()
+        .filter(|(name, _)| wanted(name))
         .collect();
     Some(CountersReport { sampled, plan })
 }
@@ -254,6 +267,9 @@ pub(crate) struct SpeedReport {
     pub timed_seconds: f64,
     /// The budget asked for (`--calibrate`), seconds per thread.
     pub budget_seconds: f64,
+    /// CPU seconds of each phase of the engine (`null` where it keeps no counters), from the
+    /// warm-up round: summed over the sample and scaled to the plan.
+    pub phases: Option<CountersReport>,
 }
 
 /// An estimate with its 90% interval, in hours.
@@ -315,7 +331,8 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         &d,
         started,
     );
-    report.work.counters = counters(plan.as_ref(), &d, &cal);
+    report.work.counters = counters(plan.as_ref(), &d, &cal, false);
+    report.speed.phases = counters(plan.as_ref(), &d, &cal, true);
     print(&report, global)?;
     Ok(Exit::Ok.into())
 }
@@ -393,6 +410,7 @@ fn build(
             blocks: e.blocks.len(),
             timed_seconds: e.timed_seconds,
             budget_seconds: args.calibrate.as_secs_f64(),
+            phases: None,
         },
         work: WorkReport {
             units: "plan cost model",
