@@ -250,7 +250,10 @@ fn estimate_work_is_the_same_for_a_seed_whatever_the_clock_said() {
     assert_eq!(a["work"], b["work"]);
     // The engine's counters are part of the work (the phases' CPU time is speed).
     let counters = &a["work"]["counters"];
-    assert!(counters["sampled"]["visited_pairs"].as_f64().unwrap() > 0.0, "{a}");
+    assert!(
+        counters["sampled"]["visited_pairs"].as_f64().unwrap() > 0.0,
+        "{a}"
+    );
     assert!(counters["plan"]["keys_built"]["estimate"].as_f64().unwrap() > 0.0);
     assert!(counters["sampled"].get("match_seconds").is_none());
     assert!(a["speed"]["phases"]["sampled"]["match_seconds"].is_number());

@@ -13,6 +13,7 @@
 pub(crate) mod bucket;
 pub(crate) mod half;
 mod index;
+pub(crate) mod join;
 pub(crate) mod kernels;
 pub(crate) mod key;
 pub(crate) mod matcher;
@@ -90,7 +91,7 @@ impl Engine for Mitm {
 ///
 /// Tasks are not stored: they are grouped into cost classes (the middle column's queen row `y`
 /// and the number of east rows in the north quarter fix a task's estimated cost), the classes
-/// are laid out by descending cost, and [`MitmPlan::task`] finds a task from its id in a few
+/// are laid out by descending cost, and the plan finds a task from its id in a few
 /// steps (65 M tasks at N = 27, set up in well under a second).
 #[derive(Debug)]
 pub struct MitmPlan {

@@ -1,0 +1,377 @@
+//! Joining one task's halves: its keys, the sieve they fill, and what the task did.
+//!
+//! A task's two sides come in bounded portions ([`Portions`]); each stored portion fills a
+//! sieve (the bucket sieve for small tasks, the ranked [`Sieve`] or the [`Trie`] for large
+//! ones) and every query portion is counted against it. The work counters of a task are
+//! kept here too ([`Keys::join`] adds to them).
+
+use super::bucket::BucketSieve;
+use super::half::{HalfSpec, Portions};
+use super::kernels::{Layout, BLOCK};
+use super::key::Geometry;
+use super::matcher::{Rank, Sieve, MAX_CUTS};
+use super::prepared::Prepared;
+use super::simd::Level;
+use super::trie::Trie;
+use crate::work::{thread_cpu_seconds, Work};
+
+/// Matcher chunk width (usable key bits per table lookup).
+const CHUNK_BITS: u32 = 5;
+
+/// The keys of one task, the sieve they fill, and what the task did.
+#[derive(Debug, Default)]
+pub(crate) struct Keys {
+    east: [Vec<u64>; 4],
+    west: [Vec<u64>; 4],
+    sieve: Sieve,
+    trie: Trie,
+    small: BucketSieve,
+    /// Whether the stored keys are in the trie (else the ranked sieve).
+    in_trie: bool,
+    /// Queries sampled for the trie's splits.
+    sample: Vec<u64>,
+    /// Keys in the sieve now (for the pair product).
+    stored: u64,
+    /// The work counters of the task being solved.
+    pub work: Work,
+    /// Whether phases are timed (only for counted solves: the clock is a system call).
+    pub timed: bool,
+}
+
+/// A stopwatch of one phase's CPU time that reads the clock only when `on`.
+pub(crate) struct Phase(Option<f64>);
+
+impl Phase {
+    pub(crate) fn start(on: bool) -> Self {
+        Phase(if on { thread_cpu_seconds() } else { None })
+    }
+
+    /// Adds the time since the start to `seconds`.
+    fn stop(self, seconds: &mut f64) {
+        if let (Some(start), Some(now)) = (self.0, self.0.and_then(|_| thread_cpu_seconds())) {
+            *seconds += now - start;
+        }
+    }
+}
+
+/// How the sieves read keys: chunk layouts, the bits no stored key needs, and cut bits.
+#[derive(Debug, Clone)]
+pub(crate) struct Shape {
+    /// Chunk layout of the ranked sieve (holes left out).
+    pub layout: Layout,
+    /// Key bits no query has (fixed queens' and long diagonals): stored keys drop them.
+    pub holes: u64,
+    /// Most cut bits that rank the stored keys.
+    pub cuts: u32,
+    /// Chunk layout of the bucket sieve of small tasks (holes and cut bits left out).
+    pub small_layout: Layout,
+    /// Cut bits of the bucket sieve, ascending.
+    pub small_cuts: Vec<u32>,
+}
+
+impl Shape {
+    /// The shape for keys with `holes`, ranked by at most `cuts` bits; small tasks' buckets
+    /// cut on `small_cuts` bits near the long diagonals (where keys are densest, so buckets
+    /// exclude the most pairs).
+    pub(crate) fn new(geo: &Geometry, holes: u64, cuts: u32, small_cuts: u32) -> Self {
+        let (h, d) = (geo.h as i64, geo.d as i64);
+        let mut order = Vec::new();
+        for step in 1..h {
+            for offset in [-step, step] {
+                order.extend([h - 1 + offset, d + h - 1 + offset]);
+            }
+        }
+        let mut small: Vec<u32> = order
+            .into_iter()
+            .filter(|&p| (0..2 * d).contains(&p) && holes >> p & 1 == 0)
+            .map(|p| p as u32)
+            .take(small_cuts as usize)
+            .collect();
+        small.sort_unstable();
+        let cut_mask = small.iter().fold(0u64, |m, &p| m | 1 << p);
+        Shape {
+            layout: Layout::new(geo.key_bits(), holes, CHUNK_BITS),
+            holes,
+            cuts: cuts.min(MAX_CUTS as u32),
+            small_layout: Layout::new(geo.key_bits(), holes | cut_mask, CHUNK_BITS),
+            small_cuts: small,
+        }
+    }
+}
+
+/// Moves `from`'s allocation to `to` if it is larger (dropping `to`'s), else frees `from`'s.
+fn hand_over<T>(from: &mut Vec<T>, to: &mut Vec<T>) {
+    let taken = std::mem::take(from);
+    if taken.capacity() > to.capacity() {
+        *to = taken;
+    }
+}
+
+/// [`Portions::next`] into `out`, its CPU time added to `seconds` when `timed`.
+fn timed_next(
+    portions: &mut Portions<'_, '_>,
+    limit: usize,
+    out: &mut [Vec<u64>; 4],
+    timed: bool,
+    seconds: &mut f64,
+) -> bool {
+    let phase = Phase::start(timed);
+    let more = portions.next(limit, out);
+    phase.stop(seconds);
+    more
+}
+
+/// Keys sampled per side to measure bit occupancy.
+const OCCUPANCY_SAMPLE: usize = 256;
+
+/// The rank for one task: the key bits most likely set on both sides, most likely first. A
+/// bit set in a fraction `p` of stored keys and `q` of queries rules out a fraction `p·q` of
+/// the pairs, so those bits share the most skipping.
+fn task_rank(stored: &[&[u64]], queries: &[u64], cuts: u32, min_keys: usize) -> Rank {
+    let total: usize = stored.iter().map(|g| g.len()).sum();
+    if cuts == 0 || total < min_keys || queries.is_empty() {
+        return Rank::default();
+    }
+    let mut key_bits = [0u32; 64];
+    for g in stored {
+        occupancy(g, OCCUPANCY_SAMPLE * g.len() / total + 1, &mut key_bits);
+    }
+    let mut query_bits = [0u32; 64];
+    occupancy(queries, OCCUPANCY_SAMPLE, &mut query_bits);
+    let mut score: Vec<(u64, u32)> = (0..64)
+        .map(|p| (u64::from(key_bits[p]) * u64::from(query_bits[p]), p as u32))
+        .filter(|&(s, _)| s > 0)
+        .collect();
+    score.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    // Blocks sorted by rank share about log2(blocks) leading bits; a few more refine the
+    // order inside them.
+    let blocks = total.div_ceil(BLOCK);
+    let bits = (blocks.ilog2() + 3).min(cuts);
+    let positions: Vec<u32> = score.iter().take(bits as usize).map(|&(_, p)| p).collect();
+    Rank::new(&positions)
+}
+
+/// Adds to `counts[p]` how many of about `sample` evenly spaced keys have bit `p`.
+fn occupancy(keys: &[u64], sample: usize, counts: &mut [u32; 64]) {
+    let step = (keys.len() / sample.max(1)).max(1);
+    for &k in keys.iter().step_by(step) {
+        let mut bits = k;
+        while bits != 0 {
+            counts[bits.trailing_zeros() as usize] += 1;
+            bits &= bits - 1;
+        }
+    }
+}
+
+/// How much of a task is held at once, and when ranking pays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Limits {
+    /// Most west keys in one sieve fill (about 50 bytes each, with the sorting scratch).
+    pub stored: usize,
+    /// Most east keys queried at once (about 50 bytes each, with their table offsets).
+    pub queries: usize,
+    /// West keys below which a task stores its east keys instead (all keys at hand).
+    pub min_ranked: usize,
+    /// Stored keys (in one sieve fill) from which the trie sieve replaces the ranked one.
+    pub trie_min: usize,
+}
+
+/// Queries sampled to choose the trie's splits.
+const QUERY_SAMPLE: usize = 2048;
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            stored: 1 << 20,
+            queries: 1 << 19,
+            // Measured on sampled tasks: below about 128 blocks of west keys, the bucket
+            // sieve of the smaller side is as fast or faster (N ≤ 21 never gets there).
+            min_ranked: 128 * BLOCK,
+            // Measured on sampled tasks (Zen 3, avx2): the trie visits 29% fewer blocks at
+            // N = 22 and 38% fewer at N = 24, but its routing, per-leaf query offsets and
+            // adaptive build cost about what that saves (N = 22: 13% slower, N = 24: level);
+            // it is kept to the largest fills, where its share of skipped pairs grows.
+            trie_min: 1 << 19,
+        }
+    }
+}
+
+impl Keys {
+    /// The number of (east, west) pairs of halves with disjoint keys, each weighted by
+    /// `factors[class of west]` (at most 4). West halves outnumber east ones, so the west
+    /// side is stored: the sieve then has more blocks, and its ranking skips more. Both sides
+    /// come in bounded portions (each west portion is stored once and met by every east
+    /// portion), so a task's memory does not grow with N.
+    pub(crate) fn join(
+        &mut self,
+        (east, west): (&[HalfSpec<'_>], &[HalfSpec<'_>]),
+        factors: [u64; 4],
+        shape: &Shape,
+        limits: Limits,
+        level: Level,
+    ) -> u64 {
+        let mut queries = Portions::new(east);
+        let mut stored = Portions::new(west);
+        let total = self.join_portions((&mut queries, &mut stored), factors, shape, limits, level);
+        let w = &mut self.work;
+        w.half_pairs_tested += queries.tested + stored.tested;
+        w.keys_built += queries.built + stored.built;
+        let sieves = [
+            &mut self.sieve.visits,
+            &mut self.trie.visits,
+            &mut self.small.visits,
+        ];
+        for visits in sieves {
+            let v = std::mem::take(visits);
+            w.blocks_built += v.built;
+            w.visited_pairs += v.blocks;
+            w.direct_pairs += v.direct;
+            w.routing_tests += v.routing;
+        }
+        total
+    }
+
+    /// [`Keys::join`] over the query and stored sides' portions.
+    fn join_portions(
+        &mut self,
+        (queries, stored): (&mut Portions<'_, '_>, &mut Portions<'_, '_>),
+        factors: [u64; 4],
+        shape: &Shape,
+        limits: Limits,
+        level: Level,
+    ) -> u64 {
+        let on = self.timed;
+        let halves = &mut self.work.half_seconds;
+        if !timed_next(queries, limits.queries, &mut self.east, on, halves) {
+            return 0;
+        }
+        let first_done = queries.is_done();
+        let mut total = 0;
+        while timed_next(
+            stored,
+            limits.stored,
+            &mut self.west,
+            on,
+            &mut self.work.half_seconds,
+        ) {
+            let size: usize = self.west.iter().map(Vec::len).sum();
+            if first_done && stored.is_done() && size < limits.min_ranked {
+                // A small task: storing the smaller side costs least.
+                return self.count_small(shape, level, factors);
+            }
+            self.fill(shape, level, factors, limits);
+            if !first_done {
+                self.work.regenerations += 1;
+                queries.rewind();
+                timed_next(
+                    queries,
+                    limits.queries,
+                    &mut self.east,
+                    on,
+                    &mut self.work.half_seconds,
+                );
+            }
+            loop {
+                total += self.count(level);
+                if queries.is_done() {
+                    break;
+                }
+                timed_next(
+                    queries,
+                    limits.queries,
+                    &mut self.east,
+                    on,
+                    &mut self.work.half_seconds,
+                );
+            }
+        }
+        total
+    }
+
+    /// Counts and times the quarters `q` of the task.
+    pub(crate) fn note_quarters(&mut self, q: &[&Prepared; 4], phase: Phase) {
+        phase.stop(&mut self.work.quarter_seconds);
+        self.work.quarter_placements += q.iter().map(|p| p.len() as u64).sum::<u64>();
+    }
+
+    /// Stores the west keys in the sieve, ranked for the current east keys. Classes share
+    /// one sieve where they can (more blocks, more skipping): factors 2 and 4 become one
+    /// group of weight 2 (a class of factor 4 stored twice), factor 1 a group of weight 1.
+    fn fill(&mut self, shape: &Shape, level: Level, factors: [u64; 4], limits: Limits) {
+        let mut odd: Vec<&[u64]> = Vec::new();
+        let mut even: Vec<&[u64]> = Vec::new();
+        for (keys, f) in self.west.iter().zip(factors) {
+            debug_assert!(f <= 4, "factors are at most 4");
+            let group = if f % 2 == 1 { &mut odd } else { &mut even };
+            let copies = if f % 2 == 1 { f } else { f / 2 };
+            group.extend((0..copies).map(|_| keys.as_slice()));
+        }
+        let stored: Vec<&[u64]> = odd.iter().chain(&even).copied().collect();
+        let phase = Phase::start(self.timed);
+        let groups = [odd.as_slice(), even.as_slice()];
+        let size: usize = stored.iter().map(|g| g.len()).sum();
+        self.in_trie = size >= limits.trie_min;
+        // One thread's sieves never both hold large buffers: the one that fills takes the
+        // other's (every entry is rewritten before it is read).
+        let (sieve, trie) = (self.sieve.buffers(), self.trie.buffers());
+        let (from, to) = if self.in_trie {
+            (sieve, trie)
+        } else {
+            (trie, sieve)
+        };
+        hand_over(from.0, to.0);
+        hand_over(from.1, to.1);
+        if self.in_trie {
+            let step = (self.east[0].len() / QUERY_SAMPLE).max(1);
+            self.sample.clear();
+            self.sample.extend(self.east[0].iter().step_by(step));
+            self.trie
+                .fill(&groups, !shape.holes, &shape.layout, &self.sample, level);
+        } else {
+            let rank = task_rank(&stored, &self.east[0], shape.cuts, limits.min_ranked);
+            self.sieve
+                .fill(&groups, !shape.holes, &shape.layout, &rank, level);
+        }
+        self.stored = stored.iter().map(|g| g.len() as u64).sum();
+        self.work.stored_keys += self.stored;
+        phase.stop(&mut self.work.sieve_seconds);
+    }
+
+    /// [`Keys::join`] for a task whose keys are all at hand and few: the east keys (the
+    /// smaller side) go to the bucket sieve, and every west class is counted against them.
+    fn count_small(&mut self, shape: &Shape, level: Level, factors: [u64; 4]) -> u64 {
+        let phase = Phase::start(self.timed);
+        self.small
+            .fill(&self.east[0], &shape.small_layout, &shape.small_cuts, level);
+        phase.stop(&mut self.work.sieve_seconds);
+        let phase = Phase::start(self.timed);
+        let groups: [&[u64]; 4] = self.west.each_ref().map(|v| v.as_slice());
+        let mut counts = [0u64; 4];
+        self.small.count_groups(&groups, &mut counts, level);
+        phase.stop(&mut self.work.match_seconds);
+        let (stored, queries) = (
+            self.east[0].len() as u64,
+            groups.iter().map(|g| g.len() as u64).sum::<u64>(),
+        );
+        self.work.stored_keys += stored;
+        self.work.queries += queries;
+        self.work.pair_product += stored * queries;
+        counts.iter().zip(factors).map(|(c, f)| c * f).sum()
+    }
+
+    /// The weighted count of the current east keys against the sieve.
+    fn count(&mut self, level: Level) -> u64 {
+        let phase = Phase::start(self.timed);
+        let mut counts = [0u64; 2];
+        if self.in_trie {
+            self.trie.count(&self.east[0], &mut counts, level);
+        } else {
+            self.sieve.count(&self.east[0], &mut counts, level);
+        }
+        phase.stop(&mut self.work.match_seconds);
+        let queries = self.east[0].len() as u64;
+        self.work.queries += queries;
+        self.work.pair_product += self.stored * queries;
+        counts[0] + 2 * counts[1]
+    }
+}
