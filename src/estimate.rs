@@ -86,7 +86,7 @@ pub struct Work {
 }
 
 /// An estimate with its 90% interval.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Interval {
     /// Point estimate.
     pub estimate: f64,

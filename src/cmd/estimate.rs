@@ -187,18 +187,7 @@ pub(crate) struct CountersReport {
     /// Summed over the sampled tasks.
     pub sampled: BTreeMap<&'static str, f64>,
     /// Each counter scaled to the whole plan (ratio to the cost model, per stratum).
-    pub plan: BTreeMap<&'static str, Total>,
-}
-
-/// A total over the plan with its 90% interval.
-#[derive(Debug, Serialize)]
-pub(crate) struct Total {
-    /// Point estimate.
-    pub estimate: f64,
-    /// Lower end.
-    pub low: f64,
-    /// Upper end.
-    pub high: f64,
+    pub plan: BTreeMap<&'static str, Interval>,
 }
 
 /// The work counters of `cal`'s sample, scaled to the plan by `d` (None without counters):
@@ -228,11 +217,6 @@ fn counters(
         .filter(|(_, (name, _))| wanted(name))
         .map(|(i, &(name, _))| {
             let total = d.combine(plan, |t| by_task.get(&t).map_or(0.0, |c| c[i].1));
-            let total = Total {
-                estimate: total.estimate,
-                low: total.low,
-                high: total.high,
-            };
             (name, total)
         })
         .collect();
