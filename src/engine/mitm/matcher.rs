@@ -404,18 +404,13 @@ mod tests {
     use super::super::kernels::transpose64;
     use super::*;
 
-    /// A small deterministic generator (xorshift), so the tests need no extra crate.
+    /// `len` keys on the low `bits` bits from `seed`, each the AND of `density` random
+    /// words (so about 2^−density of the bits are set).
     fn random_keys(seed: u64, len: usize, bits: u32, density: u32) -> Vec<u64> {
-        let mut x = seed | 1;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = fastrand::Rng::with_seed(seed);
         let mask = if bits == 64 { !0 } else { (1u64 << bits) - 1 };
         (0..len)
-            .map(|_| (0..density).fold(!0u64, |acc, _| acc & next()) & mask)
+            .map(|_| (0..density).fold(!0u64, |acc, _| acc & rng.u64(..)) & mask)
             .collect()
     }
 
