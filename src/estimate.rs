@@ -186,8 +186,12 @@ impl Design {
     }
 }
 
-/// The separate ratio estimate of one stratum's total and its variance.
-fn stratum_estimate(s: &Stratum, plan: &dyn Plan, measure: &dyn Fn(usize) -> f64) -> (f64, f64) {
+/// The (measure, cost) of each sampled task of `s`, and their sums.
+fn measured(
+    s: &Stratum,
+    plan: &dyn Plan,
+    measure: &dyn Fn(usize) -> f64,
+) -> (Vec<(f64, f64)>, f64, f64) {
     let values: Vec<(f64, f64)> = s
         .tasks
         .iter()
@@ -196,6 +200,12 @@ fn stratum_estimate(s: &Stratum, plan: &dyn Plan, measure: &dyn Fn(usize) -> f64
     let (sum_t, sum_c) = values
         .iter()
         .fold((0.0, 0.0), |(a, b), (t, c)| (a + t, b + c));
+    (values, sum_t, sum_c)
+}
+
+/// The separate ratio estimate of one stratum's total and its variance.
+fn stratum_estimate(s: &Stratum, plan: &dyn Plan, measure: &dyn Fn(usize) -> f64) -> (f64, f64) {
+    let (values, sum_t, sum_c) = measured(s, plan, measure);
     if s.tasks.len() == s.len() {
         return (sum_t, 0.0); // solved whole
     }

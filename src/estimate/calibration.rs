@@ -20,7 +20,7 @@
 
 use rayon::prelude::*;
 
-use super::{Clock, Design, Interval, Z90};
+use super::{measured, Clock, Design, Interval, Z90};
 use crate::plan::Plan;
 use crate::work::Work;
 
@@ -276,14 +276,7 @@ impl Design {
         let Some(first) = self.strata.first().filter(|s| !s.tasks.is_empty()) else {
             return zero;
         };
-        let values: Vec<(f64, f64)> = first
-            .tasks
-            .iter()
-            .map(|&t| (measure(t), plan.cost(t) as f64))
-            .collect();
-        let (sum_t, sum_c) = values
-            .iter()
-            .fold((0.0, 0.0), |(a, b), (t, c)| (a + t, b + c));
+        let (values, sum_t, sum_c) = measured(first, plan, measure);
         if sum_c == 0.0 || sum_t == 0.0 {
             return zero;
         }

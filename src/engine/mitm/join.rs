@@ -48,8 +48,8 @@ impl Phase {
 
     /// Adds the time since the start to `seconds`.
     fn stop(self, seconds: &mut f64) {
-        if let (Some(start), Some(now)) = (self.0, self.0.and_then(|_| thread_cpu_seconds())) {
-            *seconds += now - start;
+        if let Some(start) = self.0 {
+            *seconds += thread_cpu_seconds().map_or(0.0, |now| now - start);
         }
     }
 }
@@ -107,18 +107,13 @@ fn hand_over<T>(from: &mut Vec<T>, to: &mut Vec<T>) {
     }
 }
 
-/// [`Portions::next`] into `out`, its CPU time added to `seconds` when `timed`.
-fn timed_next(
-    portions: &mut Portions<'_, '_>,
-    limit: usize,
-    out: &mut [Vec<u64>; 4],
-    timed: bool,
-    seconds: &mut f64,
-) -> bool {
-    let phase = Phase::start(timed);
-    let more = portions.next(limit, out);
-    phase.stop(seconds);
-    more
+/// What a portion of halves is for: the queries (east) or the stored keys (west).
+#[derive(Debug, Clone, Copy)]
+enum Role {
+    /// The east halves, queried.
+    Queries,
+    /// The west halves, stored in the sieve.
+    Stored,
 }
 
 /// Keys sampled per side to measure bit occupancy.
@@ -240,20 +235,12 @@ impl Keys {
         limits: Limits,
         level: Level,
     ) -> u64 {
-        let on = self.timed;
-        let halves = &mut self.work.half_seconds;
-        if !timed_next(queries, limits.queries, &mut self.east, on, halves) {
+        if !self.next_portion(queries, limits.queries, Role::Queries) {
             return 0;
         }
         let first_done = queries.is_done();
         let mut total = 0;
-        while timed_next(
-            stored,
-            limits.stored,
-            &mut self.west,
-            on,
-            &mut self.work.half_seconds,
-        ) {
+        while self.next_portion(stored, limits.stored, Role::Stored) {
             let size: usize = self.west.iter().map(Vec::len).sum();
             if first_done && stored.is_done() && size < limits.min_ranked {
                 // A small task: storing the smaller side costs least.
@@ -263,29 +250,30 @@ impl Keys {
             if !first_done {
                 self.work.regenerations += 1;
                 queries.rewind();
-                timed_next(
-                    queries,
-                    limits.queries,
-                    &mut self.east,
-                    on,
-                    &mut self.work.half_seconds,
-                );
+                self.next_portion(queries, limits.queries, Role::Queries);
             }
             loop {
                 total += self.count(level);
                 if queries.is_done() {
                     break;
                 }
-                timed_next(
-                    queries,
-                    limits.queries,
-                    &mut self.east,
-                    on,
-                    &mut self.work.half_seconds,
-                );
+                self.next_portion(queries, limits.queries, Role::Queries);
             }
         }
         total
+    }
+
+    /// The next portion of `portions` into the east (queries) or west (stored) keys, its
+    /// CPU time counted as building halves; returns whether any keys came.
+    fn next_portion(&mut self, portions: &mut Portions<'_, '_>, limit: usize, role: Role) -> bool {
+        let out = match role {
+            Role::Queries => &mut self.east,
+            Role::Stored => &mut self.west,
+        };
+        let phase = Phase::start(self.timed);
+        let more = portions.next(limit, out);
+        phase.stop(&mut self.work.half_seconds);
+        more
     }
 
     /// Counts and times the quarters `q` of the task.
