@@ -19,6 +19,8 @@ pub struct Work {
     pub keys_built: u64,
     /// Extra passes over the query side's halves (it is rebuilt once per stored portion).
     pub regenerations: u64,
+    /// Pieces a large task's stored side was split into at generation (0: not split).
+    pub pieces: u64,
     /// Keys put into a sieve (a key stored twice for its weight counts twice).
     pub stored_keys: u64,
     /// Keys queried against a sieve.
@@ -67,12 +69,13 @@ impl Work {
         counts.chain(seconds).collect()
     }
 
-    fn counts(&self) -> [u64; 11] {
+    fn counts(&self) -> [u64; 12] {
         [
             self.quarter_placements,
             self.half_pairs_tested,
             self.keys_built,
             self.regenerations,
+            self.pieces,
             self.stored_keys,
             self.queries,
             self.pair_product,
@@ -83,12 +86,13 @@ impl Work {
         ]
     }
 
-    fn counts_mut(&mut self) -> [&mut u64; 11] {
+    fn counts_mut(&mut self) -> [&mut u64; 12] {
         [
             &mut self.quarter_placements,
             &mut self.half_pairs_tested,
             &mut self.keys_built,
             &mut self.regenerations,
+            &mut self.pieces,
             &mut self.stored_keys,
             &mut self.queries,
             &mut self.pair_product,
@@ -119,11 +123,12 @@ impl Work {
 }
 
 /// The names of the counts, in [`Work::counters`] order (the field names).
-const COUNT_NAMES: [&str; 11] = [
+const COUNT_NAMES: [&str; 12] = [
     "quarter_placements",
     "half_pairs_tested",
     "keys_built",
     "regenerations",
+    "pieces",
     "stored_keys",
     "queries",
     "pair_product",

@@ -31,6 +31,9 @@ pub(crate) struct HalfSpec<'a> {
     pub extra: u64,
     /// Which of the four classes (`2·north + south`) to produce.
     pub wanted: [bool; 4],
+    /// Only the north and south words with exactly these patterns of the quarters' hot bits
+    /// ([`Prepared::group_by`]); `None`: every word.
+    pub patterns: Option<(u32, u32)>,
     /// Instruction level for the pair join.
     pub level: Level,
 }
@@ -45,8 +48,16 @@ fn enumerate_columns(spec: &HalfSpec<'_>, cn: u32, out: &mut [Vec<u64>; 4]) -> u
     let mut tested = 0;
     for (class, keys) in out.iter_mut().enumerate() {
         if spec.wanted[class] {
-            let n = spec.north.get(class >> 1, cn);
-            let s = spec.south.get(class & 1, cs);
+            let (n, s) = match spec.patterns {
+                None => (
+                    spec.north.get(class >> 1, cn),
+                    spec.south.get(class & 1, cs),
+                ),
+                Some((pn, ps)) => (
+                    spec.north.get_group(class >> 1, cn, pn),
+                    spec.south.get_group(class & 1, cs, ps),
+                ),
+            };
             tested += (n.len() * s.len()) as u64;
             simd::join(spec.level, n, s, spec.forbid, spec.extra, keys);
         }

@@ -10,6 +10,7 @@ use super::half::{HalfSpec, Portions};
 use super::kernels::{Layout, BLOCK};
 use super::key::Geometry;
 use super::matcher::{Rank, Sieve, MAX_CUTS};
+use super::piece;
 use super::prepared::Prepared;
 use super::simd::Level;
 use super::trie::Trie;
@@ -47,7 +48,7 @@ impl Phase {
     }
 
     /// Adds the time since the start to `seconds`.
-    fn stop(self, seconds: &mut f64) {
+    pub(crate) fn stop(self, seconds: &mut f64) {
         if let Some(start) = self.0 {
             *seconds += thread_cpu_seconds().map_or(0.0, |now| now - start);
         }
@@ -169,6 +170,9 @@ pub(crate) struct Limits {
     pub min_ranked: usize,
     /// Stored keys (in one sieve fill) from which the trie sieve replaces the ranked one.
     pub trie_min: usize,
+    /// Stored keys per piece aimed at when a task too large for one fill is split on hot
+    /// bits ([`super::piece`]).
+    pub piece: usize,
 }
 
 /// Queries sampled to choose the trie's splits.
@@ -187,6 +191,7 @@ impl Default for Limits {
             // adaptive build cost about what that saves (N = 22: 13% slower, N = 24: level);
             // it is kept to the largest fills, where its share of skipped pairs grows.
             trie_min: 1 << 19,
+            piece: 1 << 19,
         }
     }
 }
@@ -222,6 +227,27 @@ impl Keys {
             w.visited_pairs += v.blocks;
             w.direct_pairs += v.direct;
             w.routing_tests += v.routing;
+        }
+        total
+    }
+
+    /// [`Keys::join`] for a task split into pieces on the hot bits `hot`: piece P stores the
+    /// halves whose hot bits are exactly P and meets the queries without any of them.
+    pub(crate) fn join_split(
+        &mut self,
+        (east, west): (&HalfSpec<'_>, &HalfSpec<'_>),
+        hot: &[u32],
+        factors: [u64; 4],
+        shape: &Shape,
+        limits: Limits,
+        level: Level,
+    ) -> u64 {
+        let mut total = 0;
+        for pattern in 0..1u32 << hot.len() {
+            let queries = [piece::query_spec(east, hot, pattern)];
+            let stored = piece::stored_specs(west, pattern);
+            total += self.join((&queries, &stored), factors, shape, limits, level);
+            self.work.pieces += 1;
         }
         total
     }

@@ -17,6 +17,7 @@ pub(crate) mod join;
 pub(crate) mod kernels;
 pub(crate) mod key;
 pub(crate) mod matcher;
+pub(crate) mod piece;
 pub(crate) mod prepared;
 pub(crate) mod quarter;
 pub(crate) mod simd;

@@ -52,7 +52,11 @@ pub(crate) struct Prepared {
     built_for: Option<(usize, usize, u32)>,
     queens: u32,
     words: [Vec<u64>; 2],
+    /// Where each group of words starts: one group per column mask, or, once
+    /// [`Prepared::group_by`] has run, one per (column mask, pattern of the hot bits).
     offsets: [Vec<u32>; 2],
+    /// The key bits words are grouped by within each column mask (none: one group).
+    hot: Vec<u32>,
 }
 
 impl Prepared {
@@ -72,6 +76,7 @@ impl Prepared {
         side: Side,
     ) {
         self.built_for = None;
+        self.hot.clear();
         self.queens = list.rows().count_ones();
         let word = geo.words(q, raw_forbid);
         let class = |w: u64| {
@@ -133,9 +138,74 @@ impl Prepared {
 
     /// The words of class `class` with column mask `cols`.
     pub(crate) fn get(&self, class: usize, cols: u32) -> &[u64] {
+        let k = self.hot.len();
         let o = &self.offsets[class];
-        &self.words[class][o[cols as usize] as usize..o[cols as usize + 1] as usize]
+        let c = cols as usize;
+        &self.words[class][o[c << k] as usize..o[(c + 1) << k] as usize]
     }
+
+    /// The words of class `class` with column mask `cols` whose hot bits (those of the last
+    /// [`Prepared::group_by`]) are exactly `pattern` (bit i: the i-th hot bit).
+    pub(crate) fn get_group(&self, class: usize, cols: u32, pattern: u32) -> &[u64] {
+        let o = &self.offsets[class];
+        let g = (cols as usize) << self.hot.len() | pattern as usize;
+        &self.words[class][o[g] as usize..o[g + 1] as usize]
+    }
+
+    /// Regroups the words within each column mask by their pattern of the key bits `hot`
+    /// (at most [`MAX_HOT`]), so that [`Prepared::get_group`] finds the words of one pattern.
+    /// [`Prepared::get`] still returns every word of a column mask.
+    pub(crate) fn group_by(&mut self, hot: &[u32]) {
+        assert!(hot.len() <= MAX_HOT, "at most {MAX_HOT} hot bits");
+        if self.hot == hot {
+            return;
+        }
+        let (old_k, k) = (self.hot.len(), hot.len());
+        let masks = (self.offsets[0].len() - 1) >> old_k;
+        let mut scratch = Vec::new();
+        for class in 0..2 {
+            // Each column mask's words are contiguous: sort them by pattern in place,
+            // through a scratch buffer as large as the largest group.
+            let old = std::mem::take(&mut self.offsets[class]);
+            let mut offsets = vec![0u32; (masks << k) + 1];
+            for cols in 0..masks {
+                let range = old[cols << old_k] as usize..old[(cols + 1) << old_k] as usize;
+                let group = &mut self.words[class][range.clone()];
+                let mut counts = [0u32; 1 << MAX_HOT];
+                for &w in group.iter() {
+                    counts[pattern(w, hot) as usize] += 1;
+                }
+                let mut at = [0u32; 1 << MAX_HOT];
+                let mut sum = range.start as u32;
+                for p in 0..1usize << k {
+                    offsets[cols << k | p] = sum;
+                    at[p] = sum - range.start as u32;
+                    sum += counts[p];
+                }
+                scratch.clear();
+                scratch.resize(group.len(), 0);
+                for &w in group.iter() {
+                    let p = pattern(w, hot) as usize;
+                    scratch[at[p] as usize] = w;
+                    at[p] += 1;
+                }
+                group.copy_from_slice(&scratch);
+            }
+            offsets[masks << k] = old[masks << old_k];
+            self.offsets[class] = offsets;
+        }
+        self.hot = hot.to_vec();
+    }
+}
+
+/// Most hot bits a prepared quarter is grouped by (64 groups per column mask).
+pub(crate) const MAX_HOT: usize = 6;
+
+/// The pattern of the key bits `hot` in `word`: bit i is bit `hot[i]` of the word.
+pub(crate) fn pattern(word: u64, hot: &[u32]) -> u32 {
+    hot.iter()
+        .enumerate()
+        .fold(0, |p, (i, &bit)| p | ((word >> bit) as u32 & 1) << i)
 }
 
 thread_local! {
@@ -176,6 +246,18 @@ impl PreparedCache {
             kinds,
             slots: (0..slots).map(|_| OnceLock::new()).collect(),
         }
+    }
+
+    /// Whether prepared quarters are kept (small boards); tasks of those boards are never
+    /// split into pieces, which regroups a task's own copies.
+    pub(crate) fn is_cached(&self) -> bool {
+        !self.slots.is_empty()
+    }
+
+    #[cfg(test)]
+    /// Stops caching, so that every task prepares its own copies (to split small boards).
+    pub(crate) fn stop_caching(&mut self) {
+        self.slots.clear();
     }
 
     /// Quarter `i` (in [`QUARTERS`] order) of kind `kind` for row mask `rows`: from the cache,

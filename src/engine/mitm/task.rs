@@ -17,6 +17,7 @@
 use super::half::HalfSpec;
 use super::join::{Keys, Phase, Shape};
 use super::key::Geometry;
+use super::piece;
 use super::prepared::{Prepared, PreparedCache, Side, QUARTERS};
 use super::quarter::QuarterCache;
 use super::simd::Level;
@@ -193,11 +194,7 @@ impl Context {
         let (n, free) = (g.n, free_rows(g, 0));
         let ns = ns_weight(east, n);
         let ew = ew_weight(east, n, free);
-        let phase = Phase::start(s.keys.timed);
-        let q = self.quarters(Kind::Even, east, free & !east, &mut s.quarters);
-        s.keys.note_quarters(&q, phase);
-        let factors = [ew, 2, 2, 4];
-        let sum = self.join_task(q, 0, factors, &self.shapes[0], &mut s.keys);
+        let sum = self.solve_split(Kind::Even, (east, free & !east), [ew, 2, 2, 4], s);
         u128::from(sum) * u128::from(ns)
     }
 
@@ -209,17 +206,46 @@ impl Context {
         if weight == 0 {
             return 0;
         }
-        let phase = Phase::start(s.keys.timed);
-        let q = self.quarters(Kind::Centre, east, free & !east, &mut s.quarters);
-        s.keys.note_quarters(&q, phase);
-        let factors = [1, 0, 0, 0];
-        let count = self.join_task(q, 0, factors, &self.shapes[0], &mut s.keys);
+        let count = self.solve_split(Kind::Centre, (east, free & !east), [1, 0, 0, 0], s);
         u128::from(count) * u128::from(weight)
+    }
+
+    /// Prepares the quarters of the split `(east, west)` and joins them: whole, or, when the
+    /// stored side would overflow one sieve fill, in pieces cut by hot bits
+    /// ([`super::piece`]).
+    fn solve_split(
+        &self,
+        kind: Kind,
+        (east, west): (u32, u32),
+        factors: [u64; 4],
+        s: &mut Scratch,
+    ) -> u64 {
+        let phase = Phase::start(s.keys.timed);
+        let q = self.quarters(kind, east, west, &mut s.quarters);
+        s.keys.note_quarters(&q, phase);
+        let (shape, limits, level) = (&self.shapes[0], self.limits, self.level);
+        let (e, w) = self.sides(q, 0, factors);
+        let hot = if self.prepared.is_cached() {
+            Vec::new()
+        } else {
+            piece::hot_bits(&e, &w, limits)
+        };
+        if hot.is_empty() {
+            return s.keys.join((&[e], &[w]), factors, shape, limits, level);
+        }
+        // Uncached quarters are the scratch's own copies, so they can be regrouped.
+        let phase = Phase::start(s.keys.timed);
+        s.quarters[2..].iter_mut().for_each(|p| p.group_by(&hot));
+        phase.stop(&mut s.keys.work.quarter_seconds);
+        let (e, w) = self.sides(s.quarters.each_ref(), 0, factors);
+        s.keys
+            .join_split((&e, &w), &hot, factors, shape, limits, level)
     }
 
     /// Builds east and west halves of a prepared split (avoiding the key bits `forbid`) and
     /// counts the pairs that join, each weighted by its west class's factor (0: the class is
     /// not built).
+    #[cfg(test)]
     fn join_task(
         &self,
         q: [&Prepared; 4],
@@ -228,6 +254,18 @@ impl Context {
         shape: &Shape,
         k: &mut Keys,
     ) -> u64 {
+        let (east, west) = self.sides(q, forbid, factors);
+        k.join((&[east], &[west]), factors, shape, self.limits, self.level)
+    }
+
+    /// The east and west sides of a prepared split, avoiding the key bits `forbid`, with the
+    /// west classes whose factor is not 0.
+    fn sides<'a>(
+        &'a self,
+        q: [&'a Prepared; 4],
+        forbid: u64,
+        factors: [u64; 4],
+    ) -> (HalfSpec<'a>, HalfSpec<'a>) {
         let east = self.east_spec(q, forbid);
         let west = HalfSpec {
             north: q[2],
@@ -236,7 +274,7 @@ impl Context {
             wanted: factors.map(|f| f > 0),
             ..east
         };
-        k.join((&[east], &[west]), factors, shape, self.limits, self.level)
+        (east, west)
     }
 
     /// The east side of a task: every class, avoiding the key bits `forbid`.
@@ -249,6 +287,7 @@ impl Context {
             forbid,
             extra: 0,
             wanted: [true, false, false, false],
+            patterns: None,
             level: self.level,
         }
     }

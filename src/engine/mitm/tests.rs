@@ -157,6 +157,7 @@ fn ranking_and_small_portions_do_not_change_totals() {
                     queries: 90,
                     min_ranked: 0,
                     trie_min: if trie { 0 } else { usize::MAX },
+                    ..task::Limits::default()
                 };
                 let plan = MitmPlan::with_context(ctx);
                 let want = known::total(n);
@@ -242,6 +243,7 @@ fn portioned_work(n: u32, cuts: u32, (stored, queries): (usize, usize)) -> Work 
         queries,
         min_ranked: 0,
         trie_min: usize::MAX,
+        ..task::Limits::default()
     };
     let plan = MitmPlan::with_context(ctx);
     let (sum, works) = counted_total(&plan);
@@ -338,5 +340,47 @@ fn trie_totals_equal_the_default_sieves_task_by_task() {
                 .collect()
         });
         assert!(differ.is_empty(), "n = {n}: tasks {differ:?} differ");
+    }
+}
+
+/// A plan whose every task with stored keys is split into pieces of about `piece` keys
+/// (the prepared-quarter cache off, as on large boards), in portions of `stored` keys.
+fn split_plan(n: u32, level: Level, (stored, piece): (usize, usize), trie: bool) -> MitmPlan {
+    let mut ctx = Context::new(n, level);
+    ctx.prepared.stop_caching();
+    ctx.limits = task::Limits {
+        stored,
+        queries: 300,
+        min_ranked: 0,
+        trie_min: if trie { 0 } else { usize::MAX },
+        piece,
+    };
+    MitmPlan::with_context(ctx)
+}
+
+#[test]
+fn tasks_split_into_tiny_pieces_keep_their_totals() {
+    // Pieces of a few keys on six hot bits: every piece, the empty ones included, and the
+    // portions inside a piece run; task by task against the unsplit plan.
+    for level in simd::available_levels() {
+        for n in [8, 9, 10, 11, 12] {
+            let plain = MitmPlan::new(n, level);
+            let split = split_plan(n, level, (1, 1), false);
+            let mut pieces = 0;
+            for id in 0..plain.len() {
+                let (count, work) = split.solve_counted(id).expect("mitm keeps counters");
+                assert_eq!(count, plain.solve(id), "{level:?} n = {n}, task {id}");
+                pieces += work.pieces;
+            }
+            assert!(pieces > 0, "{level:?} n = {n}: no task was split");
+        }
+    }
+    for (n, trie) in [(13, true), (14, false), (15, true), (16, false)] {
+        let plan = split_plan(n, Level::detect(), (50, 10), trie);
+        let (sum, works) = counted_total(&plan);
+        assert_eq!(Some(sum), known::total(n), "n = {n}, trie {trie}");
+        let pieces: u64 = works.iter().map(|w| w.pieces).sum();
+        // Odd N's cross tasks are never split, and its centre tasks are too small here.
+        assert!(pieces > 0 || n % 2 == 1, "n = {n}: no task was split");
     }
 }

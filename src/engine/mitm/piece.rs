@@ -1,0 +1,129 @@
+//! Large tasks split at generation: the stored side cut into pieces by hot key bits.
+//!
+//! From N ≈ 25 a task's stored (west) side holds tens of millions of keys, far more than one
+//! sieve fill. Cut into arbitrary portions, every portion would meet every query. Instead a
+//! few *hot* bits H, set often on both sides, cut the stored keys by their pattern P of H:
+//! piece P holds the stored keys whose H bits are exactly P, and meets only the queries with
+//! none of P's bits, since every other query clashes with all of its keys. Each disjoint
+//! (query, stored) pair is counted in exactly one piece, the one of the stored key's pattern.
+//!
+//! Neither side is ever filtered key by key. A west half is a north word joined with a south
+//! word, and the two are disjoint, so its pattern P is the union of theirs, Pn ⊔ Ps: piece P
+//! joins, for every Pn ⊆ P, the north words of pattern exactly Pn with the south words of
+//! pattern exactly P ∖ Pn ([`super::prepared::Prepared::group_by`] groups the words so). The
+//! queries of piece P are the east halves built with P's bits forbidden.
+
+use super::half::HalfSpec;
+use super::join::Limits;
+use super::prepared::MAX_HOT;
+
+/// Share of tested (north, south) word pairs that become halves: 0.12–0.27 measured at
+/// N = 22..25. The high end, so that a large task is split rather than left in portions.
+const KEPT: f64 = 0.25;
+
+/// Words sampled per (column mask, class) to estimate how often each key bit is set.
+const SAMPLE: usize = 8;
+
+/// The hot bits to split the stored side `stored` of a task on, with queries `queries`:
+/// empty when its keys are expected to fit one sieve fill, else the bits that rule out the
+/// most (query, stored) pairs, enough of them for pieces of about `limits.piece` keys.
+pub(crate) fn hot_bits(queries: &HalfSpec<'_>, stored: &HalfSpec<'_>, limits: Limits) -> Vec<u32> {
+    let (pairs, s) = densities(stored);
+    let keys = pairs * KEPT;
+    if keys <= limits.stored as f64 {
+        return Vec::new();
+    }
+    let k = ((keys / limits.piece.max(1) as f64).log2().ceil() as usize).clamp(1, MAX_HOT);
+    let (_, q) = densities(queries);
+    // Bits a side forbids or adds to every key never tell two pieces apart.
+    let fixed = queries.forbid | queries.extra | stored.forbid | stored.extra;
+    let mut score: Vec<(f64, u32)> = (0..64)
+        .filter(|&p| fixed >> p & 1 == 0)
+        .map(|p| (s[p as usize] * q[p as usize], p))
+        .filter(|&(v, _)| v > 0.0)
+        .collect();
+    score.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    score.iter().take(k).map(|&(_, p)| p).collect()
+}
+
+/// The (north, south) word pairs `spec` tests, and for each key bit the share of those
+/// pairs whose north or south word has it (sampled, weighted by each group's pairs).
+fn densities(spec: &HalfSpec<'_>) -> (f64, [f64; 64]) {
+    let mut bits = [0f64; 64];
+    let mut total = 0.0;
+    for &cn in spec.masks.iter().filter(|&&cn| cn & !spec.cols == 0) {
+        let cs = spec.cols ^ cn;
+        for class in (0..4).filter(|&c| spec.wanted[c]) {
+            let (n, s) = (
+                spec.north.get(class >> 1, cn),
+                spec.south.get(class & 1, cs),
+            );
+            let pairs = (n.len() * s.len()) as f64;
+            if pairs == 0.0 {
+                continue;
+            }
+            total += pairs;
+            for side in [n, s] {
+                let step = (side.len() / SAMPLE).max(1);
+                let weight = pairs / side.len().div_ceil(step) as f64;
+                for &w in side.iter().step_by(step) {
+                    let mut word = w;
+                    while word != 0 {
+                        bits[word.trailing_zeros() as usize] += weight;
+                        word &= word - 1;
+                    }
+                }
+            }
+        }
+    }
+    if total > 0.0 {
+        bits.iter_mut().for_each(|b| *b /= total);
+    }
+    (total, bits)
+}
+
+/// The key bits of pattern `pattern` over the hot bits `hot`.
+pub(crate) fn key_bits(hot: &[u32], pattern: u32) -> u64 {
+    hot.iter()
+        .enumerate()
+        .filter(|&(i, _)| pattern >> i & 1 == 1)
+        .fold(0, |m, (_, &bit)| m | 1 << bit)
+}
+
+/// The queries of piece `pattern`: the halves of `queries` without any of its hot bits.
+pub(crate) fn query_spec<'a>(queries: &HalfSpec<'a>, hot: &[u32], pattern: u32) -> HalfSpec<'a> {
+    HalfSpec {
+        forbid: queries.forbid | key_bits(hot, pattern),
+        ..*queries
+    }
+}
+
+/// The stored halves of piece `pattern`: for every split of its hot bits between the north
+/// and the south word, the halves whose words have exactly those bits.
+pub(crate) fn stored_specs<'a>(stored: &HalfSpec<'a>, pattern: u32) -> Vec<HalfSpec<'a>> {
+    let mut specs = Vec::new();
+    let mut north = pattern;
+    loop {
+        specs.push(HalfSpec {
+            patterns: Some((north, pattern ^ north)),
+            ..*stored
+        });
+        if north == 0 {
+            break;
+        }
+        north = (north - 1) & pattern;
+    }
+    specs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pattern_is_split_between_north_and_south_every_way_once() {
+        let hot = [3, 9, 20];
+        assert_eq!(key_bits(&hot, 0b101), 1 << 3 | 1 << 20);
+        assert_eq!(key_bits(&hot, 0), 0);
+    }
+}
