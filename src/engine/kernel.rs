@@ -168,14 +168,28 @@ pub(crate) const SUBTREE_NODES: usize = 128 * LANES;
 
 /// Counts the completions of one node: expands it into at least [`SUBTREE_NODES`] start nodes
 /// (fewer near the last row), then runs [`count`] on them. The engines' tasks end here.
-pub(crate) fn count_subtree(rows: &Rows, node: Node) -> u64 {
+fn count_subtree(rows: &Rows, node: Node) -> u64 {
     count(rows, &expand_at_least(rows, vec![node], SUBTREE_NODES))
 }
 
 /// [`count_subtree`] on the portable code path only (plain Rust step, whatever the CPU): the
 /// second code path `--recheck` compares against.
-pub(crate) fn count_subtree_portable(rows: &Rows, node: Node) -> u64 {
+fn count_subtree_portable(rows: &Rows, node: Node) -> u64 {
     count_portable(rows, &expand_at_least(rows, vec![node], SUBTREE_NODES))
+}
+
+/// A start node and how many boards it stands for (2 for a start whose mirror image is
+/// counted with it): the tasks of the plans that expand the whole board from its first row.
+pub(crate) type Weighted = (Node, u8);
+
+/// The solutions a weighted start stands for: [`count_subtree`] times its weight.
+pub(crate) fn count_weighted(rows: &Rows, (node, weight): Weighted) -> u128 {
+    u128::from(count_subtree(rows, node)) * u128::from(weight)
+}
+
+/// [`count_weighted`] on the portable code path only (see [`count_subtree_portable`]).
+pub(crate) fn count_weighted_portable(rows: &Rows, (node, weight): Weighted) -> u128 {
+    u128::from(count_subtree_portable(rows, node)) * u128::from(weight)
 }
 
 /// Counts the completions of every node in `nodes` (the sum over all of them).
