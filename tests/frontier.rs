@@ -91,9 +91,9 @@ fn forged_shard_files_do_not_merge() {
         files.push(out);
     }
     let forgeries: [(&str, Forgery); 4] = [
-        ("N is invalid", |r| r.n = 40),
-        ("banana", |r| r.engine = "banana".into()),
-        ("plan_tasks", |r| r.plan_tasks = usize::MAX),
+        ("N is invalid", |r| r.identity.n = 40),
+        ("banana", |r| r.identity.engine = "banana".into()),
+        ("plan_tasks", |r| r.identity.plan_tasks = usize::MAX),
         ("elapsed_s", |r| r.elapsed_s = -4.994),
     ];
     for (why, forge) in forgeries {

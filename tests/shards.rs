@@ -84,7 +84,11 @@ fn resume_after_kill_9_at_random_points_gives_the_exact_total() {
             "0.02",
         ];
         let (out, saved) = run_with_kills(&args, &ckpt, 3, &mut rng);
-        let plan_tasks = Checkpoint::load(&ckpt).unwrap().unwrap().plan_tasks;
+        let plan_tasks = Checkpoint::load(&ckpt)
+            .unwrap()
+            .unwrap()
+            .identity
+            .plan_tasks;
         eprintln!(
             "run {run}: tasks saved at each kill {saved:?} of {plan_tasks}; total {}",
             out.trim()
@@ -119,7 +123,7 @@ fn sigterm_saves_then_a_resume_on_other_threads_finishes() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     let saved = Checkpoint::load(&ckpt).unwrap().expect("saved on SIGTERM");
-    assert!(saved.done.len() < saved.plan_tasks as u64);
+    assert!(saved.done.len() < saved.identity.plan_tasks as u64);
     // The plan does not depend on -j, so another thread count resumes the same run.
     let mut resume = nqueens();
     resume.args([
@@ -327,7 +331,7 @@ fn shard_auto_reads_the_slurm_array_variables() {
         .assert()
         .success();
     let result = PartialResult::load(&out).unwrap();
-    assert_eq!(result.shard.to_string(), "2/4");
+    assert_eq!(result.identity.shard.to_string(), "2/4");
     nqueens()
         .args(["count", "10", "--shard", "auto", "--out", s(&out)])
         .assert()
@@ -364,7 +368,10 @@ fn a_killed_shard_with_a_checkpoint_resumes_to_the_same_result() {
         PartialResult::load(&out).unwrap(),
     );
     assert_eq!(stdout.trim(), a.total.to_string());
-    assert_eq!((a.tasks, a.plan_hash), (b.tasks, b.plan_hash));
+    assert_eq!(
+        (a.tasks, a.identity.plan_hash),
+        (b.tasks, b.identity.plan_hash)
+    );
 }
 
 #[test]

@@ -5,6 +5,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use anyhow::Context;
+use nqueens::shard::read_at_most;
 
 use crate::exit::UsageError;
 
@@ -41,18 +42,15 @@ pub(crate) const MAX_BOARD_BYTES: u64 = 64 * 1024;
 /// `/dev/zero` or a huge file is a clear error, not unbounded memory). `what` names
 /// the expected content in the message.
 pub(crate) fn read_to_string(path: &Path, max: u64, what: &str) -> anyhow::Result<String> {
-    let mut bytes = Vec::new();
     let name = source_name(path);
-    open(path)?
-        .take(max + 1)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("reading '{name}'"))?;
-    if bytes.len() as u64 > max {
+    let Some(bytes) =
+        read_at_most(open(path)?, max).with_context(|| format!("reading '{name}'"))?
+    else {
         return Err(UsageError(format!(
             "'{name}' is larger than {max} bytes: too large for {what}"
         ))
         .into());
-    }
+    };
     String::from_utf8(bytes)
         .map_err(|e| UsageError(format!("'{name}' is not UTF-8 text ({e}): not {what}")).into())
 }

@@ -6,7 +6,7 @@
 //! left half, also doubled. The first `split_depth` rows are expanded into independent tasks;
 //! each task is finished by the interleaved kernel in `super::kernel`.
 
-use super::kernel::{self, bits, expand_to, Node, Rows};
+use super::kernel::{self, bits, expand_to, Node, Rows, Weighted};
 use super::{check_split_depth, Engine, PlanOptions};
 use crate::error::{check_n, Error};
 use crate::plan::{fingerprint_words, Plan};
@@ -77,7 +77,7 @@ fn count_tasks(n: u32, depth: u32, cap: usize) -> usize {
     len
 }
 
-fn start_tasks(n: u32, depth: u32) -> Vec<(Node, u8)> {
+fn start_tasks(n: u32, depth: u32) -> Vec<Weighted> {
     let rows = Rows::full(n);
     let mut tasks = Vec::new();
     for (start, weight) in mirror_starts(n, &rows) {
@@ -90,13 +90,13 @@ fn start_tasks(n: u32, depth: u32) -> Vec<(Node, u8)> {
 /// The mirror-symmetric starting placements: first-row queen in the left half (weight 2);
 /// for odd N, first-row queen in the middle with the second-row queen in the left half
 /// (weight 2). A 1×1 board has the single placement, weight 1.
-fn mirror_starts(n: u32, rows: &Rows) -> Vec<(Node, u8)> {
+fn mirror_starts(n: u32, rows: &Rows) -> Vec<Weighted> {
     if n == 1 {
         return vec![(Node::ROOT, 1)];
     }
     let half = n / 2;
     let left = (1u32 << half) - 1;
-    let mut starts: Vec<(Node, u8)> = bits(left).map(|b| (Node::ROOT.place(b), 2)).collect();
+    let mut starts: Vec<Weighted> = bits(left).map(|b| (Node::ROOT.place(b), 2)).collect();
     if n % 2 == 1 {
         let middle = Node::ROOT.place(1 << half);
         starts.extend(bits(middle.free(rows) & left).map(|b| (middle.place(b), 2)));
@@ -110,7 +110,7 @@ pub struct MirrorPlan {
     n: u32,
     depth: u32,
     rows: Rows,
-    tasks: Vec<(Node, u8)>,
+    tasks: Vec<Weighted>,
     costs: Vec<u64>,
 }
 
@@ -118,7 +118,7 @@ impl MirrorPlan {
     /// Expands the mirror starts of an `n`×`n` board to `depth` rows.
     pub fn new(n: u32, depth: u32) -> Self {
         let rows = Rows::full(n);
-        let mut costed: Vec<(u64, (Node, u8))> = start_tasks(n, depth)
+        let mut costed: Vec<(u64, Weighted)> = start_tasks(n, depth)
             .into_iter()
             .map(|t| {
                 (
@@ -163,13 +163,11 @@ impl Plan for MirrorPlan {
     }
 
     fn solve(&self, task: usize) -> u128 {
-        let (node, weight) = self.tasks[task];
-        u128::from(kernel::count_subtree(&self.rows, node)) * u128::from(weight)
+        kernel::count_weighted(&self.rows, self.tasks[task])
     }
 
     fn solve_portable(&self, task: usize) -> u128 {
-        let (node, weight) = self.tasks[task];
-        u128::from(kernel::count_subtree_portable(&self.rows, node)) * u128::from(weight)
+        kernel::count_weighted_portable(&self.rows, self.tasks[task])
     }
 
     fn fingerprint(&self) -> String {

@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use crate::engine::kernel::{self, bits, expand_at_least, full_mask, Node, Rows};
+use crate::engine::kernel::{self, bits, expand_at_least, full_mask, Node, Rows, Weighted};
 use crate::error::Error;
 use crate::plan::{fingerprint_words, Plan, Progress};
 use crate::Count;
@@ -200,7 +200,7 @@ const TASKS_PER_THREAD: usize = 64;
 #[derive(Debug, Clone)]
 pub struct MaskPlan {
     rows: Rows,
-    tasks: Vec<(Node, u8)>,
+    tasks: Vec<Weighted>,
     symmetric: bool,
     transposed: bool,
 }
@@ -243,12 +243,12 @@ impl MaskPlan {
 
 /// The mirror-symmetric starts: first-row queen in the left half (weight 2); for odd N, the
 /// first-row queen in the middle and the second-row queen in the left half (weight 2).
-fn mirror_starts(rows: &Rows) -> Vec<(Node, u8)> {
+fn mirror_starts(rows: &Rows) -> Vec<Weighted> {
     let n = rows.n();
     let half = n / 2;
     let left = (1u32 << half) - 1;
     let root = Node::ROOT;
-    let mut starts: Vec<(Node, u8)> = bits(root.free(rows) & left)
+    let mut starts: Vec<Weighted> = bits(root.free(rows) & left)
         .map(|b| (root.place(b), 2))
         .collect();
     if n % 2 == 1 && root.free(rows) >> half & 1 == 1 {
@@ -277,13 +277,11 @@ impl Plan for MaskPlan {
     }
 
     fn solve(&self, task: usize) -> u128 {
-        let (node, weight) = self.tasks[task];
-        u128::from(kernel::count_subtree(&self.rows, node)) * u128::from(weight)
+        kernel::count_weighted(&self.rows, self.tasks[task])
     }
 
     fn solve_portable(&self, task: usize) -> u128 {
-        let (node, weight) = self.tasks[task];
-        u128::from(kernel::count_subtree_portable(&self.rows, node)) * u128::from(weight)
+        kernel::count_weighted_portable(&self.rows, self.tasks[task])
     }
 
     fn fingerprint(&self) -> String {

@@ -44,10 +44,10 @@ impl ShardSummary {
     pub fn new(result: &PartialResult, out: PathBuf) -> Self {
         ShardSummary {
             schema: SHARD_SUMMARY_SCHEMA,
-            n: result.n,
-            shard: result.shard.to_string(),
+            n: result.identity.n,
+            shard: result.identity.shard.to_string(),
             tasks: result.tasks,
-            plan_tasks: result.plan_tasks,
+            plan_tasks: result.identity.plan_tasks,
             total: result.total.to_string(),
             elapsed_s: result.elapsed_s,
             rechecked: result.rechecked,

@@ -234,7 +234,7 @@ pub(crate) fn recheck_saved(
 ) -> Result<SavedCheck, Error> {
     let seed = recheck::seed(plan) ^ BLOCK_SALT;
     let start = recorder.snapshot();
-    let rounds = start.shard.len(start.plan_tasks);
+    let rounds = start.identity.shard.len(start.identity.plan_tasks);
     let mut report = SavedCheck::default();
     for block in 0..start.blocks.len() {
         if !recheck.selects(seed, block) {
@@ -249,7 +249,7 @@ pub(crate) fn recheck_saved(
         let tasks: Vec<usize> = span
             .clone()
             .filter(|&r| start.done.contains(r) && !inherited.contains(r))
-            .filter_map(|r| start.shard.task(r, start.plan_tasks))
+            .filter_map(|r| start.identity.shard.task(r, start.identity.plan_tasks))
             .collect();
         if tasks.is_empty() {
             continue;

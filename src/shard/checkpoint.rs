@@ -23,10 +23,11 @@ use roaring::RoaringBitmap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::blocks::Blocks;
-use super::partial::{check_elapsed, check_identity, Digest};
+use super::identity::Identity;
+use super::partial::{check_elapsed, Digest};
 use super::schema2::CheckpointV2;
 use super::sealed::{self, decimal, Sealed};
-use super::{ShardSpec, TOOL_VERSION};
+use super::ShardSpec;
 use crate::error::Error;
 use crate::plan::Plan;
 
@@ -104,21 +105,10 @@ impl<'de> Deserialize<'de> for DoneSet {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Checkpoint {
     /// Schema tag, [`CHECKPOINT_SCHEMA`].
-    pub schema: String,
-    /// Version of nqueens that wrote it.
-    pub version: String,
-    /// Board size.
-    pub n: u32,
-    /// Engine name.
-    pub engine: String,
-    /// Plan parameters, for people.
-    pub plan: String,
-    /// [`Plan::fingerprint`] of the plan.
-    pub plan_hash: String,
-    /// Number of tasks in the whole plan.
-    pub plan_tasks: usize,
-    /// The shard being computed (`0/1` for a whole run).
-    pub shard: ShardSpec,
+    pub(super) schema: String,
+    /// The run it belongs to: version of nqueens that wrote it, N, engine, plan, shard.
+    #[serde(flatten)]
+    pub identity: Identity,
     /// The shard's rounds that are done.
     pub done: DoneSet,
     /// The number of rounds done (`done`'s size, stored for people and as a check).
@@ -138,7 +128,7 @@ pub struct Checkpoint {
     /// replaced on resume (see [`Blocks`]).
     pub blocks: Blocks,
     /// `sha256:…` over the rest of the file.
-    pub checksum: String,
+    pub(super) checksum: String,
 }
 
 impl Sealed for Checkpoint {
@@ -161,13 +151,7 @@ impl Checkpoint {
         }
         Ok(Checkpoint {
             schema: CHECKPOINT_SCHEMA.to_string(),
-            version: TOOL_VERSION.to_string(),
-            n: plan.n(),
-            engine: plan.engine().to_string(),
-            plan: plan.describe(),
-            plan_hash: plan.fingerprint(),
-            plan_tasks: plan.len(),
-            shard,
+            identity: Identity::new(plan, shard),
             done: DoneSet::default(),
             tasks_done: 0,
             total: 0,
@@ -196,18 +180,12 @@ impl Checkpoint {
             message,
         };
         let value = sealed::read_json(path, sealed::MAX_CHECKPOINT_BYTES).map_err(corrupt)?;
-        let cp = match sealed::schema_of(&value) {
-            Some(CHECKPOINT_SCHEMA) => sealed::parse::<Checkpoint>(value),
-            Some(CHECKPOINT_SCHEMA_2) => {
-                sealed::parse::<CheckpointV2>(value).map(|v2| v2.upgrade())
-            }
-            Some(other) => Err(format!(
-                "it is a '{other}' file, not '{CHECKPOINT_SCHEMA}' (or the older \
-                 '{CHECKPOINT_SCHEMA_2}')"
-            )),
-            None => Err(format!(
-                "it is not a '{CHECKPOINT_SCHEMA}' file (no schema field)"
-            )),
+        let schema = sealed::expect_schema(&value, CHECKPOINT_SCHEMA, Some(CHECKPOINT_SCHEMA_2))
+            .map_err(corrupt)?;
+        let cp = if schema == CHECKPOINT_SCHEMA_2 {
+            sealed::parse::<CheckpointV2>(value).map(|v2| v2.upgrade())
+        } else {
+            sealed::parse::<Checkpoint>(value)
         }
         .map_err(corrupt)?;
         // An upgraded file gets every check a schema 3 one does: all that schema 2 checked,
@@ -218,7 +196,10 @@ impl Checkpoint {
 
     /// Checks that every field is in range and the done set fits the shard.
     fn check(&self) -> Result<(), String> {
-        check_identity(self.n, &self.engine, self.plan_tasks, self.shard)?;
+        self.identity.check()?;
+        let Identity {
+            shard, plan_tasks, ..
+        } = self.identity;
         check_elapsed(self.elapsed_s)?;
         if self.done.len() != self.tasks_done {
             return Err(format!(
@@ -228,8 +209,8 @@ impl Checkpoint {
             ));
         }
         self.blocks
-            .check(self.shard.len(self.plan_tasks), self.total, self.digest)?;
-        let rounds = self.shard.len(self.plan_tasks) as u64;
+            .check(shard.len(plan_tasks), self.total, self.digest)?;
+        let rounds = shard.len(plan_tasks) as u64;
         if !self.rechecked.0.is_subset(&self.done.0) {
             return Err("it marks tasks rechecked that are not done".into());
         }
@@ -238,8 +219,7 @@ impl Checkpoint {
         }
         match self.done.0.max() {
             Some(last) if u64::from(last) >= rounds => Err(format!(
-                "it marks round {last} done, but shard {} has only {rounds} tasks",
-                self.shard
+                "it marks round {last} done, but shard {shard} has only {rounds} tasks"
             )),
             _ => Ok(()),
         }
@@ -269,6 +249,7 @@ impl Checkpoint {
 
     /// How this checkpoint's identity differs from `other`'s, for people (empty: the same).
     pub fn differences(&self, other: &Checkpoint) -> Vec<String> {
+        let (saved, now) = (&self.identity, &other.identity);
         let mut out = Vec::new();
         let mut check = |what: &str, saved: String, now: String| {
             if saved != now {
@@ -277,19 +258,29 @@ impl Checkpoint {
                 ));
             }
         };
-        check("N =", self.n.to_string(), other.n.to_string());
-        check("engine", self.engine.clone(), other.engine.clone());
-        check("nqueens", self.version.clone(), other.version.clone());
-        check("shard", self.shard.to_string(), other.shard.to_string());
+        check("N =", saved.n.to_string(), now.n.to_string());
+        check("engine", saved.engine.clone(), now.engine.clone());
+        check("nqueens", saved.version.clone(), now.version.clone());
+        check("shard", saved.shard.to_string(), now.shard.to_string());
         if out.is_empty()
-            && (self.plan_hash != other.plan_hash || self.plan_tasks != other.plan_tasks)
+            && (saved.plan_hash != now.plan_hash || saved.plan_tasks != now.plan_tasks)
         {
             out.push(format!(
                 "its plan ({}, hash {}) differs from this run's ({}, hash {})",
-                self.plan, self.plan_hash, other.plan, other.plan_hash
+                saved.plan, saved.plan_hash, now.plan, now.plan_hash
             ));
         }
         out
+    }
+
+    /// The schema tag, [`CHECKPOINT_SCHEMA`] (also for an upgraded older file).
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+
+    /// The stored checksum (`sha256:…`; empty until saved).
+    pub fn checksum(&self) -> &str {
+        &self.checksum
     }
 
     /// Seals this checkpoint and writes it to `path` atomically.
@@ -302,8 +293,11 @@ impl Checkpoint {
 
     /// The number of the shard's tasks not yet done.
     pub fn remaining(&self) -> usize {
-        self.shard
-            .len(self.plan_tasks)
+        let Identity {
+            shard, plan_tasks, ..
+        } = self.identity;
+        shard
+            .len(plan_tasks)
             .saturating_sub(self.tasks_done as usize)
     }
 
@@ -313,11 +307,11 @@ impl Checkpoint {
     /// [`Error::Shard`] if the task is not one of this shard's, [`Error::Overflow`] if the
     /// total no longer fits.
     pub fn record(&mut self, task: usize, count: u128) -> Result<(), Error> {
-        let round = self
-            .shard
+        let shard = self.identity.shard;
+        let round = shard
             .round(task)
             .and_then(|r| u32::try_from(r).ok())
-            .ok_or_else(|| Error::Shard(format!("task {task} is not in shard {}", self.shard)))?;
+            .ok_or_else(|| Error::Shard(format!("task {task} is not in shard {shard}")))?;
         if self.done.0.insert(round) {
             self.total = self
                 .total
@@ -335,7 +329,12 @@ impl Checkpoint {
     /// Takes back [`Checkpoint::record`] of task `task` with count `count` (no-op if the task
     /// is not recorded).
     pub fn forget(&mut self, task: usize, count: u128) {
-        let Some(round) = self.shard.round(task).and_then(|r| u32::try_from(r).ok()) else {
+        let Some(round) = self
+            .identity
+            .shard
+            .round(task)
+            .and_then(|r| u32::try_from(r).ok())
+        else {
             return;
         };
         if self.done.0.remove(round) {

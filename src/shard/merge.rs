@@ -138,16 +138,17 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
 }
 
 /// What must agree between the files of one run.
-type Identity = (String, u32, String, String, usize, usize);
+type RunKey = (String, u32, String, String, usize, usize);
 
-fn identity(r: &PartialResult) -> Identity {
+fn run_key(r: &PartialResult) -> RunKey {
+    let id = &r.identity;
     (
-        r.version.clone(),
-        r.n,
-        r.engine.clone(),
-        r.plan_hash.clone(),
-        r.plan_tasks,
-        r.shard.count,
+        id.version.clone(),
+        id.n,
+        id.engine.clone(),
+        id.plan_hash.clone(),
+        id.plan_tasks,
+        id.shard.count,
     )
 }
 
@@ -179,7 +180,7 @@ pub fn merge(files: &[PathBuf]) -> MergeReport {
         return report;
     };
     let own = drop_foreign(loaded, &reference, &mut report);
-    let first = &own[0].1;
+    let first = &own[0].1.identity;
     report.n = Some(first.n);
     report.engine = Some(first.engine.clone());
     report.plan = Some(first.plan.clone());
@@ -216,10 +217,10 @@ fn load_all(files: &[PathBuf], report: &mut MergeReport) -> Vec<(String, Partial
 }
 
 /// The identity most files share (ties: the first file's).
-fn majority(loaded: &[(String, PartialResult)]) -> Option<Identity> {
-    let mut votes: Vec<(Identity, usize)> = Vec::new();
+fn majority(loaded: &[(String, PartialResult)]) -> Option<RunKey> {
+    let mut votes: Vec<(RunKey, usize)> = Vec::new();
     for (_, r) in loaded {
-        let id = identity(r);
+        let id = run_key(r);
         match votes.iter_mut().find(|(v, _)| *v == id) {
             Some((_, n)) => *n += 1,
             None => votes.push((id, 1)),
@@ -232,12 +233,12 @@ fn majority(loaded: &[(String, PartialResult)]) -> Option<Identity> {
 /// Keeps the files of the reference run; names how each other file differs.
 fn drop_foreign(
     loaded: Vec<(String, PartialResult)>,
-    reference: &Identity,
+    reference: &RunKey,
     report: &mut MergeReport,
 ) -> Vec<(String, PartialResult)> {
     let (own, foreign): (Vec<_>, Vec<_>) = loaded
         .into_iter()
-        .partition(|(_, r)| identity(r) == *reference);
+        .partition(|(_, r)| run_key(r) == *reference);
     let (version, n, engine, hash, tasks, k) = reference;
     for (name, r) in foreign {
         let mut how = Vec::new();
@@ -246,12 +247,13 @@ fn drop_foreign(
                 how.push(format!("{what} {theirs}, the others {what} {ours}"));
             }
         };
-        differ("N =", r.n.to_string(), n.to_string());
-        differ("engine", r.engine.clone(), engine.clone());
-        differ("nqueens", r.version.clone(), version.clone());
-        differ("K =", r.shard.count.to_string(), k.to_string());
-        differ("plan tasks", r.plan_tasks.to_string(), tasks.to_string());
-        differ("plan hash", r.plan_hash.clone(), hash.clone());
+        let id = &r.identity;
+        differ("N =", id.n.to_string(), n.to_string());
+        differ("engine", id.engine.clone(), engine.clone());
+        differ("nqueens", id.version.clone(), version.clone());
+        differ("K =", id.shard.count.to_string(), k.to_string());
+        differ("plan tasks", id.plan_tasks.to_string(), tasks.to_string());
+        differ("plan hash", id.plan_hash.clone(), hash.clone());
         let message = format!("{name}: shard of another run: {}", how.join("; "));
         report.problem(ProblemKind::Foreign, message);
     }
@@ -269,7 +271,10 @@ fn pick_shards<'a>(
 ) -> Vec<&'a (String, PartialResult)> {
     let mut by_index: BTreeMap<usize, Vec<&(String, PartialResult)>> = BTreeMap::new();
     for entry in own {
-        by_index.entry(entry.1.shard.index).or_default().push(entry);
+        by_index
+            .entry(entry.1.identity.shard.index)
+            .or_default()
+            .push(entry);
     }
     report_missing(by_index.keys().copied(), k, report);
     let mut chosen = Vec::new();
@@ -349,12 +354,12 @@ fn add_up(chosen: &[&(String, PartialResult)], report: &mut MergeReport) {
     report.total = Some(total.to_string());
     report.elapsed_s = sum.elapsed_s;
     report.rechecked = sum.rechecked;
-    report.verified = known::check(known::total(sum.n), total);
+    report.verified = known::check(known::total(sum.identity.n), total);
     if report.verified == Some(false) {
-        let expected = known::total(sum.n).unwrap_or_default();
+        let expected = known::total(sum.identity.n).unwrap_or_default();
         let message = format!(
             "the merged total {total} for N = {} disagrees with OEIS A000170 ({expected})",
-            sum.n
+            sum.identity.n
         );
         report.problem(ProblemKind::WrongTotal, message);
         // A refused merge carries no total (the wrong one is quoted in the problem): a

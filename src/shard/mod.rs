@@ -26,6 +26,7 @@
 
 pub mod blocks;
 pub mod checkpoint;
+mod identity;
 mod lock;
 pub mod merge;
 mod partial;
@@ -44,10 +45,11 @@ use crate::plan::{Plan, TaskSeq};
 use crate::CountOptions;
 
 pub use checkpoint::Checkpoint;
+pub use identity::Identity;
 pub use merge::{merge, MergeReport, Problem, ProblemKind};
 pub use partial::{Digest, PartialResult, ShardTotals, SHARD_SCHEMA};
 pub use resumable::{ResumableCount, Resume, DEFAULT_SAVE_PERIOD};
-pub use sealed::{check_writable, is_same_file, write_atomic};
+pub use sealed::{check_writable, is_same_file, read_at_most, write_atomic};
 
 /// The version of this tool, recorded in every result and checkpoint file.
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -13,17 +13,14 @@ use std::time::Duration;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::Sha256;
 
+use super::identity::Identity;
 use super::sealed::{self, decimal, Sealed};
-use super::{ShardSpec, TOOL_VERSION};
+use super::ShardSpec;
 use crate::error::Error;
 use crate::plan::Plan;
 
 /// The schema tag of a shard result file.
 pub const SHARD_SCHEMA: &str = "nqueens.shard/2";
-
-/// The most tasks a plan may have in a file this tool reads (a forged `plan_tasks` beyond it
-/// is refused; the largest real plan, N = 28, has well under 2^32).
-pub(super) const MAX_PLAN_TASKS: usize = 1 << 40;
 
 /// The longest run time a file may claim, in seconds (about 31 700 years).
 pub(super) const MAX_ELAPSED_S: f64 = 1e12;
@@ -93,26 +90,6 @@ pub(crate) fn check_elapsed(seconds: f64) -> Result<(), String> {
     }
 }
 
-/// Checks the identity fields every file shares: N, engine, plan size, shard.
-pub(crate) fn check_identity(
-    n: u32,
-    engine: &str,
-    plan_tasks: usize,
-    shard: ShardSpec,
-) -> Result<(), String> {
-    crate::error::check_n(n).map_err(|e| format!("its N is invalid ({e})"))?;
-    if !crate::engine::ENGINES.iter().any(|e| e.name() == engine) {
-        return Err(format!("its engine '{engine}' is not one this tool has"));
-    }
-    if plan_tasks > MAX_PLAN_TASKS {
-        return Err(format!(
-            "its plan_tasks {plan_tasks} is beyond any real plan ({MAX_PLAN_TASKS})"
-        ));
-    }
-    ShardSpec::new(shard.index, shard.count).map_err(|e| e.to_string())?;
-    Ok(())
-}
-
 /// The result of one shard: what was counted (tool version, N, engine, plan hash, shard
 /// `I/K`, how many tasks, their total and digest), how long it took and where, sealed with
 /// a checksum.
@@ -125,21 +102,10 @@ pub(crate) fn check_identity(
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PartialResult {
     /// Schema tag, [`SHARD_SCHEMA`].
-    pub schema: String,
-    /// Version of nqueens that computed it.
-    pub version: String,
-    /// Board size.
-    pub n: u32,
-    /// Engine name.
-    pub engine: String,
-    /// Plan parameters, e.g. `split depth 5`.
-    pub plan: String,
-    /// [`Plan::fingerprint`] of the plan.
-    pub plan_hash: String,
-    /// Number of tasks in the whole plan.
-    pub plan_tasks: usize,
-    /// Which shard this is.
-    pub shard: ShardSpec,
+    schema: String,
+    /// The run it belongs to: version of nqueens that computed it, N, engine, plan, shard.
+    #[serde(flatten)]
+    pub identity: Identity,
     /// The number of tasks covered.
     pub tasks: usize,
     /// Sum of the tasks' weighted counts.
@@ -157,7 +123,7 @@ pub struct PartialResult {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rechecked: usize,
     /// `sha256:…` over the rest of the file.
-    pub checksum: String,
+    checksum: String,
 }
 
 impl Sealed for PartialResult {
@@ -177,13 +143,7 @@ impl PartialResult {
         } = totals;
         PartialResult {
             schema: SHARD_SCHEMA.to_string(),
-            version: TOOL_VERSION.to_string(),
-            n: plan.n(),
-            engine: plan.engine().to_string(),
-            plan: plan.describe(),
-            plan_hash: plan.fingerprint(),
-            plan_tasks: plan.len(),
-            shard,
+            identity: Identity::new(plan, shard),
             tasks,
             total,
             digest,
@@ -227,12 +187,13 @@ impl PartialResult {
     /// [`PartialResult::load`], with the reason a file is refused as plain text.
     fn load_checked(path: &Path) -> Result<Self, String> {
         let r: PartialResult = sealed::load(path, SHARD_SCHEMA, sealed::MAX_SHARD_BYTES)?;
-        check_identity(r.n, &r.engine, r.plan_tasks, r.shard)?;
-        let expected = r.shard.len(r.plan_tasks);
+        r.identity.check()?;
+        let id = &r.identity;
+        let expected = id.shard.len(id.plan_tasks);
         if r.tasks != expected {
             return Err(format!(
                 "it claims {} tasks, but shard {} of a {}-task plan has {expected}",
-                r.tasks, r.shard, r.plan_tasks
+                r.tasks, id.shard, id.plan_tasks
             ));
         }
         check_elapsed(r.elapsed_s)?;
@@ -243,6 +204,16 @@ impl PartialResult {
             ));
         }
         Ok(r)
+    }
+
+    /// The schema tag, [`SHARD_SCHEMA`].
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+
+    /// The stored checksum (`sha256:…`; empty until saved or sealed).
+    pub fn checksum(&self) -> &str {
+        &self.checksum
     }
 
     /// Whether the stored checksum matches the contents.
@@ -259,7 +230,7 @@ impl PartialResult {
 /// cleared (the sum is a new result; seal it with [`PartialResult::save`]).
 impl AddAssign<&PartialResult> for PartialResult {
     fn add_assign(&mut self, rhs: &PartialResult) {
-        debug_assert_eq!(self.plan_hash, rhs.plan_hash);
+        debug_assert_eq!(self.identity.plan_hash, rhs.identity.plan_hash);
         self.tasks = self.tasks.saturating_add(rhs.tasks);
         self.total = self.total.saturating_add(rhs.total);
         self.digest += rhs.digest;

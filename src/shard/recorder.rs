@@ -64,7 +64,12 @@ impl Recorder {
     /// Records that a finished task's count was confirmed on the second code path.
     pub(crate) fn record_rechecked(&self, task: usize) {
         let mut state = self.state();
-        if let Some(round) = state.shard.round(task).and_then(|r| u32::try_from(r).ok()) {
+        if let Some(round) = state
+            .identity
+            .shard
+            .round(task)
+            .and_then(|r| u32::try_from(r).ok())
+        {
             state.rechecked.0.insert(round);
         }
         self.dirty.store(true, Ordering::Release);
@@ -180,7 +185,7 @@ impl Recorder {
         let mut state = self.state();
         let now = sum_pairs(tasks, counts);
         let saved = (state.blocks.totals[block], state.blocks.digests[block]);
-        let shard = state.shard;
+        let shard = state.identity.shard;
         let rounds = tasks.iter().filter_map(|&t| shard.round(t));
         for round in rounds.filter_map(|r| u32::try_from(r).ok()) {
             state.rechecked.0.insert(round);
@@ -268,7 +273,7 @@ pub(crate) fn run(
     let todo = {
         let state = recorder.state();
         Pending {
-            seq: state.shard.seq(plan),
+            seq: state.identity.shard.seq(plan),
             done: state.done.clone(),
         }
     };

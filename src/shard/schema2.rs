@@ -9,22 +9,17 @@ use serde::{Deserialize, Serialize};
 
 use super::blocks::Blocks;
 use super::checkpoint::{Checkpoint, DoneSet, CHECKPOINT_SCHEMA};
+use super::identity::Identity;
 use super::partial::Digest;
 use super::sealed::{decimal, Sealed};
-use super::ShardSpec;
 
 /// A schema 2 checkpoint, field for field and in the order it was written: the checksum is
 /// over exactly this serialisation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct CheckpointV2 {
     schema: String,
-    version: String,
-    n: u32,
-    engine: String,
-    plan: String,
-    plan_hash: String,
-    plan_tasks: usize,
-    shard: ShardSpec,
+    #[serde(flatten)]
+    identity: Identity,
     done: DoneSet,
     tasks_done: u64,
     #[serde(with = "decimal")]
@@ -47,17 +42,11 @@ impl CheckpointV2 {
     /// [`Blocks::upgraded`]), no block sums, unsealed. The caller checks its fields as for
     /// any checkpoint.
     pub(crate) fn upgrade(self) -> Checkpoint {
-        let rounds = self.shard.len(self.plan_tasks);
+        let rounds = self.identity.shard.len(self.identity.plan_tasks);
         let blocks = Blocks::upgraded(rounds, self.done.clone(), self.total, self.digest);
         Checkpoint {
             schema: CHECKPOINT_SCHEMA.to_string(),
-            version: self.version,
-            n: self.n,
-            engine: self.engine,
-            plan: self.plan,
-            plan_hash: self.plan_hash,
-            plan_tasks: self.plan_tasks,
-            shard: self.shard,
+            identity: self.identity,
             done: self.done,
             tasks_done: self.tasks_done,
             total: self.total,
@@ -83,7 +72,7 @@ mod tests {
     use crate::plan::{thread_pool, NoProgress, Plan};
     use crate::recheck::Recheck;
     use crate::shard::recorder::Recorder;
-    use crate::shard::{blocks, checkpoint};
+    use crate::shard::{blocks, checkpoint, ShardSpec};
     use crate::CountOptions;
 
     fn plan(n: u32) -> Box<dyn Plan> {
@@ -109,13 +98,13 @@ mod tests {
                  \"plan\":{},\"plan_hash\":{},\"plan_tasks\":{},\"shard\":{},\"done\":{},\
                  \"tasks_done\":{},\"total\":\"{}\",\"digest\":{},\"elapsed_s\":{}{rechecked},\
                  \"checksum\":\"{checksum}\"}}",
-                json(&cp.version),
-                cp.n,
-                json(&cp.engine),
-                json(&cp.plan),
-                json(&cp.plan_hash),
-                cp.plan_tasks,
-                json(&cp.shard),
+                json(&cp.identity.version),
+                cp.identity.n,
+                json(&cp.identity.engine),
+                json(&cp.identity.plan),
+                json(&cp.identity.plan_hash),
+                cp.identity.plan_tasks,
+                json(&cp.identity.shard),
                 json(&cp.done),
                 cp.tasks_done,
                 cp.total,
@@ -156,7 +145,7 @@ mod tests {
         assert!(!text.contains("blocks"), "{text}");
 
         let cp = Checkpoint::resume_or_new(&path, p.as_ref(), ShardSpec::whole()).unwrap();
-        assert_eq!(cp.schema, checkpoint::CHECKPOINT_SCHEMA);
+        assert_eq!(cp.schema(), checkpoint::CHECKPOINT_SCHEMA);
         assert_eq!((cp.tasks_done, cp.total), (half as u64, before.total));
         assert_eq!((cp.digest, cp.elapsed_s), (before.digest, 12.5));
         assert_eq!(cp.blocks.inherited.rounds, before.done);
@@ -253,7 +242,7 @@ mod tests {
         write_v2(&path, &miscounted);
         assert!(load().contains("tasks_done"), "{}", load());
         let mut engine = cp;
-        engine.engine = "abacus".into();
+        engine.identity.engine = "abacus".into();
         write_v2(&path, &engine);
         assert!(load().contains("abacus"), "{}", load());
     }

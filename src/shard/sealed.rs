@@ -7,7 +7,7 @@
 //! complete new file, never a mixture.
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
@@ -62,10 +62,21 @@ pub(crate) const MAX_SHARD_BYTES: u64 = 1 << 16;
 /// base64 of a run-compressed bitmap, see `checkpoint.rs`).
 pub(crate) const MAX_CHECKPOINT_BYTES: u64 = 16 << 20;
 
+/// Reads `reader` to its end if it holds at most `max` bytes; `Ok(None)` if it holds more.
+/// Never reads or allocates more than `max + 1` bytes, so endless input (`/dev/zero`) or a
+/// huge file is refused cheaply.
+///
+/// # Errors
+/// Any error of the reader.
+pub fn read_at_most(reader: impl Read, max: u64) -> std::io::Result<Option<Vec<u8>>> {
+    let mut bytes = Vec::new();
+    reader.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= max).then_some(bytes))
+}
+
 /// Reads at most `max` bytes of a regular file; a larger file, or a device or FIFO (e.g.
 /// `/dev/zero`), is refused before anything big is allocated.
 pub(crate) fn read_capped(path: &Path, max: u64) -> Result<Vec<u8>, String> {
-    use std::io::Read as _;
     let file = File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
     let meta = file
         .metadata()
@@ -73,16 +84,9 @@ pub(crate) fn read_capped(path: &Path, max: u64) -> Result<Vec<u8>, String> {
     if !meta.is_file() {
         return Err("it is not a regular file".into());
     }
-    let mut bytes = Vec::new();
-    file.take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    if bytes.len() as u64 > max {
-        return Err(format!(
-            "it is larger than any file of this kind ({max} bytes at most)"
-        ));
-    }
-    Ok(bytes)
+    read_at_most(file, max)
+        .map_err(|e| format!("cannot read it: {e}"))?
+        .ok_or_else(|| format!("it is larger than any file of this kind ({max} bytes at most)"))
 }
 
 /// Reads and parses a sealed file of at most `max` bytes whose `schema` must be `schema`;
@@ -93,12 +97,27 @@ pub(crate) fn load<T: Sealed + DeserializeOwned>(
     max: u64,
 ) -> Result<T, String> {
     let value = read_json(path, max)?;
-    match schema_of(&value) {
-        Some(s) if s == schema => {}
-        Some(other) => return Err(format!("it is a '{other}' file, not '{schema}'")),
-        None => return Err(format!("it is not a '{schema}' file (no schema field)")),
-    }
+    expect_schema(&value, schema, None)?;
     parse(value)
+}
+
+/// The schema tag of a file that must be `schema` (or `older`, a previous schema still
+/// read); the error text says what the file is instead, for people.
+pub(crate) fn expect_schema<'a>(
+    value: &'a serde_json::Value,
+    schema: &str,
+    older: Option<&str>,
+) -> Result<&'a str, String> {
+    match value.get("schema").and_then(|s| s.as_str()) {
+        Some(s) if s == schema || Some(s) == older => Ok(s),
+        Some(other) => Err(match older {
+            Some(older) => {
+                format!("it is a '{other}' file, not '{schema}' (or the older '{older}')")
+            }
+            None => format!("it is a '{other}' file, not '{schema}'"),
+        }),
+        None => Err(format!("it is not a '{schema}' file (no schema field)")),
+    }
 }
 
 /// Reads at most `max` bytes of `path` as JSON, before any schema is known.
@@ -111,11 +130,6 @@ pub(crate) fn read_json(path: &Path, max: u64) -> Result<serde_json::Value, Stri
             format!("it is not valid JSON ({e})")
         }
     })
-}
-
-/// The `schema` field of a JSON file, if it has one.
-pub(crate) fn schema_of(value: &serde_json::Value) -> Option<&str> {
-    value.get("schema").and_then(|s| s.as_str())
 }
 
 /// Parses `value` as a `T` and checks its checksum over `T`'s own serialisation, so each

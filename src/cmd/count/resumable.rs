@@ -336,7 +336,7 @@ fn write_shard(count: &ResumableCount, out: &Path, global: &Global) -> anyhow::R
              solutions, and this is its result file; save the line as a .json file to merge \
              it:\n{}",
             out.display(),
-            result.n,
+            result.identity.n,
             result.total,
             record.trim_end()
         );
@@ -350,12 +350,12 @@ fn write_shard(count: &ResumableCount, out: &Path, global: &Global) -> anyhow::R
             "shard {shard} of N = {}: {} solutions from {} of {} tasks ({} engine, {}), \
              {:.3} s, {} rechecked on the portable code path; wrote '{}' (add up all K files \
              with 'nqueens merge')",
-            result.n,
+            result.identity.n,
             result.total,
             result.tasks,
-            result.plan_tasks,
-            result.engine,
-            result.plan,
+            result.identity.plan_tasks,
+            result.identity.engine,
+            result.identity.plan,
             result.elapsed_s,
             result.rechecked,
             out.display()

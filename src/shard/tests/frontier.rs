@@ -142,9 +142,9 @@ fn checkpoints_with_impossible_fields_are_refused() {
     let mut miscounted = fresh();
     miscounted.tasks_done = 3;
     let mut banana = fresh();
-    banana.engine = "banana".into();
+    banana.identity.engine = "banana".into();
     let mut huge_n = fresh();
-    huge_n.n = 40;
+    huge_n.identity.n = 40;
     let cases = [
         (past_the_end, "round"),
         (miscounted, "tasks_done"),
@@ -203,13 +203,13 @@ fn forged_shard_files_are_refused_field_by_field() {
             other => panic!("{other}"),
         }
     };
-    assert!(forge(&|r| r.n = 40).contains("N"));
-    assert!(forge(&|r| r.engine = "banana".into()).contains("banana"));
-    assert!(forge(&|r| r.plan_tasks = usize::MAX).contains("plan_tasks"));
-    assert!(forge(&|r| r.plan_tasks = 1_000_000_000_000_000).contains("plan_tasks"));
+    assert!(forge(&|r| r.identity.n = 40).contains("N"));
+    assert!(forge(&|r| r.identity.engine = "banana".into()).contains("banana"));
+    assert!(forge(&|r| r.identity.plan_tasks = usize::MAX).contains("plan_tasks"));
+    assert!(forge(&|r| r.identity.plan_tasks = 1_000_000_000_000_000).contains("plan_tasks"));
     assert!(forge(&|r| r.tasks += 1).contains("claims"));
     assert!(forge(&|r| r.elapsed_s = -4.994).contains("elapsed_s"));
-    assert!(forge(&|r| r.shard.index = 2).contains("out of range"));
+    assert!(forge(&|r| r.identity.shard.index = 2).contains("out of range"));
 }
 
 #[test]

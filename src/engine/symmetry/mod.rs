@@ -229,13 +229,13 @@ impl Plan for SymmetryPlan {
     fn solve(&self, task: usize) -> u128 {
         let (s, node) = self.tasks[task];
         let start = &self.starts[s as usize];
-        u128::from(kernel::count_subtree(&start.rows, node)) * u128::from(start.weight)
+        kernel::count_weighted(&start.rows, (node, start.weight))
     }
 
     fn solve_portable(&self, task: usize) -> u128 {
         let (s, node) = self.tasks[task];
         let start = &self.starts[s as usize];
-        u128::from(kernel::count_subtree_portable(&start.rows, node)) * u128::from(start.weight)
+        kernel::count_weighted_portable(&start.rows, (node, start.weight))
     }
 
     fn fingerprint(&self) -> String {

@@ -1,0 +1,106 @@
+//! Each dispatched loop at every level this CPU has against the generic one, and the level
+//! detection's pure parts.
+
+use super::case::random_tables;
+use super::*;
+
+#[test]
+fn every_block_count_level_equals_the_generic_loop() {
+    let mut rng = fastrand::Rng::with_seed(18);
+    for level in available_levels() {
+        for chunks in 1..=13 {
+            for blocks in [1, 2] {
+                for queries in [0, 1, 7, 16, 33, 100] {
+                    for ones in [false, true] {
+                        let (tables, per, index, stride) =
+                            random_tables(&mut rng, chunks, blocks, queries, ones);
+                        let start = rng.usize(..=queries);
+                        let range = start..rng.usize(start..=queries);
+                        let want = kernels::count_blocks_generic(
+                            &tables,
+                            per,
+                            &index,
+                            stride,
+                            range.clone(),
+                        );
+                        // SAFETY: two whole blocks at most; every offset is below `per`.
+                        let got = unsafe {
+                            count_blocks(level, &tables, per, &index, stride, range.clone())
+                        };
+                        let case = format!("{level:?} chunks {chunks} blocks {blocks}");
+                        assert_eq!(got, want, "{case} range {range:?} ones {ones}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_block_build_level_holds_the_portable_sets_up_to_key_order() {
+    let mut rng = fastrand::Rng::with_seed(5);
+    // Keys and queries live in the layout's bits, without its hole (as the sieves keep them).
+    let holes = 1 << 7;
+    let bits = ((1u64 << 34) - 1) & !holes;
+    let layout = Layout::new(34, holes, 5);
+    let mut random = || rng.u64(..) & rng.u64(..) & bits;
+    for level in available_levels() {
+        for len in [1, 5, 31, 32, 33, 63, 64, 65, 100, 447, 511, 512] {
+            let keys: Vec<u64> = (0..len).map(|_| random()).collect();
+            let mut got = vec![Lanes::ZERO; layout.per_block];
+            let mut want = vec![Lanes::ZERO; layout.per_block];
+            build_block(level, &keys, &layout, &mut got);
+            kernels::build_block_generic(&keys, &layout, &mut want);
+            let ones = |t: &Lanes| t.0.iter().map(|w| w.count_ones()).sum::<u32>();
+            for (e, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(ones(g), ones(w), "{level:?} len {len} entry {e}");
+            }
+            let queries: Vec<u64> = (0..64).map(|_| random()).collect();
+            let mut index = Vec::new();
+            let stride = index_all(Level::PORTABLE, &layout, &queries, &mut index);
+            for (i, &q) in queries.iter().enumerate() {
+                let naive = keys.iter().filter(|&&k| k & q == 0).count() as u64;
+                let per = layout.per_block;
+                let counted = kernels::count_blocks_generic(&got, per, &index, stride, i..i + 1);
+                assert_eq!(counted, naive, "{level:?} len {len} query {i}");
+            }
+        }
+    }
+}
+
+#[test]
+fn pext_counts_as_slow_only_on_amd_before_zen_3() {
+    // CPUID leaf 1 eax of an EPYC 7002 (Zen 2), 7003 (Zen 3), and a Xeon.
+    assert_eq!(family(0x0083_0F10), 0x17);
+    assert_eq!(family(0x00A0_0F11), 0x19);
+    assert_eq!(family(0x0005_0657), 0x6);
+    assert!(microcoded_pext(b"AuthenticAMD", 0x17));
+    assert!(microcoded_pext(b"HygonGenuine", 0x18));
+    assert!(!microcoded_pext(b"AuthenticAMD", 0x19));
+    assert!(!microcoded_pext(b"AuthenticAMD", 0x1A));
+    assert!(!microcoded_pext(b"GenuineIntel", 0x6));
+}
+
+#[test]
+fn the_level_cap_parses_known_names_only() {
+    assert_eq!(parse_cap("avx2"), Ok(Some("avx2")));
+    assert_eq!(parse_cap(" AVX512bw "), Ok(Some("avx512bw")));
+    assert_eq!(parse_cap(""), Ok(None));
+    assert_eq!(parse_cap("sse2"), Err("sse2".to_string()));
+    for name in LEVEL_NAMES {
+        assert_eq!(parse_cap(name), Ok(Some(name)));
+    }
+}
+
+#[test]
+fn a_cap_never_raises_the_level_and_names_round_trip() {
+    let best = best_up_to(None);
+    for name in LEVEL_NAMES {
+        let capped = best_up_to(Some(name));
+        assert!(capped <= best);
+        let rank = |n: &str| LEVEL_NAMES.iter().position(|&x| x == n);
+        assert!(rank(capped.name()) <= rank(name), "{name} gave {capped:?}");
+        assert!(available_levels().contains(&capped));
+    }
+    assert_eq!(best_up_to(Some("portable")), Level::PORTABLE);
+}

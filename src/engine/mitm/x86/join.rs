@@ -1,0 +1,153 @@
+//! The half join at AVX2 and AVX-512: several south words per step, the disjoint ones packed
+//! to the front.
+
+use std::arch::x86_64::*;
+
+/// For each 4-bit mask of kept 64-bit lanes, the `vpermd` indices that move the kept lanes,
+/// in order, to the front (AVX2 has no compress instruction).
+const COMPRESS: [[u32; 8]; 16] = compress_table();
+
+/// Builds [`COMPRESS`].
+const fn compress_table() -> [[u32; 8]; 16] {
+    let mut table = [[0u32; 8]; 16];
+    let mut mask = 0;
+    while mask < 16 {
+        let (mut out, mut lane) = (0, 0);
+        while lane < 4 {
+            if mask >> lane & 1 == 1 {
+                table[mask][2 * out] = 2 * lane as u32;
+                table[mask][2 * out + 1] = 2 * lane as u32 + 1;
+                out += 1;
+            }
+            lane += 1;
+        }
+        mask += 1;
+    }
+    table
+}
+
+/// [`super::super::simd::join`] at the AVX2 level: four south words per step, the disjoint ones
+/// moved to the front by a table-driven `vpermd` and stored whole; the output advances by their
+/// number. The last one to three words take one masked step (the lists are short: a few words a
+/// side is typical).
+///
+/// # Safety
+/// The CPU has AVX2 and POPCNT.
+#[target_feature(enable = "avx2,popcnt")]
+pub(crate) unsafe fn join_avx2(
+    outer: &[u64],
+    inner: &[u64],
+    forbid: u64,
+    extra: u64,
+    out: &mut Vec<u64>,
+) {
+    let m = inner.len();
+    let tail = m % 4;
+    // Lanes below `tail` of the last, partial step.
+    let lanes = _mm256_cmpgt_epi64(
+        _mm256_set1_epi64x(tail as i64),
+        _mm256_setr_epi64x(0, 1, 2, 3),
+    );
+    for &n in outer.iter().filter(|&&n| n & forbid == 0) {
+        out.reserve(m + 4);
+        let base = out.len();
+        let vn = _mm256_set1_epi64x((n | forbid) as i64);
+        let vx = _mm256_set1_epi64x((n | extra) as i64);
+        let (mut len, mut i) = (0usize, 0usize);
+        // SAFETY: full loads read inner[i..i + 4] with i + 4 <= m, the masked one only the
+        // lanes below m; each store writes 4 slots at base + len with len <= i < m, inside
+        // the m + 4 reserved ones. Only the first `len` are kept.
+        unsafe {
+            let dst = out.as_mut_ptr().add(base);
+            let src = inner.as_ptr();
+            while i + 4 <= m {
+                let s = _mm256_loadu_si256(src.add(i) as *const __m256i);
+                let (words, kept) = pack4(s, vn, vx, 0b1111);
+                _mm256_storeu_si256(dst.add(len) as *mut __m256i, words);
+                len += kept;
+                i += 4;
+            }
+            if tail != 0 {
+                let s = _mm256_maskload_epi64(src.add(i) as *const i64, lanes);
+                let (words, kept) = pack4(s, vn, vx, (1 << tail) - 1);
+                _mm256_storeu_si256(dst.add(len) as *mut __m256i, words);
+                len += kept;
+            }
+            out.set_len(base + len);
+        }
+    }
+}
+
+/// The four words `s` ORed with `vx`, those of the lanes `valid` (a 4-bit mask) that are
+/// disjoint from `vn` moved to the front; and their number.
+#[target_feature(enable = "avx2,popcnt")]
+#[inline]
+fn pack4(s: __m256i, vn: __m256i, vx: __m256i, valid: usize) -> (__m256i, usize) {
+    let free = _mm256_cmpeq_epi64(_mm256_and_si256(vn, s), _mm256_setzero_si256());
+    let kept = _mm256_movemask_pd(_mm256_castsi256_pd(free)) as usize & valid;
+    // SAFETY: `kept` < 16 indexes the table; a row is 32 bytes.
+    let perm = unsafe { _mm256_loadu_si256(COMPRESS[kept].as_ptr() as *const __m256i) };
+    let words = _mm256_permutevar8x32_epi32(_mm256_or_si256(s, vx), perm);
+    (words, kept.count_ones() as usize)
+}
+
+/// [`super::super::simd::join`] with AVX-512F: eight south words per step, the disjoint ones packed
+/// by VPCOMPRESSQ.
+///
+/// # Safety
+/// The CPU has AVX-512F and POPCNT.
+#[target_feature(enable = "avx512f,popcnt")]
+pub(crate) unsafe fn join_avx512(
+    outer: &[u64],
+    inner: &[u64],
+    forbid: u64,
+    extra: u64,
+    out: &mut Vec<u64>,
+) {
+    let m = inner.len();
+    let tail = (1u8 << (m % 8)).wrapping_sub(1);
+    for &n in outer.iter().filter(|&&n| n & forbid == 0) {
+        out.reserve(m + 8);
+        let base = out.len();
+        let vn = _mm512_set1_epi64((n | forbid) as i64);
+        let vx = _mm512_set1_epi64((n | extra) as i64);
+        let mut len = 0usize;
+        let mut i = 0usize;
+        // SAFETY: loads stay inside `inner` (full vectors below m, then a masked tail); each
+        // store writes 8 slots at base + len with len <= i, inside the m + 8 reserved ones.
+        unsafe {
+            let dst = out.as_mut_ptr().add(base);
+            while i + 8 <= m {
+                let s = _mm512_loadu_si512(inner.as_ptr().add(i) as *const __m512i);
+                let k = _mm512_testn_epi64_mask(vn, s);
+                let r = _mm512_maskz_compress_epi64(k, _mm512_or_si512(s, vx));
+                _mm512_storeu_si512(dst.add(len) as *mut __m512i, r);
+                len += k.count_ones() as usize;
+                i += 8;
+            }
+            if tail != 0 {
+                let s = _mm512_maskz_loadu_epi64(tail, inner.as_ptr().add(i) as *const i64);
+                let k = _mm512_testn_epi64_mask(vn, s) & tail;
+                let r = _mm512_maskz_compress_epi64(k, _mm512_or_si512(s, vx));
+                _mm512_storeu_si512(dst.add(len) as *mut __m512i, r);
+                len += k.count_ones() as usize;
+            }
+            out.set_len(base + len);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_compress_table_moves_kept_lanes_to_the_front_in_order() {
+        for (mask, row) in COMPRESS.iter().enumerate() {
+            let kept: Vec<u32> = (0..4).filter(|l| mask >> l & 1 == 1).collect();
+            for (slot, &lane) in kept.iter().enumerate() {
+                assert_eq!(row[2 * slot..2 * slot + 2], [2 * lane, 2 * lane + 1]);
+            }
+        }
+    }
+}
