@@ -115,7 +115,7 @@ pub fn find(name: &str, n: u32) -> Result<&'static dyn Engine, Error> {
 
 /// The fastest engine for an `n`×`n` board on this machine.
 pub fn auto(n: u32) -> &'static dyn Engine {
-    // Measured (issues 3, 4 and 10): mirror is fastest below N = 12 (every count < 1.5 ms);
+    // Measured: mirror is fastest below N = 12 (every count < 1.5 ms);
     // symmetry is 1.4x faster than mirror at 12; mitm is level at 12, 30x faster than mirror
     // from 16, and ahead of symmetry at every larger N sampled (README, "mitm at the
     // frontier").

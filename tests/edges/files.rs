@@ -3,7 +3,7 @@
 use super::*;
 
 #[test]
-fn issue_24_the_shortest_save_period_finishes_and_shorter_ones_are_refused() {
+fn the_shortest_save_period_finishes_and_shorter_ones_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let cp = dir.path().join("cp.json");
     // A liveness check: the run used to spin at 100% CPU for ever (the timeout is generous).
@@ -42,7 +42,7 @@ fn issue_24_the_shortest_save_period_finishes_and_shorter_ones_are_refused() {
 // One file for --checkpoint and --out; the lock belongs to the file.
 
 #[test]
-fn issue_24_one_file_for_checkpoint_and_out_is_a_usage_error_in_any_spelling() {
+fn one_file_for_checkpoint_and_out_is_a_usage_error_in_any_spelling() {
     let dir = tempfile::tempdir().unwrap();
     let x = dir.path().join("x.json");
     let dotted = dir.path().join(".").join("x.json");
@@ -76,7 +76,7 @@ fn issue_24_one_file_for_checkpoint_and_out_is_a_usage_error_in_any_spelling() {
 }
 
 #[test]
-fn issue_24_two_bench_exports_to_one_file_are_a_usage_error() {
+fn two_bench_exports_to_one_file_are_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let (json, md) = (dir.path().join("r"), dir.path().join(".").join("r"));
     nqueens()
@@ -96,7 +96,7 @@ fn issue_24_two_bench_exports_to_one_file_are_a_usage_error() {
 }
 
 #[test]
-fn issue_24_the_checkpoint_lock_holds_for_every_spelling_of_the_file() {
+fn the_checkpoint_lock_holds_for_every_spelling_of_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let cp = dir.path().join("cp.json");
     nqueens()

@@ -3,7 +3,7 @@
 use super::*;
 
 #[test]
-fn issue_24_the_up_front_probe_writes_as_much_as_the_result_needs() {
+fn the_up_front_probe_writes_as_much_as_the_result_needs() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o.json");
     // An empty probe fits in 100 bytes; a result file does not, so this must fail before
@@ -20,7 +20,7 @@ fn issue_24_the_up_front_probe_writes_as_much_as_the_result_needs() {
 }
 
 #[test]
-fn issue_24_a_result_file_that_cannot_be_written_still_reaches_the_user() {
+fn a_result_file_that_cannot_be_written_still_reaches_the_user() {
     let dir = tempfile::tempdir().unwrap();
     let (cp, outdir) = (dir.path().join("ck.json"), dir.path().join("results"));
     std::fs::create_dir(&outdir).unwrap();
@@ -65,7 +65,7 @@ fn issue_24_a_result_file_that_cannot_be_written_still_reaches_the_user() {
 }
 
 #[test]
-fn issue_24_a_failed_checkpoint_save_keeps_the_last_good_one_and_stops_cleanly() {
+fn a_failed_checkpoint_save_keeps_the_last_good_one_and_stops_cleanly() {
     let top = tempfile::tempdir().unwrap();
     let (dir, moved) = (top.path().join("run"), top.path().join("moved"));
     std::fs::create_dir(&dir).unwrap();
@@ -109,7 +109,7 @@ fn issue_24_a_failed_checkpoint_save_keeps_the_last_good_one_and_stops_cleanly()
 }
 
 #[test]
-fn issue_24_a_count_printed_onto_a_full_disk_is_in_the_error() {
+fn a_count_printed_onto_a_full_disk_is_in_the_error() {
     let full = std::fs::OpenOptions::new()
         .write(true)
         .open("/dev/full")
@@ -171,7 +171,7 @@ impl Drop for TinyDisk {
 
 #[test]
 #[ignore = "mounts a 64 KiB tmpfs (needs root; skips where mounting is not allowed)"]
-fn issue_24_on_a_real_full_disk_nothing_is_lost() {
+fn on_a_real_full_disk_nothing_is_lost() {
     let Some(disk) = TinyDisk::mount() else {
         eprintln!("skipped: cannot mount a tmpfs here");
         return;

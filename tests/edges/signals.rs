@@ -3,7 +3,7 @@
 use super::*;
 
 #[test]
-fn issue_24_a_stale_temporary_file_with_this_pid_does_not_block_a_run() {
+fn a_stale_temporary_file_with_this_pid_does_not_block_a_run() {
     let dir = tempfile::tempdir().unwrap();
     // `exec` keeps the shell's PID, so the planted names are exactly the old scheme's.
     let script = format!(
@@ -26,7 +26,7 @@ fn issue_24_a_stale_temporary_file_with_this_pid_does_not_block_a_run() {
 }
 
 #[test]
-fn issue_24_a_checkpoint_and_result_with_the_longest_legal_names_work() {
+fn a_checkpoint_and_result_with_the_longest_legal_names_work() {
     let dir = tempfile::tempdir().unwrap();
     let cp = dir.path().join("c".repeat(250) + ".json");
     let out = dir.path().join("o".repeat(250) + ".json");
@@ -49,13 +49,13 @@ fn issue_24_a_checkpoint_and_result_with_the_longest_legal_names_work() {
 }
 
 #[test]
-fn issue_24_sigterm_during_saves_leaves_no_temporary_file_and_resumes_exactly() {
+fn sigterm_during_saves_leaves_no_temporary_file_and_resumes_exactly() {
     term_during_saves(15, "2279184", 4);
 }
 
 #[test]
 #[ignore = "50 runs of N = 16, each stopped at a random moment: about a minute"]
-fn issue_24_fifty_sigterms_during_saves_leave_no_temporary_file() {
+fn fifty_sigterms_during_saves_leave_no_temporary_file() {
     term_during_saves(16, "14772512", 50);
 }
 

@@ -3,7 +3,7 @@
 use super::*;
 
 #[test]
-fn issue_24_a_refused_merge_prints_no_total_on_stdout() {
+fn a_refused_merge_prints_no_total_on_stdout() {
     let dir = tempfile::tempdir().unwrap();
     let files: Vec<PathBuf> = (0..3)
         .map(|i| {
@@ -40,7 +40,7 @@ fn issue_24_a_refused_merge_prints_no_total_on_stdout() {
 // Every engine option works at every N from 1.
 
 #[test]
-fn issue_24_every_engine_counts_unique_solutions_on_the_smallest_boards() {
+fn every_engine_counts_unique_solutions_on_the_smallest_boards() {
     // (N, solutions, fundamental solutions): OEIS A000170 and A002562.
     for (n, total, unique) in [(1, "1", "1"), (2, "0", "0"), (3, "0", "0"), (4, "2", "1")] {
         for engine in ["auto", "symmetry", "mitm"] {
@@ -55,7 +55,7 @@ fn issue_24_every_engine_counts_unique_solutions_on_the_smallest_boards() {
 }
 
 #[test]
-fn issue_24_a_split_depth_for_mitm_is_refused_at_every_n() {
+fn a_split_depth_for_mitm_is_refused_at_every_n() {
     for n in ["1", "2", "3", "4", "8"] {
         nqueens()
             .args(["count", n, "-e", "mitm", "--split-depth", "1"])

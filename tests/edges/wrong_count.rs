@@ -3,7 +3,7 @@
 use super::*;
 
 #[test]
-fn issue_24_a_wrong_count_in_a_checkpoint_is_explained_found_and_counted_again() {
+fn a_wrong_count_in_a_checkpoint_is_explained_found_and_counted_again() {
     let dir = tempfile::tempdir().unwrap();
     let cp = dir.path().join("f.json");
     let count = |extra: &[&str]| {

@@ -6,7 +6,7 @@ use super::*;
 // before the count.
 
 #[test]
-fn issue_12_out_and_checkpoint_refuse_a_folder_before_counting() {
+fn out_and_checkpoint_refuse_a_folder_before_counting() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("some_dir");
     std::fs::create_dir(&target).unwrap();
@@ -26,7 +26,7 @@ fn issue_12_out_and_checkpoint_refuse_a_folder_before_counting() {
 }
 
 #[test]
-fn issue_12_out_into_a_missing_folder_fails_before_counting() {
+fn out_into_a_missing_folder_fails_before_counting() {
     let dir = tempfile::tempdir().unwrap();
     nqueens()
         .args(["count", "10", "-q", "--out"])
@@ -39,7 +39,7 @@ fn issue_12_out_into_a_missing_folder_fails_before_counting() {
 
 #[cfg(unix)]
 #[test]
-fn issue_12_fifos_and_dangling_links_are_never_replaced() {
+fn fifos_and_dangling_links_are_never_replaced() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
     let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
@@ -83,7 +83,7 @@ fn issue_12_fifos_and_dangling_links_are_never_replaced() {
 
 #[cfg(unix)]
 #[test]
-fn issue_12_a_link_to_a_regular_file_is_followed_and_kept() {
+fn a_link_to_a_regular_file_is_followed_and_kept() {
     let dir = tempfile::tempdir().unwrap();
     let real = dir.path().join("real.json");
     std::fs::write(&real, "old").unwrap();
@@ -108,7 +108,7 @@ fn issue_12_a_link_to_a_regular_file_is_followed_and_kept() {
 // Options that would be silently ignored are usage errors.
 
 #[test]
-fn issue_12_ignored_options_are_usage_errors() {
+fn ignored_options_are_usage_errors() {
     let cases: [(&[&str], &str); 9] = [
         (
             &["count", "16", "-e", "mitm", "--split-depth", "3"],
@@ -156,7 +156,7 @@ fn issue_12_ignored_options_are_usage_errors() {
 }
 
 #[test]
-fn issue_12_a_split_depth_with_auto_picks_a_backtracking_engine() {
+fn a_split_depth_with_auto_picks_a_backtracking_engine() {
     let (code, stdout, stderr) = run(&["count", "13", "--split-depth", "2", "--json"]);
     assert_eq!(code, 0, "{stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
@@ -167,7 +167,7 @@ fn issue_12_a_split_depth_with_auto_picks_a_backtracking_engine() {
 
 #[cfg(unix)]
 #[test]
-fn issue_12_a_broken_link_in_a_merge_folder_is_reported() {
+fn a_broken_link_in_a_merge_folder_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let shard = dir.path().join("shard-0.json");
     nqueens()

@@ -5,7 +5,7 @@ use super::*;
 // Panics.
 
 #[test]
-fn issue_12_bench_duration_too_long_is_a_usage_error() {
+fn bench_duration_too_long_is_a_usage_error() {
     nqueens()
         .args(["bench", "--duration", "1e300"])
         .assert()
@@ -16,14 +16,14 @@ fn issue_12_bench_duration_too_long_is_a_usage_error() {
 }
 
 #[test]
-fn issue_12_completions_into_a_closed_pipe_exit_0() {
+fn completions_into_a_closed_pipe_exit_0() {
     let out = with_closed_stdout(&["completions", "bash"], None);
     assert_no_panic(&out, 0);
 }
 
 #[cfg(target_os = "linux")]
 #[test]
-fn issue_12_completions_onto_a_full_disk_is_a_clear_error() {
+fn completions_onto_a_full_disk_is_a_clear_error() {
     let full = std::fs::OpenOptions::new()
         .write(true)
         .open("/dev/full")
@@ -42,7 +42,7 @@ fn issue_12_completions_onto_a_full_disk_is_a_clear_error() {
 // hangs until the (generous) timeout; this is a liveness check, not a timing assertion.
 
 #[test]
-fn issue_12_a_finished_run_does_not_wait_for_the_next_checkpoint_save() {
+fn a_finished_run_does_not_wait_for_the_next_checkpoint_save() {
     let dir = tempfile::tempdir().unwrap();
     for i in 0..20 {
         let cp = dir.path().join(format!("cp{i}"));
@@ -69,7 +69,7 @@ fn issue_12_a_finished_run_does_not_wait_for_the_next_checkpoint_save() {
 // Never more workers than tasks, and a sane cap on the thread count.
 
 #[test]
-fn issue_12_a_one_task_count_starts_one_worker() {
+fn a_one_task_count_starts_one_worker() {
     let (code, stdout, stderr) = run(&["count", "1", "-j", "1024", "--json"]);
     assert_eq!(code, 0, "{stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
@@ -78,7 +78,7 @@ fn issue_12_a_one_task_count_starts_one_worker() {
 }
 
 #[test]
-fn issue_12_thread_counts_above_the_cap_are_usage_errors() {
+fn thread_counts_above_the_cap_are_usage_errors() {
     nqueens()
         .args(["count", "12", "-j", "4096"])
         .assert()
@@ -92,7 +92,7 @@ fn issue_12_thread_counts_above_the_cap_are_usage_errors() {
 // a generous liveness limit.
 
 #[test]
-fn issue_12_verify_stops_reading_an_endless_input_when_stdout_is_closed() {
+fn verify_stops_reading_an_endless_input_when_stdout_is_closed() {
     let mut child = nqueens_std()
         .arg("verify")
         .stdin(Stdio::piped())
@@ -125,7 +125,7 @@ fn issue_12_verify_stops_reading_an_endless_input_when_stdout_is_closed() {
 // Place: min-conflicts refuses a board it cannot hold, up front, naming the limit.
 
 #[test]
-fn issue_12_min_conflicts_refuses_huge_boards_up_front() {
+fn min_conflicts_refuses_huge_boards_up_front() {
     nqueens()
         .args(["place", "-m", "min-conflicts", "4294967295", "--seed", "1"])
         .timeout(std::time::Duration::from_secs(60))
@@ -136,7 +136,7 @@ fn issue_12_min_conflicts_refuses_huge_boards_up_front() {
 }
 
 #[test]
-fn issue_12_a_refused_min_conflicts_board_prints_no_seed() {
+fn a_refused_min_conflicts_board_prints_no_seed() {
     nqueens()
         .args(["place", "-m", "min-conflicts", "4294967295"])
         .timeout(std::time::Duration::from_secs(60))
@@ -149,7 +149,7 @@ fn issue_12_a_refused_min_conflicts_board_prints_no_seed() {
 // One output line per input line in the judge format.
 
 #[test]
-fn issue_12_place_stdin_prints_one_line_per_input_line() {
+fn place_stdin_prints_one_line_per_input_line() {
     nqueens()
         .args(["place", "--stdin"])
         .write_stdin("8\n2\n10\n")
@@ -170,7 +170,7 @@ fn issue_12_place_stdin_prints_one_line_per_input_line() {
 
 #[cfg(target_os = "linux")]
 #[test]
-fn issue_12_dev_zero_as_input_is_a_clear_error() {
+fn dev_zero_as_input_is_a_clear_error() {
     let cases: [(&[&str], &str); 3] = [
         (
             &["count", "8", "--mask", "/dev/zero"],
@@ -207,7 +207,7 @@ fn issue_12_dev_zero_as_input_is_a_clear_error() {
 }
 
 #[test]
-fn issue_12_huge_board_files_are_refused_with_their_size() {
+fn huge_board_files_are_refused_with_their_size() {
     let board = format!("4\n{}", "1 1 1 1\n".repeat(20_000));
     nqueens()
         .args(["two-colour", "-"])

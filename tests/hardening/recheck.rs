@@ -3,7 +3,7 @@
 use super::*;
 
 #[test]
-fn issue_12_recheck_confirms_a_fraction_of_the_tasks() {
+fn recheck_confirms_a_fraction_of_the_tasks() {
     for engine in ["mirror", "symmetry", "mitm"] {
         let (code, stdout, stderr) = run(&[
             "count",
@@ -32,7 +32,7 @@ fn issue_12_recheck_confirms_a_fraction_of_the_tasks() {
 }
 
 #[test]
-fn issue_12_recheck_fractions_outside_zero_to_one_are_usage_errors() {
+fn recheck_fractions_outside_zero_to_one_are_usage_errors() {
     for bad in ["0", "1.5", "-0.1", "NaN", "lots"] {
         nqueens()
             .args(["count", "8", &format!("--recheck={bad}")])
@@ -43,7 +43,7 @@ fn issue_12_recheck_fractions_outside_zero_to_one_are_usage_errors() {
 }
 
 #[test]
-fn issue_12_an_injected_fault_is_caught_named_and_exits_3() {
+fn an_injected_fault_is_caught_named_and_exits_3() {
     for engine in ["mirror", "symmetry", "mitm"] {
         nqueens()
             .args([
@@ -64,7 +64,7 @@ fn issue_12_an_injected_fault_is_caught_named_and_exits_3() {
 }
 
 #[test]
-fn issue_12_a_recheck_mismatch_writes_no_result_and_keeps_the_task_out_of_the_checkpoint() {
+fn a_recheck_mismatch_writes_no_result_and_keeps_the_task_out_of_the_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
     let (cp, out) = (dir.path().join("cp"), dir.path().join("out.json"));
     nqueens()
@@ -102,7 +102,7 @@ fn issue_12_a_recheck_mismatch_writes_no_result_and_keeps_the_task_out_of_the_ch
 }
 
 #[test]
-fn issue_12_shard_files_record_rechecked_tasks_and_merge_reports_them() {
+fn shard_files_record_rechecked_tasks_and_merge_reports_them() {
     let dir = tempfile::tempdir().unwrap();
     let mut rechecked = 0;
     for i in 0..2 {
@@ -136,7 +136,7 @@ fn issue_12_shard_files_record_rechecked_tasks_and_merge_reports_them() {
 }
 
 #[test]
-fn issue_12_bench_burn_in_rechecks_and_catches_an_injected_fault() {
+fn bench_burn_in_rechecks_and_catches_an_injected_fault() {
     nqueens()
         .args([
             "bench",
@@ -174,7 +174,7 @@ fn issue_12_bench_burn_in_rechecks_and_catches_an_injected_fault() {
 }
 
 #[test]
-fn issue_12_bench_exports_are_checked_before_the_benchmark_runs() {
+fn bench_exports_are_checked_before_the_benchmark_runs() {
     let dir = tempfile::tempdir().unwrap();
     for flag in ["--export-json", "--export-markdown", "--plot"] {
         nqueens()

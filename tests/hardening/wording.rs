@@ -5,7 +5,7 @@ use super::*;
 // Wording.
 
 #[test]
-fn issue_12_unique_on_a_small_board_names_the_engine_asked_for() {
+fn unique_on_a_small_board_names_the_engine_asked_for() {
     // Small mitm boards are counted by the symmetry engine, which has unique counts (issue
     // 24); a refusal still names the engine asked for.
     nqueens()
@@ -22,7 +22,7 @@ fn issue_12_unique_on_a_small_board_names_the_engine_asked_for() {
 }
 
 #[test]
-fn issue_12_an_over_long_n_is_out_of_range() {
+fn an_over_long_n_is_out_of_range() {
     nqueens()
         .args(["count", "123456789012345678901234567890"])
         .assert()
@@ -36,7 +36,7 @@ fn issue_12_an_over_long_n_is_out_of_range() {
 }
 
 #[test]
-fn issue_12_counts_of_one_are_singular() {
+fn counts_of_one_are_singular() {
     nqueens()
         .args(["count", "1", "-j", "1"])
         .assert()
@@ -56,7 +56,7 @@ fn issue_12_counts_of_one_are_singular() {
 }
 
 #[test]
-fn issue_12_zero_in_any_spelling_ends_judge_input() {
+fn zero_in_any_spelling_ends_judge_input() {
     for end in ["0", "00", "+0"] {
         nqueens()
             .args(["count", "--stdin", "-q"])
@@ -68,7 +68,7 @@ fn issue_12_zero_in_any_spelling_ends_judge_input() {
 }
 
 #[test]
-fn issue_12_verify_quotes_non_ascii_characters_whole() {
+fn verify_quotes_non_ascii_characters_whole() {
     nqueens()
         .args(["verify", "-"])
         .write_stdin("1 é\n")
@@ -102,7 +102,7 @@ fn bench_report(schema: &str, rows: &[(usize, f64)]) -> String {
 }
 
 #[test]
-fn issue_12_bench_compare_refuses_bad_reports_and_empty_comparisons() {
+fn bench_compare_refuses_bad_reports_and_empty_comparisons() {
     let dir = tempfile::tempdir().unwrap();
     let write = |name: &str, text: String| {
         let path = dir.path().join(name);
@@ -137,7 +137,7 @@ fn issue_12_bench_compare_refuses_bad_reports_and_empty_comparisons() {
 }
 
 #[test]
-fn issue_12_bench_refuses_a_repeated_thread_count() {
+fn bench_refuses_a_repeated_thread_count() {
     nqueens()
         .args(["bench", "-j", "1,1"])
         .assert()
@@ -146,7 +146,7 @@ fn issue_12_bench_refuses_a_repeated_thread_count() {
 }
 
 #[test]
-fn issue_12_bench_speedup_is_relative_to_the_smallest_thread_count() {
+fn bench_speedup_is_relative_to_the_smallest_thread_count() {
     let (code, stdout, stderr) = run(&["bench", "--size", "tiny", "-q", "-j", "2,1", "--json"]);
     assert_eq!(code, 0, "{stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();

@@ -273,8 +273,9 @@ impl Keys {
         while self.next_portion(stored, limits.stored, Role::Stored) {
             let size: usize = self.west.iter().map(Vec::len).sum();
             if first_done && stored.is_done() && size < limits.min_ranked {
-                // A small task: storing the smaller side costs least.
-                return self.count_small(shape, level, factors);
+                // A small task, or the small last portion of a large one: storing the
+                // smaller side costs least (the portions before it are counted already).
+                return total + self.count_small(shape, level, factors);
             }
             self.fill(shape, level, factors, limits);
             if !first_done {

@@ -49,6 +49,12 @@ use weights::{ew_weight, ns_weight};
 /// symmetry engine, which also has their unique counts (so `--unique` works at every N).
 const MITM_MIN_N: u32 = 4;
 
+/// Largest quarter size the engine takes on. A 15×15 quarter (N = 30, 31) has row masks
+/// with over 85 million placements (10 of 15 rows, spread out), about 1.5 GB while one list
+/// is built and 0.7 GB kept, per worker thread and per quarter; 16×16 (N = 32) several times
+/// that. 14×14 (N = 28, 29) peaks at about 11 million placements per list.
+const MAX_H: u32 = 14;
+
 /// Tasks sampled into the plan fingerprint.
 const FINGERPRINT_SAMPLE: u64 = 4096;
 
@@ -81,6 +87,18 @@ impl Engine for Mitm {
                 ..*options
             };
             return super::symmetry::Symmetry.plan(n, &whole);
+        }
+        let h = n / 2;
+        if h > MAX_H {
+            return Err(Error::Unsupported {
+                engine: self.name(),
+                what: format!(
+                    "N = {n}: its {h}×{h} quarters have row masks with tens of millions of \
+                     placements or more, gigabytes per worker thread (the largest N it takes \
+                     is {})",
+                    2 * MAX_H + 1
+                ),
+            });
         }
         // The plan has no parameters of its own (no split depth): `options` only matters for
         // the small boards above.

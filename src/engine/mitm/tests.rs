@@ -313,34 +313,49 @@ fn counting_is_off_in_plain_solves() {
     });
 }
 
-/// The trie against the default sieves, task by task: every task of N ≤ 18 and 2,000
-/// sampled tasks of each N = 20..22 (about 4 minutes on 2 cores):
-/// `cargo test --release --lib -- --ignored trie_totals_equal_the_default_sieves_task_by_task`.
+/// The trie, and tasks split into small pieces, against the default sieves, task by task:
+/// every task of N ≤ 18 and 2,000 sampled tasks of each N = 20..22 (about 8 minutes on 2
+/// cores): `cargo test --release --lib -- --ignored totals_equal_the_default_sieves`.
 #[test]
 #[ignore]
-fn trie_totals_equal_the_default_sieves_task_by_task() {
-    let pool = thread_pool(2).unwrap();
+fn trie_and_piece_totals_equal_the_default_sieves_task_by_task() {
     for n in (13..=18).chain(20..=22) {
-        let plain = MitmPlan::new(n, Level::detect());
         let mut ctx = Context::new(n, Level::detect());
         ctx.limits.min_ranked = 0;
         ctx.limits.trie_min = 0;
-        let trie = MitmPlan::with_context(ctx);
-        let ids: Vec<usize> = if n <= 18 {
-            (0..plain.len()).collect()
-        } else {
-            let mut rng = fastrand::Rng::with_seed(u64::from(n));
-            (0..2000).map(|_| rng.usize(..plain.len())).collect()
-        };
-        let differ: Vec<usize> = pool.install(|| {
-            use rayon::prelude::*;
-            ids.par_iter()
-                .copied()
-                .filter(|&id| trie.solve(id) != plain.solve(id))
-                .collect()
-        });
-        assert!(differ.is_empty(), "n = {n}: tasks {differ:?} differ");
+        same_totals_task_by_task(n, ctx, "trie");
+        // Pieces of about 2^12 keys, in fills of at most 2^14, with the default sieves.
+        let mut ctx = Context::new(n, Level::detect());
+        ctx.prepared.stop_caching();
+        ctx.limits.stored = 1 << 14;
+        ctx.limits.piece = 1 << 12;
+        same_totals_task_by_task(n, ctx, "pieces");
     }
+}
+
+/// Asserts that the plan of `ctx` counts every task of N ≤ 18, and 2,000 sampled tasks of
+/// larger N, as the default plan does.
+fn same_totals_task_by_task(n: u32, ctx: Context, what: &str) {
+    let pool = thread_pool(2).unwrap();
+    let plain = MitmPlan::new(n, Level::detect());
+    let other = MitmPlan::with_context(ctx);
+    let ids: Vec<usize> = if n <= 18 {
+        (0..plain.len()).collect()
+    } else {
+        let mut rng = fastrand::Rng::with_seed(u64::from(n));
+        (0..2000).map(|_| rng.usize(..plain.len())).collect()
+    };
+    let differ: Vec<usize> = pool.install(|| {
+        use rayon::prelude::*;
+        ids.par_iter()
+            .copied()
+            .filter(|&id| other.solve(id) != plain.solve(id))
+            .collect()
+    });
+    assert!(
+        differ.is_empty(),
+        "{what}, n = {n}: tasks {differ:?} differ"
+    );
 }
 
 /// A plan whose every task with stored keys is split into pieces of about `piece` keys
@@ -356,6 +371,23 @@ fn split_plan(n: u32, level: Level, (stored, piece): (usize, usize), trie: bool)
         piece,
     };
     MitmPlan::with_context(ctx)
+}
+
+#[test]
+fn a_small_last_portion_after_large_ones_is_counted_with_them() {
+    // All queries in one portion and a stored side of several portions, the last of them
+    // below the ranking threshold: it takes the small tasks' path after the others.
+    for n in [10, 12, 13] {
+        let mut ctx = Context::new(n, Level::detect());
+        ctx.limits = task::Limits {
+            stored: 40,
+            queries: usize::MAX,
+            min_ranked: 60,
+            ..task::Limits::default()
+        };
+        let plan = MitmPlan::with_context(ctx);
+        assert_eq!(Some(total(&plan)), known::total(n), "n = {n}");
+    }
 }
 
 #[test]
@@ -382,5 +414,20 @@ fn tasks_split_into_tiny_pieces_keep_their_totals() {
         let pieces: u64 = works.iter().map(|w| w.pieces).sum();
         // Odd N's cross tasks are never split, and its centre tasks are too small here.
         assert!(pieces > 0 || n % 2 == 1, "n = {n}: no task was split");
+    }
+}
+
+#[test]
+fn boards_whose_quarters_exceed_the_memory_bound_are_refused() {
+    let options = PlanOptions::default();
+    assert!(Mitm.plan(29, &options).is_ok());
+    for n in 30..=32 {
+        let err = Mitm.plan(n, &options).err().expect("refused");
+        assert!(err.is_usage(), "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!("N = {n}")) && text.contains("29"),
+            "{text}"
+        );
     }
 }

@@ -58,8 +58,7 @@ fn the_classic_samples() {
     // 4x4 solutions uses it, so no pair is left.
     let second = parse("4\n1 0 1 1\n1 1 1 1\n1 1 1 1\n1 1 1 1\n", "s").unwrap();
     assert_eq!(count(&second, 1).unwrap().pairs, 0);
-    // No 4x4 solution uses a corner, so blocking the top-left cell changes nothing (the
-    // issue's wording "top-left cell 0 gives 0" does not match the classic sample).
+    // No 4x4 solution uses a corner, so blocking the top-left cell changes nothing.
     let corner = parse("4\n0 1 1 1\n1 1 1 1\n1 1 1 1\n1 1 1 1\n", "s").unwrap();
     assert_eq!(count(&corner, 1).unwrap().pairs, 2);
 }
