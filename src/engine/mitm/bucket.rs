@@ -10,7 +10,7 @@ use super::simd::{self, Level};
 /// A set of stored keys, ready to answer "how many are disjoint from this key" in bulk, for
 /// small tasks.
 ///
-/// With sieve cuts (docs/algorithms.md, "the three sieves"), a few key bits ("cut bits") sort
+/// With sieve cuts (docs/algorithms.md, "the three sieves and pieces"), a few key bits ("cut bits") sort
 /// the keys into buckets; a query only visits the buckets whose cut bits are disjoint from its
 /// own, and the matcher layout leaves the cut bits out.
 #[derive(Debug, Default)]

@@ -119,11 +119,43 @@ pub(crate) fn stored_specs<'a>(stored: &HalfSpec<'a>, pattern: u32) -> Vec<HalfS
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::mitm::prepared::Prepared;
+    use crate::engine::mitm::simd::Level;
 
     #[test]
     fn a_pattern_is_split_between_north_and_south_every_way_once() {
         let hot = [3, 9, 20];
         assert_eq!(key_bits(&hot, 0b101), 1 << 3 | 1 << 20);
         assert_eq!(key_bits(&hot, 0), 0);
+        let quarter = Prepared::default();
+        let spec = HalfSpec {
+            north: &quarter,
+            south: &quarter,
+            cols: 0b11,
+            masks: &[0b01],
+            forbid: 1 << 40,
+            extra: 0,
+            wanted: [true; 4],
+            patterns: None,
+            level: Level::PORTABLE,
+        };
+        let mut splits: Vec<(u32, u32)> = stored_specs(&spec, 0b101)
+            .iter()
+            .map(|s| s.patterns.expect("a piece's specs have patterns"))
+            .collect();
+        splits.sort_unstable();
+        assert_eq!(
+            splits,
+            [
+                (0b000, 0b101),
+                (0b001, 0b100),
+                (0b100, 0b001),
+                (0b101, 0b000)
+            ]
+        );
+        assert_eq!(stored_specs(&spec, 0).len(), 1);
+        let queries = query_spec(&spec, &hot, 0b110);
+        assert_eq!(queries.forbid, 1 << 40 | 1 << 9 | 1 << 20);
+        assert_eq!(queries.patterns, None);
     }
 }

@@ -296,6 +296,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn grouping_by_hot_bits_keeps_every_word_and_finds_each_pattern() {
+        let g = Geometry::new(16);
+        let list = QuarterList::generate(g.h, 0b1011_0101);
+        let mut p = Prepared::default();
+        p.prepare(&g, Quarter::Nw, &list, (0, 0), Side::split(1 << 20));
+        let sorted = |w: &[u64]| {
+            let mut w = w.to_vec();
+            w.sort_unstable();
+            w
+        };
+        let every = |p: &Prepared| -> Vec<Vec<u64>> {
+            (0..2)
+                .flat_map(|class| (0..1u32 << g.h).map(move |cols| (class, cols)))
+                .map(|(class, cols)| sorted(p.get(class, cols)))
+                .collect()
+        };
+        let before = every(&p);
+        assert!(p.len() > 100);
+        for hot in [&[5u32, 17, 22][..], &[1, 2, 3, 4, 5, 6], &[9], &[]] {
+            p.group_by(hot);
+            assert_eq!(every(&p), before, "{hot:?}");
+            for (class, cols) in [(0, 0b1110_0010), (1, 0b0111_0100), (0, 0b1111_0000)] {
+                let mut joined = Vec::new();
+                for pattern in 0..1u32 << hot.len() {
+                    let group = p.get_group(class, cols, pattern);
+                    assert!(group.iter().all(|&w| super::pattern(w, hot) == pattern));
+                    joined.extend_from_slice(group);
+                }
+                assert_eq!(joined, p.get(class, cols), "{hot:?}");
+            }
+        }
+    }
+
+    #[test]
     fn a_buffer_far_larger_than_needed_is_given_back() {
         let mut huge: Vec<u64> = Vec::with_capacity(1 << 20);
         huge.push(7);
