@@ -23,14 +23,12 @@
 mod calibration;
 
 use std::collections::BTreeSet;
-use std::time::Instant;
 
 pub use calibration::{
-    calibrate, interval, t90, time_round, timing_spread, work_round, Calibration, Estimate, BLOCKS,
+    calibrate, interval, t90, time_round, timing_spread, Calibration, Estimate, Settings, BLOCKS,
 };
 
 use crate::plan::{fingerprint_words, Plan};
-use crate::work::thread_cpu_seconds;
 
 /// z for a two-sided 90% interval.
 const Z90: f64 = 1.644_854;
@@ -145,24 +143,78 @@ impl Design {
         self.strata.iter().flat_map(|s| s.tasks.clone()).collect()
     }
 
+    /// The sampled ids in the order a time-limited first round solves them: the strata's
+    /// tasks, each stratum's in a random order (from `seed`), dealt out one stratum after
+    /// another, so that any prefix samples every stratum evenly and at random.
+    pub fn interleaved(&self, seed: u64) -> Vec<usize> {
+        let mut rng = fastrand::Rng::with_seed(seed ^ 0x5eed);
+        let mut queues: Vec<Vec<usize>> = self.strata.iter().map(|s| s.tasks.clone()).collect();
+        queues.iter_mut().for_each(|q| rng.shuffle(q));
+        let longest = queues.iter().map(Vec::len).max().unwrap_or(0);
+        (0..longest)
+            .flat_map(|i| queues.iter().filter_map(move |q| q.get(i).copied()))
+            .collect()
+    }
+
+    /// The design with only the sampled ids in `solved` (ascending) kept: what a
+    /// time-limited first round solved.
+    pub fn keep(&self, solved: &[usize]) -> Design {
+        let strata = self
+            .strata
+            .iter()
+            .map(|s| Stratum {
+                tasks: s
+                    .tasks
+                    .iter()
+                    .copied()
+                    .filter(|t| solved.binary_search(t).is_ok())
+                    .collect(),
+                ..s.clone()
+            })
+            .collect();
+        Design { strata, ..*self }
+    }
+
     /// The estimated total of `measure` over every task of the plan, from its values on the
     /// sampled tasks (`plan` gives the costs), with a 90% interval.
     pub fn combine(&self, plan: &dyn Plan, measure: impl Fn(usize) -> f64) -> Interval {
-        let (estimate, variance) = self.parts(plan, &measure);
+        self.combine_sampled(plan, measure, |_| 0.0)
+    }
+
+    /// [`Design::combine`] where the sampled tasks' values are themselves estimates from
+    /// pieces of them ([`crate::subsample`]), `within(t)` the variance of task `t`'s.
+    pub fn combine_sampled(
+        &self,
+        plan: &dyn Plan,
+        measure: impl Fn(usize) -> f64,
+        within: impl Fn(usize) -> f64,
+    ) -> Interval {
+        let (estimate, variance) = self.parts(plan, &measure, &within);
         let half = Z90 * variance.sqrt();
-        let sampled: f64 = self.tasks().iter().map(|&t| measure(t)).sum();
+        // A census of solved tasks is a floor; estimated ones are not.
+        let sampled: f64 = self
+            .tasks()
+            .iter()
+            .filter(|&&t| within(t) == 0.0)
+            .map(|&t| measure(t))
+            .sum();
         Interval {
             estimate,
-            low: (estimate - half).max(sampled),
+            low: (estimate - half).max(sampled.min(estimate)),
             high: estimate + half,
         }
     }
 
     /// The estimated total of `measure` and the variance of its sampling error.
-    fn parts(&self, plan: &dyn Plan, measure: &dyn Fn(usize) -> f64) -> (f64, f64) {
+    fn parts(
+        &self,
+        plan: &dyn Plan,
+        measure: &dyn Fn(usize) -> f64,
+        within: &dyn Fn(usize) -> f64,
+    ) -> (f64, f64) {
         self.strata
             .iter()
-            .map(|s| stratum_estimate(s, plan, measure))
+            .map(|s| stratum_estimate(s, plan, measure, within))
             .fold((0.0, 0.0), |(a, b), (t, v)| (a + t, b + v))
     }
 
@@ -204,40 +256,30 @@ fn measured(
 }
 
 /// The separate ratio estimate of one stratum's total and its variance.
-fn stratum_estimate(s: &Stratum, plan: &dyn Plan, measure: &dyn Fn(usize) -> f64) -> (f64, f64) {
+///
+/// With tasks estimated from pieces, the variance has two stages: `N² (1 − f) s²_e / m` from
+/// the residuals of the tasks' estimates, which holds the pieces' error too but only in the
+/// share `1 − f` of tasks not sampled, plus `(N / m) Σ V_i` for the pieces' own variance
+/// `V_i`, the rest of it (the textbook two-stage estimator; it is `Σ V_i` when every task of
+/// the stratum is sampled).
+fn stratum_estimate(
+    s: &Stratum,
+    plan: &dyn Plan,
+    measure: &dyn Fn(usize) -> f64,
+    within: &dyn Fn(usize) -> f64,
+) -> (f64, f64) {
     let (values, sum_t, sum_c) = measured(s, plan, measure);
-    if s.tasks.len() == s.len() {
-        return (sum_t, 0.0); // solved whole
-    }
-    let ratio = sum_t / sum_c.max(f64::MIN_POSITIVE);
     let m = values.len() as f64;
     let big_n = s.len() as f64;
+    let pieces: f64 = s.tasks.iter().map(|&t| within(t)).sum::<f64>() * big_n / m.max(1.0);
+    if s.tasks.len() == s.len() {
+        return (sum_t, pieces); // every task sampled
+    }
+    let ratio = sum_t / sum_c.max(f64::MIN_POSITIVE);
     let residuals: f64 = values.iter().map(|(t, c)| (t - ratio * c).powi(2)).sum();
     let s2 = residuals / (m - 1.0).max(1.0);
     let variance = big_n * big_n * (1.0 - m / big_n) * s2 / m;
-    (ratio * s.cost as f64, variance)
-}
-
-/// A stopwatch of this thread's CPU time, or of wall time where there is no such clock.
-struct Clock {
-    cpu: Option<f64>,
-    wall: Instant,
-}
-
-impl Clock {
-    fn start() -> Self {
-        Clock {
-            cpu: thread_cpu_seconds(),
-            wall: Instant::now(),
-        }
-    }
-
-    fn seconds(&self) -> f64 {
-        match (self.cpu, thread_cpu_seconds()) {
-            (Some(a), Some(b)) => b - a,
-            _ => self.wall.elapsed().as_secs_f64(),
-        }
-    }
+    (ratio * s.cost as f64, variance + pieces)
 }
 
 /// Resident and peak resident memory of this process in bytes (`VmRSS`, `VmHWM`), where the
@@ -277,6 +319,32 @@ mod tests {
         for s in &a.strata {
             assert!(s.tasks.iter().all(|t| (s.first..s.end).contains(t)));
         }
+    }
+
+    #[test]
+    fn interleaved_prefixes_sample_every_stratum_and_keep_cuts_to_them() {
+        let p = plan("mitm", 16);
+        let d = design(p.as_ref(), 64, 3);
+        let order = d.interleaved(3);
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, d.tasks());
+        let stratum = |t: usize| d.strata.iter().position(|s| (s.first..s.end).contains(&t));
+        let k = d.strata.len();
+        for prefix in order.chunks(k).take(4) {
+            let mut seen: Vec<_> = prefix.iter().map(|&t| stratum(t)).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            assert_eq!(seen.len(), k, "{prefix:?}");
+        }
+        // Within a stratum the order is not the ascending one (the largest tasks first).
+        assert_ne!(order, d.interleaved(4));
+        let mut solved = order[..2 * k].to_vec();
+        solved.sort_unstable();
+        let kept = d.keep(&solved);
+        assert_eq!(kept.tasks(), solved);
+        assert_eq!(kept.plan_cost, d.plan_cost);
+        assert!(kept.strata.iter().all(|s| s.tasks.len() == 2));
     }
 
     #[test]

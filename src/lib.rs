@@ -25,6 +25,7 @@ pub mod puzzles;
 pub mod recheck;
 pub mod report;
 pub mod shard;
+pub mod subsample;
 pub mod work;
 
 mod count;

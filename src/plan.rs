@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use sha2::{Digest, Sha256};
 
 use crate::error::Error;
+use crate::subsample::{Draws, Subsample};
 use crate::work::Work;
 
 /// A deterministic list of independent subproblems for one board size and engine.
@@ -49,6 +50,19 @@ pub trait Plan: Send + Sync {
     /// counters' clock readings: for estimates and comparisons, not for counts.
     fn solve_counted(&self, _task: usize) -> Option<(u128, Work)> {
         None
+    }
+    /// Solves part of task `task` for an estimate: the work its pieces share and `draws.count`
+    /// pieces drawn at random, with what scales them back to the whole task
+    /// ([`crate::subsample`]). `None` where the engine does not cut its tasks into pieces
+    /// (the estimate then solves and times them whole).
+    fn solve_sampled(&self, _task: usize, _draws: Draws) -> Option<Subsample> {
+        None
+    }
+    /// Whether solving tasks fills caches that later tasks share, so that an estimate must
+    /// solve its sample once untimed before it times it (a count spreads the filling over
+    /// every task; a sample of a few dozen would pay it almost in full).
+    fn warms_caches(&self) -> bool {
+        true
     }
     /// A stable digest of the plan (engine, version, N, parameters and its tasks; a huge plan
     /// may hash its parameters, its cost classes and a deterministic sample of tasks), so

@@ -6,6 +6,8 @@
 //! commits without timing noise (`nqueens estimate --json` scales them to the whole plan).
 //! Counting is off in [`crate::Plan::solve`]: the counters are only gathered when asked for.
 
+use std::time::Instant;
+
 use serde::Serialize;
 
 /// The work one or more tasks did (counters add up over tasks).
@@ -162,6 +164,30 @@ pub(crate) fn thread_cpu_seconds() -> Option<f64> {
 #[cfg(not(unix))]
 pub(crate) fn thread_cpu_seconds() -> Option<f64> {
     None
+}
+
+/// A stopwatch of this thread's CPU time, or of wall time where there is no such clock.
+pub(crate) struct Clock {
+    cpu: Option<f64>,
+    wall: Instant,
+}
+
+impl Clock {
+    /// Starts the stopwatch.
+    pub(crate) fn start() -> Self {
+        Clock {
+            cpu: thread_cpu_seconds(),
+            wall: Instant::now(),
+        }
+    }
+
+    /// Seconds since [`Clock::start`].
+    pub(crate) fn seconds(&self) -> f64 {
+        match (self.cpu, thread_cpu_seconds()) {
+            (Some(a), Some(b)) => b - a,
+            _ => self.wall.elapsed().as_secs_f64(),
+        }
+    }
 }
 
 #[cfg(test)]

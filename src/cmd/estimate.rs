@@ -15,10 +15,13 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use nqueens::bench::HostInfo;
-use nqueens::estimate::{calibrate, design, memory, Calibration, Design, Estimate, Interval};
+use nqueens::estimate::{
+    calibrate, design, memory, Calibration, Design, Estimate, Interval, Settings,
+};
 use nqueens::plan::{thread_pool, Plan};
 use nqueens::report::{json, Format};
 use nqueens::shard::stable_plan;
+use nqueens::work::Counters;
 use nqueens::{engine, CountOptions, Work};
 use serde::Serialize;
 
@@ -60,6 +63,18 @@ pub(crate) struct Args {
     /// default is what a shared 2-core VM needed; 0 trusts the measured spread alone)
     #[arg(long, value_name = "PCT", default_value_t = DEFAULT_TIMING_FLOOR, value_parser = parse_percent)]
     pub timing_floor: f64,
+
+    /// Pieces drawn from each task that is cut into more than 4 times as many (from N ≈ 26 a
+    /// task takes seconds to minutes): the task's time is estimated from them, each scaled
+    /// by the chance it had to be drawn; 0 solves every sampled task whole
+    #[arg(long, value_name = "M", default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=64))]
+    pub draws: u32,
+
+    /// Time the estimate aims to answer in: the first round stops taking new sampled tasks
+    /// after half of it (a third where caches are warmed first), though at least two per
+    /// stratum are solved, and the sample is the tasks it solved
+    #[arg(long, value_name = "TIME", default_value = "90s", value_parser = parse_span)]
+    pub time_limit: Duration,
 }
 
 /// The default `--timing-floor`, percent. Measured on the shared 2-core development VM: the
@@ -117,6 +132,11 @@ pub(crate) struct EstimateReport {
     pub tasks: usize,
     /// Distinct tasks solved for the estimate.
     pub samples: usize,
+    /// Tasks drawn for the sample (`--samples`, or fewer in a small plan); `samples` of them
+    /// were solved before `--time-limit` cut the first round.
+    pub samples_drawn: usize,
+    /// How the sampled tasks cut into many pieces were solved in part.
+    pub pieces: PiecesReport,
     /// Share of the plan's estimated cost the sample solved.
     pub sampled_cost_fraction: f64,
     /// Wall seconds the estimate itself took (plan, sample).
@@ -155,6 +175,17 @@ pub(crate) struct EstimateReport {
     pub speed: SpeedReport,
     /// The largest task's hours at the upper end of its 90% interval.
     pub largest_task_high_hours: f64,
+}
+
+/// Sampled tasks solved from some of their pieces (`pieces` in `--json`).
+#[derive(Debug, Serialize)]
+pub(crate) struct PiecesReport {
+    /// Pieces drawn from each such task (`--draws`).
+    pub draws: usize,
+    /// Sampled tasks solved in part.
+    pub partial_tasks: usize,
+    /// The pieces those tasks have in all.
+    pub of_pieces: usize,
 }
 
 /// The plan's work in cost-model units (`work` in `--json`).
@@ -201,16 +232,15 @@ fn counters(
     if cal.work.is_empty() {
         return None;
     }
-    let mut total = Work::default();
-    cal.work.iter().for_each(|w| total.add(w));
+    let mut counters = Work::default().counters();
+    for task in &cal.work {
+        counters
+            .iter_mut()
+            .zip(task)
+            .for_each(|(sum, (_, v))| sum.1 += v);
+    }
     let wanted = |name: &str| name.ends_with("_seconds") == seconds;
-    let by_task: BTreeMap<usize, Vec<(&'static str, f64)>> = cal
-        .tasks
-        .iter()
-        .zip(&cal.work)
-        .map(|(&t, w)| (t, w.counters()))
-        .collect();
-    let counters = total.counters();
+    let by_task: BTreeMap<usize, &Counters> = cal.tasks.iter().copied().zip(&cal.work).collect();
     let plan = counters
         .iter()
         .enumerate()
@@ -297,13 +327,15 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         );
     }
     let pool = thread_pool(threads)?;
-    let cal = calibrate(
-        plan.as_ref(),
-        &d,
-        &pool,
-        args.calibrate.as_secs_f64(),
-        args.seed,
-    );
+    let settings = Settings {
+        budget: args.calibrate.as_secs_f64(),
+        seed: args.seed,
+        draws: args.draws as usize,
+        limit: args.time_limit.as_secs_f64(),
+    };
+    let cal = calibrate(plan.as_ref(), &d, &pool, settings);
+    let drawn = d.tasks().len();
+    let d = d.keep(&cal.tasks);
     let peak = memory().map(|m| m.1);
     let e = d.estimate(plan.as_ref(), &cal, args.timing_floor / 100.0);
     let mut report = build(
@@ -315,6 +347,12 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         &d,
         started,
     );
+    report.samples_drawn = drawn;
+    report.pieces = PiecesReport {
+        draws: settings.draws,
+        partial_tasks: cal.partial.0,
+        of_pieces: cal.partial.1,
+    };
     report.work.counters = counters(plan.as_ref(), &d, &cal, false);
     report.speed.phases = counters(plan.as_ref(), &d, &cal, true);
     print(&report, global)?;
@@ -366,6 +404,12 @@ fn build(
         plan_hash: plan.fingerprint(),
         tasks: plan.len(),
         samples: work.sampled_tasks,
+        samples_drawn: work.sampled_tasks,
+        pieces: PiecesReport {
+            draws: 0,
+            partial_tasks: 0,
+            of_pieces: 0,
+        },
         sampled_cost_fraction: d.sampled_cost_fraction(plan),
         estimate_seconds: started.elapsed().as_secs_f64(),
         core_hours: Span::hours(core, 1.0, 0.0),
@@ -475,10 +519,28 @@ fn print(r: &EstimateReport, global: &Global) -> anyhow::Result<()> {
         "(--time {}: one shard's wall time at the interval's upper end, + 25% + 10 min)",
         human(r.sbatch_time_s / 3600.0)
     )?;
+    let solved = if r.samples < r.samples_drawn {
+        format!(
+            "{} of {} sampled tasks (the rest did not fit --time-limit)",
+            r.samples, r.samples_drawn
+        )
+    } else {
+        format!("{} sampled tasks", r.samples)
+    };
+    let p = &r.pieces;
+    let partial = if p.partial_tasks > 0 {
+        format!(
+            ", {} of them from {} drawn of their {} pieces",
+            p.partial_tasks,
+            p.draws * p.partial_tasks,
+            p.of_pieces
+        )
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "(from {} sampled tasks, {:.2}% of the estimated work, in {:.1} s)",
-        r.samples,
+        "(from {solved}{partial}, {:.2}% of the estimated work, in {:.1} s)",
         100.0 * r.sampled_cost_fraction,
         r.estimate_seconds
     )?;

@@ -18,11 +18,16 @@
 //!   is a Student-t prediction interval, `t(0.95, B − 1) · s_B · √(1 + 1/B)` relative to the
 //!   mean, which widens the sampling interval in quadrature ([`interval`]).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
 use rayon::prelude::*;
 
-use super::{measured, Clock, Design, Interval, Z90};
+use super::{measured, Design, Interval, Z90};
 use crate::plan::Plan;
-use crate::work::Work;
+use crate::subsample::{Draws, Subsample};
+use crate::work::{Clock, Counters, Work};
 
 /// Timed rounds at least: two are the fewest that show a spread.
 const MIN_ROUNDS: usize = 2;
@@ -37,13 +42,33 @@ pub const BLOCKS: usize = 10;
 /// Every timing of the sampled tasks.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Calibration {
-    /// The sampled ids, ascending.
+    /// The sampled ids that were solved, ascending.
     pub tasks: Vec<usize>,
-    /// `seconds[i][k]`: the seconds task `tasks[i]` took in round `k`.
+    /// `seconds[i][k]`: the seconds task `tasks[i]` took in round `k` (estimated from its
+    /// drawn pieces where it was solved in part).
     pub seconds: Vec<Vec<f64>>,
-    /// `work[i]`: the work counters of task `tasks[i]`, from the warm-up round, where the
-    /// engine keeps them (empty otherwise).
-    pub work: Vec<Work>,
+    /// `within[i]`: the variance of task `tasks[i]`'s seconds from drawing its pieces (0 for a
+    /// task solved whole).
+    pub within: Vec<f64>,
+    /// `work[i]`: the work counters of task `tasks[i]`, from the first round, where the engine
+    /// keeps them (empty otherwise).
+    pub work: Vec<Counters>,
+    /// How many of the tasks were solved in part, and their pieces in all.
+    pub partial: (usize, usize),
+}
+
+/// How a sample is solved and timed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    /// Seconds of timed solving per thread ([`Calibration::run`]).
+    pub budget: f64,
+    /// Seed of the round orders and of the pieces drawn.
+    pub seed: u64,
+    /// Pieces drawn from each task cut into many ([`crate::subsample`]; 0: solve whole).
+    pub draws: usize,
+    /// Wall seconds after which the first round starts no more tasks (beyond two per
+    /// stratum): the sample is cut to the tasks that round solved.
+    pub limit: f64,
 }
 
 impl Calibration {
@@ -55,28 +80,56 @@ impl Calibration {
         tasks: &[usize],
         budget: f64,
         seed: u64,
+        round: impl FnMut(&[usize]) -> Vec<(usize, f64)>,
+    ) -> Self {
+        Self::run_after(tasks, None, budget, seed, round)
+    }
+
+    /// [`Calibration::run`] after a `first` round already timed (`(id, seconds)` of every
+    /// task). A first round that alone spent the budget stands alone: its tasks take
+    /// seconds each, long enough to average out a scheduler's noise, and the timing part of
+    /// the interval is then the floor ([`Design::estimate`]).
+    pub fn run_after(
+        tasks: &[usize],
+        first: Option<Vec<(usize, f64)>>,
+        budget: f64,
+        seed: u64,
         mut round: impl FnMut(&[usize]) -> Vec<(usize, f64)>,
     ) -> Self {
         let mut rng = fastrand::Rng::with_seed(seed);
         let mut order = tasks.to_vec();
         let mut seconds = vec![Vec::new(); tasks.len()];
         let (mut spent, mut rounds) = (0.0, 0);
-        while !tasks.is_empty() && (rounds < MIN_ROUNDS || (spent < budget && rounds < MAX_ROUNDS))
-        {
-            rng.shuffle(&mut order);
-            for (t, s) in round(&order) {
+        let mut record = |timings: Vec<(usize, f64)>, spent: &mut f64| {
+            for (t, s) in timings {
                 let i = tasks
                     .binary_search(&t)
                     .expect("round returns the tasks it was given");
                 seconds[i].push(s);
-                spent += s;
+                *spent += s;
             }
+        };
+        let alone = first.is_some();
+        if let Some(first) = first {
+            record(first, &mut spent);
+            rounds += 1;
+        }
+        let least = if alone && spent >= budget {
+            1
+        } else {
+            MIN_ROUNDS
+        };
+        while !tasks.is_empty() && (rounds < least || (spent < budget && rounds < MAX_ROUNDS)) {
+            rng.shuffle(&mut order);
+            record(round(&order), &mut spent);
             rounds += 1;
         }
         Calibration {
             tasks: tasks.to_vec(),
             seconds,
+            within: vec![0.0; tasks.len()],
             work: Vec::new(),
+            partial: (0, 0),
         }
     }
 
@@ -224,11 +277,12 @@ impl Design {
     ///   through in the minutes or days a count runs.
     pub fn estimate(&self, plan: &dyn Plan, cal: &Calibration, floor: f64) -> Estimate {
         let r = cal.rounds();
-        let (mean, variance) = self.parts(plan, &|t| cal.mean(t, 0, r));
+        let within = |t: usize| cal.tasks.binary_search(&t).map_or(0.0, |i| cal.within[i]);
+        let (mean, variance) = self.parts(plan, &|t| cal.mean(t, 0, r), &within);
         let blocks: Vec<f64> = cal
             .blocks()
             .into_iter()
-            .map(|(a, b)| self.parts(plan, &|t| cal.mean(t, a, b)).0)
+            .map(|(a, b)| self.parts(plan, &|t| cal.mean(t, a, b), &within).0)
             .collect();
         let measured = timing_spread(&blocks);
         let timing = measured.max(floor);
@@ -290,65 +344,125 @@ impl Design {
 }
 
 /// Solves `order` once on `pool`, starting the tasks in that order, and returns each task's
-/// CPU seconds on its thread (wall seconds where the system has no per-thread CPU clock).
+/// CPU seconds on its thread (wall seconds where the system has no per-thread CPU clock);
+/// a task cut into many pieces solves `draws` of them and estimates its seconds from them.
 ///
 /// CPU time, not wall time: the question is core-hours, and on a shared machine a task that
 /// loses its core for a while would otherwise count the wait (measured: +62% at symmetry
 /// N = 18 with a load of 4 on 2 cores).
-pub fn time_round(plan: &dyn Plan, order: &[usize], pool: &rayon::ThreadPool) -> Vec<(usize, f64)> {
+pub fn time_round(
+    plan: &dyn Plan,
+    order: &[usize],
+    pool: &rayon::ThreadPool,
+    draws: Draws,
+) -> Vec<(usize, f64)> {
     pool.install(|| {
         order
             .par_iter()
             .with_max_len(1)
-            .map(|&t| {
-                let clock = Clock::start();
-                std::hint::black_box(plan.solve(t));
-                (t, clock.seconds())
-            })
+            .map(|&t| (t, solve_part(plan, t, draws).0.seconds().0))
             .collect()
     })
 }
 
-/// Solves `tasks` on `pool` with the engine's work counters: in `tasks` order, or empty if
-/// the engine keeps none.
-pub fn work_round(plan: &dyn Plan, tasks: &[usize], pool: &rayon::ThreadPool) -> Vec<Work> {
-    let counted: Option<Vec<Work>> = pool.install(|| {
-        tasks
-            .par_iter()
-            .with_max_len(1)
-            .map(|&t| match plan.solve_counted(t) {
-                Some((_, work)) => Some(work),
-                None => {
-                    // Still a warm-up for the timed rounds.
-                    std::hint::black_box(plan.solve(t));
-                    None
-                }
-            })
-            .collect()
-    });
-    counted.unwrap_or_default()
+/// Solves task `t` for an estimate: in part where the engine can ([`Plan::solve_sampled`]),
+/// else whole and timed; with the work counters if `draws.counted` (the flag says whether
+/// the engine keeps any).
+fn solve_part(plan: &dyn Plan, t: usize, draws: Draws) -> (Subsample, bool) {
+    if let Some(sample) = plan.solve_sampled(t, draws) {
+        return (sample, true);
+    }
+    let clock = Clock::start();
+    if draws.counted {
+        if let Some((count, work)) = plan.solve_counted(t) {
+            return (Subsample::whole(count, clock.seconds(), work), true);
+        }
+    }
+    let count = std::hint::black_box(plan.solve(t));
+    (
+        Subsample::whole(count, clock.seconds(), Work::default()),
+        false,
+    )
 }
 
-/// Times the sample of `design` on `pool`: one untimed warm-up round (which gathers the
-/// work counters, [`work_round`]), then rounds of [`time_round`] until every thread has
-/// timed about `budget` seconds ([`Calibration::run`]).
+/// The first round: solves the tasks of `order` on `pool`, each thread taking the next one,
+/// with the work counters, until `limit` wall seconds have passed (the first `floor` tasks
+/// are always solved). Returns what each solved task did, by id.
+fn first_round(
+    plan: &dyn Plan,
+    order: &[usize],
+    pool: &rayon::ThreadPool,
+    draws: Draws,
+    (limit, floor): (f64, usize),
+) -> Vec<(usize, Subsample, bool)> {
+    let start = Instant::now();
+    let next = AtomicUsize::new(0);
+    let done = Mutex::new(Vec::new());
+    pool.broadcast(|_| loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= order.len() || (i >= floor && start.elapsed().as_secs_f64() > limit) {
+            break;
+        }
+        let (sample, counted) = solve_part(plan, order[i], draws);
+        let mut done = done.lock().unwrap_or_else(|e| e.into_inner());
+        done.push((order[i], sample, counted));
+    });
+    let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    done.sort_by_key(|d| d.0);
+    done
+}
+
+/// Times the sample of `design` on `pool` ([`Settings`]).
 ///
-/// The warm-up is there because engines fill shared caches on first use (the mitm engine's
-/// quarter lists up to N = 21), a cost a full run spreads over every task that shares them
-/// but a sample of a few dozen tasks would pay almost in full (measured: 3 to 5× too high at
-/// N = 16..18 without it).
+/// - A first round solves the tasks in [`Design::interleaved`] order with the work counters
+///   until `settings.limit` would be passed (half of it, or a third where a warm-up is
+///   needed; at least two tasks per stratum), so an estimate at the frontier answers in
+///   minutes: the sample is the tasks it solved.
+/// - Where the engine fills caches that later tasks share ([`Plan::warms_caches`], the mitm
+///   engine's quarter lists up to N = 21), that round is an untimed warm-up: a full run
+///   spreads that cost over every task, a sample of a few dozen would pay it almost in full
+///   (measured: 3 to 5× too high at N = 16..18 without it). Elsewhere it is the first timed
+///   round.
+/// - Then rounds of [`time_round`] until every thread has timed about `settings.budget`
+///   seconds ([`Calibration::run_after`]).
 pub fn calibrate(
     plan: &dyn Plan,
     design: &Design,
     pool: &rayon::ThreadPool,
-    budget: f64,
-    seed: u64,
+    settings: Settings,
 ) -> Calibration {
-    let tasks = design.tasks();
-    let work = work_round(plan, &tasks, pool);
-    let total = budget * pool.current_num_threads() as f64;
-    let cal = Calibration::run(&tasks, total, seed, |order| time_round(plan, order, pool));
-    Calibration { work, ..cal }
+    let warm = plan.warms_caches();
+    let draws = Draws {
+        count: settings.draws,
+        seed: settings.seed,
+        counted: true,
+    };
+    let share = if warm { 3.0 } else { 2.0 };
+    let floor = 2 * design.strata.len();
+    let order = design.interleaved(settings.seed);
+    let first = first_round(plan, &order, pool, draws, (settings.limit / share, floor));
+    let tasks: Vec<usize> = first.iter().map(|d| d.0).collect();
+    let counted = first.iter().all(|d| d.2);
+    let timings = (!warm).then(|| first.iter().map(|d| (d.0, d.1.seconds().0)).collect());
+    let total = settings.budget * pool.current_num_threads() as f64;
+    let draws = Draws {
+        counted: false,
+        ..draws
+    };
+    let cal = Calibration::run_after(&tasks, timings, total, settings.seed, |order| {
+        time_round(plan, order, pool, draws)
+    });
+    let partial = first.iter().filter(|d| d.1.is_partial());
+    Calibration {
+        within: first.iter().map(|d| d.1.seconds().1).collect(),
+        work: if counted {
+            first.iter().map(|d| d.1.counters()).collect()
+        } else {
+            Vec::new()
+        },
+        partial: (partial.clone().count(), partial.map(|d| d.1.pieces).sum()),
+        ..cal
+    }
 }
 
 #[cfg(test)]

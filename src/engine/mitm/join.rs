@@ -236,18 +236,18 @@ impl Keys {
     }
 
     /// [`Keys::join`] for a task split into pieces on the hot bits `hot`: piece P stores the
-    /// halves whose hot bits are exactly P and meets the queries without any of them.
+    /// halves whose hot bits are exactly P and meets the queries without any of them. Only
+    /// the pieces in `patterns` are joined (all of them for a count).
     pub(crate) fn join_split(
         &mut self,
         (east, west): (&HalfSpec<'_>, &HalfSpec<'_>),
         hot: &[u32],
+        patterns: std::ops::Range<u32>,
         factors: [u64; 4],
-        shape: &Shape,
-        limits: Limits,
-        level: Level,
+        (shape, limits, level): (&Shape, Limits, Level),
     ) -> u64 {
         let mut total = 0;
-        for pattern in 0..1u32 << hot.len() {
+        for pattern in patterns {
             let queries = [piece::query_spec(east, hot, pattern)];
             let stored = piece::stored_specs(west, pattern);
             total += self.join((&queries, &stored), factors, shape, limits, level);

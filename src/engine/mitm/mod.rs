@@ -35,7 +35,8 @@ use super::mirror::MirrorPlan;
 use super::{Engine, PlanOptions};
 use crate::error::{check_n, Error};
 use crate::plan::{fingerprint_words, Plan};
-use crate::work::Work;
+use crate::subsample::{Draws, Subsample};
+use crate::work::{Clock, Work};
 use index::TaskIndex;
 use key::Geometry;
 use quarter::placements_by_size;
@@ -271,6 +272,36 @@ impl Plan for MitmPlan {
             let count = self.ctx.solve(task, s);
             Some((count, s.take_work()))
         })
+    }
+
+    /// Split tasks (N ≥ 24 or so) solve the work their pieces share and the drawn pieces;
+    /// the rest are solved whole.
+    fn solve_sampled(&self, task: usize, draws: Draws) -> Option<Subsample> {
+        let seed = draws.seed ^ (task as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let task = self.task(task);
+        SCRATCH.with(|s| {
+            let s = &mut s.borrow_mut();
+            s.start_counting(draws.counted);
+            s.draws = Some(Draws { seed, ..draws });
+            s.pieces = 0;
+            let clock = Clock::start();
+            let count = self.ctx.solve(task, s);
+            let seconds = clock.seconds();
+            s.draws = None;
+            let parts = std::mem::take(&mut s.parts);
+            let drawn: f64 = parts.iter().map(|p| p.seconds).sum();
+            let mut sample = Subsample::whole(count, seconds - drawn, s.take_work());
+            if !parts.is_empty() {
+                sample.parts.extend(parts);
+                sample.pieces = s.pieces;
+            }
+            Some(sample)
+        })
+    }
+
+    /// Up to 10×10 quarters the quarter lists are cached; above, every task builds its own.
+    fn warms_caches(&self) -> bool {
+        self.ctx.cache.is_cached() || self.ctx.prepared.is_cached()
     }
 
     fn solve_portable(&self, task: usize) -> u128 {

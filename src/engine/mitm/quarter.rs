@@ -128,6 +128,11 @@ pub(crate) struct QuarterCache {
 
 impl QuarterCache {
     /// A cache for h×h quarters (nothing is generated until asked for).
+    /// Whether the lists are kept (small quarters) rather than built per task.
+    pub(crate) fn is_cached(&self) -> bool {
+        !self.lists.is_empty()
+    }
+
     pub(crate) fn new(h: u32) -> Self {
         let slots = if h <= MAX_CACHED_H { 1usize << h } else { 0 };
         QuarterCache {

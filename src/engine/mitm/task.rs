@@ -22,7 +22,8 @@ use super::prepared::{Prepared, PreparedCache, Side, QUARTERS};
 use super::quarter::QuarterCache;
 use super::simd::Level;
 use super::weights::{ew_weight, free_rows, ns_weight};
-use crate::work::Work;
+use crate::subsample::{self, Draws, Part};
+use crate::work::{Clock, Work};
 
 pub(crate) use super::join::Limits;
 
@@ -63,6 +64,12 @@ pub(crate) struct Task {
 pub(crate) struct Scratch {
     quarters: [Prepared; 4],
     keys: Keys,
+    /// Solve only some pieces of a split task, for an estimate ([`crate::subsample`]).
+    pub(crate) draws: Option<Draws>,
+    /// The pieces solved under `draws`, their counts not yet weighted.
+    pub(crate) parts: Vec<Part>,
+    /// The number of pieces the last split task had (0: not split).
+    pub(crate) pieces: usize,
 }
 
 impl Scratch {
@@ -76,6 +83,11 @@ impl Scratch {
     pub(crate) fn take_work(&mut self) -> Work {
         self.keys.timed = false;
         std::mem::take(&mut self.keys.work)
+    }
+
+    /// Multiplies the counts of the drawn pieces by the task's symmetry weight.
+    fn weigh_parts(&mut self, weight: u128) {
+        self.parts.iter_mut().for_each(|p| p.count *= weight);
     }
 }
 
@@ -195,6 +207,7 @@ impl Context {
         let ns = ns_weight(east, n);
         let ew = ew_weight(east, n, free);
         let sum = self.solve_split(Kind::Even, (east, free & !east), [ew, 2, 2, 4], s);
+        s.weigh_parts(u128::from(ns));
         u128::from(sum) * u128::from(ns)
     }
 
@@ -207,12 +220,14 @@ impl Context {
             return 0;
         }
         let count = self.solve_split(Kind::Centre, (east, free & !east), [1, 0, 0, 0], s);
+        s.weigh_parts(u128::from(weight));
         u128::from(count) * u128::from(weight)
     }
 
     /// Prepares the quarters of the split `(east, west)` and joins them: whole, or, when the
     /// stored side would overflow one sieve fill, in pieces cut by hot bits
-    /// ([`super::piece`]).
+    /// ([`super::piece`]). Under `s.draws`, a task of many pieces solves only the drawn ones
+    /// into `s.parts` and returns 0.
     fn solve_split(
         &self,
         kind: Kind,
@@ -238,8 +253,42 @@ impl Context {
         s.quarters[2..].iter_mut().for_each(|p| p.group_by(&hot));
         phase.stop(&mut s.keys.work.quarter_seconds);
         let (e, w) = self.sides(s.quarters.each_ref(), 0, factors);
-        s.keys
-            .join_split((&e, &w), &hot, factors, shape, limits, level)
+        let all = 1u32 << hot.len();
+        s.pieces = all as usize;
+        match s
+            .draws
+            .filter(|d| d.count > 0 && all as usize > 4 * d.count)
+        {
+            Some(d) => {
+                let drawn = subsample::draw(&piece::weights(&e, &w, &hot), d.count, d.seed);
+                for (pattern, probability, times) in drawn {
+                    // Each piece's work on its own: the shared work so far is set aside.
+                    let shared = std::mem::take(&mut s.keys.work);
+                    let clock = Clock::start();
+                    let p = pattern as u32;
+                    let count = s.keys.join_split(
+                        (&e, &w),
+                        &hot,
+                        p..p + 1,
+                        factors,
+                        (shape, limits, level),
+                    );
+                    let seconds = clock.seconds();
+                    let work = std::mem::replace(&mut s.keys.work, shared);
+                    s.parts.push(Part {
+                        probability: Some(probability),
+                        drawn: times,
+                        count: u128::from(count),
+                        seconds,
+                        work,
+                    });
+                }
+                0
+            }
+            None => s
+                .keys
+                .join_split((&e, &w), &hot, 0..all, factors, (shape, limits, level)),
+        }
     }
 
     /// Builds east and west halves of a prepared split (avoiding the key bits `forbid`) and

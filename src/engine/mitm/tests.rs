@@ -431,3 +431,91 @@ fn boards_whose_quarters_exceed_the_memory_bound_are_refused() {
         );
     }
 }
+
+#[test]
+fn drawn_pieces_estimate_a_task_without_bias() {
+    // Pieces of one key split the tasks of N = 14 into up to 64 pieces. Over many draws, the
+    // estimates of a task's count average to its count (summed over six tasks, within four
+    // standard errors: a bias of 10% is about five), and their stated variance matches their
+    // spread.
+    let plan = split_plan(14, Level::detect(), (1, 1), false);
+    let runs = 1000;
+    let (mut bias, mut se2, mut partial) = (0.0, 0.0, 0);
+    for id in (0..plan.len()).step_by(7) {
+        let truth = plan.solve(id) as f64;
+        let draws = |seed| Draws {
+            count: 2,
+            seed,
+            counted: false,
+        };
+        let first = plan
+            .solve_sampled(id, draws(0))
+            .expect("mitm solves in part");
+        if !first.is_partial() {
+            assert_eq!(first.count(), (truth, 0.0), "task {id} solved whole");
+            continue;
+        }
+        let estimates: Vec<(f64, f64)> = (0..runs)
+            .map(|seed| plan.solve_sampled(id, draws(seed)).unwrap().count())
+            .collect();
+        let mean = estimates.iter().map(|e| e.0).sum::<f64>() / runs as f64;
+        let stated = estimates.iter().map(|e| e.1).sum::<f64>() / runs as f64;
+        let spread =
+            estimates.iter().map(|e| (e.0 - mean).powi(2)).sum::<f64>() / (runs - 1) as f64;
+        let ratio = stated / spread.max(f64::MIN_POSITIVE);
+        assert!(
+            (0.6..1.6).contains(&ratio),
+            "task {id}: variance {stated} vs {spread}"
+        );
+        bias += mean - truth;
+        se2 += stated / runs as f64;
+        partial += 1;
+        if partial == 6 {
+            break;
+        }
+    }
+    assert_eq!(partial, 6, "too few tasks of N = 14 were solved in part");
+    assert!(
+        bias.abs() <= 4.0 * se2.sqrt(),
+        "bias {bias}, standard error {}",
+        se2.sqrt()
+    );
+}
+
+#[test]
+fn the_two_stage_interval_brackets_the_known_total() {
+    // Tasks sampled, then two pieces drawn from each task of many: the solution count's
+    // interval holds Q(14) for most seeds, as the one-stage estimator's does.
+    let plan = split_plan(14, Level::detect(), (1, 1), false);
+    let truth = known::total(14).unwrap() as f64;
+    let seeds = 40;
+    let mut partial = 0;
+    let hits = (1..=seeds)
+        .filter(|&seed| {
+            let d = crate::estimate::design(&plan, 64, seed);
+            let counts: std::collections::BTreeMap<usize, (f64, f64)> = d
+                .tasks()
+                .into_iter()
+                .map(|t| {
+                    let draws = Draws {
+                        count: 2,
+                        seed,
+                        counted: false,
+                    };
+                    let s = plan.solve_sampled(t, draws).unwrap();
+                    partial += usize::from(s.is_partial());
+                    (t, s.count())
+                })
+                .collect();
+            let e = d.combine_sampled(&plan, |t| counts[&t].0, |t| counts[&t].1);
+            assert!(e.low <= e.estimate && e.estimate <= e.high);
+            e.low <= truth && truth <= e.high
+        })
+        .count();
+    assert!(
+        partial > seeds as usize,
+        "too few tasks solved in part: {partial}"
+    );
+    let coverage = hits as f64 / seeds as f64;
+    assert!(coverage >= 0.75, "coverage {coverage}");
+}

@@ -61,6 +61,20 @@ fn two_rounds_are_timed_whatever_the_budget() {
 }
 
 #[test]
+fn a_first_round_that_spent_the_budget_stands_alone() {
+    let long = Some(vec![(1, 4.0), (2, 3.0)]);
+    let cal = Calibration::run_after(&[1, 2], long, 6.0, 1, |_| unreachable!());
+    assert_eq!(cal.seconds, vec![vec![4.0], vec![3.0]]);
+    // A short first round is followed by as many as the budget asks, two at least.
+    let short = Some(vec![(1, 1.0), (2, 1.0)]);
+    let cal = Calibration::run_after(&[1, 2], short, 6.0, 1, |o| {
+        o.iter().map(|&t| (t, 1.0)).collect()
+    });
+    assert_eq!(cal.rounds(), 3);
+    assert_eq!(cal.seconds[0][0], 1.0);
+}
+
+#[test]
 fn blocks_are_consecutive_and_cover_every_round() {
     let cal = Calibration::run(&[4], 25.0, 1, |o| o.iter().map(|&t| (t, 1.0)).collect());
     assert_eq!(cal.rounds(), 25);
