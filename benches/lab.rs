@@ -6,11 +6,14 @@
 //!   K = 4..1000;
 //! - greedy LPT (a partition that sorts every task by cost first) against the snake layout
 //!   and a cyclic one at N = 16, where shards of a large K hold only a few tasks;
-//! - checkpoint sizes and save times at the size of the N = 27 mitm plan.
+//! - checkpoint sizes and save times at the size of the N = 27 mitm plan;
+//! - the coverage of `estimate`'s 90% interval on solution counts (whose total is known) for
+//!   several plans and sample sizes, over 100 designs each.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use nqueens::estimate::design;
 use nqueens::plan::fingerprint_words;
 use nqueens::shard::{Checkpoint, ShardSpec};
 use nqueens::{CountOptions, Plan};
@@ -19,6 +22,42 @@ fn main() {
     shard_balance_table();
     lpt_balance_at_16();
     checkpoint_sizes_and_save_times();
+    interval_coverage_table();
+}
+
+/// How often the 90% interval of `samples` sampled tasks holds Q(N), over `seeds` designs.
+fn coverage(engine: &str, n: u32, samples: usize, seeds: u64) -> f64 {
+    let options = CountOptions::new().engine(engine).threads(1);
+    let plan = nqueens::shard::stable_plan(n, &options).expect("a plan");
+    let counts: Vec<f64> = (0..plan.len()).map(|t| plan.solve(t) as f64).collect();
+    let truth = nqueens::known::total(n).expect("a published count") as f64;
+    let hits = (1..=seeds)
+        .filter(|&seed| {
+            let e = design(plan.as_ref(), samples, seed).combine(plan.as_ref(), |t| counts[t]);
+            e.low <= truth && truth <= e.high
+        })
+        .count();
+    hits as f64 / seeds as f64
+}
+
+/// The estimator's interval coverage on solution counts, for several plans and sample sizes.
+fn interval_coverage_table() {
+    println!("\nestimate interval coverage (solution counts, 100 designs each):");
+    for (engine, n) in [
+        ("mitm", 14),
+        ("mitm", 15),
+        ("mitm", 16),
+        ("symmetry", 14),
+        ("mirror", 13),
+    ] {
+        for samples in [16, 64, 256] {
+            let c = coverage(engine, n, samples, 100);
+            println!(
+                "{engine} N = {n}, {samples} samples: coverage {:.0}%",
+                c * 100.0
+            );
+        }
+    }
 }
 
 /// The expected work of shard `spec` of `plan`.

@@ -390,34 +390,12 @@ mod tests {
     /// solutions per task, whose sum is Q(N) (a harder measure than time: many tasks have no
     /// solution at all). Deterministic (fixed seeds), so not flaky. With 40 designs and a true
     /// coverage of 90%, fewer than 30 hits would be a 3-sigma event. Measured over 100
-    /// designs (`interval_coverage_table`): 87–94% at 64 samples.
+    /// designs (`cargo bench --bench lab`, the coverage table): 87–94% at 64 samples.
     #[test]
     fn the_interval_brackets_a_known_total() {
         for (engine, n) in [("mitm", 14), ("mitm", 15), ("symmetry", 14), ("mirror", 13)] {
             let c = coverage(engine, n, 64, 40);
             assert!(c >= 0.75, "{engine} N = {n}: coverage {c}");
-        }
-    }
-
-    /// Prints the coverage of the 90% interval for several plans and sample sizes;
-    /// `cargo test --release -- --ignored interval_coverage_table --nocapture`.
-    #[test]
-    #[ignore]
-    fn interval_coverage_table() {
-        for (engine, n) in [
-            ("mitm", 14),
-            ("mitm", 15),
-            ("mitm", 16),
-            ("symmetry", 14),
-            ("mirror", 13),
-        ] {
-            for samples in [16, 64, 256] {
-                let c = coverage(engine, n, samples, 100);
-                println!(
-                    "{engine} N = {n}, {samples} samples: coverage {:.0}%",
-                    c * 100.0
-                );
-            }
         }
     }
 }
