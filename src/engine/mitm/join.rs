@@ -240,7 +240,7 @@ impl Keys {
     /// the pieces in `patterns` are joined (all of them for a count).
     pub(crate) fn join_split(
         &mut self,
-        (east, west): (&HalfSpec<'_>, &HalfSpec<'_>),
+        (east, wests): (&HalfSpec<'_>, &[HalfSpec<'_>]),
         hot: &[u32],
         patterns: std::ops::Range<u32>,
         factors: [u64; 4],
@@ -249,7 +249,10 @@ impl Keys {
         let mut total = 0;
         for pattern in patterns {
             let queries = [piece::query_spec(east, hot, pattern)];
-            let stored = piece::stored_specs(west, pattern);
+            let stored: Vec<HalfSpec<'_>> = wests
+                .iter()
+                .flat_map(|w| piece::stored_specs(w, pattern))
+                .collect();
             total += self.join((&queries, &stored), factors, shape, limits, level);
             self.work.pieces += 1;
         }

@@ -282,18 +282,18 @@ impl Plan for MitmPlan {
         SCRATCH.with(|s| {
             let s = &mut s.borrow_mut();
             s.start_counting(draws.counted);
-            s.draws = Some(Draws { seed, ..draws });
-            s.pieces = 0;
+            s.sampling.draws = Some(Draws { seed, ..draws });
+            s.sampling.pieces = 0;
             let clock = Clock::start();
             let count = self.ctx.solve(task, s);
             let seconds = clock.seconds();
-            s.draws = None;
-            let parts = std::mem::take(&mut s.parts);
+            s.sampling.draws = None;
+            let parts = std::mem::take(&mut s.sampling.parts);
             let drawn: f64 = parts.iter().map(|p| p.seconds).sum();
             let mut sample = Subsample::whole(count, seconds - drawn, s.take_work());
             if !parts.is_empty() {
                 sample.parts.extend(parts);
-                sample.pieces = s.pieces;
+                sample.pieces = s.sampling.pieces;
             }
             Some(sample)
         })

@@ -27,16 +27,23 @@ const SAMPLE: usize = 8;
 /// The hot bits to split the stored side `stored` of a task on, with queries `queries`:
 /// empty when its keys are expected to fit one sieve fill, else the bits that rule out the
 /// most (query, stored) pairs, enough of them for pieces of about `limits.piece` keys.
-pub(crate) fn hot_bits(queries: &HalfSpec<'_>, stored: &HalfSpec<'_>, limits: Limits) -> Vec<u32> {
+pub(crate) fn hot_bits(
+    queries: &HalfSpec<'_>,
+    stored: &[HalfSpec<'_>],
+    limits: Limits,
+) -> Vec<u32> {
     let (pairs, s) = densities(stored);
     let keys = pairs * KEPT;
     if keys <= limits.stored as f64 {
         return Vec::new();
     }
     let k = ((keys / limits.piece.max(1) as f64).log2().ceil() as usize).clamp(1, MAX_HOT);
-    let (_, q) = densities(queries);
-    // Bits a side forbids or adds to every key never tell two pieces apart.
-    let fixed = queries.forbid | queries.extra | stored.forbid | stored.extra;
+    let (_, q) = densities(std::slice::from_ref(queries));
+    // Bits a side forbids or adds to every key never tell two pieces apart, and a pattern
+    // must come from the quarter words alone.
+    let fixed = stored.iter().fold(queries.forbid | queries.extra, |m, w| {
+        m | w.forbid | w.extra
+    });
     let mut score: Vec<(f64, u32)> = (0..64)
         .filter(|&p| fixed >> p & 1 == 0)
         .map(|p| (s[p as usize] * q[p as usize], p))
@@ -52,9 +59,9 @@ pub(crate) fn hot_bits(queries: &HalfSpec<'_>, stored: &HalfSpec<'_>, limits: Li
 /// of all pairs for densities s (stored) and q (queries). Time grows more slowly than pairs
 /// (building keys is linear in each side, the sieve's visits sublinear): the 3/4 power
 /// followed the pieces' times within a factor of about 2 on middle tasks of N = 26 and 28.
-pub(crate) fn weights(queries: &HalfSpec<'_>, stored: &HalfSpec<'_>, hot: &[u32]) -> Vec<f64> {
+pub(crate) fn weights(queries: &HalfSpec<'_>, stored: &[HalfSpec<'_>], hot: &[u32]) -> Vec<f64> {
     let (_, s) = densities(stored);
-    let (_, q) = densities(queries);
+    let (_, q) = densities(std::slice::from_ref(queries));
     (0..1u32 << hot.len())
         .map(|pattern| {
             let pairs: f64 = hot
@@ -74,11 +81,22 @@ pub(crate) fn weights(queries: &HalfSpec<'_>, stored: &HalfSpec<'_>, hot: &[u32]
         .collect()
 }
 
-/// The (north, south) word pairs `spec` tests, and for each key bit the share of those
+/// The (north, south) word pairs `specs` test, and for each key bit the share of those
 /// pairs whose north or south word has it (sampled, weighted by each group's pairs).
-fn densities(spec: &HalfSpec<'_>) -> (f64, [f64; 64]) {
+fn densities(specs: &[HalfSpec<'_>]) -> (f64, [f64; 64]) {
     let mut bits = [0f64; 64];
     let mut total = 0.0;
+    for spec in specs {
+        add_densities(spec, &mut bits, &mut total);
+    }
+    if total > 0.0 {
+        bits.iter_mut().for_each(|b| *b /= total);
+    }
+    (total, bits)
+}
+
+/// Adds the word pairs of `spec` to `total` and their weighted bit counts to `bits`.
+fn add_densities(spec: &HalfSpec<'_>, bits: &mut [f64; 64], total: &mut f64) {
     for &cn in spec.masks.iter().filter(|&&cn| cn & !spec.cols == 0) {
         let cs = spec.cols ^ cn;
         for class in (0..4).filter(|&c| spec.wanted[c]) {
@@ -90,7 +108,7 @@ fn densities(spec: &HalfSpec<'_>) -> (f64, [f64; 64]) {
             if pairs == 0.0 {
                 continue;
             }
-            total += pairs;
+            *total += pairs;
             for side in [n, s] {
                 let step = (side.len() / SAMPLE).max(1);
                 let weight = pairs / side.len().div_ceil(step) as f64;
@@ -104,10 +122,6 @@ fn densities(spec: &HalfSpec<'_>) -> (f64, [f64; 64]) {
             }
         }
     }
-    if total > 0.0 {
-        bits.iter_mut().for_each(|b| *b /= total);
-    }
-    (total, bits)
 }
 
 /// The key bits of pattern `pattern` over the hot bits `hot`.

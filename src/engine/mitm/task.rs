@@ -64,9 +64,16 @@ pub(crate) struct Task {
 pub(crate) struct Scratch {
     quarters: [Prepared; 4],
     keys: Keys,
-    /// Solve only some pieces of a split task, for an estimate ([`crate::subsample`]).
+    /// What an estimate asks of split tasks, and what they did.
+    pub(crate) sampling: Sampling,
+}
+
+/// Split tasks solved in part, for an estimate ([`crate::subsample`]).
+#[derive(Debug, Default)]
+pub(crate) struct Sampling {
+    /// Solve only some pieces of a split task (`None`: every piece).
     pub(crate) draws: Option<Draws>,
-    /// The pieces solved under `draws`, their counts not yet weighted.
+    /// The pieces solved under `draws`, weighted once the task's weight is known.
     pub(crate) parts: Vec<Part>,
     /// The number of pieces the last split task had (0: not split).
     pub(crate) pieces: usize,
@@ -87,7 +94,10 @@ impl Scratch {
 
     /// Multiplies the counts of the drawn pieces by the task's symmetry weight.
     fn weigh_parts(&mut self, weight: u128) {
-        self.parts.iter_mut().for_each(|p| p.count *= weight);
+        self.sampling
+            .parts
+            .iter_mut()
+            .for_each(|p| p.count *= weight);
     }
 }
 
@@ -243,7 +253,7 @@ impl Context {
         let hot = if self.prepared.is_cached() {
             Vec::new()
         } else {
-            piece::hot_bits(&e, &w, limits)
+            piece::hot_bits(&e, std::slice::from_ref(&w), limits)
         };
         if hot.is_empty() {
             return s.keys.join((&[e], &[w]), factors, shape, limits, level);
@@ -253,42 +263,15 @@ impl Context {
         s.quarters[2..].iter_mut().for_each(|p| p.group_by(&hot));
         phase.stop(&mut s.keys.work.quarter_seconds);
         let (e, w) = self.sides(s.quarters.each_ref(), 0, factors);
-        let all = 1u32 << hot.len();
-        s.pieces = all as usize;
-        match s
-            .draws
-            .filter(|d| d.count > 0 && all as usize > 4 * d.count)
-        {
-            Some(d) => {
-                let drawn = subsample::draw(&piece::weights(&e, &w, &hot), d.count, d.seed);
-                for (pattern, probability, times) in drawn {
-                    // Each piece's work on its own: the shared work so far is set aside.
-                    let shared = std::mem::take(&mut s.keys.work);
-                    let clock = Clock::start();
-                    let p = pattern as u32;
-                    let count = s.keys.join_split(
-                        (&e, &w),
-                        &hot,
-                        p..p + 1,
-                        factors,
-                        (shape, limits, level),
-                    );
-                    let seconds = clock.seconds();
-                    let work = std::mem::replace(&mut s.keys.work, shared);
-                    s.parts.push(Part {
-                        probability: Some(probability),
-                        drawn: times,
-                        count: u128::from(count),
-                        seconds,
-                        work,
-                    });
-                }
-                0
-            }
-            None => s
-                .keys
-                .join_split((&e, &w), &hot, 0..all, factors, (shape, limits, level)),
-        }
+        let sides = (&e, std::slice::from_ref(&w));
+        join_pieces(
+            &mut s.keys,
+            &mut s.sampling,
+            sides,
+            &hot,
+            factors,
+            (shape, limits, level),
+        )
     }
 
     /// Builds east and west halves of a prepared split (avoiding the key bits `forbid`) and
@@ -344,11 +327,7 @@ impl Context {
     /// Odd N with queens at (h, x) and (y, h) for every h < x < y: weight 8 each.
     fn solve_cross(&self, east: u32, y: u32, s: &mut Scratch) -> u128 {
         let g = &self.geo;
-        let (h, free) = (g.h, free_rows(g, y));
-        let west = free & !east;
-        // The (y, h) queen: in-window diagonals are key bits every half must avoid; for
-        // y = N − 1 they fall outside the window and the quarters are filtered directly.
-        let ybits = g.window_bits(h + g.n - 1 - y, h + y);
+        let west = free_rows(g, y) & !east;
         let phase = Phase::start(s.keys.timed);
         let q = if y == g.n - 1 {
             self.cross_quarters_edge(east, west, y, &mut s.quarters)
@@ -356,10 +335,53 @@ impl Context {
             self.quarters(Kind::Cross, east, west, &mut s.quarters)
         };
         s.keys.note_quarters(&q, phase);
+        let (shape, limits, level) = (&self.shapes[y as usize], self.limits, self.level);
+        let (east, wests) = self.cross_sides(q, y);
+        let hot = if self.prepared.is_cached() {
+            Vec::new()
+        } else {
+            piece::hot_bits(&east, &wests, limits)
+        };
+        if hot.is_empty() {
+            let sides = (&[east][..], &wests[..]);
+            let count = s.keys.join(sides, [1, 0, 0, 0], shape, limits, level);
+            return u128::from(count) * 8;
+        }
+        // As in `solve_split`: the scratch's own quarters, regrouped by the hot bits.
+        let phase = Phase::start(s.keys.timed);
+        s.quarters[2..].iter_mut().for_each(|p| p.group_by(&hot));
+        phase.stop(&mut s.keys.work.quarter_seconds);
+        let (east, wests) = self.cross_sides(s.quarters.each_ref(), y);
+        let sides = (&east, &wests[..]);
+        let factors = [1, 0, 0, 0];
+        let count = join_pieces(
+            &mut s.keys,
+            &mut s.sampling,
+            sides,
+            &hot,
+            factors,
+            (shape, limits, level),
+        );
+        s.weigh_parts(8);
+        u128::from(count) * 8
+    }
+
+    /// The sides of a cross task with the middle column's queen at row `y`: the east halves,
+    /// and the west halves of every (h, x) queen.
+    fn cross_sides<'a>(
+        &'a self,
+        q: [&'a Prepared; 4],
+        y: u32,
+    ) -> (HalfSpec<'a>, Vec<HalfSpec<'a>>) {
+        let g = &self.geo;
+        let h = g.h;
+        // The (y, h) queen: in-window diagonals are key bits every half must avoid; for
+        // y = N − 1 they fall outside the window and the quarters are filtered directly.
+        let ybits = g.window_bits(h + g.n - 1 - y, h + y);
         let east = self.east_spec(q, ybits);
         // The (h, x) queen's diagonals are key bits of every west quarter: west halves must
         // avoid them, and they join each west key to rule out clashing east keys.
-        let wests: Vec<HalfSpec<'_>> = (h + 1..y)
+        let wests = (h + 1..y)
             .map(|x| {
                 let xbits = g.window_bits(x + h, x + h);
                 HalfSpec {
@@ -373,12 +395,7 @@ impl Context {
                 }
             })
             .collect();
-        let shape = &self.shapes[y as usize];
-        let sides = (&[east][..], &wests[..]);
-        let count = s
-            .keys
-            .join(sides, [1, 0, 0, 0], shape, self.limits, self.level);
-        u128::from(count) * 8
+        (east, wests)
     }
 
     /// The quarters of a cross task with y = N − 1, filtered against that queen directly.
@@ -398,6 +415,46 @@ impl Context {
         }
         spare.each_ref()
     }
+}
+
+/// Joins a task's sides split on the hot bits `hot`: every piece, or under `sampling.draws`
+/// the drawn ones only (each timed and counted on its own into `sampling.parts`; the
+/// returned count is then 0).
+fn join_pieces(
+    keys: &mut Keys,
+    sampling: &mut Sampling,
+    (east, wests): (&HalfSpec<'_>, &[HalfSpec<'_>]),
+    hot: &[u32],
+    factors: [u64; 4],
+    run: (&Shape, Limits, Level),
+) -> u64 {
+    let all = 1u32 << hot.len();
+    sampling.pieces = all as usize;
+    let Some(d) = sampling
+        .draws
+        .filter(|d| d.count > 0 && all as usize > 4 * d.count)
+    else {
+        return keys.join_split((east, wests), hot, 0..all, factors, run);
+    };
+    for (pattern, probability, times) in
+        subsample::draw(&piece::weights(east, wests, hot), d.count, d.seed)
+    {
+        // Each piece's work on its own: the shared work so far is set aside.
+        let shared = std::mem::take(&mut keys.work);
+        let clock = Clock::start();
+        let p = pattern as u32;
+        let count = keys.join_split((east, wests), hot, p..p + 1, factors, run);
+        let seconds = clock.seconds();
+        let work = std::mem::replace(&mut keys.work, shared);
+        sampling.parts.push(Part {
+            probability: Some(probability),
+            drawn: times,
+            count: u128::from(count),
+            seconds,
+            work,
+        });
+    }
+    0
 }
 
 /// The quarter filters of each task kind of an `n`×`n` board, by [`Kind::slot`].
