@@ -95,7 +95,11 @@ fn densities(specs: &[HalfSpec<'_>]) -> (f64, [f64; 64]) {
     (total, bits)
 }
 
-/// Adds the word pairs of `spec` to `total` and their weighted bit counts to `bits`.
+/// Adds the word pairs of `spec` to `total` and their weighted bit counts to `bits`. Words
+/// with a bit the side forbids never pair (odd N's cross tasks forbid the diagonals of the
+/// middle column's queens: counting their words overstated the west side several times
+/// and split tasks that fit one fill), so the sample's share of words without one scales
+/// the pairs.
 fn add_densities(spec: &HalfSpec<'_>, bits: &mut [f64; 64], total: &mut f64) {
     for &cn in spec.masks.iter().filter(|&&cn| cn & !spec.cols == 0) {
         let cs = spec.cols ^ cn;
@@ -104,16 +108,15 @@ fn add_densities(spec: &HalfSpec<'_>, bits: &mut [f64; 64], total: &mut f64) {
                 spec.north.get(class >> 1, cn),
                 spec.south.get(class & 1, cs),
             );
-            let pairs = (n.len() * s.len()) as f64;
+            let (north, south) = (sample(n, spec.forbid), sample(s, spec.forbid));
+            let pairs = n.len() as f64 * north.1 * s.len() as f64 * south.1;
             if pairs == 0.0 {
                 continue;
             }
             *total += pairs;
-            for side in [n, s] {
-                let step = (side.len() / SAMPLE).max(1);
-                let weight = pairs / side.len().div_ceil(step) as f64;
-                for &w in side.iter().step_by(step) {
-                    let mut word = w;
+            for (words, _) in [north, south] {
+                let weight = pairs / words.len() as f64;
+                for mut word in words {
                     while word != 0 {
                         bits[word.trailing_zeros() as usize] += weight;
                         word &= word - 1;
@@ -122,6 +125,21 @@ fn add_densities(spec: &HalfSpec<'_>, bits: &mut [f64; 64], total: &mut f64) {
             }
         }
     }
+}
+
+/// About [`SAMPLE`] words spread over `words`, those without a bit of `forbid`, and their
+/// share of the words sampled.
+fn sample(words: &[u64], forbid: u64) -> (Vec<u64>, f64) {
+    let step = (words.len() / SAMPLE).max(1);
+    let taken = words.len().div_ceil(step).max(1);
+    let kept: Vec<u64> = words
+        .iter()
+        .step_by(step)
+        .copied()
+        .filter(|w| w & forbid == 0)
+        .collect();
+    let share = kept.len() as f64 / taken as f64;
+    (kept, share)
 }
 
 /// The key bits of pattern `pattern` over the hot bits `hot`.

@@ -409,11 +409,14 @@ fn tasks_split_into_tiny_pieces_keep_their_totals() {
                 }
             }
             assert!(pieces > 0, "{level:?} n = {n}: no task was split");
-            assert!(cross > 0 || n % 2 == 0, "{level:?} n = {n}: no cross task was split");
+            assert!(
+                cross > 0 || n % 2 == 0,
+                "{level:?} n = {n}: no cross task was split"
+            );
         }
     }
     for (n, trie) in [(13, true), (14, false), (15, true), (16, false)] {
-        let plan = split_plan(n, Level::detect(), (50, 10), trie);
+        let plan = split_plan(n, Level::detect(), (10, 2), trie);
         let (sum, works) = counted_total(&plan);
         assert_eq!(Some(sum), known::total(n), "n = {n}, trie {trie}");
         let pieces: u64 = works.iter().map(|w| w.pieces).sum();
