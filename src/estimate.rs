@@ -25,7 +25,8 @@ mod calibration;
 use std::collections::BTreeSet;
 
 pub use calibration::{
-    calibrate, interval, t90, time_round, timing_spread, Calibration, Estimate, Settings, BLOCKS,
+    calibrate, interval, t90, time_round, timing_spread, Calibration, Estimate, FirstRound,
+    Settings, BLOCKS,
 };
 
 use crate::plan::{fingerprint_words, Plan};

@@ -57,6 +57,18 @@ pub struct Calibration {
     pub partial: (usize, usize),
 }
 
+/// A first round of timings already taken.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FirstRound {
+    /// `(id, seconds)` of every task.
+    pub timings: Vec<(usize, f64)>,
+    /// Whether no more rounds are needed once it spent the budget: a round that took a
+    /// good share of the time limit would double the estimate's time, and its tasks
+    /// (seconds each at the frontier) average out a scheduler's noise themselves; the timing
+    /// part of the interval is then the floor ([`Design::estimate`]).
+    pub alone: bool,
+}
+
 /// How a sample is solved and timed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
@@ -85,13 +97,10 @@ impl Calibration {
         Self::run_after(tasks, None, budget, seed, round)
     }
 
-    /// [`Calibration::run`] after a `first` round already timed (`(id, seconds)` of every
-    /// task). A first round that alone spent the budget stands alone: its tasks take
-    /// seconds each, long enough to average out a scheduler's noise, and the timing part of
-    /// the interval is then the floor ([`Design::estimate`]).
+    /// [`Calibration::run`] after a `first` round already timed ([`FirstRound`]).
     pub fn run_after(
         tasks: &[usize],
-        first: Option<Vec<(usize, f64)>>,
+        first: Option<FirstRound>,
         budget: f64,
         seed: u64,
         mut round: impl FnMut(&[usize]) -> Vec<(usize, f64)>,
@@ -109,16 +118,14 @@ impl Calibration {
                 *spent += s;
             }
         };
-        let alone = first.is_some();
+        let mut least = MIN_ROUNDS;
         if let Some(first) = first {
-            record(first, &mut spent);
+            record(first.timings, &mut spent);
             rounds += 1;
+            if first.alone {
+                least = 1;
+            }
         }
-        let least = if alone && spent >= budget {
-            1
-        } else {
-            MIN_ROUNDS
-        };
         while !tasks.is_empty() && (rounds < least || (spent < budget && rounds < MAX_ROUNDS)) {
             rng.shuffle(&mut order);
             record(round(&order), &mut spent);
@@ -440,11 +447,20 @@ pub fn calibrate(
     let share = if warm { 3.0 } else { 2.0 };
     let floor = 2 * design.strata.len();
     let order = design.interleaved(settings.seed);
+    let started = Instant::now();
     let first = first_round(plan, &order, pool, draws, (settings.limit / share, floor));
     let tasks: Vec<usize> = first.iter().map(|d| d.0).collect();
     let counted = first.iter().all(|d| d.2);
-    let timings = (!warm).then(|| first.iter().map(|d| (d.0, d.1.seconds().0)).collect());
     let total = settings.budget * pool.current_num_threads() as f64;
+    let timings = (!warm).then(|| {
+        let timings: Vec<(usize, f64)> = first.iter().map(|d| (d.0, d.1.seconds().0)).collect();
+        let spent: f64 = timings.iter().map(|t| t.1).sum();
+        let long = started.elapsed().as_secs_f64() > settings.limit / 4.0;
+        FirstRound {
+            alone: long && spent >= total,
+            timings,
+        }
+    });
     let draws = Draws {
         counted: false,
         ..draws

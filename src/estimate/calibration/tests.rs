@@ -61,12 +61,18 @@ fn two_rounds_are_timed_whatever_the_budget() {
 }
 
 #[test]
-fn a_first_round_that_spent_the_budget_stands_alone() {
-    let long = Some(vec![(1, 4.0), (2, 3.0)]);
+fn a_long_first_round_stands_alone() {
+    let long = Some(FirstRound {
+        timings: vec![(1, 4.0), (2, 3.0)],
+        alone: true,
+    });
     let cal = Calibration::run_after(&[1, 2], long, 6.0, 1, |_| unreachable!());
     assert_eq!(cal.seconds, vec![vec![4.0], vec![3.0]]);
-    // A short first round is followed by as many as the budget asks, two at least.
-    let short = Some(vec![(1, 1.0), (2, 1.0)]);
+    // Another is followed by as many as the budget asks, two at least.
+    let short = Some(FirstRound {
+        timings: vec![(1, 1.0), (2, 1.0)],
+        alone: false,
+    });
     let cal = Calibration::run_after(&[1, 2], short, 6.0, 1, |o| {
         o.iter().map(|&t| (t, 1.0)).collect()
     });
