@@ -192,8 +192,36 @@ fn estimate_json_has_every_field_and_a_consistent_interval() {
     assert!(sbatch.contains(&format!("--array=0-{}", k - 1)), "{sbatch}");
     assert!(sbatch.contains("--shard auto"), "{sbatch}");
     assert!(v["samples"].as_u64().unwrap() >= 2);
+    assert!(v["samples"].as_u64() <= v["samples_drawn"].as_u64());
+    assert_eq!(v["pieces"]["draws"], 2);
+    assert!(v["pieces"]["partial_tasks"].as_u64().is_some());
     assert!(v["sampled_cost_fraction"].as_f64().unwrap() > 0.0);
     assert!(v["per_task_hours"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn a_time_limit_cuts_the_sample_to_two_tasks_per_stratum_at_least() {
+    // A limit too short for any task: the first round still solves two per stratum, and
+    // the estimate says how many of the drawn tasks it kept.
+    let out = nqueens()
+        .args(["estimate", "16", "-j", "1", "--json", "-q"])
+        .args(["--time-limit", "0.001s", "--calibrate", "0.05s"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let strata = v["work"]["strata"].as_u64().unwrap();
+    let solved = v["samples"].as_u64().unwrap();
+    assert_eq!(v["samples_drawn"], 256);
+    assert!(
+        solved >= 2 * strata && solved < 256,
+        "{solved} of 256, {strata} strata"
+    );
+    assert_eq!(v["work"]["sampled_tasks"], v["samples"]);
+    let c = &v["core_hours"];
+    assert!(
+        c["low"].as_f64() <= c["estimate"].as_f64() && c["estimate"].as_f64() <= c["high"].as_f64()
+    );
 }
 
 /// One 1-thread estimate of N = 13 with seed `seed`, timed for a fraction of a second.
@@ -279,6 +307,9 @@ fn estimate_refuses_bad_options() {
         &["estimate", "13", "--engine", "banana"],
         &["estimate", "13", "--calibrate", "0s"],
         &["estimate", "13", "--timing-floor", "120"],
+        &["estimate", "13", "--draws", "65"],
+        &["estimate", "13", "--time-limit", "0s"],
+        &["estimate", "13", "--time-limit", "soon"],
     ] {
         let (code, _, err) = run(args);
         assert_eq!(code, 2, "{args:?}: {err}");
