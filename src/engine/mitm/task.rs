@@ -92,6 +92,15 @@ impl Scratch {
         std::mem::take(&mut self.keys.work)
     }
 
+    /// Groups the west quarters' words by their pattern of the hot bits `hot`, timed as
+    /// quarter work. Only split tasks get here, and they never use the shared cache: their
+    /// quarters are the scratch's own copies, so they can be regrouped.
+    fn regroup(&mut self, hot: &[u32]) {
+        let phase = Phase::start(self.keys.timed);
+        self.quarters[2..].iter_mut().for_each(|p| p.group_by(hot));
+        phase.stop(&mut self.keys.work.quarter_seconds);
+    }
+
     /// Multiplies the counts of the drawn pieces by the task's symmetry weight.
     fn weigh_parts(&mut self, weight: u128) {
         self.sampling
@@ -258,20 +267,10 @@ impl Context {
         if hot.is_empty() {
             return s.keys.join((&[e], &[w]), factors, shape, limits, level);
         }
-        // Uncached quarters are the scratch's own copies, so they can be regrouped.
-        let phase = Phase::start(s.keys.timed);
-        s.quarters[2..].iter_mut().for_each(|p| p.group_by(&hot));
-        phase.stop(&mut s.keys.work.quarter_seconds);
+        s.regroup(&hot);
         let (e, w) = self.sides(s.quarters.each_ref(), 0, factors);
-        let sides = (&e, std::slice::from_ref(&w));
-        join_pieces(
-            &mut s.keys,
-            &mut s.sampling,
-            sides,
-            &hot,
-            factors,
-            (shape, limits, level),
-        )
+        let (sides, run) = ((&e, std::slice::from_ref(&w)), (shape, limits, level));
+        join_pieces(&mut s.keys, &mut s.sampling, sides, &hot, factors, run)
     }
 
     /// Builds east and west halves of a prepared split (avoiding the key bits `forbid`) and
@@ -347,21 +346,10 @@ impl Context {
             let count = s.keys.join(sides, [1, 0, 0, 0], shape, limits, level);
             return u128::from(count) * 8;
         }
-        // As in `solve_split`: the scratch's own quarters, regrouped by the hot bits.
-        let phase = Phase::start(s.keys.timed);
-        s.quarters[2..].iter_mut().for_each(|p| p.group_by(&hot));
-        phase.stop(&mut s.keys.work.quarter_seconds);
+        s.regroup(&hot);
         let (east, wests) = self.cross_sides(s.quarters.each_ref(), y);
-        let sides = (&east, &wests[..]);
-        let factors = [1, 0, 0, 0];
-        let count = join_pieces(
-            &mut s.keys,
-            &mut s.sampling,
-            sides,
-            &hot,
-            factors,
-            (shape, limits, level),
-        );
+        let (sides, run) = ((&east, &wests[..]), (shape, limits, level));
+        let count = join_pieces(&mut s.keys, &mut s.sampling, sides, &hot, [1, 0, 0, 0], run);
         s.weigh_parts(8);
         u128::from(count) * 8
     }
