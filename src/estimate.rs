@@ -19,8 +19,12 @@
 //! measured by [`calibrate`]: the work (cost model, sample) is the same on every machine,
 //! the speed is timed in shuffled rounds ([`Calibration`]), and the estimate's interval is
 //! widened by the timing spread as well ([`Design::estimate`]).
+//!
+//! [`estimate_report`] turns that estimate into what `nqueens estimate` reports: core and
+//! wall hours, a shard count with its Slurm line, the work counters scaled to the plan.
 
 mod calibration;
+mod report;
 
 use std::collections::BTreeSet;
 
@@ -28,6 +32,7 @@ pub use calibration::{
     calibrate, interval, t90, time_round, timing_spread, Calibration, Estimate, FirstRound,
     Settings, BLOCKS,
 };
+pub use report::{estimate_report, ReportSettings};
 
 use crate::plan::{fingerprint_words, Plan};
 

@@ -1,9 +1,11 @@
 //! The report model and its renderers.
 //!
-//! Commands build a serde model ([`CountReport`], [`ShardSummary`], …) and hand it to a pure renderer: text
-//! ([`text`]), JSON ([`json`]) or markdown ([`markdown`]). Nothing here computes anything.
+//! Commands build a serde model ([`CountReport`], [`ShardSummary`], [`EstimateReport`], …)
+//! and hand it to a pure renderer: text ([`text`]), JSON ([`json`]) or markdown
+//! ([`markdown`]). Nothing here computes anything.
 
 mod compare;
+mod estimate;
 pub mod json;
 pub mod markdown;
 mod puzzles;
@@ -11,6 +13,10 @@ mod shard;
 pub mod text;
 
 pub use compare::{render_comparison, SpeedRatio};
+pub use estimate::{
+    render_estimate, CountersReport, EstimateReport, PiecesReport, Span, SpeedReport, WorkReport,
+    ESTIMATE_SCHEMA,
+};
 pub use puzzles::{render_two_colour, render_verdict, TwoColourReport, Verdict, TWO_COLOUR_SCHEMA};
 pub use shard::{render_shard_summary, ShardSummary, SHARD_SUMMARY_SCHEMA};
 

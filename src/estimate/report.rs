@@ -1,0 +1,237 @@
+//! The figures `nqueens estimate` reports, from a calibrated estimate: core and wall hours, a
+//! shard count with its Slurm line, the work counters scaled to the plan.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use super::{Calibration, Design, Estimate, Interval};
+use crate::bench::HostInfo;
+use crate::plan::Plan;
+use crate::report::{
+    CountersReport, EstimateReport, PiecesReport, Span, SpeedReport, WorkReport, ESTIMATE_SCHEMA,
+};
+use crate::work::Counters;
+
+/// What an [`EstimateReport`] needs besides the plan and its estimate: the settings the
+/// estimate ran with and what was measured around it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReportSettings {
+    /// Board size.
+    pub n: u32,
+    /// Seed of the sample.
+    pub seed: u64,
+    /// Threads the sample ran on (and the wall time assumes).
+    pub threads: usize,
+    /// Target wall seconds of one Slurm array task.
+    pub per_task_seconds: f64,
+    /// Seconds of timed solving per thread asked for.
+    pub calibrate_seconds: f64,
+    /// Least relative timing spread (a fraction, not percent).
+    pub timing_floor: f64,
+    /// Pieces drawn from each task cut into many.
+    pub draws: usize,
+    /// Tasks drawn for the sample, before the time limit cut it.
+    pub samples_drawn: usize,
+    /// Resident memory after building the plan, bytes.
+    pub plan_rss: Option<u64>,
+    /// Peak resident memory after solving, bytes.
+    pub peak_rss: Option<u64>,
+    /// When the estimate started, for its own wall time.
+    pub started: Instant,
+}
+
+/// The report of estimate `e` of `plan`, made from the sample `d` timed in `cal`.
+pub fn estimate_report(
+    plan: &dyn Plan,
+    d: &Design,
+    cal: &Calibration,
+    e: &Estimate,
+    s: &ReportSettings,
+) -> EstimateReport {
+    let core = e.total;
+    let slurm = slurm(plan, e, s);
+    let work = d.work(plan);
+    let host = HostInfo::detect();
+    EstimateReport {
+        schema: ESTIMATE_SCHEMA,
+        n: plan.n(),
+        engine: plan.engine(),
+        plan: plan.describe(),
+        plan_hash: plan.fingerprint(),
+        tasks: plan.len(),
+        samples: work.sampled_tasks,
+        samples_drawn: s.samples_drawn,
+        pieces: PiecesReport {
+            draws: s.draws,
+            partial_tasks: cal.partial.0,
+            of_pieces: cal.partial.1,
+        },
+        sampled_cost_fraction: d.sampled_cost_fraction(plan),
+        estimate_seconds: s.started.elapsed().as_secs_f64(),
+        core_hours: hours(core, 1.0, 0.0),
+        wall_hours: wall(core, s.threads as f64, e.largest_task),
+        threads: s.threads,
+        plan_rss_bytes: s.plan_rss,
+        peak_rss_per_thread_bytes: s
+            .plan_rss
+            .zip(s.peak_rss)
+            .map(|(base, peak)| peak.saturating_sub(base) / s.threads as u64),
+        largest_task_hours: e.largest_task.estimate / 3600.0,
+        per_task_hours: s.per_task_seconds / 3600.0,
+        shards: slurm.shards,
+        sbatch: slurm.sbatch,
+        sbatch_time_s: slurm.limit.ceil(),
+        cpu: host.cpu,
+        isa: crate::engine::matcher_level(),
+        code_paths: host.code_path,
+        speed: speed(plan, d, cal, e, s, work.total),
+        work: WorkReport {
+            units: "plan cost model",
+            total: work.total,
+            sampled: work.sampled,
+            sampled_tasks: work.sampled_tasks,
+            strata: work.strata,
+            seed: s.seed,
+            sample_digest: work.sample_digest,
+            counters: counters(plan, d, cal, false),
+        },
+        largest_task_high_hours: e.largest_task.high / 3600.0,
+    }
+}
+
+/// The measured speed for `total` units of work, with the CPU seconds of each phase.
+fn speed(
+    plan: &dyn Plan,
+    d: &Design,
+    cal: &Calibration,
+    e: &Estimate,
+    s: &ReportSettings,
+    total: u128,
+) -> SpeedReport {
+    SpeedReport {
+        core_seconds_per_unit: e.total.estimate / total.max(1) as f64,
+        timing_spread: e.timing_spread,
+        measured_timing_spread: e.measured_timing_spread,
+        timing_floor: s.timing_floor,
+        sampling_spread: e.sampling_spread,
+        task_spread: e.task_spread,
+        rounds: e.rounds,
+        blocks: e.blocks.len(),
+        timed_seconds: e.timed_seconds,
+        budget_seconds: s.calibrate_seconds,
+        phases: counters(plan, d, cal, true),
+    }
+}
+
+/// A shard count for the target time per array task, and the Slurm line that runs them.
+struct Slurm {
+    /// Shards K.
+    shards: usize,
+    /// The `sbatch` command line.
+    sbatch: String,
+    /// Its `--time`, seconds.
+    limit: f64,
+}
+
+/// The shards and the Slurm submission, sized from the interval's upper end so that few
+/// array tasks outlive their target.
+fn slurm(plan: &dyn Plan, e: &Estimate, s: &ReportSettings) -> Slurm {
+    let (core, threads) = (e.total, s.threads);
+    let shards = ((core.high / (threads as f64 * s.per_task_seconds)).ceil() as usize)
+        .clamp(1, plan.len().max(1));
+    // The limit Slurm kills at: one shard's wall time at the interval's upper end, plus 25%
+    // for shards that are not quite equal and 10 minutes for start-up and the last checkpoint.
+    let shard_high = (core.high / (shards * threads) as f64).max(e.largest_task.high);
+    let limit = shard_high * 1.25 + 600.0;
+    let sbatch = format!(
+        "sbatch --array=0-{} --cpus-per-task={threads} --time={} --wrap='nqueens count {} --engine {} -j {threads} -q --shard auto --checkpoint ckpt/shard-$SLURM_ARRAY_TASK_ID.ckpt --out out/shard-$SLURM_ARRAY_TASK_ID.json'",
+        shards - 1,
+        clock(limit),
+        s.n,
+        plan.engine()
+    );
+    Slurm {
+        shards,
+        sbatch,
+        limit,
+    }
+}
+
+/// The work counters of `cal`'s sample, scaled to the plan by `d` (None without counters):
+/// the counts if `seconds` is false, else the CPU seconds of each phase.
+fn counters(
+    plan: &dyn Plan,
+    d: &Design,
+    cal: &Calibration,
+    seconds: bool,
+) -> Option<CountersReport> {
+    if cal.work.is_empty() {
+        return None;
+    }
+    let mut counters = crate::Work::default().counters();
+    for task in &cal.work {
+        counters
+            .iter_mut()
+            .zip(task)
+            .for_each(|(sum, (_, v))| sum.1 += v);
+    }
+    let wanted = |name: &str| name.ends_with("_seconds") == seconds;
+    let by_task: BTreeMap<usize, &Counters> = cal.tasks.iter().copied().zip(&cal.work).collect();
+    let plan = counters
+        .iter()
+        .enumerate()
+        .filter(|(_, (name, _))| wanted(name))
+        .map(|(i, &(name, _))| {
+            let total = d.combine(plan, |t| by_task.get(&t).map_or(0.0, |c| c[i].1));
+            (name, total)
+        })
+        .collect();
+    let sampled = counters
+        .into_iter()
+        .filter(|(name, _)| wanted(name))
+        .collect();
+    Some(CountersReport { sampled, plan })
+}
+
+/// Seconds of `i` over `divide`, at least `floor`, in hours.
+fn hours(i: Interval, divide: f64, floor: f64) -> Span {
+    let h = |s: f64| (s / divide).max(floor) / 3600.0;
+    Span {
+        estimate: h(i.estimate),
+        low: h(i.low),
+        high: h(i.high),
+    }
+}
+
+/// Hours of `i` spread over `threads`, at least `floor`'s matching end.
+fn wall(i: Interval, threads: f64, floor: Interval) -> Span {
+    let h = |s: f64, f: f64| (s / threads).max(f) / 3600.0;
+    Span {
+        estimate: h(i.estimate, floor.estimate),
+        low: h(i.low, floor.low),
+        high: h(i.high, floor.high),
+    }
+}
+
+/// Seconds as Slurm's `D-HH:MM:SS`.
+fn clock(seconds: f64) -> String {
+    let s = seconds.ceil() as u64;
+    format!(
+        "{}-{:02}:{:02}:{:02}",
+        s / 86_400,
+        s / 3600 % 24,
+        s / 60 % 60,
+        s % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slurm_clocks_have_days() {
+        assert_eq!(clock(3723.0), "0-01:02:03");
+        assert_eq!(clock(90_000.0), "1-01:00:00");
+    }
+}

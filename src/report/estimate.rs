@@ -1,0 +1,326 @@
+//! What `nqueens estimate` prints: the cost of a count before it is run, as JSON or as lines
+//! for people.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use super::{json, Format};
+use crate::estimate::Interval;
+
+/// The schema tag of an estimate report.
+pub const ESTIMATE_SCHEMA: &str = "nqueens.estimate/1";
+
+/// The `--json` output of `nqueens estimate` (schema [`ESTIMATE_SCHEMA`]).
+///
+/// Fields are serialized in the order they are declared here.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EstimateReport {
+    /// `nqueens.estimate/1`.
+    pub schema: &'static str,
+    /// Board size.
+    pub n: u32,
+    /// Engine.
+    pub engine: &'static str,
+    /// Plan parameters.
+    pub plan: String,
+    /// Plan hash (the one `count --shard` and checkpoints record).
+    pub plan_hash: String,
+    /// Tasks in the plan.
+    pub tasks: usize,
+    /// Distinct tasks solved for the estimate.
+    pub samples: usize,
+    /// Tasks drawn for the sample (`--samples`, or fewer in a small plan); `samples` of them
+    /// were solved before `--time-limit` cut the first round.
+    pub samples_drawn: usize,
+    /// How the sampled tasks cut into many pieces were solved in part.
+    pub pieces: PiecesReport,
+    /// Share of the plan's estimated cost the sample solved.
+    pub sampled_cost_fraction: f64,
+    /// Wall seconds the estimate itself took (plan, sample).
+    pub estimate_seconds: f64,
+    /// Core-hours for the whole count: `{estimate, low, high}` (90% interval).
+    pub core_hours: Span,
+    /// Wall hours on `threads` threads (core-hours / threads, at least the largest task).
+    pub wall_hours: Span,
+    /// Threads the sample ran on (and the wall time assumes).
+    pub threads: usize,
+    /// Resident memory after building the plan, bytes (None where not measurable).
+    pub plan_rss_bytes: Option<u64>,
+    /// Peak resident memory growth while solving, per thread, bytes (an upper bound: caches
+    /// the threads share are counted in full).
+    pub peak_rss_per_thread_bytes: Option<u64>,
+    /// Estimated hours of the plan's largest task on one thread.
+    pub largest_task_hours: f64,
+    /// Target wall hours per array task.
+    pub per_task_hours: f64,
+    /// Suggested number of shards K (from the interval's upper end).
+    pub shards: usize,
+    /// The matching Slurm submission.
+    pub sbatch: String,
+    /// Its `--time`, seconds: one shard's wall time at the interval's upper end, plus 25%
+    /// and 10 minutes.
+    pub sbatch_time_s: f64,
+    /// CPU model the speed was measured on (what `/proc/cpuinfo` calls it).
+    pub cpu: String,
+    /// The mitm matcher's vector level on this CPU (`avx2`, `avx512`, ...).
+    pub isa: &'static str,
+    /// Every code path the engines chose for this CPU.
+    pub code_paths: String,
+    /// The work, from the plan's cost model: the same on every machine for a seed.
+    pub work: WorkReport,
+    /// This machine's measured speed for that work, and how noisy it was.
+    pub speed: SpeedReport,
+    /// The largest task's hours at the upper end of its 90% interval.
+    pub largest_task_high_hours: f64,
+}
+
+/// Sampled tasks solved from some of their pieces (`pieces` in `--json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PiecesReport {
+    /// Pieces drawn from each such task (`--draws`).
+    pub draws: usize,
+    /// Sampled tasks solved in part.
+    pub partial_tasks: usize,
+    /// The pieces those tasks have in all.
+    pub of_pieces: usize,
+}
+
+/// The plan's work in cost-model units (`work` in `--json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkReport {
+    /// What the units are.
+    pub units: &'static str,
+    /// The whole plan's cost.
+    pub total: u128,
+    /// The sampled tasks' cost.
+    pub sampled: u128,
+    /// Sampled tasks.
+    pub sampled_tasks: usize,
+    /// Strata of the sample.
+    pub strata: usize,
+    /// Seed of the sample.
+    pub seed: u64,
+    /// Digest of the sampled ids.
+    pub sample_digest: String,
+    /// The engine's work counters (`null` where it keeps none): summed over the sample, and
+    /// scaled to the whole plan with its 90% interval like the time. They are the same on
+    /// every machine for a plan, seed and matcher level (the CPU time of each phase is in
+    /// `speed.phases`).
+    pub counters: Option<CountersReport>,
+}
+
+/// Counters of the sample and of the whole plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CountersReport {
+    /// Summed over the sampled tasks.
+    pub sampled: BTreeMap<&'static str, f64>,
+    /// Each counter scaled to the whole plan (ratio to the cost model, per stratum).
+    pub plan: BTreeMap<&'static str, Interval>,
+}
+
+/// The measured speed (`speed` in `--json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpeedReport {
+    /// CPU seconds per unit of work (the estimate over `work.total`).
+    pub core_seconds_per_unit: f64,
+    /// Relative 90% half-width of the interval's timing part: the measured one or the
+    /// floor, whichever is larger.
+    pub timing_spread: f64,
+    /// Relative 90% half-width of the timing part as measured (from the blocks' spread).
+    pub measured_timing_spread: f64,
+    /// The least timing part (`--timing-floor`), relative.
+    pub timing_floor: f64,
+    /// Relative 90% half-width of the interval's sampling part.
+    pub sampling_spread: f64,
+    /// Median relative standard deviation of one task's time from round to round.
+    pub task_spread: f64,
+    /// Rounds the sample was timed.
+    pub rounds: usize,
+    /// Blocks of rounds the timing spread compares.
+    pub blocks: usize,
+    /// CPU seconds timed in all threads.
+    pub timed_seconds: f64,
+    /// The budget asked for (`--calibrate`), seconds per thread.
+    pub budget_seconds: f64,
+    /// CPU seconds of each phase of the engine (`null` where it keeps no counters), from the
+    /// warm-up round: summed over the sample and scaled to the plan.
+    pub phases: Option<CountersReport>,
+}
+
+/// An estimate with its 90% interval, in hours.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Span {
+    /// Point estimate.
+    pub estimate: f64,
+    /// Lower end.
+    pub low: f64,
+    /// Upper end.
+    pub high: f64,
+}
+
+/// Writes `r` as JSON, else as lines for people (markdown gets the lines too: an estimate is
+/// no table).
+pub fn render_estimate(r: &EstimateReport, format: Format, out: &mut dyn Write) -> io::Result<()> {
+    match format {
+        Format::Json => json::write(r, out),
+        Format::Text | Format::Markdown => text(r, out),
+    }
+}
+
+/// The lines for people: the plan, the machine, the cost, the shards and the sample.
+fn text(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "N = {}: {} engine ({}), {} tasks",
+        r.n, r.engine, r.plan, r.tasks
+    )?;
+    machine(r, out)?;
+    cost(r, out)?;
+    shards(r, out)?;
+    sample(r, out)
+}
+
+/// The machine, the work and the speed: what makes an estimate from one machine not one for
+/// another, and how steady the clock was.
+fn machine(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
+    let (w, s) = (&r.work, &r.speed);
+    writeln!(
+        out,
+        "machine: {}, matcher {}, {} threads ({})",
+        r.cpu, r.isa, r.threads, r.code_paths
+    )?;
+    writeln!(
+        out,
+        "work: {:.4e} cost units (plan cost model), sample {} tasks in {} strata, seed {} (the same on every machine)",
+        w.total as f64, w.sampled_tasks, w.strata, w.seed
+    )?;
+    writeln!(
+        out,
+        "speed: {:.4e} core-s per unit; timing spread ±{:.1}% measured (90%, {} rounds in {} blocks, {:.1} s timed; one task varies ±{:.1}%), ±{:.0}% at least",
+        s.core_seconds_per_unit,
+        100.0 * s.measured_timing_spread,
+        s.rounds,
+        s.blocks,
+        s.timed_seconds,
+        100.0 * s.task_spread,
+        100.0 * s.timing_floor
+    )
+}
+
+/// CPU time, wall time and memory.
+fn cost(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
+    let c = &r.core_hours;
+    writeln!(
+        out,
+        "CPU time: {} core-hours = {} (90% interval {} to {}: sampling ±{:.1}%, timing ±{:.1}%)",
+        sig(c.estimate),
+        human(c.estimate),
+        human(c.low),
+        human(c.high),
+        100.0 * r.speed.sampling_spread,
+        100.0 * r.speed.timing_spread
+    )?;
+    let w = &r.wall_hours;
+    writeln!(
+        out,
+        "wall time on {} threads: {} (90% interval {} to {}); largest task {} (up to {})",
+        r.threads,
+        human(w.estimate),
+        human(w.low),
+        human(w.high),
+        human(r.largest_task_hours),
+        human(r.largest_task_high_hours)
+    )?;
+    writeln!(
+        out,
+        "memory: {} after the plan, peak {} more per thread",
+        megabytes(r.plan_rss_bytes),
+        megabytes(r.peak_rss_per_thread_bytes)
+    )
+}
+
+/// The shard count, the `sbatch` line and where its `--time` comes from.
+fn shards(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "shards for {:.2} h per array task on {} threads: K = {}",
+        r.per_task_hours, r.threads, r.shards
+    )?;
+    writeln!(out, "{}", r.sbatch)?;
+    writeln!(
+        out,
+        "(--time {}: one shard's wall time at the interval's upper end, + 25% + 10 min)",
+        human(r.sbatch_time_s / 3600.0)
+    )
+}
+
+/// What the estimate solved, and how long it took.
+fn sample(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
+    let solved = if r.samples < r.samples_drawn {
+        format!(
+            "{} of {} sampled tasks (the rest did not fit --time-limit)",
+            r.samples, r.samples_drawn
+        )
+    } else {
+        format!("{} sampled tasks", r.samples)
+    };
+    let p = &r.pieces;
+    let partial = if p.partial_tasks > 0 {
+        format!(
+            ", {} of them from {} drawn of their {} pieces",
+            p.partial_tasks,
+            p.draws * p.partial_tasks,
+            p.of_pieces
+        )
+    } else {
+        String::new()
+    };
+    writeln!(
+        out,
+        "(from {solved}{partial}, {:.2}% of the estimated work, in {:.1} s)",
+        100.0 * r.sampled_cost_fraction,
+        r.estimate_seconds
+    )
+}
+
+/// Bytes as whole megabytes, `n/a` where not measured.
+fn megabytes(bytes: Option<u64>) -> String {
+    bytes.map_or("n/a".to_string(), |b| format!("{:.0} MB", b as f64 / 1e6))
+}
+
+/// A number with 3 significant digits.
+fn sig(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let digits = (2 - x.abs().log10().floor() as i32).max(0) as usize;
+    format!("{x:.digits$}")
+}
+
+/// Hours for people: seconds, minutes, hours, days or years.
+fn human(hours: f64) -> String {
+    let s = hours * 3600.0;
+    match s {
+        s if s < 60.0 => format!("{} s", sig(s)),
+        s if s < 3600.0 => format!("{} min", sig(s / 60.0)),
+        s if s < 172_800.0 => format!("{} h", sig(s / 3600.0)),
+        s if s < 63_072_000.0 => format!("{} days", sig(s / 86_400.0)),
+        s => format!("{} years", sig(s / 31_557_600.0)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_read_well() {
+        assert_eq!(human(0.5 / 3600.0), "0.500 s");
+        assert_eq!(human(2.0), "2.00 h");
+        assert_eq!(human(24.0 * 400.0), "400 days");
+        assert_eq!(human(24.0 * 365.25 * 12.5), "12.5 years");
+        assert_eq!(sig(1234.4), "1234"); // never fewer digits than the integer part
+    }
+}
