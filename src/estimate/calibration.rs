@@ -53,8 +53,10 @@ pub struct Calibration {
     /// `work[i]`: the work counters of task `tasks[i]`, from the first round, where the engine
     /// keeps them (empty otherwise).
     pub work: Vec<Counters>,
-    /// How many of the tasks were solved in part, and their pieces in all.
-    pub partial: (usize, usize),
+    /// How many of the tasks were solved in part.
+    pub partial_tasks: usize,
+    /// The pieces those tasks have in all.
+    pub partial_pieces: usize,
 }
 
 /// A first round of timings already taken.
@@ -136,7 +138,8 @@ impl Calibration {
             seconds,
             within: vec![0.0; tasks.len()],
             work: Vec::new(),
-            partial: (0, 0),
+            partial_tasks: 0,
+            partial_pieces: 0,
         }
     }
 
@@ -476,7 +479,8 @@ pub fn calibrate(
         } else {
             Vec::new()
         },
-        partial: (partial.clone().count(), partial.map(|d| d.1.pieces).sum()),
+        partial_tasks: partial.clone().count(),
+        partial_pieces: partial.map(|d| d.1.pieces).sum(),
         ..cal
     }
 }

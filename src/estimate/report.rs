@@ -63,8 +63,8 @@ pub fn estimate_report(
         samples_drawn: s.samples_drawn,
         pieces: PiecesReport {
             draws: s.draws,
-            partial_tasks: cal.partial.0,
-            of_pieces: cal.partial.1,
+            partial_tasks: cal.partial_tasks,
+            of_pieces: cal.partial_pieces,
         },
         sampled_cost_fraction: d.sampled_cost_fraction(plan),
         estimate_seconds: s.started.elapsed().as_secs_f64(),

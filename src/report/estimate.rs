@@ -140,7 +140,8 @@ pub struct SpeedReport {
     pub rounds: usize,
     /// Blocks of rounds the timing spread compares.
     pub blocks: usize,
-    /// CPU seconds timed in all threads.
+    /// CPU seconds timed in all threads (for tasks solved in part, the seconds their pieces
+    /// stand for: more than the estimate spent).
     pub timed_seconds: f64,
     /// The budget asked for (`--calibrate`), seconds per thread.
     pub budget_seconds: f64,
