@@ -21,7 +21,7 @@ use nqueens::{engine, CountOptions};
 use crate::cmd::messages::message;
 use crate::exit::Exit;
 use crate::options::Global;
-use crate::parse::parse_n;
+use crate::parse::{parse_n, parse_percent, parse_span};
 
 /// Arguments of `nqueens estimate`.
 #[derive(Debug, clap::Args)]
@@ -76,38 +76,6 @@ pub(crate) struct Args {
 /// least floor whose intervals held every count there, 15% keeps a point of margin.
 const DEFAULT_TIMING_FLOOR: f64 = 15.0;
 
-/// Parses a percentage from 0 to 100.
-fn parse_percent(s: &str) -> Result<f64, String> {
-    match s.trim().trim_end_matches('%').parse::<f64>() {
-        Ok(x) if (0.0..=100.0).contains(&x) => Ok(x),
-        _ => Err(format!("'{s}' is not a percentage from 0 to 100")),
-    }
-}
-
-/// Parses a time span: a positive number with an optional unit s, m, h or d (default s).
-pub(crate) fn parse_span(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let (number, unit) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c),
-        _ => (t, 's'),
-    };
-    let scale = match unit {
-        's' => 1.0,
-        'm' => 60.0,
-        'h' => 3600.0,
-        'd' => 86_400.0,
-        _ => return Err(format!("'{s}': the unit must be s, m, h or d")),
-    };
-    match number.parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 && x * scale <= 1e9 => {
-            Ok(Duration::from_secs_f64(x * scale))
-        }
-        _ => Err(format!(
-            "'{s}' is not a positive time (e.g. 2h, 90m, 3600s)"
-        )),
-    }
-}
-
 /// Runs `nqueens estimate`.
 pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
@@ -160,30 +128,4 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     );
     render_estimate(&report, global.format(), &mut std::io::stdout().lock())?;
     Ok(Exit::Ok.into())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn spans_take_units_and_refuse_nonsense() {
-        assert_eq!(parse_span("2h"), Ok(Duration::from_secs(7200)));
-        assert_eq!(parse_span("90m"), Ok(Duration::from_secs(5400)));
-        assert_eq!(parse_span("1.5d"), Ok(Duration::from_secs(129_600)));
-        assert_eq!(parse_span("30"), Ok(Duration::from_secs(30)));
-        for bad in ["", "h", "0h", "-1h", "2w", "1e300s", "nan"] {
-            assert!(parse_span(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn percentages_stay_in_range() {
-        assert_eq!(parse_percent("15"), Ok(15.0));
-        assert_eq!(parse_percent("2.5%"), Ok(2.5));
-        assert_eq!(parse_percent("0"), Ok(0.0));
-        for bad in ["", "-1", "101", "x", "nan"] {
-            assert!(parse_percent(bad).is_err(), "{bad}");
-        }
-    }
 }
