@@ -108,15 +108,16 @@ fn add_densities(spec: &HalfSpec<'_>, bits: &mut [f64; 64], total: &mut f64) {
                 spec.north.get(class >> 1, cn),
                 spec.south.get(class & 1, cs),
             );
-            let (north, south) = (sample(n, spec.forbid), sample(s, spec.forbid));
-            let pairs = n.len() as f64 * north.1 * s.len() as f64 * south.1;
+            let forbid = spec.forbid;
+            let pairs = n.len() as f64 * share(n, forbid) * s.len() as f64 * share(s, forbid);
             if pairs == 0.0 {
                 continue;
             }
             *total += pairs;
-            for (words, _) in [north, south] {
-                let weight = pairs / words.len() as f64;
-                for mut word in words {
+            for side in [n, s] {
+                let kept = sample(side).filter(|&w| w & forbid == 0);
+                let weight = pairs / kept.clone().count() as f64;
+                for mut word in kept {
                     while word != 0 {
                         bits[word.trailing_zeros() as usize] += weight;
                         word &= word - 1;
@@ -127,19 +128,16 @@ fn add_densities(spec: &HalfSpec<'_>, bits: &mut [f64; 64], total: &mut f64) {
     }
 }
 
-/// About [`SAMPLE`] words spread over `words`, those without a bit of `forbid`, and their
-/// share of the words sampled.
-fn sample(words: &[u64], forbid: u64) -> (Vec<u64>, f64) {
-    let step = (words.len() / SAMPLE).max(1);
-    let taken = words.len().div_ceil(step).max(1);
-    let kept: Vec<u64> = words
-        .iter()
-        .step_by(step)
-        .copied()
-        .filter(|w| w & forbid == 0)
-        .collect();
-    let share = kept.len() as f64 / taken as f64;
-    (kept, share)
+/// About [`SAMPLE`] words spread over `words`.
+fn sample(words: &[u64]) -> impl Iterator<Item = u64> + Clone + '_ {
+    words.iter().step_by((words.len() / SAMPLE).max(1)).copied()
+}
+
+/// The share of [`sample`]'s words without a bit of `forbid` (0 for no words).
+fn share(words: &[u64], forbid: u64) -> f64 {
+    let taken = sample(words).count();
+    let kept = sample(words).filter(|&w| w & forbid == 0).count();
+    kept as f64 / taken.max(1) as f64
 }
 
 /// The key bits of pattern `pattern` over the hot bits `hot`.
