@@ -5,6 +5,7 @@
 //! task, so [`PreparedCache`] keeps each (kind, quarter, row mask) once it is built, for
 //! boards up to N = 19; larger boards rebuild them per task, which is cheap next to the task.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use super::key::{Geometry, Quarter, SENTINEL};
@@ -47,9 +48,9 @@ impl Side {
 /// into two classes, each grouped by column mask.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Prepared {
-    /// The (kind, quarter, row mask) this copy was built for through
+    /// The (cache, kind, quarter, row mask) this copy was built for through
     /// [`PreparedCache::get`], so that the next task of a thread can reuse it.
-    built_for: Option<(usize, usize, u32)>,
+    built_for: Option<(u64, usize, usize, u32)>,
     queens: u32,
     words: [Vec<u64>; 2],
     /// Where each group of words starts: one group per column mask, or, once
@@ -228,6 +229,9 @@ fn fit(words: &mut Vec<u64>, len: usize) {
 /// depend on the task.
 #[derive(Debug)]
 pub(crate) struct PreparedCache {
+    /// Tells this cache's copies from another plan's: a thread's scratch outlives plans, and
+    /// two boards with the same h (N = 20 and 21) share kind slots and row masks.
+    id: u64,
     h: u32,
     kinds: Vec<[Side; 4]>,
     slots: Vec<OnceLock<Prepared>>,
@@ -241,7 +245,9 @@ impl PreparedCache {
         } else {
             0
         };
+        static NEXT_ID: AtomicU64 = AtomicU64::new(0);
         PreparedCache {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             h,
             kinds,
             slots: (0..slots).map(|_| OnceLock::new()).collect(),
@@ -280,7 +286,7 @@ impl PreparedCache {
             }),
             None => {
                 // Tasks in plan order often share a quarter's row mask with the task before.
-                let key = Some((kind, i, rows));
+                let key = Some((self.id, kind, i, rows));
                 if spare.built_for != key {
                     build(spare);
                     spare.built_for = key;

@@ -526,3 +526,21 @@ fn the_two_stage_interval_brackets_the_known_total() {
     let coverage = hits as f64 / seeds as f64;
     assert!(coverage >= 0.75, "coverage {coverage}");
 }
+
+#[test]
+fn a_thread_never_reuses_quarters_prepared_for_another_plan() {
+    // N = 8 and 9 share h = 4, and the task kind slot of even N and of the centre queen: a
+    // thread that solved an N = 8 task must not take its prepared quarters for N = 9's task
+    // with the same quarter row masks (their key bits and filters differ).
+    let (even, odd) = (
+        split_plan(8, Level::detect(), (1, 1), false),
+        split_plan(9, Level::detect(), (1, 1), false),
+    );
+    let fresh: Vec<u128> = (0..odd.len()).map(|id| odd.solve(id)).collect();
+    for a in 0..even.len() {
+        for (b, &count) in fresh.iter().enumerate() {
+            even.solve(a);
+            assert_eq!(odd.solve(b), count, "N = 9 task {b} after N = 8 task {a}");
+        }
+    }
+}
