@@ -16,7 +16,7 @@
 //! candidate splits) takes a few megabytes and a fraction of a second to build.
 
 use super::key::Geometry;
-use super::task::Task;
+use super::task::{Task, Unit};
 use super::weights::{ew_weight, free_rows, ns_weight};
 use super::CostModel;
 
@@ -42,6 +42,8 @@ struct Class {
     len: u64,
     /// Estimated cost of each task of the class.
     cost: u64,
+    /// Hot bits that cut each split of the class into `2^bits` tasks ([`Unit`]).
+    bits: u32,
 }
 
 impl Class {
@@ -51,13 +53,16 @@ impl Class {
         self.norths[(m / s) as usize] | self.souths[(m % s) as usize]
     }
 
-    /// The `j`-th task of the class.
+    /// The `j`-th task of the class: a split's units are consecutive.
     fn task(&self, j: u64, accept: impl Fn(u32) -> bool) -> Task {
+        let unit = Unit {
+            bits: self.bits,
+            index: (j & ((1 << self.bits) - 1)) as u32,
+        };
+        let (j, y) = (j >> self.bits, self.y);
         if self.prefix.is_empty() {
-            return Task {
-                east: self.member(j),
-                y: self.y,
-            };
+            let east = self.member(j);
+            return Task { east, y, unit };
         }
         let block = self.prefix.partition_point(|&p| u64::from(p) <= j) - 1;
         let mut left = j - u64::from(self.prefix[block]);
@@ -66,7 +71,7 @@ impl Class {
             let east = self.member(m);
             if accept(east) {
                 if left == 0 {
-                    return Task { east, y: self.y };
+                    return Task { east, y, unit };
                 }
                 left -= 1;
             }
@@ -86,8 +91,9 @@ pub(super) struct TaskIndex {
 }
 
 impl TaskIndex {
-    /// The index of an `n`×`n` board's tasks.
-    pub(super) fn new(geo: &Geometry) -> Self {
+    /// The index of an `n`×`n` board's tasks, the costliest splits cut into `2^top` units
+    /// (cheaper ones into fewer, by their modelled cost).
+    pub(super) fn new(geo: &Geometry, top: u32) -> Self {
         let model = CostModel::new(geo);
         let mut classes = Vec::new();
         let ys = if geo.n.is_multiple_of(2) {
@@ -102,6 +108,7 @@ impl TaskIndex {
                 }
             }
         }
+        cut_into_units(&mut classes, top);
         classes.sort_by(|a, b| b.cost.cmp(&a.cost).then((a.y, a.en).cmp(&(b.y, b.en))));
         let mut first = 0;
         for c in &mut classes {
@@ -138,11 +145,26 @@ impl TaskIndex {
         self.class(id).cost
     }
 
-    /// The classes as words for the fingerprint: `(y, en, len, cost)` each.
+    /// The classes as words for the fingerprint: `(bits, y, en, len, cost)` each (`bits` is
+    /// 0 below N = 28, which keeps the fingerprints of plans made before units).
     pub(super) fn words(&self) -> impl Iterator<Item = u64> + '_ {
-        self.classes
-            .iter()
-            .flat_map(|c| [u64::from(c.y) << 32 | u64::from(c.en), c.len, c.cost])
+        self.classes.iter().flat_map(|c| {
+            let head = u64::from(c.bits) << 48 | u64::from(c.y) << 32 | u64::from(c.en);
+            [head, c.len, c.cost]
+        })
+    }
+}
+
+/// Splits of the costliest class get `top` unit bits, and each class `round(log2(ratio))`
+/// fewer for its cost ratio to the costliest, so units are of like size; a unit's cost is
+/// its share of the split's (costs are first scaled by `2^top`, so no unit rounds to 0).
+fn cut_into_units(classes: &mut [Class], top: u32) {
+    let max = classes.iter().map(|c| c.cost).max().unwrap_or(1);
+    for c in classes {
+        let fewer = (max as f64 / c.cost as f64).log2().round() as u32;
+        c.bits = top.saturating_sub(fewer);
+        c.cost = (c.cost << top) >> c.bits;
+        c.len <<= c.bits;
     }
 }
 
@@ -171,6 +193,7 @@ fn class(geo: &Geometry, model: &CostModel, y: u32, en: u32) -> Option<Class> {
         first: 0,
         len: 0,
         cost: 0,
+        bits: 0,
     };
     let members = c.norths.len() as u64 * c.souths.len() as u64;
     c.len = members;
@@ -193,6 +216,7 @@ fn class(geo: &Geometry, model: &CostModel, y: u32, en: u32) -> Option<Class> {
         Task {
             east: c.member(0),
             y,
+            unit: Unit::WHOLE,
         },
     );
     Some(c)
@@ -209,12 +233,20 @@ mod tests {
         let free = free_rows(geo, 0);
         let mut out: Vec<Task> = super::super::subsets(free, h)
             .filter(|&e| accepted(e, n, free))
-            .map(|east| Task { east, y: 0 })
+            .map(|east| Task {
+                east,
+                y: 0,
+                unit: Unit::WHOLE,
+            })
             .collect();
         if !n.is_multiple_of(2) {
             for y in h + 2..n {
                 out.extend(
-                    super::super::subsets(free_rows(geo, y), h).map(|east| Task { east, y }),
+                    super::super::subsets(free_rows(geo, y), h).map(|east| Task {
+                        east,
+                        y,
+                        unit: Unit::WHOLE,
+                    }),
                 );
             }
         }
@@ -225,9 +257,10 @@ mod tests {
     fn the_index_holds_exactly_the_listed_tasks_in_cost_order() {
         for n in 4..=17 {
             let geo = Geometry::new(n);
-            let index = TaskIndex::new(&geo);
+            let index = TaskIndex::new(&geo, 0);
             let mut by_index: Vec<(u32, u32)> = (0..index.len)
                 .map(|i| index.task(i))
+                .inspect(|t| assert_eq!(t.unit, Unit::WHOLE, "n = {n}"))
                 .map(|t| (t.y, t.east))
                 .collect();
             let costs: Vec<u64> = (0..index.len).map(|i| index.cost(i)).collect();
@@ -240,10 +273,53 @@ mod tests {
     }
 
     #[test]
+    fn units_cut_each_listed_split_into_consecutive_tasks_of_its_cost_share() {
+        for n in 8..=15 {
+            let geo = Geometry::new(n);
+            let (index, model) = (TaskIndex::new(&geo, 3), CostModel::new(&geo));
+            let mut splits = Vec::new();
+            for id in 0..index.len {
+                let t = index.task(id);
+                assert!(
+                    t.unit.bits <= 3 && t.unit.index >> t.unit.bits == 0,
+                    "n {n} {t:?}"
+                );
+                let whole = Task {
+                    unit: Unit::WHOLE,
+                    ..t
+                };
+                let share = (model.cost(&geo, whole) << 3) >> t.unit.bits;
+                assert_eq!(index.cost(id), share, "n = {n}, task {id}");
+                if id > 0 {
+                    assert!(index.cost(id - 1) >= index.cost(id), "n = {n}, task {id}");
+                }
+                // The units of a split are ids first .. first + 2^bits, in order.
+                let first = id - u64::from(t.unit.index);
+                assert_eq!(
+                    index.task(first),
+                    Task {
+                        unit: Unit { index: 0, ..t.unit },
+                        ..t
+                    }
+                );
+                if t.unit.index == 0 {
+                    splits.push((t.y, t.east));
+                }
+            }
+            let most = (0..index.len).map(|i| index.task(i).unit.bits).max();
+            assert_eq!(most, Some(3), "n = {n}: the costliest splits are cut");
+            let mut listed: Vec<(u32, u32)> = listed(&geo).iter().map(|t| (t.y, t.east)).collect();
+            splits.sort_unstable();
+            listed.sort_unstable();
+            assert_eq!(splits, listed, "n = {n}");
+        }
+    }
+
+    #[test]
     fn task_costs_are_those_of_the_cost_model() {
         for n in [12, 13] {
             let geo = Geometry::new(n);
-            let index = TaskIndex::new(&geo);
+            let index = TaskIndex::new(&geo, 0);
             let model = CostModel::new(&geo);
             for i in 0..index.len {
                 assert_eq!(

@@ -139,7 +139,7 @@ impl MitmPlan {
 
     /// The plan around a prepared context.
     fn with_context(ctx: Context) -> Self {
-        let index = TaskIndex::new(&ctx.geo);
+        let index = TaskIndex::new(&ctx.geo, ctx.units);
         MitmPlan {
             ctx,
             portable: OnceLock::new(),
@@ -150,6 +150,12 @@ impl MitmPlan {
     /// Task `id` of the plan (`id < len()`).
     pub(crate) fn task(&self, id: usize) -> Task {
         self.index.task(id as u64)
+    }
+
+    #[cfg(test)]
+    /// The count of `task`, which need not be one of the plan's.
+    pub(crate) fn solve_task(&self, task: Task) -> u128 {
+        SCRATCH.with(|s| self.ctx.solve(task, &mut s.borrow_mut()))
     }
 
     #[cfg(test)]
@@ -325,7 +331,7 @@ impl Plan for MitmPlan {
         let len = self.index.len;
         let sample = (0..FINGERPRINT_SAMPLE.min(len)).map(move |i| {
             let t = self.index.task(i * len / FINGERPRINT_SAMPLE.min(len));
-            u64::from(t.east) | u64::from(t.y) << 32
+            u64::from(t.east) | u64::from(t.y) << 32 | u64::from(t.unit.index) << 40
         });
         fingerprint_words(head.into_iter().chain(self.index.words()).chain(sample))
     }

@@ -16,28 +16,34 @@
 use super::half::HalfSpec;
 use super::join::Limits;
 use super::prepared::MAX_HOT;
+use super::task::Unit;
+use std::ops::Range;
 
 /// Share of tested (north, south) word pairs that become halves: 0.12–0.27 measured at
 /// N = 22..25. The high end, so that a large task is split rather than left in portions.
 const KEPT: f64 = 0.25;
 
-/// Words sampled per (column mask, class) to estimate how often each key bit is set.
-const SAMPLE: usize = 8;
-
-/// The hot bits to split the stored side `stored` of a task on, with queries `queries`:
-/// empty when its keys are expected to fit one sieve fill, else the bits that rule out the
-/// most (query, stored) pairs, enough of them for pieces of about `limits.piece` keys.
+/// The hot bits to split the stored side `stored` of a task on, with queries `queries`,
+/// best first: the bits that rule out the most (query, stored) pairs, enough of them for
+/// pieces of about `limits.piece` keys, or none when its keys are expected to fit one sieve
+/// fill; but at least `min` (at most [`MAX_HOT`]) where there are that many.
 pub(crate) fn hot_bits(
     queries: &HalfSpec<'_>,
     stored: &[HalfSpec<'_>],
     limits: Limits,
+    min: usize,
 ) -> Vec<u32> {
     let (pairs, s) = densities(stored);
     let keys = pairs * KEPT;
-    if keys <= limits.stored as f64 {
+    let k = if keys <= limits.stored as f64 {
+        0
+    } else {
+        ((keys / limits.piece.max(1) as f64).log2().ceil() as usize).max(1)
+    };
+    let k = k.max(min).min(MAX_HOT);
+    if k == 0 {
         return Vec::new();
     }
-    let k = ((keys / limits.piece.max(1) as f64).log2().ceil() as usize).clamp(1, MAX_HOT);
     let (_, q) = densities(std::slice::from_ref(queries));
     // Bits a side forbids or adds to every key never tell two pieces apart, and a pattern
     // must come from the quarter words alone.
@@ -51,6 +57,20 @@ pub(crate) fn hot_bits(
         .collect();
     score.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     score.iter().take(k).map(|&(_, p)| p).collect()
+}
+
+/// The patterns of `hot` (best first) that `unit` solves. The unit fixes the best
+/// `unit.bits` hot bits (fewer where there are fewer: the units past them get nothing), so
+/// `hot` is reordered to put them last, where they are the high bits of a pattern and one
+/// unit's patterns are one range.
+pub(crate) fn unit_patterns(hot: &mut [u32], unit: Unit) -> Range<u32> {
+    let fixed = (unit.bits as usize).min(hot.len());
+    hot.rotate_left(fixed);
+    let rest = hot.len() - fixed;
+    if unit.index >> fixed != 0 {
+        return 0..0;
+    }
+    unit.index << rest..(unit.index + 1) << rest
 }
 
 /// The expected work of each piece of a task split on `hot` (by pattern), for drawing
@@ -82,7 +102,8 @@ pub(crate) fn weights(queries: &HalfSpec<'_>, stored: &[HalfSpec<'_>], hot: &[u3
 }
 
 /// The (north, south) word pairs `specs` test, and for each key bit the share of those
-/// pairs whose north or south word has it (sampled, weighted by each group's pairs).
+/// pairs whose north or south word has it (from each group's sampled words, weighted by
+/// its pairs).
 fn densities(specs: &[HalfSpec<'_>]) -> (f64, [f64; 64]) {
     let mut bits = [0f64; 64];
     let mut total = 0.0;
@@ -104,18 +125,17 @@ fn add_densities(spec: &HalfSpec<'_>, bits: &mut [f64; 64], total: &mut f64) {
     for &cn in spec.masks.iter().filter(|&&cn| cn & !spec.cols == 0) {
         let cs = spec.cols ^ cn;
         for class in (0..4).filter(|&c| spec.wanted[c]) {
-            let (n, s) = (
-                spec.north.get(class >> 1, cn),
-                spec.south.get(class & 1, cs),
-            );
+            let (n, s) = ((spec.north, class >> 1, cn), (spec.south, class & 1, cs));
+            let [(n, n_len), (s, s_len)] =
+                [n, s].map(|(q, c, m)| (q.sampled(c, m), q.get(c, m).len()));
             let forbid = spec.forbid;
-            let pairs = n.len() as f64 * share(n, forbid) * s.len() as f64 * share(s, forbid);
+            let pairs = n_len as f64 * share(n, forbid) * s_len as f64 * share(s, forbid);
             if pairs == 0.0 {
                 continue;
             }
             *total += pairs;
             for side in [n, s] {
-                let kept = sample(side).filter(|&w| w & forbid == 0);
+                let kept = side.iter().copied().filter(|&w| w & forbid == 0);
                 let weight = pairs / kept.clone().count() as f64;
                 for mut word in kept {
                     while word != 0 {
@@ -128,16 +148,10 @@ fn add_densities(spec: &HalfSpec<'_>, bits: &mut [f64; 64], total: &mut f64) {
     }
 }
 
-/// About [`SAMPLE`] words spread over `words`.
-fn sample(words: &[u64]) -> impl Iterator<Item = u64> + Clone + '_ {
-    words.iter().step_by((words.len() / SAMPLE).max(1)).copied()
-}
-
-/// The share of [`sample`]'s words without a bit of `forbid` (0 for no words).
-fn share(words: &[u64], forbid: u64) -> f64 {
-    let taken = sample(words).count();
-    let kept = sample(words).filter(|&w| w & forbid == 0).count();
-    kept as f64 / taken.max(1) as f64
+/// The share of the sampled words `sample` without a bit of `forbid` (0 for no words).
+fn share(sample: &[u64], forbid: u64) -> f64 {
+    let kept = sample.iter().filter(|&&w| w & forbid == 0).count();
+    kept as f64 / sample.len().max(1) as f64
 }
 
 /// The key bits of pattern `pattern` over the hot bits `hot`.

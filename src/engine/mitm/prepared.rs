@@ -58,6 +58,11 @@ pub(crate) struct Prepared {
     offsets: [Vec<u32>; 2],
     /// The key bits words are grouped by within each column mask (none: one group).
     hot: Vec<u32>,
+    /// A few words of each column mask's group, taken before any regrouping
+    /// ([`Prepared::sampled`]).
+    samples: [Vec<u64>; 2],
+    /// Where each column mask's samples start.
+    sample_at: [Vec<u32>; 2],
 }
 
 impl Prepared {
@@ -120,11 +125,39 @@ impl Prepared {
             w0.truncate(n0);
             w1.truncate(n1);
         });
+        self.take_samples();
+    }
+
+    /// Keeps about [`SAMPLE`] words per group (column mask and class), spread over it.
+    fn take_samples(&mut self) {
+        for class in 0..2 {
+            let (o, words) = (&self.offsets[class], &self.words[class]);
+            let (samples, at) = (&mut self.samples[class], &mut self.sample_at[class]);
+            samples.clear();
+            at.clear();
+            at.push(0);
+            for group in o.windows(2) {
+                let group = &words[group[0] as usize..group[1] as usize];
+                samples.extend(group.iter().step_by((group.len() / SAMPLE).max(1)));
+                at.push(samples.len() as u32);
+            }
+        }
+    }
+
+    /// About [`SAMPLE`] words of class `class` with column mask `cols`, the same whatever the
+    /// quarter was grouped by since: a task's hot bits are chosen from them
+    /// ([`super::piece::hot_bits`]), and every unit of a split, on whichever thread or
+    /// machine, must choose the same ones.
+    pub(crate) fn sampled(&self, class: usize, cols: u32) -> &[u64] {
+        let (at, c) = (&self.sample_at[class], cols as usize);
+        &self.samples[class][at[c] as usize..at[c + 1] as usize]
     }
 
     /// Frees the spare capacity of a copy that is kept.
     fn shrink(&mut self) {
         self.offsets.iter_mut().for_each(Vec::shrink_to_fit);
+        self.samples.iter_mut().for_each(Vec::shrink_to_fit);
+        self.sample_at.iter_mut().for_each(Vec::shrink_to_fit);
     }
 
     /// The number of kept placements (both classes).
@@ -201,6 +234,9 @@ impl Prepared {
 
 /// Most hot bits a prepared quarter is grouped by (64 groups per column mask).
 pub(crate) const MAX_HOT: usize = 6;
+
+/// Words sampled per group (column mask and class) to estimate how often each key bit is set.
+const SAMPLE: usize = 8;
 
 /// The pattern of the key bits `hot` in `word`: bit i is bit `hot[i]` of the word.
 pub(crate) fn pattern(word: u64, hot: &[u32]) -> u32 {
@@ -319,10 +355,19 @@ mod tests {
                 .collect()
         };
         let before = every(&p);
+        let samples = |p: &Prepared| -> Vec<Vec<u64>> {
+            (0..2)
+                .flat_map(|class| (0..1u32 << g.h).map(move |cols| (class, cols)))
+                .map(|(class, cols)| p.sampled(class, cols).to_vec())
+                .collect()
+        };
+        let sampled = samples(&p);
         assert!(p.len() > 100);
         for hot in [&[5u32, 17, 22][..], &[1, 2, 3, 4, 5, 6], &[9], &[]] {
             p.group_by(hot);
             assert_eq!(every(&p), before, "{hot:?}");
+            // Hot bits come from the samples: regrouping must not change them.
+            assert_eq!(samples(&p), sampled, "{hot:?}");
             for (class, cols) in [(0, 0b1110_0010), (1, 0b0111_0100), (0, 0b1111_0000)] {
                 let mut joined = Vec::new();
                 for pattern in 0..1u32 << hot.len() {

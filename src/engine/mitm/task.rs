@@ -18,12 +18,13 @@ use super::half::HalfSpec;
 use super::join::{Keys, Phase, Shape};
 use super::key::Geometry;
 use super::piece;
-use super::prepared::{Prepared, PreparedCache, Side, QUARTERS};
+use super::prepared::{Prepared, PreparedCache, Side, MAX_HOT, QUARTERS};
 use super::quarter::QuarterCache;
 use super::simd::Level;
 use super::weights::{ew_weight, free_rows, ns_weight};
 use crate::subsample::{self, Draws, Part};
 use crate::work::{Clock, Work};
+use std::ops::Range;
 
 pub(crate) use super::join::Limits;
 
@@ -49,14 +50,32 @@ impl Kind {
     }
 }
 
-/// A task: east row mask over the N rows, and the middle column's queen row for odd N
-/// cross tasks (0 otherwise: even N or the centre queen).
+/// A task: east row mask over the N rows, the middle column's queen row for odd N cross
+/// tasks (0 otherwise: even N or the centre queen), and which unit of that split it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Task {
     /// Rows whose queen is in the east half.
     pub east: u32,
     /// Row of the queen in the middle column (odd N, off-centre), or 0.
     pub y: u32,
+    /// The share of the split's pieces this task solves.
+    pub unit: Unit,
+}
+
+/// One of the `2^bits` units a large split is cut into, so that the plan's tasks stay
+/// short: unit `index` solves the pieces whose pattern of the split's `bits` best hot bits
+/// is `index` ([`super::piece::unit_patterns`]). `bits` 0 is the whole split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Unit {
+    /// Hot bits fixed per unit (0: the split is one task).
+    pub bits: u32,
+    /// Which unit, below `2^bits`.
+    pub index: u32,
+}
+
+impl Unit {
+    /// The whole split as one task.
+    pub(crate) const WHOLE: Unit = Unit { bits: 0, index: 0 };
 }
 
 /// What a solving thread keeps between tasks.
@@ -127,6 +146,8 @@ pub(crate) struct Context {
     pub by_size: Vec<Vec<u32>>,
     /// Portion sizes and the ranking threshold.
     pub limits: Limits,
+    /// Hot bits that cut the plan's costliest splits into units ([`Unit`], [`unit_bits`]).
+    pub units: u32,
 }
 
 /// Most cut bits that rank the stored keys of large tasks (0: no ranking).
@@ -145,6 +166,22 @@ fn small_cut_count(n: u32) -> u32 {
         0..=19 => 0,
         20..=21 => 4,
         _ => 5,
+    }
+}
+
+/// Hot bits that cut the costliest splits of an `n`×`n` plan into units of their own.
+///
+/// Measured on a 2-core Zen 3 (avx2, one thread per task): the largest split takes about
+/// 23 s at N = 26 and 55 s at N = 27, but 770 s at N = 28, where a middle split is 64
+/// pieces of 2–20 s (544 s in all). A task that long makes a shard's time unpredictable and
+/// a kill costly, and an estimate cannot time enough of them; so from N = 28 the splits of
+/// the costliest class are cut into 2^6 tasks, one per piece, and cheaper classes into
+/// fewer. A thread that takes several units of one split in a row builds its quarters once.
+pub(crate) fn unit_bits(n: u32) -> u32 {
+    if n >= 28 {
+        MAX_HOT as u32
+    } else {
+        0
     }
 }
 
@@ -186,17 +223,18 @@ impl Context {
                 .map(|k| (0..1u32 << h).filter(|m| m.count_ones() == k).collect())
                 .collect(),
             limits: Limits::default(),
+            units: unit_bits(n),
         }
     }
 
     /// The weighted number of solutions of `task`.
     pub(crate) fn solve(&self, task: Task, s: &mut Scratch) -> u128 {
         if task.y == 0 && self.geo.n.is_multiple_of(2) {
-            self.solve_even(task.east, s)
+            self.solve_even(task.east, task.unit, s)
         } else if task.y == 0 {
-            self.solve_centre(task.east, s)
+            self.solve_centre(task.east, task.unit, s)
         } else {
-            self.solve_cross(task.east, task.y, s)
+            self.solve_cross(task.east, task.y, task.unit, s)
         }
     }
 
@@ -220,38 +258,41 @@ impl Context {
 
     /// Even N (docs/algorithms.md, "symmetry weights"): diagonal-restricted east halves, west
     /// classes with factors.
-    fn solve_even(&self, east: u32, s: &mut Scratch) -> u128 {
+    fn solve_even(&self, east: u32, unit: Unit, s: &mut Scratch) -> u128 {
         let g = &self.geo;
         let (n, free) = (g.n, free_rows(g, 0));
         let ns = ns_weight(east, n);
         let ew = ew_weight(east, n, free);
-        let sum = self.solve_split(Kind::Even, (east, free & !east), [ew, 2, 2, 4], s);
+        let split = (east, free & !east);
+        let sum = self.solve_split(Kind::Even, split, [ew, 2, 2, 4], unit, s);
         s.weigh_parts(u128::from(ns));
         u128::from(sum) * u128::from(ns)
     }
 
     /// Odd N, centre queen: every quarter avoids the long diagonals.
-    fn solve_centre(&self, east: u32, s: &mut Scratch) -> u128 {
+    fn solve_centre(&self, east: u32, unit: Unit, s: &mut Scratch) -> u128 {
         let g = &self.geo;
         let (n, free) = (g.n, free_rows(g, 0));
         let weight = ns_weight(east, n) * ew_weight(east, n, free);
         if weight == 0 {
             return 0;
         }
-        let count = self.solve_split(Kind::Centre, (east, free & !east), [1, 0, 0, 0], s);
+        let split = (east, free & !east);
+        let count = self.solve_split(Kind::Centre, split, [1, 0, 0, 0], unit, s);
         s.weigh_parts(u128::from(weight));
         u128::from(count) * u128::from(weight)
     }
 
     /// Prepares the quarters of the split `(east, west)` and joins them: whole, or, when the
-    /// stored side would overflow one sieve fill, in pieces cut by hot bits
-    /// ([`super::piece`]). Under `s.draws`, a task of many pieces solves only the drawn ones
-    /// into `s.parts` and returns 0.
+    /// stored side would overflow one sieve fill or the split is cut into units, in pieces
+    /// cut by hot bits ([`super::piece`]), only those of `unit`. Under `s.draws`, a task of
+    /// many pieces solves only the drawn ones into `s.parts` and returns 0.
     fn solve_split(
         &self,
         kind: Kind,
         (east, west): (u32, u32),
         factors: [u64; 4],
+        unit: Unit,
         s: &mut Scratch,
     ) -> u64 {
         let phase = Phase::start(s.keys.timed);
@@ -259,18 +300,27 @@ impl Context {
         s.keys.note_quarters(&q, phase);
         let (shape, limits, level) = (&self.shapes[0], self.limits, self.level);
         let (e, w) = self.sides(q, 0, factors);
-        let hot = if self.prepared.is_cached() {
-            Vec::new()
-        } else {
-            piece::hot_bits(&e, std::slice::from_ref(&w), limits)
-        };
+        let mut hot = self.hot_bits(&e, std::slice::from_ref(&w), unit);
         if hot.is_empty() {
-            return s.keys.join((&[e], &[w]), factors, shape, limits, level);
+            return whole_unit(unit, || {
+                s.keys.join((&[e], &[w]), factors, shape, limits, level)
+            });
         }
+        let patterns = piece::unit_patterns(&mut hot, unit);
         s.regroup(&hot);
         let (e, w) = self.sides(s.quarters.each_ref(), 0, factors);
         let (sides, run) = ((&e, std::slice::from_ref(&w)), (shape, limits, level));
-        join_pieces(&mut s.keys, &mut s.sampling, sides, &hot, factors, run)
+        let k = &mut s.keys;
+        join_pieces(k, &mut s.sampling, sides, (&hot, patterns), factors, run)
+    }
+
+    /// The hot bits to cut a split into pieces on, at least `unit.bits` of them (none where
+    /// quarters come from the shared cache: only a task's own copies can be regrouped).
+    fn hot_bits(&self, queries: &HalfSpec<'_>, stored: &[HalfSpec<'_>], unit: Unit) -> Vec<u32> {
+        if self.prepared.is_cached() {
+            return Vec::new();
+        }
+        piece::hot_bits(queries, stored, self.limits, unit.bits as usize)
     }
 
     /// Builds east and west halves of a prepared split (avoiding the key bits `forbid`) and
@@ -324,7 +374,7 @@ impl Context {
     }
 
     /// Odd N with queens at (h, x) and (y, h) for every h < x < y: weight 8 each.
-    fn solve_cross(&self, east: u32, y: u32, s: &mut Scratch) -> u128 {
+    fn solve_cross(&self, east: u32, y: u32, unit: Unit, s: &mut Scratch) -> u128 {
         let g = &self.geo;
         let west = free_rows(g, y) & !east;
         let phase = Phase::start(s.keys.timed);
@@ -336,20 +386,20 @@ impl Context {
         s.keys.note_quarters(&q, phase);
         let (shape, limits, level) = (&self.shapes[y as usize], self.limits, self.level);
         let (east, wests) = self.cross_sides(q, y);
-        let hot = if self.prepared.is_cached() {
-            Vec::new()
-        } else {
-            piece::hot_bits(&east, &wests, limits)
-        };
+        let mut hot = self.hot_bits(&east, &wests, unit);
         if hot.is_empty() {
             let sides = (&[east][..], &wests[..]);
-            let count = s.keys.join(sides, [1, 0, 0, 0], shape, limits, level);
+            let count = whole_unit(unit, || {
+                s.keys.join(sides, [1, 0, 0, 0], shape, limits, level)
+            });
             return u128::from(count) * 8;
         }
+        let patterns = piece::unit_patterns(&mut hot, unit);
         s.regroup(&hot);
         let (east, wests) = self.cross_sides(s.quarters.each_ref(), y);
         let (sides, run) = ((&east, &wests[..]), (shape, limits, level));
-        let count = join_pieces(&mut s.keys, &mut s.sampling, sides, &hot, [1, 0, 0, 0], run);
+        let (k, cut) = (&mut s.keys, (&hot[..], patterns));
+        let count = join_pieces(k, &mut s.sampling, sides, cut, [1, 0, 0, 0], run);
         s.weigh_parts(8);
         u128::from(count) * 8
     }
@@ -405,32 +455,39 @@ impl Context {
     }
 }
 
-/// Joins a task's sides split on the hot bits `hot`: every piece, or under `sampling.draws`
-/// the drawn ones only (each timed and counted on its own into `sampling.parts`; the
-/// returned count is then 0).
+/// A split that is not cut into pieces: its unit 0 solves it whole (`join`), the others
+/// have nothing to do (a split too small, or with too few usable hot bits, for its units).
+fn whole_unit(unit: Unit, join: impl FnOnce() -> u64) -> u64 {
+    if unit.index == 0 {
+        join()
+    } else {
+        0
+    }
+}
+
+/// Joins a task's sides split on the hot bits `hot`, pieces `patterns` of them: every one,
+/// or under `sampling.draws` the drawn ones only (each timed and counted on its own into
+/// `sampling.parts`; the returned count is then 0).
 fn join_pieces(
     keys: &mut Keys,
     sampling: &mut Sampling,
     (east, wests): (&HalfSpec<'_>, &[HalfSpec<'_>]),
-    hot: &[u32],
+    (hot, patterns): (&[u32], Range<u32>),
     factors: [u64; 4],
     run: (&Shape, Limits, Level),
 ) -> u64 {
-    let all = 1u32 << hot.len();
-    sampling.pieces = all as usize;
-    let Some(d) = sampling
-        .draws
-        .filter(|d| d.count > 0 && all as usize > 4 * d.count)
-    else {
-        return keys.join_split((east, wests), hot, 0..all, factors, run);
+    let all = patterns.len();
+    sampling.pieces = all;
+    let Some(d) = sampling.draws.filter(|d| d.count > 0 && all > 4 * d.count) else {
+        return keys.join_split((east, wests), hot, patterns, factors, run);
     };
-    for (pattern, probability, times) in
-        subsample::draw(&piece::weights(east, wests, hot), d.count, d.seed)
-    {
+    let weights = piece::weights(east, wests, hot);
+    let weights = &weights[patterns.start as usize..patterns.end as usize];
+    for (drawn, probability, times) in subsample::draw(weights, d.count, d.seed) {
         // Each piece's work on its own: the shared work so far is set aside.
         let shared = std::mem::take(&mut keys.work);
         let clock = Clock::start();
-        let p = pattern as u32;
+        let p = patterns.start + drawn as u32;
         let count = keys.join_split((east, wests), hot, p..p + 1, factors, run);
         let seconds = clock.seconds();
         let work = std::mem::replace(&mut keys.work, shared);

@@ -5,6 +5,8 @@ use crate::known;
 use crate::plan::{execute, thread_pool, NoProgress};
 use kernels::BLOCK;
 
+mod units;
+
 fn total(plan: &dyn Plan) -> u128 {
     let ids: Vec<usize> = (0..plan.len()).collect();
     let pool = thread_pool(2).unwrap();
@@ -441,14 +443,18 @@ fn boards_whose_quarters_exceed_the_memory_bound_are_refused() {
 
 #[test]
 fn drawn_pieces_estimate_a_task_without_bias() {
-    // Pieces of one key split the tasks of N = 14 into up to 64 pieces. Over many draws, the
-    // estimates of a task's count average to its count (summed over six tasks, within four
-    // standard errors: a bias of 10% is about five), and their stated variance matches their
-    // spread.
+    // Pieces of one key split the tasks of N = 14 into up to 64 pieces.
     let plan = split_plan(14, Level::detect(), (1, 1), false);
+    assert_drawn_pieces_are_unbiased(&plan, 7);
+}
+
+/// Over many draws, the estimates of a task's count average to its count (summed over six
+/// tasks solved in part, among every `step`-th task, within four standard errors: a bias of
+/// 10% is about five), and their stated variance matches their spread.
+fn assert_drawn_pieces_are_unbiased(plan: &MitmPlan, step: usize) {
     let runs = 1000;
     let (mut bias, mut se2, mut partial) = (0.0, 0.0, 0);
-    for id in (0..plan.len()).step_by(7) {
+    for id in (0..plan.len()).step_by(step) {
         let truth = plan.solve(id) as f64;
         let draws = |seed| Draws {
             count: 2,
@@ -481,7 +487,7 @@ fn drawn_pieces_estimate_a_task_without_bias() {
             break;
         }
     }
-    assert_eq!(partial, 6, "too few tasks of N = 14 were solved in part");
+    assert_eq!(partial, 6, "too few tasks were solved in part");
     assert!(
         bias.abs() <= 4.0 * se2.sqrt(),
         "bias {bias}, standard error {}",

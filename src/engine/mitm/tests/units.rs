@@ -1,0 +1,111 @@
+//! Splits cut into units (plan tasks of their own) against the same splits solved whole.
+
+use super::*;
+use std::collections::HashMap;
+
+/// [`split_plan`] with the costliest splits cut into `2^top` units.
+fn unit_plan(n: u32, level: Level, sizes: (usize, usize), top: u32) -> MitmPlan {
+    let mut ctx = split_plan(n, level, sizes, false).ctx;
+    ctx.units = top;
+    MitmPlan::with_context(ctx)
+}
+
+/// Each split's units summed, by (y, east), with the number of units that counted any
+/// solution beyond a split's first.
+fn split_sums(
+    plan: &MitmPlan,
+    ids: impl Iterator<Item = usize>,
+) -> (HashMap<(u32, u32), u128>, usize) {
+    let mut sums = HashMap::new();
+    let mut later = 0;
+    for id in ids {
+        let t = plan.task(id);
+        let count = plan.solve(id);
+        *sums.entry((t.y, t.east)).or_insert(0) += count;
+        later += usize::from(t.unit.index > 0 && count > 0);
+    }
+    (sums, later)
+}
+
+#[test]
+fn the_units_of_a_split_add_up_to_the_split() {
+    // Pieces of one key (six hot bits by size), and pieces forced only by the units (a
+    // split that would fit one fill): each split's units against the split solved whole,
+    // at every matcher level, odd N's cross tasks among them.
+    for level in simd::available_levels() {
+        for n in 8..=12 {
+            let plain = MitmPlan::new(n, level);
+            let whole: HashMap<(u32, u32), u128> = plain
+                .tasks()
+                .zip(0..)
+                .map(|(t, id)| ((t.y, t.east), plain.solve(id)))
+                .collect();
+            for sizes in [(1, 1), (usize::MAX, usize::MAX)] {
+                let plan = unit_plan(n, level, sizes, 3);
+                assert!(plan.len() > plain.len(), "n = {n}: no split was cut");
+                let (sums, later) = split_sums(&plan, 0..plan.len());
+                assert_eq!(sums, whole, "{level:?} n = {n}, pieces of {sizes:?}");
+                assert!(later > 0, "{level:?} n = {n}: only first units counted");
+            }
+        }
+    }
+}
+
+#[test]
+fn unit_plans_count_the_known_totals_on_several_threads() {
+    // Threads take the units of a split in turns, each reusing its last split's quarters.
+    for (n, top) in [(13, 2), (14, 4), (15, 6), (16, 3)] {
+        let plan = unit_plan(n, Level::detect(), (10, 2), top);
+        assert_eq!(Some(total(&plan)), known::total(n), "n = {n}");
+    }
+}
+
+#[test]
+fn drawn_pieces_of_a_unit_estimate_it_without_bias() {
+    // Pieces of one key: 64 per split, 32 per unit of a split cut in two.
+    let plan = unit_plan(14, Level::detect(), (1, 1), 1);
+    assert_drawn_pieces_are_unbiased(&plan, 7);
+}
+
+/// Units against whole splits for every split of N ≤ 18 and 2,000 sampled splits of each
+/// N = 20..22, with the splits cut as N = 28's are (about 4 minutes on 2 cores):
+/// `cargo test --release --lib -- --ignored units_equal_whole_splits`.
+#[test]
+#[ignore]
+fn units_equal_whole_splits_task_by_task() {
+    let pool = thread_pool(2).unwrap();
+    for n in (13..=18).chain(20..=22) {
+        let plain = MitmPlan::new(n, Level::detect());
+        let mut ctx = Context::new(n, Level::detect());
+        ctx.prepared.stop_caching();
+        ctx.units = task::unit_bits(28);
+        let plan = MitmPlan::with_context(ctx);
+        // A split by the id of one of its units: every split of N ≤ 18 through its first.
+        let ids: Vec<usize> = if n <= 18 {
+            (0..plan.len())
+                .filter(|&id| plan.task(id).unit.index == 0)
+                .collect()
+        } else {
+            let mut rng = fastrand::Rng::with_seed(u64::from(n));
+            (0..2000).map(|_| rng.usize(..plan.len())).collect()
+        };
+        let differ: Vec<usize> = pool.install(|| {
+            use rayon::prelude::*;
+            ids.par_iter()
+                .copied()
+                .filter(|&id| {
+                    let t = plan.task(id);
+                    let first = id - t.unit.index as usize;
+                    let units = first..first + (1 << t.unit.bits);
+                    let sum: u128 = units.map(|u| plan.solve(u)).sum();
+                    let whole = task::Task {
+                        unit: task::Unit::WHOLE,
+                        ..t
+                    };
+                    sum != plain.solve_task(whole)
+                })
+                .collect()
+        });
+        assert!(differ.is_empty(), "n = {n}: tasks {differ:?} differ");
+    }
+}
