@@ -23,6 +23,11 @@ use super::CostModel;
 /// Candidate members per block of the filtered classes' prefix counts.
 const BLOCK: u64 = 64;
 
+/// Most tasks a plan may have: a checkpoint keeps its done tasks in a 32-bit bitmap, so
+/// splits are cut into fewer units where more would pass it (N = 29: 2^5 at most, 3.6 G
+/// tasks).
+const MAX_TASKS: u64 = u32::MAX as u64;
+
 /// One cost class: every split with middle-column row `y` and `en` east rows in the north.
 #[derive(Debug, Clone)]
 struct Class {
@@ -92,7 +97,8 @@ pub(super) struct TaskIndex {
 
 impl TaskIndex {
     /// The index of an `n`×`n` board's tasks, the costliest splits cut into `2^top` units
-    /// (cheaper ones into fewer, by their modelled cost).
+    /// (cheaper ones into fewer, by their modelled cost), or fewer where the plan would
+    /// pass [`MAX_TASKS`].
     pub(super) fn new(geo: &Geometry, top: u32) -> Self {
         let model = CostModel::new(geo);
         let mut classes = Vec::new();
@@ -108,6 +114,10 @@ impl TaskIndex {
                 }
             }
         }
+        let top = (0..=top)
+            .rev()
+            .find(|&t| units_len(&classes, t) <= MAX_TASKS)
+            .unwrap_or(0);
         cut_into_units(&mut classes, top);
         classes.sort_by(|a, b| b.cost.cmp(&a.cost).then((a.y, a.en).cmp(&(b.y, b.en))));
         let mut first = 0;
@@ -159,13 +169,32 @@ impl TaskIndex {
 /// fewer for its cost ratio to the costliest, so units are of like size; a unit's cost is
 /// its share of the split's (costs are first scaled by `2^top`, so no unit rounds to 0).
 fn cut_into_units(classes: &mut [Class], top: u32) {
-    let max = classes.iter().map(|c| c.cost).max().unwrap_or(1);
+    let max = max_cost(classes);
     for c in classes {
-        let fewer = (max as f64 / c.cost as f64).log2().round() as u32;
-        c.bits = top.saturating_sub(fewer);
+        c.bits = unit_bits(c.cost, max, top);
         c.cost = (c.cost << top) >> c.bits;
         c.len <<= c.bits;
     }
+}
+
+/// The number of tasks of `classes` cut into units with `top` bits.
+fn units_len(classes: &[Class], top: u32) -> u64 {
+    let max = max_cost(classes);
+    classes
+        .iter()
+        .map(|c| c.len << unit_bits(c.cost, max, top))
+        .sum()
+}
+
+/// The unit bits of a class of cost `cost` (see [`cut_into_units`]).
+fn unit_bits(cost: u64, max: u64, top: u32) -> u32 {
+    let fewer = (max as f64 / cost as f64).log2().round() as u32;
+    top.saturating_sub(fewer)
+}
+
+/// The highest cost of `classes` (1 if there are none).
+fn max_cost(classes: &[Class]) -> u64 {
+    classes.iter().map(|c| c.cost).max().unwrap_or(1)
 }
 
 /// Whether a `y = 0` split has a non-zero symmetry weight.
@@ -312,6 +341,16 @@ mod tests {
             splits.sort_unstable();
             listed.sort_unstable();
             assert_eq!(splits, listed, "n = {n}");
+        }
+    }
+
+    #[test]
+    fn the_largest_plans_are_cut_into_units_within_the_checkpoint_bound() {
+        for n in [28, 29] {
+            let index = TaskIndex::new(&Geometry::new(n), super::super::task::unit_bits(n));
+            assert!(index.len <= MAX_TASKS, "n = {n}: {} tasks", index.len);
+            let most = index.classes.iter().map(|c| c.bits).max();
+            assert!(most >= Some(5), "n = {n}: {most:?}");
         }
     }
 
