@@ -100,33 +100,52 @@ pub struct Interval {
     pub high: f64,
 }
 
-/// Draws a sample of about `samples` tasks of `plan` (16 or more per stratum, at most 8 strata), the same for a
-/// given `seed` on every machine. Costs one pass over the plan's costs.
+/// Draws a sample of about `samples` tasks of `plan` (16 or more per stratum, at most 8
+/// strata), the same for a given `seed` on every machine. Costs two passes over the plan's
+/// cost runs ([`Plan::cost_runs`]).
 pub fn design(plan: &dyn Plan, samples: usize, seed: u64) -> Design {
-    let plan_cost: u128 = (0..plan.len()).map(|t| u128::from(plan.cost(t))).sum();
+    let plan_cost: u128 = plan
+        .cost_runs()
+        .map(|(n, c)| n as u128 * u128::from(c))
+        .sum();
     let strata_count = (samples / 16).clamp(1, 8);
     let per_stratum = (samples / strata_count).max(2);
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut strata = Vec::new();
-    let mut first = 0;
-    let (mut cost, mut cumulative) = (0u128, 0u128);
-    for t in 0..plan.len() {
-        cost += u128::from(plan.cost(t));
-        cumulative += u128::from(plan.cost(t));
-        // The boundaries are on the running total: comparing one stratum's own cost with
-        // them gave 3 strata of 1/4, 1/2 and 1/4 of the cost where 4 equal ones were meant.
-        let boundary = plan_cost * (strata.len() as u128 + 1) / strata_count as u128;
-        if cumulative >= boundary || t + 1 == plan.len() {
-            let tasks = draw(&mut rng, first, t + 1, per_stratum);
+    let last = plan.len().saturating_sub(1);
+    // Costs up to the stratum's first task, and up to task `at`.
+    let (mut first, mut opened, mut cumulative) = (0, 0u128, 0u128);
+    let mut start = 0;
+    for (n, c) in plan.cost_runs() {
+        let (end, c) = (start + n, u128::from(c));
+        let mut at = start;
+        while at < end {
+            // The boundaries are on the running total: comparing one stratum's own cost
+            // with them gave 3 strata of 1/4, 1/2 and 1/4 of the cost where 4 equal ones
+            // were meant. A stratum closes at its first task whose running total reaches
+            // the next boundary, or at the plan's last task.
+            let boundary = plan_cost * (strata.len() as u128 + 1) / strata_count as u128;
+            let reach = match boundary.saturating_sub(cumulative) {
+                0 => Some(at),
+                short if c > 0 => (at as u128 + short.div_ceil(c) - 1).try_into().ok(),
+                _ => None,
+            };
+            let close = reach.filter(|&t| t < end).unwrap_or(last).max(at);
+            if close >= end {
+                cumulative += (end - at) as u128 * c;
+                break;
+            }
+            cumulative += (close + 1 - at) as u128 * c;
+            let tasks = draw(&mut rng, first, close + 1, per_stratum);
             strata.push(Stratum {
                 first,
-                end: t + 1,
-                cost,
+                end: close + 1,
+                cost: cumulative - opened,
                 tasks,
             });
-            first = t + 1;
-            cost = 0;
+            (first, opened, at) = (close + 1, cumulative, close + 1);
         }
+        start = end;
     }
     Design { strata, plan_cost }
 }
@@ -304,6 +323,89 @@ pub fn memory() -> Option<(u64, u64)> {
 mod tests {
     use super::*;
     use crate::{known, CountOptions};
+
+    /// A plan of the given costs, whose runs group equal neighbours (or, `by_task`, do not).
+    struct Costs(Vec<u64>, bool);
+
+    impl Plan for Costs {
+        fn n(&self) -> u32 {
+            0
+        }
+        fn engine(&self) -> &'static str {
+            "costs"
+        }
+        fn len(&self) -> usize {
+            self.0.len()
+        }
+        fn cost(&self, task: usize) -> u64 {
+            self.0[task]
+        }
+        fn cost_runs(&self) -> Box<dyn Iterator<Item = (usize, u64)> + '_> {
+            if self.1 {
+                return Box::new(self.0.iter().map(|&c| (1, c)));
+            }
+            let runs = self.0.chunk_by(|a, b| a == b).map(|r| (r.len(), r[0]));
+            Box::new(runs)
+        }
+        fn solve(&self, _: usize) -> u128 {
+            0
+        }
+        fn fingerprint(&self) -> String {
+            String::new()
+        }
+        fn describe(&self) -> String {
+            String::new()
+        }
+    }
+
+    /// The design as it was computed before cost runs, task by task: the reference.
+    fn design_by_task(plan: &dyn Plan, samples: usize) -> Vec<(usize, usize, u128)> {
+        let plan_cost: u128 = (0..plan.len()).map(|t| u128::from(plan.cost(t))).sum();
+        let strata_count = (samples / 16).clamp(1, 8);
+        let (mut out, mut first, mut cost, mut cumulative) = (Vec::new(), 0, 0u128, 0u128);
+        for t in 0..plan.len() {
+            cost += u128::from(plan.cost(t));
+            cumulative += u128::from(plan.cost(t));
+            let boundary = plan_cost * (out.len() as u128 + 1) / strata_count as u128;
+            if cumulative >= boundary || t + 1 == plan.len() {
+                out.push((first, t + 1, cost));
+                (first, cost) = (t + 1, 0);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn designs_from_cost_runs_are_those_task_by_task() {
+        let mut rng = fastrand::Rng::with_seed(5);
+        let mut plans: Vec<Vec<u64>> = vec![
+            vec![],
+            vec![7],
+            vec![0; 40],
+            vec![3; 1000],
+            vec![1_000_000, 1, 1, 1, 0, 0],
+            [vec![50; 3], vec![9; 200], vec![2; 5000], vec![0; 9]].concat(),
+        ];
+        for _ in 0..20 {
+            let mut costs: Vec<u64> = (0..rng.usize(1..3000)).map(|_| rng.u64(0..6)).collect();
+            costs.sort_unstable_by(|a, b| b.cmp(a));
+            plans.push(costs);
+        }
+        for costs in plans {
+            for samples in [1, 16, 40, 128, 256] {
+                let (runs, tasks) = (Costs(costs.clone(), false), Costs(costs.clone(), true));
+                let a = design(&runs, samples, 3);
+                let b = design(&tasks, samples, 3);
+                let shape = |d: &Design| -> Vec<(usize, usize, u128)> {
+                    d.strata.iter().map(|s| (s.first, s.end, s.cost)).collect()
+                };
+                assert_eq!(shape(&a), design_by_task(&tasks, samples), "{costs:?}");
+                assert_eq!(shape(&a), shape(&b));
+                assert_eq!(a.tasks(), b.tasks(), "the same draws");
+                assert_eq!(a.plan_cost, costs.iter().map(|&c| u128::from(c)).sum());
+            }
+        }
+    }
 
     fn plan(engine: &str, n: u32) -> Box<dyn Plan> {
         CountOptions::new()

@@ -34,6 +34,13 @@ pub trait Plan: Send + Sync {
     /// Relative cost estimate of task `task` (only ratios between tasks matter); never
     /// larger than the cost of task `task − 1`.
     fn cost(&self, task: usize) -> u64;
+    /// The task costs in id order as runs of equal cost, `(tasks, cost of each)`: one run
+    /// per task unless the plan knows better. A plan of hundreds of millions of tasks in a
+    /// few cost classes (mitm from N = 28) gives one run per class, so a pass over its
+    /// costs (an estimate's design) does not visit every task.
+    fn cost_runs(&self) -> Box<dyn Iterator<Item = (usize, u64)> + '_> {
+        Box::new((0..self.len()).map(|t| (1, self.cost(t))))
+    }
     /// Solves task `task`: its number of solutions, already multiplied by its symmetry weight.
     fn solve(&self, task: usize) -> u128;
     /// Solves task `task` like [`Plan::solve`], but on a second code path: the portable

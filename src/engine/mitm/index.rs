@@ -155,6 +155,11 @@ impl TaskIndex {
         self.class(id).cost
     }
 
+    /// The tasks in id order as runs of equal cost, one per class: `(tasks, cost of each)`.
+    pub(super) fn runs(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.classes.iter().map(|c| (c.len as usize, c.cost))
+    }
+
     /// The classes as words for the fingerprint: `(bits, y, en, len, cost)` each (`bits` is
     /// 0 below N = 28, which keeps the fingerprints of plans made before units).
     pub(super) fn words(&self) -> impl Iterator<Item = u64> + '_ {

@@ -265,6 +265,10 @@ impl Plan for MitmPlan {
         self.index.cost(task as u64)
     }
 
+    fn cost_runs(&self) -> Box<dyn Iterator<Item = (usize, u64)> + '_> {
+        Box::new(self.index.runs())
+    }
+
     fn solve(&self, task: usize) -> u128 {
         let task = self.task(task);
         SCRATCH.with(|s| self.ctx.solve(task, &mut s.borrow_mut()))
