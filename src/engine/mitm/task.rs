@@ -172,11 +172,13 @@ fn small_cut_count(n: u32) -> u32 {
 /// Hot bits that cut the costliest splits of an `n`×`n` plan into units of their own.
 ///
 /// Measured on a 2-core Zen 3 (avx2, one thread per task): the largest split takes about
-/// 23 s at N = 26 and 55 s at N = 27, but 770 s at N = 28, where a middle split is 64
-/// pieces of 2–20 s (544 s in all). A task that long makes a shard's time unpredictable and
-/// a kill costly, and an estimate cannot time enough of them; so from N = 28 the splits of
-/// the costliest class are cut into 2^6 tasks, one per piece, and cheaper classes into
-/// fewer. A thread that takes several units of one split in a row builds its quarters once.
+/// 23 s at N = 26 and 55 s at N = 27, but 9–13 minutes at N = 28 (64 pieces). A task that
+/// long makes a shard's time unpredictable and a kill costly, and an estimate cannot time
+/// enough of them; so from N = 28 the splits of the costliest class are cut into 2^6 tasks,
+/// one per piece, and cheaper classes into fewer (and all into fewer where the plan would
+/// pass the checkpoint's 2^32 tasks: N = 29). A middle split of N = 28 took 605 s whole and
+/// 622 s as 32 units run one per process (2.0–37.4 s each): each unit builds the split's
+/// quarters again, unless its thread has just built them for another unit.
 pub(crate) fn unit_bits(n: u32) -> u32 {
     if n >= 28 {
         MAX_HOT as u32

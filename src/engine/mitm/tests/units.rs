@@ -68,7 +68,7 @@ fn drawn_pieces_of_a_unit_estimate_it_without_bias() {
 }
 
 /// Units against whole splits for every split of N ≤ 18 and 2,000 sampled splits of each
-/// N = 20..22, with the splits cut as N = 28's are (about 4 minutes on 2 cores):
+/// N = 20..22, with the splits cut as N = 28's are (about 6 minutes on 2 cores):
 /// `cargo test --release --lib -- --ignored units_equal_whole_splits`.
 #[test]
 #[ignore]
