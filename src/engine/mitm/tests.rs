@@ -338,26 +338,39 @@ fn trie_and_piece_totals_equal_the_default_sieves_task_by_task() {
 /// Asserts that the plan of `ctx` counts every task of N ≤ 18, and 2,000 sampled tasks of
 /// larger N, as the default plan does.
 fn same_totals_task_by_task(n: u32, ctx: Context, what: &str) {
-    let pool = thread_pool(2).unwrap();
     let plain = MitmPlan::new(n, Level::detect());
     let other = MitmPlan::with_context(ctx);
-    let ids: Vec<usize> = if n <= 18 {
-        (0..plain.len()).collect()
-    } else {
-        let mut rng = fastrand::Rng::with_seed(u64::from(n));
-        (0..2000).map(|_| rng.usize(..plain.len())).collect()
-    };
-    let differ: Vec<usize> = pool.install(|| {
-        use rayon::prelude::*;
-        ids.par_iter()
-            .copied()
-            .filter(|&id| other.solve(id) != plain.solve(id))
-            .collect()
-    });
+    let differ = differing_tasks(
+        n,
+        plain.len(),
+        |_| true,
+        |id| other.solve(id) != plain.solve(id),
+    );
     assert!(
         differ.is_empty(),
         "{what}, n = {n}: tasks {differ:?} differ"
     );
+}
+
+/// The ids for which `differs` holds, on 2 threads, among the tasks `keep` takes of a plan
+/// of `len` tasks (N ≤ 18) or 2,000 tasks sampled from it (larger N).
+fn differing_tasks(
+    n: u32,
+    len: usize,
+    keep: impl Fn(usize) -> bool,
+    differs: impl Fn(usize) -> bool + Sync,
+) -> Vec<usize> {
+    let ids: Vec<usize> = if n <= 18 {
+        (0..len).filter(|&id| keep(id)).collect()
+    } else {
+        let mut rng = fastrand::Rng::with_seed(u64::from(n));
+        (0..2000).map(|_| rng.usize(..len)).collect()
+    };
+    let pool = thread_pool(2).unwrap();
+    pool.install(|| {
+        use rayon::prelude::*;
+        ids.par_iter().copied().filter(|&id| differs(id)).collect()
+    })
 }
 
 /// A plan whose every task with stored keys is split into pieces of about `piece` keys

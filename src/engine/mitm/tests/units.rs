@@ -73,7 +73,6 @@ fn drawn_pieces_of_a_unit_estimate_it_without_bias() {
 #[test]
 #[ignore]
 fn units_equal_whole_splits_task_by_task() {
-    let pool = thread_pool(2).unwrap();
     for n in (13..=18).chain(20..=22) {
         let plain = MitmPlan::new(n, Level::detect());
         let mut ctx = Context::new(n, Level::detect());
@@ -81,30 +80,17 @@ fn units_equal_whole_splits_task_by_task() {
         ctx.units = task::unit_bits(28);
         let plan = MitmPlan::with_context(ctx);
         // A split by the id of one of its units: every split of N ≤ 18 through its first.
-        let ids: Vec<usize> = if n <= 18 {
-            (0..plan.len())
-                .filter(|&id| plan.task(id).unit.index == 0)
-                .collect()
-        } else {
-            let mut rng = fastrand::Rng::with_seed(u64::from(n));
-            (0..2000).map(|_| rng.usize(..plan.len())).collect()
-        };
-        let differ: Vec<usize> = pool.install(|| {
-            use rayon::prelude::*;
-            ids.par_iter()
-                .copied()
-                .filter(|&id| {
-                    let t = plan.task(id);
-                    let first = id - t.unit.index as usize;
-                    let units = first..first + (1 << t.unit.bits);
-                    let sum: u128 = units.map(|u| plan.solve(u)).sum();
-                    let whole = task::Task {
-                        unit: task::Unit::WHOLE,
-                        ..t
-                    };
-                    sum != plain.solve_task(whole)
-                })
-                .collect()
+        let first_unit = |id| plan.task(id).unit.index == 0;
+        let differ = differing_tasks(n, plan.len(), first_unit, |id| {
+            let t = plan.task(id);
+            let first = id - t.unit.index as usize;
+            let units = first..first + (1 << t.unit.bits);
+            let sum: u128 = units.map(|u| plan.solve(u)).sum();
+            let whole = task::Task {
+                unit: task::Unit::WHOLE,
+                ..t
+            };
+            sum != plain.solve_task(whole)
         });
         assert!(differ.is_empty(), "n = {n}: tasks {differ:?} differ");
     }
