@@ -343,6 +343,7 @@ impl Keys {
         };
         hand_over(from.0, to.0);
         hand_over(from.1, to.1);
+        hand_over(from.2, to.2);
         if self.in_trie {
             let step = (self.east[0].len() / QUERY_SAMPLE).max(1);
             self.sample.clear();

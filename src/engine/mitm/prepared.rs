@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use super::key::{Geometry, Quarter, SENTINEL};
-use super::quarter::{QuarterCache, QuarterList};
+use super::quarter::{Placements, QuarterCache};
 
 /// Largest quarter size whose prepared lists are cached (h = 9: about 20 MB per kind).
 const MAX_CACHED_H: u32 = 9;
@@ -66,18 +66,21 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
-    /// Converts `list` (quarter `q`) to words, dropping placements that touch the local
-    /// diagonals `raw_forbid` or the key bits `side.forbid`, and classifying by `side.split`.
+    /// Converts the placements `list` (quarter `q`) to words, dropping those that touch the
+    /// local diagonals `raw_forbid` or the key bits `side.forbid`, and classifying by
+    /// `side.split`.
     ///
-    /// The words are computed once into a per-thread buffer, each class is counted and then
-    /// written into a buffer of exactly that size (8 bytes per kept placement); a buffer far
-    /// larger than the task needs is given back, so one huge quarter does not pin its memory
-    /// for the rest of the run.
+    /// Two walks over the placements: the first counts each (class, column mask) group, the
+    /// second writes every kept word to its place in a buffer of exactly that size (8 bytes
+    /// per kept placement). Nothing else grows with the list, so a quarter's memory is its
+    /// words alone, whether the placements come from a kept list or straight from the
+    /// search; a buffer far larger than the task needs is given back, so one huge quarter
+    /// does not pin its memory for the rest of the run.
     pub(crate) fn prepare(
         &mut self,
         geo: &Geometry,
         q: Quarter,
-        list: &QuarterList,
+        list: Placements<'_>,
         raw_forbid: (u32, u32),
         side: Side,
     ) {
@@ -85,46 +88,46 @@ impl Prepared {
         self.hot.clear();
         self.queens = list.rows().count_ones();
         let word = geo.words(q, raw_forbid);
+        // The class of a word, or 2 for a dropped one.
         let class = |w: u64| {
-            let keep = usize::from(w & side.forbid == 0);
-            let one = usize::from(w & side.split != 0);
-            (keep & (one ^ 1), keep & one)
+            let drop = usize::from(w & side.forbid != 0);
+            (usize::from(w & side.split != 0)) | drop << 1
         };
-        WORDS.with_borrow_mut(|all| {
-            fit(all, list.len());
-            all.extend(list.entries().iter().map(word));
-            let mut sizes = [0usize; 2];
-            for &w in all.iter() {
-                let (zero, one) = class(w);
-                sizes[0] += zero;
-                sizes[1] += one;
+        let masks = 1usize << geo.h;
+        for o in &mut self.offsets {
+            o.clear();
+            o.resize(masks + 1, 0);
+        }
+        list.each(|cols, p| {
+            let c = class(word(&p));
+            if c < 2 {
+                self.offsets[c][cols as usize + 1] += 1;
             }
-            // One spare slot per class: every word is written, only kept ones advance.
-            for (words, size) in self.words.iter_mut().zip(sizes) {
-                fit(words, size + 1);
-                words.resize(size + 1, 0);
-            }
-            for o in &mut self.offsets {
-                o.clear();
-                o.push(0);
-            }
-            let [w0, w1] = &mut self.words;
-            let (mut n0, mut n1) = (0usize, 0usize);
-            for cols in 0..1u32 << geo.h {
-                for &w in &all[list.range(cols)] {
-                    let (zero, one) = class(w);
-                    // n0 <= sizes[0] and n1 <= sizes[1]: the writes stay in bounds.
-                    w0[n0] = w;
-                    w1[n1] = w;
-                    n0 += zero;
-                    n1 += one;
-                }
-                self.offsets[0].push(n0 as u32);
-                self.offsets[1].push(n1 as u32);
-            }
-            w0.truncate(n0);
-            w1.truncate(n1);
         });
+        // Prefix sums: each group's start, and the class's size at the end.
+        for (o, words) in self.offsets.iter_mut().zip(&mut self.words) {
+            for i in 1..o.len() {
+                o[i] += o[i - 1];
+            }
+            let size = o[masks] as usize;
+            fit(words, size);
+            words.resize(size, 0);
+        }
+        // Each group's offset serves as its write cursor, and ends at the next group's
+        // start: shifting the offsets by one then restores the starts.
+        list.each(|cols, p| {
+            let w = word(&p);
+            let c = class(w);
+            if c < 2 {
+                let at = &mut self.offsets[c][cols as usize];
+                self.words[c][*at as usize] = w;
+                *at += 1;
+            }
+        });
+        for o in &mut self.offsets {
+            o.copy_within(0..masks, 1);
+            o[0] = 0;
+        }
         self.take_samples();
     }
 
@@ -245,12 +248,6 @@ pub(crate) fn pattern(word: u64, hot: &[u32]) -> u32 {
         .fold(0, |p, (i, &bit)| p | ((word >> bit) as u32 & 1) << i)
 }
 
-thread_local! {
-    /// Every word of the list being prepared, before filtering: one buffer per thread, shared
-    /// by the quarters it prepares (as large as the largest list).
-    static WORDS: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 /// Empties `words` and makes room for exactly `len` words, giving back a much larger
 /// allocation first.
 fn fit(words: &mut Vec<u64>, len: usize) {
@@ -312,7 +309,7 @@ impl PreparedCache {
         spare: &'a mut Prepared,
     ) -> &'a Prepared {
         let side = self.kinds[kind][i];
-        let build = |p: &mut Prepared| p.prepare(geo, QUARTERS[i], &lists.get(rows), (0, 0), side);
+        let build = |p: &mut Prepared| p.prepare(geo, QUARTERS[i], lists.get(rows), (0, 0), side);
         match self.slots.get(((kind * 4 + i) << self.h) + rows as usize) {
             Some(slot) => slot.get_or_init(|| {
                 let mut p = Prepared::default();
@@ -336,13 +333,14 @@ impl PreparedCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::mitm::quarter::QuarterList;
 
     #[test]
     fn grouping_by_hot_bits_keeps_every_word_and_finds_each_pattern() {
         let g = Geometry::new(16);
         let list = QuarterList::generate(g.h, 0b1011_0101);
         let mut p = Prepared::default();
-        p.prepare(&g, Quarter::Nw, &list, (0, 0), Side::split(1 << 20));
+        p.prepare(&g, Quarter::Nw, Placements::List(&list), (0, 0), Side::split(1 << 20));
         let sorted = |w: &[u64]| {
             let mut w = w.to_vec();
             w.sort_unstable();
@@ -376,6 +374,31 @@ mod tests {
                     joined.extend_from_slice(group);
                 }
                 assert_eq!(joined, p.get(class, cols), "{hot:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn quarters_prepared_from_the_search_equal_those_from_a_kept_list() {
+        // h = 11 (N = 22, 23): the smallest quarters that are searched per task.
+        for n in [22, 23] {
+            let g = Geometry::new(n);
+            let cache = QuarterCache::new(g.h);
+            assert!(!cache.is_cached());
+            let (main, anti) = (g.window_bits(n - 1, 0), g.window_bits(0, n - 1));
+            let sides = [Side::forbid(main), Side::split(anti), Side::forbid(0)];
+            for (i, rows) in [0b101_1001_0110u32, 0b111_1111_0000, 0b1, 0].into_iter().enumerate() {
+                let list = QuarterList::generate(g.h, rows);
+                let (q, side) = (QUARTERS[i % 4], sides[i % 3]);
+                for raw in [(0, 0), g.forbidden(q, n - 1, g.h)] {
+                    let (mut kept, mut searched) = (Prepared::default(), Prepared::default());
+                    kept.prepare(&g, q, Placements::List(&list), raw, side);
+                    searched.prepare(&g, q, cache.get(rows), raw, side);
+                    assert_eq!(searched.words, kept.words, "N = {n}, rows {rows:b}");
+                    assert_eq!(searched.offsets, kept.offsets);
+                    assert_eq!(searched.samples, kept.samples);
+                    assert_eq!(searched.queens(), rows.count_ones());
+                }
             }
         }
     }

@@ -7,10 +7,10 @@
 //!
 //! The published program tabulates every `(R, C)` at once (4^h offsets, gigabytes past
 //! N ≈ 22). Here a task asks for the four row masks it needs; [`QuarterCache`] keeps the
-//! lists for small h (a few MB up to N = 19) and regenerates them for large h, where one list
-//! is cheap next to the pair work that consumes it.
+//! lists for small h (a few MB up to N = 19) and, for large h, hands out the search itself
+//! ([`Placements`]): a task's quarters are built from it directly, so no list of a whole row
+//! mask (up to 11 million placements at N = 28) is ever held.
 
-use std::borrow::Cow;
 use std::sync::OnceLock;
 
 /// Largest quarter size whose lists are all kept once generated (h = 10: about 70 MB).
@@ -37,8 +37,9 @@ impl QuarterList {
     /// Enumerates the placements of an h×h quarter with one queen on each row of `rows`.
     ///
     /// One search collects the placements and their column masks (10 bytes each), then a
-    /// counting sort by column mask writes the list (8 bytes per placement; a quarter of
-    /// N = 28 can have tens of millions) and the search's buffers are freed.
+    /// counting sort by column mask writes the list (8 bytes per placement) and the search's
+    /// buffers are freed. Only kept lists are built so (h ≤ 10, at most a few hundred
+    /// thousand placements each).
     pub(crate) fn generate(h: u32, rows: u32) -> Self {
         debug_assert!(h <= 16, "column masks are kept in 16 bits");
         let start = Placement { a: 0, b: 0 };
@@ -83,14 +84,53 @@ impl QuarterList {
         self.offsets[cols as usize] as usize..self.offsets[cols as usize + 1] as usize
     }
 
-    /// Every placement, grouped by column mask.
-    pub(crate) fn entries(&self) -> &[Placement] {
-        &self.entries
-    }
-
     /// The number of placements in the list.
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
+    }
+}
+
+/// The placements of one row mask, walked in a fixed order: within each column mask, the
+/// order of the search, whether they come from a kept list or from the search itself.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Placements<'a> {
+    /// A list kept by the cache (small h).
+    List(&'a QuarterList),
+    /// The search over an h×h quarter's row mask, run on every walk (large h).
+    Search {
+        /// Quarter size.
+        h: u32,
+        /// Row mask (local, h bits).
+        rows: u32,
+    },
+}
+
+impl Placements<'_> {
+    /// The row mask.
+    pub(crate) fn rows(&self) -> u32 {
+        match *self {
+            Placements::List(list) => list.rows(),
+            Placements::Search { rows, .. } => rows,
+        }
+    }
+
+    /// Hands every placement and its column mask to `found`. Two walks hand out the
+    /// placements of each column mask in the same order; a list hands them out by column
+    /// mask, the search in its own order (the list's within each column mask).
+    pub(crate) fn each(&self, mut found: impl FnMut(u32, Placement)) {
+        match *self {
+            Placements::List(list) => {
+                for cols in 0..list.offsets.len() as u32 - 1 {
+                    for &p in &list.entries[list.range(cols)] {
+                        found(cols, p);
+                    }
+                }
+            }
+            Placements::Search { h, rows } => {
+                place(h, rows, 0, Placement { a: 0, b: 0 }, &mut found);
+            }
+        }
     }
 }
 
@@ -127,12 +167,12 @@ pub(crate) struct QuarterCache {
 }
 
 impl QuarterCache {
-    /// A cache for h×h quarters (nothing is generated until asked for).
-    /// Whether the lists are kept (small quarters) rather than built per task.
+    /// Whether the lists are kept (small quarters) rather than searched per task.
     pub(crate) fn is_cached(&self) -> bool {
         !self.lists.is_empty()
     }
 
+    /// A cache for h×h quarters (nothing is generated until asked for).
     pub(crate) fn new(h: u32) -> Self {
         let slots = if h <= MAX_CACHED_H { 1usize << h } else { 0 };
         QuarterCache {
@@ -141,11 +181,13 @@ impl QuarterCache {
         }
     }
 
-    /// The list for row mask `rows` (local, h bits).
-    pub(crate) fn get(&self, rows: u32) -> Cow<'_, QuarterList> {
+    /// The placements of row mask `rows` (local, h bits): the kept list, or the search.
+    pub(crate) fn get(&self, rows: u32) -> Placements<'_> {
         match self.lists.get(rows as usize) {
-            Some(slot) => Cow::Borrowed(slot.get_or_init(|| QuarterList::generate(self.h, rows))),
-            None => Cow::Owned(QuarterList::generate(self.h, rows)),
+            Some(slot) => {
+                Placements::List(slot.get_or_init(|| QuarterList::generate(self.h, rows)))
+            }
+            None => Placements::Search { h: self.h, rows },
         }
     }
 }
@@ -203,7 +245,9 @@ mod tests {
             let cache = QuarterCache::new(h);
             let mut all = Vec::new();
             for rows in 0..1u32 << h {
-                let list = cache.get(rows);
+                let Placements::List(list) = cache.get(rows) else {
+                    panic!("h = {h} is cached");
+                };
                 for cols in 0..1u32 << h {
                     all.extend(list.get(cols).iter().map(|&p| (rows, cols, p)));
                 }
@@ -218,18 +262,39 @@ mod tests {
         // P(h), the published quarter table sizes.
         for (h, total) in [(7, 16_870u64), (8, 118_969)] {
             let cache = QuarterCache::new(h);
-            let sum: u64 = (0..1u32 << h).map(|r| cache.get(r).len() as u64).sum();
+            let mut sum = 0u64;
+            (0..1u32 << h).for_each(|r| cache.get(r).each(|_, _| sum += 1));
             assert_eq!(sum, total, "h = {h}");
             assert_eq!(placements_by_size(h).iter().sum::<u64>(), total);
         }
     }
 
+    /// Every placement of a walk with its column mask, in walk order.
+    fn walk(p: Placements<'_>) -> Vec<(u32, Placement)> {
+        let mut out = Vec::new();
+        p.each(|cols, p| out.push((cols, p)));
+        out
+    }
+
     #[test]
-    fn uncached_lists_equal_cached_ones() {
-        let list = QuarterList::generate(11, 0b101_1001_0110);
-        assert_eq!(list.rows(), 0b101_1001_0110);
-        assert!(list.len() > 0);
+    fn a_search_walks_the_list_of_each_column_mask_in_its_order() {
+        let rows = 0b101_1001_0110;
+        let list = QuarterList::generate(11, rows);
+        assert_eq!(list.rows(), rows);
+        assert!(list.len() > 1000);
         let cache = QuarterCache::new(11);
-        assert_eq!(*cache.get(0b101_1001_0110), list);
+        assert!(!cache.is_cached());
+        let search = cache.get(rows);
+        assert_eq!(search.rows(), rows);
+        // Grouped by column mask (stably), the search is the list, order within a mask
+        // included: prepared quarters, and so the hot bits, do not depend on the source.
+        let mut searched = walk(search);
+        searched.sort_by_key(|&(cols, _)| cols);
+        assert_eq!(searched, walk(Placements::List(&list)));
+        let kept: Vec<(u32, Placement)> = (0..1u32 << 11)
+            .flat_map(|cols| list.get(cols).iter().map(move |&p| (cols, p)))
+            .collect();
+        assert_eq!(searched, kept);
+        assert_eq!(walk(search), walk(search), "two walks agree");
     }
 }

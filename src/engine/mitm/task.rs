@@ -451,7 +451,7 @@ impl Context {
         for (i, p) in spare.iter_mut().enumerate() {
             let q = QUARTERS[i];
             let raw = g.forbidden(q, y, g.h);
-            p.prepare(g, q, &self.cache.get(rows[i]), raw, Side::forbid(0));
+            p.prepare(g, q, self.cache.get(rows[i]), raw, Side::forbid(0));
         }
         spare.each_ref()
     }
@@ -537,7 +537,7 @@ impl Context {
         ];
         for (i, p) in s.quarters.iter_mut().enumerate() {
             let list = self.cache.get(rows[i]);
-            p.prepare(g, QUARTERS[i], &list, (0, 0), Side::forbid(0));
+            p.prepare(g, QUARTERS[i], list, (0, 0), Side::forbid(0));
         }
         let shape = Shape::new(g, 0, 2, 2);
         let q = s.quarters.each_ref();

@@ -14,7 +14,7 @@
 //! what is counted.
 
 use super::kernels::{Lanes, Layout, Visits, BLOCK};
-use super::matcher::MIN_PARTIAL;
+use super::matcher::{Buffers, MIN_PARTIAL};
 use super::simd::{self, Level};
 
 /// Most keys in a leaf: two blocks, counted together with each query's table offsets read
@@ -263,9 +263,10 @@ impl Trie {
         total
     }
 
-    /// The buffers that grow with the stored keys (block tables, keys being split).
-    pub(crate) fn buffers(&mut self) -> (&mut Vec<Lanes>, &mut Vec<u64>) {
-        (&mut self.tables, &mut self.split)
+    /// The buffers that grow with the stored keys or the queries (block tables, keys being
+    /// split, a leaf's query offsets).
+    pub(crate) fn buffers(&mut self) -> Buffers<'_> {
+        (&mut self.tables, &mut self.split, &mut self.index)
     }
 
     /// The number of stored keys (partial blocks count whole).

@@ -135,6 +135,9 @@ impl Sorter {
     }
 }
 
+/// A sieve's large buffers: block tables, keys, the queries' table offsets.
+pub(crate) type Buffers<'a> = (&'a mut Vec<Lanes>, &'a mut Vec<u64>, &'a mut Vec<u32>);
+
 /// A set of stored keys, ready to answer "how many are disjoint from this key" in bulk.
 ///
 /// Keys come in groups (the symmetry classes of a task, counted separately). Each group's
@@ -266,10 +269,11 @@ impl Sieve {
         }
     }
 
-    /// The buffers that grow with the stored keys (block tables, sorted keys), for
-    /// [`super::trie::Trie`] to take over when it fills instead.
-    pub(crate) fn buffers(&mut self) -> (&mut Vec<Lanes>, &mut Vec<u64>) {
-        (&mut self.tables, &mut self.sorted)
+    /// The buffers that grow with the stored keys or the queries (block tables, sorted
+    /// keys, the queries' table offsets), for [`super::trie::Trie`] to take over when it
+    /// fills instead.
+    pub(crate) fn buffers(&mut self) -> Buffers<'_> {
+        (&mut self.tables, &mut self.sorted, &mut self.index)
     }
 
     /// The number of stored keys (a partial last block counts whole).
