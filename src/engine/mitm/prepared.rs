@@ -340,7 +340,13 @@ mod tests {
         let g = Geometry::new(16);
         let list = QuarterList::generate(g.h, 0b1011_0101);
         let mut p = Prepared::default();
-        p.prepare(&g, Quarter::Nw, Placements::List(&list), (0, 0), Side::split(1 << 20));
+        p.prepare(
+            &g,
+            Quarter::Nw,
+            Placements::List(&list),
+            (0, 0),
+            Side::split(1 << 20),
+        );
         let sorted = |w: &[u64]| {
             let mut w = w.to_vec();
             w.sort_unstable();
@@ -387,7 +393,10 @@ mod tests {
             assert!(!cache.is_cached());
             let (main, anti) = (g.window_bits(n - 1, 0), g.window_bits(0, n - 1));
             let sides = [Side::forbid(main), Side::split(anti), Side::forbid(0)];
-            for (i, rows) in [0b101_1001_0110u32, 0b111_1111_0000, 0b1, 0].into_iter().enumerate() {
+            for (i, rows) in [0b101_1001_0110u32, 0b111_1111_0000, 0b1, 0]
+                .into_iter()
+                .enumerate()
+            {
                 let list = QuarterList::generate(g.h, rows);
                 let (q, side) = (QUARTERS[i % 4], sides[i % 3]);
                 for raw in [(0, 0), g.forbidden(q, n - 1, g.h)] {

@@ -56,7 +56,7 @@ pub(crate) struct Trie {
     rest: Vec<u64>,
     /// Scratch: the keys being split, the routed queries, and a leaf's query offsets.
     split: Vec<u64>,
-    routed: Vec<u64>,
+    routed: Routed,
     index: Vec<u32>,
     /// The query sample while building (scratch).
     sample: Vec<u64>,
@@ -191,29 +191,37 @@ impl Trie {
         let mut routed = std::mem::take(&mut self.routed);
         for (g, count) in counts.iter_mut().enumerate().take(self.roots.len()) {
             if let Some(root) = self.roots[g] {
-                routed.clear();
-                routed.extend_from_slice(queries);
-                *count += self.visit(root, &mut routed, level);
+                *count += self.visit(root, queries, &mut routed, level);
             }
         }
         self.routed = routed;
     }
 
-    /// The disjoint pairs of node `node`'s keys with `queries` (permuted in place).
-    fn visit(&mut self, node: u32, queries: &mut [u64], level: Level) -> u64 {
+    /// The disjoint pairs of node `node`'s keys with `queries`. The queries a child with
+    /// the node's bit receives (those without it) are packed into the next of the
+    /// `routed` buffers; the other child reads `queries` as they are.
+    fn visit(&mut self, node: u32, queries: &[u64], routed: &mut [Vec<u64>], level: Level) -> u64 {
         if queries.is_empty() {
             return 0;
         }
         self.visits.routing += queries.len() as u64;
+        let Some((next, deeper)) = routed.split_first_mut() else {
+            unreachable!("a query buffer per level of the trie");
+        };
         match self.nodes[node as usize].clone() {
             Node::Split { bit, zero, one } => {
                 let mut total = 0;
                 if let Some(one) = one {
-                    let without = partition(queries, bit);
-                    total += self.visit(one, &mut queries[..without], level);
+                    keep_without(next, queries, bit, level);
+                    total += if next.len() == queries.len() {
+                        // Every query lacks the bit: they are `queries`, as they are.
+                        self.visit(one, queries, routed, level)
+                    } else {
+                        self.visit(one, next, deeper, level)
+                    };
                 }
                 if let Some(zero) = zero {
-                    total += self.visit(zero, queries, level);
+                    total += self.visit(zero, queries, routed, level);
                 }
                 total
             }
@@ -222,8 +230,8 @@ impl Trie {
                 blocks,
                 rest,
             } => {
-                let kept = partition(queries, common);
-                self.count_leaf(&queries[..kept], blocks, rest, level)
+                keep_without(next, queries, common, level);
+                self.count_leaf(next, blocks, rest, level)
             }
         }
     }
@@ -276,13 +284,45 @@ impl Trie {
     }
 }
 
-/// Moves the queries without any of `bits` to the front of `queries`; returns how many
-/// there are. Branch-free: every step swaps, and the front grows only past a kept query.
-fn partition(queries: &mut [u64], bits: u64) -> usize {
+/// Query buffers for routing, one per level of the trie's deepest path and one for its
+/// leaves: a child with its node's bit reads the next buffer.
+#[derive(Debug)]
+struct Routed(Vec<Vec<u64>>);
+
+impl Default for Routed {
+    fn default() -> Self {
+        // Keys of at most 64 bits: a path splits on each bit at most once.
+        Routed((0..=64).map(|_| Vec::new()).collect())
+    }
+}
+
+impl std::ops::Deref for Routed {
+    type Target = [Vec<u64>];
+    fn deref(&self) -> &[Vec<u64>] {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Routed {
+    fn deref_mut(&mut self) -> &mut [Vec<u64>] {
+        &mut self.0
+    }
+}
+
+/// Replaces `out` by the queries without any of `bits`, packed in order by the half join's
+/// vector loop (a north side of one empty word keeps exactly those).
+fn keep_without(out: &mut Vec<u64>, queries: &[u64], bits: u64, level: Level) {
+    out.clear();
+    simd::join(level, &[0], queries, bits, 0, out);
+}
+
+/// Moves the keys without any of `bits` to the front of `keys`; returns how many there are.
+/// Branch-free: every step swaps, and the front grows only past a kept key.
+fn partition(keys: &mut [u64], bits: u64) -> usize {
     let mut kept = 0;
-    for i in 0..queries.len() {
-        let q = queries[i];
-        queries.swap(i, kept);
+    for i in 0..keys.len() {
+        let q = keys[i];
+        keys.swap(i, kept);
         kept += usize::from(q & bits == 0);
     }
     kept
@@ -308,7 +348,7 @@ mod tests {
     }
 
     #[test]
-    fn partition_keeps_the_set_and_fronts_the_disjoint_queries() {
+    fn partition_keeps_the_set_and_fronts_the_disjoint_keys() {
         let mut rng = fastrand::Rng::with_seed(5);
         for len in 0..40 {
             let mut q = random_keys(&mut rng, len, 8, 0.3);
@@ -319,6 +359,20 @@ mod tests {
             before.sort_unstable();
             q.sort_unstable();
             assert_eq!(q, before);
+        }
+    }
+
+    #[test]
+    fn routing_keeps_exactly_the_queries_without_the_bits_in_order() {
+        let mut rng = fastrand::Rng::with_seed(5);
+        for level in simd::available_levels() {
+            for len in 0..40 {
+                let q = random_keys(&mut rng, len, 8, 0.3);
+                let mut out = vec![7; 3];
+                keep_without(&mut out, &q, 0b1001, level);
+                let want: Vec<u64> = q.iter().copied().filter(|&x| x & 0b1001 == 0).collect();
+                assert_eq!(out, want, "{level:?}, {len} queries");
+            }
         }
     }
 
