@@ -315,3 +315,47 @@ fn estimate_refuses_bad_options() {
         assert_eq!(code, 2, "{args:?}: {err}");
     }
 }
+
+/// The memory bound at the frontier: 256 MB for the process and 64 MB per worker thread.
+#[cfg(target_os = "linux")]
+const fn memory_bound(workers: u64) -> u64 {
+    (256 + 64 * workers) << 20
+}
+
+/// One task of the largest boards, on one worker thread, stays within the memory bound:
+/// tasks from several cost strata of N = 24, 26 and 28 (the costliest splits first, then
+/// the middle and the tail of each plan).
+#[cfg(target_os = "linux")]
+#[test]
+#[ignore = "counts twelve frontier tasks: about five minutes"]
+fn one_frontier_task_on_one_worker_fits_the_memory_bound() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (n, tasks) in [(24u32, 1_352_540u64), (26, 5_200_300), (28, 734_020_096)] {
+        for id in [0, tasks / 100, tasks / 5, tasks * 3 / 5] {
+            let out = tmp.path().join(format!("{n}-{id}.json"));
+            let shard = format!("{id}/{tasks}");
+            let args = ["-j1", "-q", "--shard", &shard, "--out", s(&out)];
+            nqueens()
+                .args(["count", &n.to_string()])
+                .args(args)
+                .assert()
+                .success();
+            let peak = children_peak_rss();
+            let bound = memory_bound(1);
+            assert!(peak <= bound, "N = {n}, task {id}: {} MB", peak >> 20);
+        }
+    }
+}
+
+/// The largest peak resident memory of the children this process has waited for, in bytes.
+#[cfg(target_os = "linux")]
+fn children_peak_rss() -> u64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the rusage it is given and returns 0, or returns -1.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr()) };
+    assert_eq!(rc, 0, "getrusage");
+    // SAFETY: filled by the successful call above (and zeroed before it).
+    let usage = unsafe { usage.assume_init() };
+    // Linux gives ru_maxrss in kilobytes.
+    usage.ru_maxrss.max(0) as u64 * 1024
+}
