@@ -33,7 +33,14 @@ pub(crate) fn hot_bits(
     limits: Limits,
     min: usize,
 ) -> Vec<u32> {
-    let (pairs, s) = densities(stored);
+    // Most tasks fit one fill: the pair count alone (a couple of sampled words a group)
+    // decides, and the bit densities are read only for a task that is split. The pairs
+    // are added in the order `densities` adds them, so the choice is the same bit for bit
+    // (every unit of a split must make it alike, whichever build solves it).
+    let mut pairs = 0.0;
+    for spec in stored {
+        for_each_group(spec, |_, p| pairs += p);
+    }
     let keys = pairs * KEPT;
     let k = if keys <= limits.stored as f64 {
         0
@@ -44,6 +51,7 @@ pub(crate) fn hot_bits(
     if k == 0 {
         return Vec::new();
     }
+    let (_, s) = densities(stored);
     let (_, q) = densities(std::slice::from_ref(queries));
     // Bits a side forbids or adds to every key never tell two pieces apart, and a pattern
     // must come from the quarter words alone.
@@ -122,6 +130,24 @@ fn densities(specs: &[HalfSpec<'_>]) -> (f64, [f64; 64]) {
 /// and split tasks that fit one fill), so the sample's share of words without one scales
 /// the pairs.
 fn add_densities(spec: &HalfSpec<'_>, bits: &mut [f64; 64], total: &mut f64) {
+    for_each_group(spec, |[n, s], pairs| {
+        *total += pairs;
+        for side in [n, s] {
+            let kept = side.iter().copied().filter(|&w| w & spec.forbid == 0);
+            let weight = pairs / kept.clone().count() as f64;
+            for mut word in kept {
+                while word != 0 {
+                    bits[word.trailing_zeros() as usize] += weight;
+                    word &= word - 1;
+                }
+            }
+        }
+    });
+}
+
+/// Calls `group` with the sampled north and south words of every (column mask, class)
+/// group of `spec` that pairs any, and the number of its pairs without a forbidden bit.
+fn for_each_group(spec: &HalfSpec<'_>, mut group: impl FnMut([&[u64]; 2], f64)) {
     for &cn in spec.masks.iter().filter(|&&cn| cn & !spec.cols == 0) {
         let cs = spec.cols ^ cn;
         for class in (0..4).filter(|&c| spec.wanted[c]) {
@@ -130,19 +156,8 @@ fn add_densities(spec: &HalfSpec<'_>, bits: &mut [f64; 64], total: &mut f64) {
                 [n, s].map(|(q, c, m)| (q.sampled(c, m), q.get(c, m).len()));
             let forbid = spec.forbid;
             let pairs = n_len as f64 * share(n, forbid) * s_len as f64 * share(s, forbid);
-            if pairs == 0.0 {
-                continue;
-            }
-            *total += pairs;
-            for side in [n, s] {
-                let kept = side.iter().copied().filter(|&w| w & forbid == 0);
-                let weight = pairs / kept.clone().count() as f64;
-                for mut word in kept {
-                    while word != 0 {
-                        bits[word.trailing_zeros() as usize] += weight;
-                        word &= word - 1;
-                    }
-                }
+            if pairs > 0.0 {
+                group([n, s], pairs);
             }
         }
     }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use super::key::{Geometry, Quarter, SENTINEL};
-use super::quarter::{Placements, QuarterCache};
+use super::quarter::{Placement, Placements, QuarterCache, QuarterList};
 
 /// Largest quarter size whose prepared lists are cached (h = 9: about 20 MB per kind).
 const MAX_CACHED_H: u32 = 9;
@@ -68,14 +68,9 @@ pub(crate) struct Prepared {
 impl Prepared {
     /// Converts the placements `list` (quarter `q`) to words, dropping those that touch the
     /// local diagonals `raw_forbid` or the key bits `side.forbid`, and classifying by
-    /// `side.split`.
-    ///
-    /// Two walks over the placements: the first counts each (class, column mask) group, the
-    /// second writes every kept word to its place in a buffer of exactly that size (8 bytes
-    /// per kept placement). Nothing else grows with the list, so a quarter's memory is its
-    /// words alone, whether the placements come from a kept list or straight from the
-    /// search; a buffer far larger than the task needs is given back, so one huge quarter
-    /// does not pin its memory for the rest of the run.
+    /// `side.split`. Each class goes to a buffer of exactly its size (8 bytes per kept
+    /// placement); a buffer far larger than the task needs is given back, so one huge
+    /// quarter does not pin its memory for the rest of the run.
     pub(crate) fn prepare(
         &mut self,
         geo: &Geometry,
@@ -88,12 +83,82 @@ impl Prepared {
         self.hot.clear();
         self.queens = list.rows().count_ones();
         let word = geo.words(q, raw_forbid);
+        match list {
+            Placements::List(list) => self.convert_list(list, geo.h, word, side),
+            Placements::Search { .. } => self.convert_walks(list, geo.h, word, side),
+        }
+        self.take_samples();
+    }
+
+    /// [`Prepared::prepare`] from a kept list (h ≤ 10, at most a few hundred thousand
+    /// placements): the words are computed once into a per-thread buffer, each class is
+    /// counted, then written column mask by column mask (the list is grouped so).
+    fn convert_list(
+        &mut self,
+        list: &QuarterList,
+        h: u32,
+        word: impl Fn(&Placement) -> u64,
+        side: Side,
+    ) {
+        let class = |w: u64| {
+            let keep = usize::from(w & side.forbid == 0);
+            let one = usize::from(w & side.split != 0);
+            (keep & (one ^ 1), keep & one)
+        };
+        WORDS.with_borrow_mut(|all| {
+            fit(all, list.len());
+            all.extend(list.entries().iter().map(word));
+            let mut sizes = [0usize; 2];
+            for &w in all.iter() {
+                let (zero, one) = class(w);
+                sizes[0] += zero;
+                sizes[1] += one;
+            }
+            // One spare slot per class: every word is written, only kept ones advance.
+            for (words, size) in self.words.iter_mut().zip(sizes) {
+                fit(words, size + 1);
+                words.resize(size + 1, 0);
+            }
+            for o in &mut self.offsets {
+                o.clear();
+                o.push(0);
+            }
+            let [w0, w1] = &mut self.words;
+            let (mut n0, mut n1) = (0usize, 0usize);
+            for cols in 0..1u32 << h {
+                for &w in &all[list.range(cols)] {
+                    let (zero, one) = class(w);
+                    // n0 <= sizes[0] and n1 <= sizes[1]: the writes stay in bounds.
+                    w0[n0] = w;
+                    w1[n1] = w;
+                    n0 += zero;
+                    n1 += one;
+                }
+                self.offsets[0].push(n0 as u32);
+                self.offsets[1].push(n1 as u32);
+            }
+            w0.truncate(n0);
+            w1.truncate(n1);
+        });
+    }
+
+    /// [`Prepared::prepare`] from the search (h > 10, up to 11 million placements a row
+    /// mask at N = 28), without holding the list: the first walk counts each (class, column
+    /// mask) group, the second writes every kept word in its place. Nothing else grows
+    /// with the list.
+    fn convert_walks(
+        &mut self,
+        list: Placements<'_>,
+        h: u32,
+        word: impl Fn(&Placement) -> u64,
+        side: Side,
+    ) {
         // The class of a word, or 2 for a dropped one.
         let class = |w: u64| {
             let drop = usize::from(w & side.forbid != 0);
             (usize::from(w & side.split != 0)) | drop << 1
         };
-        let masks = 1usize << geo.h;
+        let masks = 1usize << h;
         for o in &mut self.offsets {
             o.clear();
             o.resize(masks + 1, 0);
@@ -128,7 +193,6 @@ impl Prepared {
             o.copy_within(0..masks, 1);
             o[0] = 0;
         }
-        self.take_samples();
     }
 
     /// Keeps about [`SAMPLE`] words per group (column mask and class), spread over it.
@@ -248,6 +312,12 @@ pub(crate) fn pattern(word: u64, hot: &[u32]) -> u32 {
         .fold(0, |p, (i, &bit)| p | ((word >> bit) as u32 & 1) << i)
 }
 
+thread_local! {
+    /// Every word of the kept list being prepared, before filtering: one buffer per thread,
+    /// shared by the quarters it prepares (as large as the largest kept list).
+    static WORDS: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Empties `words` and makes room for exactly `len` words, giving back a much larger
 /// allocation first.
 fn fit(words: &mut Vec<u64>, len: usize) {
@@ -333,7 +403,6 @@ impl PreparedCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::mitm::quarter::QuarterList;
 
     #[test]
     fn grouping_by_hot_bits_keeps_every_word_and_finds_each_pattern() {

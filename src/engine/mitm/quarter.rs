@@ -84,8 +84,12 @@ impl QuarterList {
         self.offsets[cols as usize] as usize..self.offsets[cols as usize + 1] as usize
     }
 
+    /// Every placement, grouped by column mask.
+    pub(crate) fn entries(&self) -> &[Placement] {
+        &self.entries
+    }
+
     /// The number of placements in the list.
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
