@@ -56,7 +56,9 @@ pub(crate) struct Trie {
     rest: Vec<u64>,
     /// Scratch: the keys being split, the routed queries, and a leaf's query offsets.
     split: Vec<u64>,
-    routed: Routed,
+    /// Query buffers for routing, one per level of the deepest path and one for its leaf
+    /// ([`ROUTE_LEVELS`]): a child with its node's bit reads the next one.
+    routed: Vec<Vec<u64>>,
     index: Vec<u32>,
     /// The query sample while building (scratch).
     sample: Vec<u64>,
@@ -189,6 +191,7 @@ impl Trie {
     /// Adds to `counts[g]` the number of (key of group g, query) pairs with disjoint bits.
     pub(crate) fn count(&mut self, queries: &[u64], counts: &mut [u64], level: Level) {
         let mut routed = std::mem::take(&mut self.routed);
+        routed.resize_with(ROUTE_LEVELS, Vec::new);
         for (g, count) in counts.iter_mut().enumerate().take(self.roots.len()) {
             if let Some(root) = self.roots[g] {
                 *count += self.visit(root, queries, &mut routed, level);
@@ -284,30 +287,9 @@ impl Trie {
     }
 }
 
-/// Query buffers for routing, one per level of the trie's deepest path and one for its
-/// leaves: a child with its node's bit reads the next buffer.
-#[derive(Debug)]
-struct Routed(Vec<Vec<u64>>);
-
-impl Default for Routed {
-    fn default() -> Self {
-        // Keys of at most 64 bits: a path splits on each bit at most once.
-        Routed((0..=64).map(|_| Vec::new()).collect())
-    }
-}
-
-impl std::ops::Deref for Routed {
-    type Target = [Vec<u64>];
-    fn deref(&self) -> &[Vec<u64>] {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for Routed {
-    fn deref_mut(&mut self) -> &mut [Vec<u64>] {
-        &mut self.0
-    }
-}
+/// Routing buffers a trie needs: keys of at most 64 bits, and a path splits on each bit at
+/// most once, so at most 64 levels and a leaf.
+const ROUTE_LEVELS: usize = 65;
 
 /// Replaces `out` by the queries without any of `bits`, packed in order by the half join's
 /// vector loop (a north side of one empty word keeps exactly those).
