@@ -35,6 +35,9 @@ pub struct Work {
     pub visited_pairs: u64,
     /// (query, key) pairs compared one by one (keys too few for a block).
     pub direct_pairs: u64,
+    /// (stored key, query) pairs found disjoint, unweighted (a key stored twice for its
+    /// weight counts twice): per visited pair, the matcher's hit rate.
+    pub hits: u64,
     /// Tests that routed or filtered a query (trie nodes and leaves).
     pub routing_tests: u64,
     /// CPU seconds spent preparing quarter lists.
@@ -71,7 +74,7 @@ impl Work {
         counts.chain(seconds).collect()
     }
 
-    fn counts(&self) -> [u64; 12] {
+    fn counts(&self) -> [u64; 13] {
         [
             self.quarter_placements,
             self.half_pairs_tested,
@@ -84,11 +87,12 @@ impl Work {
             self.blocks_built,
             self.visited_pairs,
             self.direct_pairs,
+            self.hits,
             self.routing_tests,
         ]
     }
 
-    fn counts_mut(&mut self) -> [&mut u64; 12] {
+    fn counts_mut(&mut self) -> [&mut u64; 13] {
         [
             &mut self.quarter_placements,
             &mut self.half_pairs_tested,
@@ -101,6 +105,7 @@ impl Work {
             &mut self.blocks_built,
             &mut self.visited_pairs,
             &mut self.direct_pairs,
+            &mut self.hits,
             &mut self.routing_tests,
         ]
     }
@@ -125,7 +130,7 @@ impl Work {
 }
 
 /// The names of the counts, in [`Work::counters`] order (the field names).
-const COUNT_NAMES: [&str; 12] = [
+const COUNT_NAMES: [&str; 13] = [
     "quarter_placements",
     "half_pairs_tested",
     "keys_built",
@@ -137,6 +142,7 @@ const COUNT_NAMES: [&str; 12] = [
     "blocks_built",
     "visited_pairs",
     "direct_pairs",
+    "hits",
     "routing_tests",
 ];
 

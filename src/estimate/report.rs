@@ -186,11 +186,19 @@ fn counters(
             (name, total)
         })
         .collect();
-    let sampled = counters
+    let sampled: BTreeMap<&'static str, f64> = counters
         .into_iter()
         .filter(|(name, _)| wanted(name))
         .collect();
-    Some(CountersReport { sampled, plan })
+    let hits_per_visit = match (sampled.get("hits"), sampled.get("visited_pairs")) {
+        (Some(&hits), Some(&visits)) if visits > 0.0 => Some(hits / visits),
+        _ => None,
+    };
+    Some(CountersReport {
+        sampled,
+        plan,
+        hits_per_visit,
+    })
 }
 
 /// Seconds of `i` over `divide`, at least `floor`, in hours.

@@ -118,6 +118,9 @@ pub struct CountersReport {
     pub sampled: BTreeMap<&'static str, f64>,
     /// Each counter scaled to the whole plan (ratio to the cost model, per stratum).
     pub plan: BTreeMap<&'static str, Interval>,
+    /// The matcher's hit rate over the sample: disjoint (stored key, query) pairs found per
+    /// visited (query, 512-key block) pair (`null` where no block was visited).
+    pub hits_per_visit: Option<f64>,
 }
 
 /// The measured speed (`speed` in `--json`).

@@ -379,6 +379,7 @@ impl Keys {
         self.work.stored_keys += stored;
         self.work.queries += queries;
         self.work.pair_product += stored * queries;
+        self.work.hits += counts.iter().sum::<u64>();
         counts.iter().zip(factors).map(|(c, f)| c * f).sum()
     }
 
@@ -395,6 +396,7 @@ impl Keys {
         let queries = self.east[0].len() as u64;
         self.work.queries += queries;
         self.work.pair_product += self.stored * queries;
+        self.work.hits += counts[0] + counts[1];
         counts[0] + 2 * counts[1]
     }
 }
