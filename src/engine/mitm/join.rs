@@ -182,20 +182,22 @@ const QUERY_SAMPLE: usize = 2048;
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            stored: 1 << 19,
+            // Measured on the middle task of N = 26 and task 0 of N = 28 (Zen 4, avx512,
+            // leaves packed onto their mixed bits): fills of 2^20 visit 15–18% fewer blocks
+            // than fills of 2^19 and match 15–25% faster; 2^21 saves 6% more visits for 10%
+            // more memory. Packed leaves' tables take less memory than the unpacked ones of
+            // 2^19, so a worker peaks lower than before (138–149 MB on N = 28's task 0).
+            stored: 1 << 20,
             queries: 1 << 19,
             // Measured on sampled tasks: below about 128 blocks of west keys, the bucket
             // sieve of the smaller side is as fast or faster (N ≤ 21 never gets there).
             min_ranked: 128 * BLOCK,
-            // Measured on sampled tasks (Zen 3, avx2): the trie visits 20–38% fewer blocks
-            // than the ranked sieve at N = 22..24, but its routing, per-leaf query offsets
-            // and adaptive build cost about what that saves on small fills (N = 22 level
-            // from 2^18 keys on); it is kept to the largest fills.
-            trie_min: 1 << 18,
-            // Measured at N = 24 (Zen 3, avx2, 24 sampled tasks): pieces and fills of 2^19
-            // match as fast as fills of 2^20 and peak 15% lower; pieces of 2^18 visit 40%
-            // more blocks.
-            piece: 1 << 19,
+            // Packed leaves made the trie's visits cheaper: from 2^16 keys it matches the
+            // tasks of N = 24 that fell to the ranked sieve 9–18% faster (Zen 4, avx512);
+            // the ranked sieve keeps the smaller fills.
+            trie_min: 1 << 16,
+            // As `stored`: one piece fills one sieve.
+            piece: 1 << 20,
         }
     }
 }

@@ -95,6 +95,18 @@ impl Layout {
     }
 }
 
+/// The bits of `key` under `mask`, packed to the low end (a portable `pext`).
+#[inline(always)]
+pub(crate) fn pack_bits_generic(key: u64, mask: u64) -> u64 {
+    let (mut out, mut m, mut i) = (0, mask, 0);
+    while m != 0 {
+        out |= (key >> m.trailing_zeros() & 1) << i;
+        m &= m - 1;
+        i += 1;
+    }
+    out
+}
+
 /// Bytes per table entry.
 const LANES_BYTES: u64 = 64;
 

@@ -387,9 +387,32 @@ pub(crate) fn sort_pext(keys: &[u64], mask: u64, cuts: usize, out: &mut Vec<u64>
     }
 }
 
+/// Replaces each of `keys` by its bits under `mask`, packed to the low end (`pext`): in
+/// hardware at the levels that include BMI2, bit by bit below them.
+pub(crate) fn pack_bits(level: Level, keys: &mut [u64], mask: u64) {
+    #[cfg(target_arch = "x86_64")]
+    if level.has_bmi2() {
+        assert!(std::arch::is_x86_feature_detected!("bmi2"));
+        // SAFETY: BMI2 was just checked.
+        return unsafe { bmi2::pack_bits(keys, mask) };
+    }
+    let _ = level;
+    for k in keys {
+        *k = kernels::pack_bits_generic(*k, mask);
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod bmi2 {
     use std::arch::x86_64::_pext_u64;
+
+    /// See [`super::pack_bits`].
+    #[target_feature(enable = "bmi2")]
+    pub(super) fn pack_bits(keys: &mut [u64], mask: u64) {
+        for k in keys {
+            *k = _pext_u64(*k, mask);
+        }
+    }
 
     /// See [`super::sort_pext`].
     #[target_feature(enable = "bmi2")]

@@ -104,3 +104,24 @@ fn a_cap_never_raises_the_level_and_names_round_trip() {
     }
     assert_eq!(best_up_to(Some("portable")), Level::PORTABLE);
 }
+
+#[test]
+fn packing_keeps_exactly_the_masked_bits_in_order_at_every_level() {
+    let mut rng = fastrand::Rng::with_seed(21);
+    for level in available_levels() {
+        for _ in 0..200 {
+            let mask = rng.u64(..) & rng.u64(..);
+            let keys: Vec<u64> = (0..rng.usize(0..40)).map(|_| rng.u64(..)).collect();
+            let mut got = keys.clone();
+            pack_bits(level, &mut got, mask);
+            for (&k, &g) in keys.iter().zip(&got) {
+                // Bit i of the packed key is the i-th lowest bit of the mask, read from k.
+                let positions = (0..64).filter(|p| mask >> p & 1 == 1);
+                let want = positions
+                    .enumerate()
+                    .fold(0u64, |acc, (i, p)| acc | (k >> p & 1) << i);
+                assert_eq!(g, want, "{level:?} key {k:#x} mask {mask:#x}");
+            }
+        }
+    }
+}
