@@ -53,7 +53,7 @@ pub enum Error {
         choices: String,
     },
     /// The matcher level cap names no level.
-    #[error("{var}='{value}' names no matcher level (accepted: {choices})", var = crate::engine::ISA_VAR)]
+    #[error("{var}='{value}' names no matcher level (accepted: {choices})", var = crate::env::ISA_VAR)]
     UnknownIsa {
         /// The value that was given (at most 40 characters of it).
         value: String,
