@@ -148,6 +148,53 @@ impl CountOptions {
         Ok(self.checked_threads()?.min(tasks.max(1)))
     }
 
+    /// The engine `auto` picks for `n`: the fastest that supports what was asked.
+    fn auto_pick(&self, n: u32) -> &'static dyn engine::Engine {
+        if self.unique {
+            engine::auto_unique(n)
+        } else if self.split_depth.is_some() {
+            // A split depth asks for a backtracking engine: the fastest of those.
+            engine::auto_backtracking(n)
+        } else {
+            engine::auto(n)
+        }
+    }
+
+    /// `refusal`, the error of the engine `auto` picked for `n`, as
+    /// [`Error::AutoUnsupported`] naming the engines that can count `n` as asked (they
+    /// plan it, with unique counts where asked), fastest first; unchanged when none can.
+    fn name_others(
+        &self,
+        n: u32,
+        picked: &dyn engine::Engine,
+        options: &engine::PlanOptions,
+        refusal: Error,
+    ) -> Error {
+        if !matches!(refusal, Error::Unsupported { .. }) {
+            return refusal;
+        }
+        // ENGINES lists them slowest first. A plan here is cheap (under 0.2 s at N = 32),
+        // and only a refused count pays for it.
+        let others: Vec<&'static str> = engine::ENGINES
+            .iter()
+            .rev()
+            .filter(|e| e.name() != picked.name())
+            .filter(|e| {
+                e.plan(n, options)
+                    .is_ok_and(|plan| !self.unique || plan.has_unique())
+            })
+            .map(|e| e.name())
+            .collect();
+        if others.is_empty() {
+            return refusal;
+        }
+        Error::AutoUnsupported {
+            n,
+            refusal: Box::new(refusal),
+            others,
+        }
+    }
+
     /// Builds the plan these options select for an `n`×`n` board.
     pub fn plan(&self, n: u32) -> Result<Box<dyn Plan>, Error> {
         let options = engine::PlanOptions {
@@ -155,12 +202,14 @@ impl CountOptions {
             threads: self.checked_threads()?,
         };
         let plan = match self.engine {
-            EngineChoice::Auto if self.unique => engine::auto_unique(n).plan(n, &options)?,
-            // A split depth asks for a backtracking engine: auto picks the fastest of those.
-            EngineChoice::Auto if self.split_depth.is_some() => {
-                engine::auto_backtracking(n).plan(n, &options)?
+            EngineChoice::Auto => {
+                crate::error::check_n(n)?;
+                let picked = self.auto_pick(n);
+                picked
+                    .plan(n, &options)
+                    .map_err(|refusal| self.name_others(n, picked, &options, refusal))?
             }
-            _ => engine::plan(self.engine.name(), n, &options)?,
+            EngineChoice::Named(_) => engine::plan(self.engine.name(), n, &options)?,
         };
         let mitm = engine::Engine::name(&engine::mitm::Mitm);
         if self.split_depth.is_some() && (plan.engine() == mitm || self.engine.is(mitm)) {

@@ -53,7 +53,7 @@ pub enum Error {
         choices: String,
     },
     /// The matcher level cap names no level.
-    #[error("{var}='{value}' names no matcher level (accepted: {choices})", var = crate::engine::ISA_VAR)]
+    #[error("{var}='{value}' names no matcher level (accepted: {choices})", var = crate::env::ISA_VAR)]
     UnknownIsa {
         /// The value that was given (at most 40 characters of it).
         value: String,
@@ -73,6 +73,19 @@ pub enum Error {
     SplitDepthUnsupported {
         /// Engine name.
         engine: &'static str,
+    },
+    /// `auto` picked an engine that cannot count this N, though other engines can.
+    #[error(
+        "{refusal}; auto picks it at N = {n}, but {} can count it",
+        engine_list(others)
+    )]
+    AutoUnsupported {
+        /// Board size.
+        n: u32,
+        /// Why the picked engine refused.
+        refusal: Box<Error>,
+        /// The engines that take this N (and what else was asked), fastest first.
+        others: Vec<&'static str>,
     },
     /// The engine cannot count fundamental solutions.
     #[error("the {engine} engine does not support unique counts")]
@@ -191,6 +204,7 @@ impl Error {
                 | Error::UnknownEngine { .. }
                 | Error::UnknownIsa { .. }
                 | Error::Unsupported { .. }
+                | Error::AutoUnsupported { .. }
                 | Error::SplitDepthUnsupported { .. }
                 | Error::UniqueUnsupported { .. }
                 | Error::Parse { .. }
@@ -201,6 +215,15 @@ impl Error {
                 | Error::ResultCorrupt { .. }
                 | Error::CheckpointMismatch { .. }
         )
+    }
+}
+
+/// Engine names as a phrase: `the mirror engine`, `the symmetry and mirror engines`.
+fn engine_list(names: &[&str]) -> String {
+    match names {
+        [one] => format!("the {one} engine"),
+        [rest @ .., last] => format!("the {} and {last} engines", rest.join(", ")),
+        [] => "no other engine".to_string(),
     }
 }
 

@@ -29,6 +29,7 @@ pub mod subsample;
 pub mod work;
 
 mod count;
+mod env;
 mod tap;
 
 pub(crate) use count::finish;

@@ -9,6 +9,10 @@
 //! calibrates the plan's cost units against the time finished tasks took on their thread,
 //! credits tasks in flight with the time they have run, and says "estimating…" until a
 //! task has finished.
+//!
+//! The line fits the terminal's width: as it narrows, [`line_for_width`] drops the wording,
+//! the bar, the running count and the tasks in flight, in that order, and keeps the share
+//! done, the ETA and the tasks done to the last.
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -19,8 +23,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 use nqueens::bench::BenchObserver;
 use nqueens::Progress;
 
-/// Steps of the drawn bar (cost fraction × this).
-const BAR_STEPS: u64 = 10_000;
+/// Columns before the message: the spinner, a blank, the elapsed time (`00:00:00`) and a
+/// blank.
+const PREFIX: usize = 11;
+
+/// The terminal width assumed when it cannot be read.
+const DEFAULT_WIDTH: usize = 80;
 
 /// What the bar knows about the run, behind one lock.
 #[derive(Debug, Default)]
@@ -41,10 +49,11 @@ pub(crate) struct Bar {
 impl Bar {
     /// A bar on stderr, hidden when `quiet` or when stderr is not a terminal.
     pub(crate) fn new(quiet: bool) -> Self {
-        // wide_msg: cut to the terminal's width instead of wrapping onto a second line.
-        let template = "{spinner} {elapsed_precise} [{bar:20}] {wide_msg}";
+        // The message is made to fit (`line_for_width`); wide_msg also cuts it to the
+        // terminal's width should the elapsed time outgrow its 8 columns.
+        let template = "{spinner} {elapsed_precise} {wide_msg}";
         Bar {
-            bar: progress_bar(quiet, BAR_STEPS, template),
+            bar: progress_bar(quiet, 0, template),
             state: Mutex::new(State::default()),
         }
     }
@@ -58,24 +67,87 @@ impl Bar {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Redraws the message from the current state.
+    /// Redraws the message from the current state, for the terminal's current width.
     fn redraw(&self, s: &State) {
+        if self.bar.is_hidden() {
+            return;
+        }
         let now = Instant::now();
-        self.bar
-            .set_position((s.eta.fraction(now) * BAR_STEPS as f64) as u64);
-        let eta = s.eta.remaining(now).map_or_else(
-            || "estimating…".to_string(),
-            |d| format!("ETA {}", clock(d)),
-        );
-        self.bar.set_message(format!(
-            "{:.1}% of est. work | {eta} | {}/{} tasks, {} running | {} solutions",
-            100.0 * s.eta.fraction(now),
-            s.finished,
-            s.tasks,
-            s.eta.in_flight(),
-            s.found
-        ));
+        let fields = Fields {
+            fraction: s.eta.fraction(now),
+            eta: s.eta.remaining(now),
+            finished: s.finished,
+            tasks: s.tasks,
+            running: s.eta.in_flight(),
+            found: s.found,
+        };
+        let width = console::Term::stderr()
+            .size_checked()
+            .map_or(DEFAULT_WIDTH, |(_, columns)| usize::from(columns));
+        self.bar.set_message(line_for_width(&fields, width));
     }
+}
+
+/// What the progress line shows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Fields {
+    /// Share of the estimated work done, 0 to 1.
+    pub fraction: f64,
+    /// Time left; `None` while there is no measured rate yet.
+    pub eta: Option<Duration>,
+    /// Tasks finished.
+    pub finished: usize,
+    /// Tasks in the run.
+    pub tasks: usize,
+    /// Tasks in flight.
+    pub running: usize,
+    /// Solutions found so far.
+    pub found: u128,
+}
+
+/// The message after the spinner and elapsed time for a terminal `width` columns wide: the
+/// fullest form of the line that fits, cut to fit where even the shortest does not.
+pub(crate) fn line_for_width(fields: &Fields, width: usize) -> String {
+    let room = width.saturating_sub(PREFIX);
+    let forms = forms(fields);
+    let fits = |line: &&String| line.chars().count() <= room;
+    match forms.iter().find(fits) {
+        Some(line) => line.clone(),
+        None => forms[forms.len() - 1].chars().take(room).collect(),
+    }
+}
+
+/// The forms of the line, fullest first. Each drops or shortens what matters least of the
+/// one before: the wording, then the bar, the solutions and the tasks in flight; the share
+/// done, the ETA and the tasks done stay in all.
+fn forms(f: &Fields) -> [String; 8] {
+    let share = format!("{:.1}%", 100.0 * f.fraction);
+    let eta = f.eta.map_or_else(
+        || "estimating…".to_string(),
+        |d| format!("ETA {}", clock(d)),
+    );
+    let tasks = format!("{}/{}", f.finished, f.tasks);
+    let running = format!("{} running", f.running);
+    let found = format!("{} solutions", f.found);
+    let (wide, narrow) = (bar(f.fraction, 20), bar(f.fraction, 10));
+    [
+        format!("{wide} {share} of est. work | {eta} | {tasks} tasks, {running} | {found}"),
+        format!("{wide} {share} | {eta} | {tasks} tasks, {running} | {found}"),
+        format!("{narrow} {share} | {eta} | {tasks} tasks, {running} | {found}"),
+        format!("{share} | {eta} | {tasks} tasks, {running} | {found}"),
+        format!("{narrow} {share} | {eta} | {tasks} tasks, {running}"),
+        format!("{share} | {eta} | {tasks} tasks, {running}"),
+        format!("{share} | {eta} | {tasks} tasks"),
+        format!("{share} | {eta} | {tasks}"),
+    ]
+}
+
+/// A bar of `width` cells for `fraction` done, in brackets: `[====>     ]`.
+fn bar(fraction: f64, width: usize) -> String {
+    let filled = ((fraction.clamp(0.0, 1.0) * width as f64) as usize).min(width);
+    let head = usize::from(filled < width && filled > 0);
+    let body = "=".repeat(filled - head) + &">".repeat(head);
+    format!("[{body:<width$}]")
 }
 
 /// The one place progress bars are made (hyperfine's `output/progress_bar.rs`): a bar of
@@ -280,6 +352,74 @@ mod tests {
         // Done: 100 + 100 credited to task 1 = 200 of 1000; 800 left at 2 × 10 units/s.
         assert!((eta.fraction(now) - 0.2).abs() < 1e-9);
         assert_eq!(eta.remaining(now), Some(Duration::from_secs(40)));
+    }
+
+    /// The fields of an N = 19 count a tenth of the way in.
+    fn n19() -> Fields {
+        Fields {
+            fraction: 0.123,
+            eta: Some(Duration::from_secs(83)),
+            finished: 201_686,
+            tasks: 2_063_034,
+            running: 2,
+            found: 4_968_057_848,
+        }
+    }
+
+    #[test]
+    fn a_wide_terminal_gets_every_field() {
+        let line = line_for_width(&n19(), 120);
+        assert_eq!(
+            line,
+            "[=>                  ] 12.3% | ETA 00:01:23 | \
+             201686/2063034 tasks, 2 running | 4968057848 solutions"
+        );
+        assert!(PREFIX + line.chars().count() <= 120);
+        let wider = line_for_width(&n19(), 130);
+        assert!(wider.contains("12.3% of est. work"), "{wider}");
+    }
+
+    #[test]
+    fn an_80_column_terminal_keeps_share_eta_and_whole_task_counts() {
+        let line = line_for_width(&n19(), 80);
+        assert!(PREFIX + line.chars().count() <= 80, "{line}");
+        assert!(
+            line.contains("12.3%") && line.contains("ETA 00:01:23"),
+            "{line}"
+        );
+        assert!(line.contains("201686/2063034 tasks"), "{line}");
+        assert!(!line.contains("of est. work"), "{line}");
+    }
+
+    #[test]
+    fn a_60_column_terminal_keeps_share_eta_and_tasks_alone() {
+        let line = line_for_width(&n19(), 60);
+        assert_eq!(line, "12.3% | ETA 00:01:23 | 201686/2063034 tasks");
+        assert!(PREFIX + line.chars().count() <= 60);
+    }
+
+    #[test]
+    fn no_terminal_is_too_narrow_to_cut_the_line_to_fit() {
+        let estimating = Fields { eta: None, ..n19() };
+        for width in 0..140 {
+            let line = line_for_width(&estimating, width);
+            assert!(
+                line.chars().count() <= width.saturating_sub(PREFIX),
+                "{width}: {line}"
+            );
+        }
+        assert_eq!(
+            line_for_width(&estimating, 50),
+            "12.3% | estimating… | 201686/2063034"
+        );
+    }
+
+    #[test]
+    fn bars_fill_by_share() {
+        assert_eq!(bar(0.0, 4), "[    ]");
+        assert_eq!(bar(0.5, 4), "[=>  ]");
+        assert_eq!(bar(1.0, 4), "[====]");
+        assert_eq!(bar(7.0, 4), "[====]");
     }
 
     #[test]

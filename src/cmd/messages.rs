@@ -51,6 +51,7 @@ fn advised(e: &nqueens::Error) -> String {
              mirror or symmetry)"
         ),
         Error::UniqueUnsupported { .. } => format!("{e} (try --engine symmetry)"),
+        Error::AutoUnsupported { others, .. } => format!("{e} (use --engine {})", others[0]),
         Error::Unsupported {
             engine: "min-conflicts",
             ..
@@ -95,6 +96,14 @@ mod tests {
         let errors = [
             nqueens::Error::UniqueUnsupported { engine: "mitm" },
             nqueens::Error::SplitDepthUnsupported { engine: "mitm" },
+            nqueens::Error::AutoUnsupported {
+                n: 30,
+                refusal: Box::new(nqueens::Error::Unsupported {
+                    engine: "mitm",
+                    what: "N = 30".into(),
+                }),
+                others: vec!["symmetry", "mirror"],
+            },
             nqueens::Error::CheckpointLocked {
                 path: PathBuf::from("c.ckpt"),
                 lock: PathBuf::from("c.ckpt.lock"),

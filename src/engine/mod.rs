@@ -117,8 +117,8 @@ pub fn find(name: &str, n: u32) -> Result<&'static dyn Engine, Error> {
 pub fn auto(n: u32) -> &'static dyn Engine {
     // Measured: mirror is fastest below N = 12 (every count < 1.5 ms);
     // symmetry is 1.4x faster than mirror at 12; mitm is level at 12, 30x faster than mirror
-    // from 16, and ahead of symmetry at every larger N sampled (README, "mitm at the
-    // frontier").
+    // from 16, and ahead of symmetry at every larger N sampled (docs/benchmarks.md,
+    // docs/frontier.md).
     match n {
         0..SYMMETRY_FROM => &mirror::Mirror,
         SYMMETRY_FROM..MITM_FROM => &symmetry::Symmetry,

@@ -17,22 +17,14 @@
 
 use std::ops::Range;
 
-use rayon::ThreadPool;
 use serde::{Deserialize, Serialize};
 
-use super::checkpoint::{DoneSet, Recorder};
+use super::done::DoneSet;
 use super::partial::Digest;
 use super::sealed::{decimal, decimal_list};
-use crate::error::Error;
-use crate::plan::Plan;
-use crate::recheck::{self, Fault, Recheck};
 
 /// The most blocks a checkpoint holds (each takes about 60 bytes of the file).
 pub const MAX_BLOCKS: usize = 128;
-
-/// Mixed into the recheck seed to pick blocks, so the blocks picked are not simply the
-/// tasks a recheck of the same fraction picks.
-const BLOCK_SALT: u64 = 0xB10C_B10C_B10C_B10C;
 
 /// The total and digest of the finished tasks of each block of rounds.
 ///
@@ -214,64 +206,4 @@ pub struct SavedCheck {
     pub tasks: usize,
     /// The blocks whose saved counts were wrong; their counts are replaced.
     pub replaced: Vec<BadBlock>,
-}
-
-/// Re-solves a share of the blocks the recorder's checkpoint held at the start of this
-/// session on the portable code path, and a block that disagrees with its saved counts on
-/// the fast one too (with `fault`, if any). Every task solved is marked rechecked; a block
-/// whose new sum or digest differs from the saved one is replaced with the new counts and
-/// listed.
-///
-/// # Errors
-/// [`Error::RecheckMismatch`] if a task's two code paths disagree now (this machine is
-/// suspect; nothing is replaced), [`Error::Interrupted`] if a stop was requested.
-pub(crate) fn recheck_saved(
-    plan: &dyn Plan,
-    pool: &ThreadPool,
-    recorder: &Recorder,
-    recheck: Recheck,
-    fault: Option<Fault>,
-) -> Result<SavedCheck, Error> {
-    let seed = recheck::seed(plan) ^ BLOCK_SALT;
-    let start = recorder.snapshot();
-    let rounds = start.identity.shard.len(start.identity.plan_tasks);
-    let mut report = SavedCheck::default();
-    for block in 0..start.blocks.len() {
-        if !recheck.selects(seed, block) {
-            continue;
-        }
-        if recorder.is_stopping() {
-            return Err(Error::Interrupted);
-        }
-        let span = start.blocks.rounds(block, rounds);
-        // Inherited tasks are in no block's sums: comparing them with one would be wrong.
-        let inherited = &start.blocks.inherited.rounds;
-        let tasks: Vec<usize> = span
-            .clone()
-            .filter(|&r| start.done.contains(r) && !inherited.contains(r))
-            .filter_map(|r| start.identity.shard.task(r, start.identity.plan_tasks))
-            .collect();
-        if tasks.is_empty() {
-            continue;
-        }
-        // The portable path alone first (half the work); only a block that disagrees with
-        // its saved counts is solved on the fast path too, so a fault of this machine is
-        // not taken for a fault of the earlier one.
-        let mut counts = recheck::solve_portable(plan, &tasks, pool);
-        if !recorder.matches(block, &tasks, &counts) {
-            counts = recheck::solve_both(plan, &tasks, fault, pool)?;
-        }
-        report.blocks += 1;
-        report.tasks += tasks.len();
-        if let Some((saved, now)) = recorder.replace(block, &tasks, &counts)? {
-            let rounds = span;
-            report.replaced.push(BadBlock {
-                block,
-                rounds,
-                saved,
-                now,
-            });
-        }
-    }
-    Ok(report)
 }

@@ -18,9 +18,7 @@
 
 use std::path::Path;
 
-use base64::Engine as _;
-use roaring::RoaringBitmap;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use super::blocks::Blocks;
 use super::identity::Identity;
@@ -31,8 +29,8 @@ use super::ShardSpec;
 use crate::error::Error;
 use crate::plan::Plan;
 
+pub use super::done::DoneSet;
 pub use super::lock::{lock, Lock};
-pub(crate) use super::recorder::{run, Recorder};
 
 /// The schema tag of a checkpoint file (what is written).
 pub const CHECKPOINT_SCHEMA: &str = "nqueens.checkpoint/3";
@@ -40,60 +38,6 @@ pub const CHECKPOINT_SCHEMA: &str = "nqueens.checkpoint/3";
 /// The schema tag of the checkpoints of nqueens before per-block sums: still read, upgraded
 /// in memory and saved again as [`CHECKPOINT_SCHEMA`].
 pub const CHECKPOINT_SCHEMA_2: &str = "nqueens.checkpoint/2";
-
-/// The rounds of a shard that are done, as a compressed bitmap.
-///
-/// In JSON: base64 of the bitmap's portable serialisation (run-compressed).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct DoneSet(pub(crate) RoaringBitmap);
-
-impl DoneSet {
-    /// The number of rounds done.
-    pub fn len(&self) -> u64 {
-        self.0.len()
-    }
-
-    /// Whether nothing is done.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// Whether round `round` is done.
-    pub fn contains(&self, round: usize) -> bool {
-        u32::try_from(round).is_ok_and(|r| self.0.contains(r))
-    }
-
-    /// Marks round `round` done; `false` if it already was (or cannot be a round: past
-    /// 2^32).
-    pub fn insert(&mut self, round: usize) -> bool {
-        u32::try_from(round).is_ok_and(|r| self.0.insert(r))
-    }
-}
-
-impl Serialize for DoneSet {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut bitmap = self.0.clone();
-        bitmap.optimize();
-        let mut bytes = Vec::with_capacity(bitmap.serialized_size());
-        bitmap
-            .serialize_into(&mut bytes)
-            .map_err(serde::ser::Error::custom)?;
-        s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(bytes))
-    }
-}
-
-impl<'de> Deserialize<'de> for DoneSet {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::Error as _;
-        let text = String::deserialize(d)?;
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(text)
-            .map_err(|e| D::Error::custom(format!("done set is not base64 ({e})")))?;
-        RoaringBitmap::deserialize_from(&bytes[..])
-            .map(DoneSet)
-            .map_err(|e| D::Error::custom(format!("done set is not a bitmap ({e})")))
-    }
-}
 
 /// The saved state of a run.
 ///
@@ -183,7 +127,7 @@ impl Checkpoint {
         let schema = sealed::expect_schema(&value, CHECKPOINT_SCHEMA, Some(CHECKPOINT_SCHEMA_2))
             .map_err(corrupt)?;
         let cp = if schema == CHECKPOINT_SCHEMA_2 {
-            sealed::parse::<CheckpointV2>(value).map(|v2| v2.upgrade())
+            sealed::parse::<CheckpointV2>(value).map(Checkpoint::upgrade)
         } else {
             sealed::parse::<Checkpoint>(value)
         }
@@ -192,6 +136,26 @@ impl Checkpoint {
         // and blocks that add up (trivially, all inherited).
         cp.check().map_err(corrupt)?;
         Ok(Some(cp))
+    }
+
+    /// A schema 2 checkpoint as the same state in this schema: every finished task inherited
+    /// (see [`Blocks::upgraded`]), no block sums, unsealed. The caller checks its fields as
+    /// for any checkpoint.
+    fn upgrade(v2: CheckpointV2) -> Checkpoint {
+        let rounds = v2.identity.shard.len(v2.identity.plan_tasks);
+        let blocks = Blocks::upgraded(rounds, v2.done.clone(), v2.total, v2.digest);
+        Checkpoint {
+            schema: CHECKPOINT_SCHEMA.to_string(),
+            identity: v2.identity,
+            done: v2.done,
+            tasks_done: v2.tasks_done,
+            total: v2.total,
+            digest: v2.digest,
+            elapsed_s: v2.elapsed_s,
+            rechecked: v2.rechecked,
+            blocks,
+            checksum: String::new(),
+        }
     }
 
     /// Checks that every field is in range and the done set fits the shard.

@@ -26,6 +26,7 @@
 
 pub mod blocks;
 pub mod checkpoint;
+mod done;
 mod identity;
 mod lock;
 pub mod merge;

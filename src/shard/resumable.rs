@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::blocks::{self, SavedCheck};
+use super::blocks::SavedCheck;
 use super::checkpoint::{self, Checkpoint, Lock};
-use super::recorder::Recorder;
+use super::recorder::{self, Recorder};
 use super::{stable_plan, Digest, PartialResult, ShardSpec, ShardTotals};
 use crate::error::Error;
 use crate::plan::{thread_pool, Plan, Progress};
@@ -193,7 +193,7 @@ impl ResumableCount {
         };
         let pool = thread_pool(self.options.workers(self.shard_tasks())?)?;
         let fault = self.options.injected_fault();
-        blocks::recheck_saved(self.plan(), &pool, self.recorder(), recheck, fault).map(Some)
+        recorder::recheck_saved(self.plan(), &pool, self.recorder(), recheck, fault).map(Some)
     }
 
     /// Solves the tasks of the shard the checkpoint lacks, saving every [`Resume::every`],
@@ -214,7 +214,7 @@ impl ResumableCount {
             self.options.injected_fault(),
             progress,
             &|task| recorder.record_rechecked(task),
-            |plan, progress| checkpoint::run(plan, &pool, recorder, self.resume.every, progress),
+            |plan, progress| recorder::run(plan, &pool, recorder, self.resume.every, progress),
         );
         if let Err(Error::RecheckMismatch { task, fast, .. }) = &outcome {
             recorder.forget(*task, *fast);

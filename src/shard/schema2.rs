@@ -3,12 +3,11 @@
 //!
 //! Schema 2 is schema 3 without `blocks`. Its checksum covers its own fields in its own
 //! order, so it is checked against this model, which keeps that layout, before the file is
-//! upgraded ([`CheckpointV2::upgrade`]).
+//! upgraded (`Checkpoint::upgrade`).
 
 use serde::{Deserialize, Serialize};
 
-use super::blocks::Blocks;
-use super::checkpoint::{Checkpoint, DoneSet, CHECKPOINT_SCHEMA};
+use super::done::DoneSet;
 use super::identity::Identity;
 use super::partial::Digest;
 use super::sealed::{decimal, Sealed};
@@ -17,45 +16,23 @@ use super::sealed::{decimal, Sealed};
 /// over exactly this serialisation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct CheckpointV2 {
-    schema: String,
+    pub(crate) schema: String,
     #[serde(flatten)]
-    identity: Identity,
-    done: DoneSet,
-    tasks_done: u64,
+    pub(crate) identity: Identity,
+    pub(crate) done: DoneSet,
+    pub(crate) tasks_done: u64,
     #[serde(with = "decimal")]
-    total: u128,
-    digest: Digest,
-    elapsed_s: f64,
+    pub(crate) total: u128,
+    pub(crate) digest: Digest,
+    pub(crate) elapsed_s: f64,
     #[serde(default, skip_serializing_if = "DoneSet::is_empty")]
-    rechecked: DoneSet,
-    checksum: String,
+    pub(crate) rechecked: DoneSet,
+    pub(crate) checksum: String,
 }
 
 impl Sealed for CheckpointV2 {
     fn checksum_mut(&mut self) -> &mut String {
         &mut self.checksum
-    }
-}
-
-impl CheckpointV2 {
-    /// The same state as a schema 3 checkpoint: every finished task inherited (see
-    /// [`Blocks::upgraded`]), no block sums, unsealed. The caller checks its fields as for
-    /// any checkpoint.
-    pub(crate) fn upgrade(self) -> Checkpoint {
-        let rounds = self.identity.shard.len(self.identity.plan_tasks);
-        let blocks = Blocks::upgraded(rounds, self.done.clone(), self.total, self.digest);
-        Checkpoint {
-            schema: CHECKPOINT_SCHEMA.to_string(),
-            identity: self.identity,
-            done: self.done,
-            tasks_done: self.tasks_done,
-            total: self.total,
-            digest: self.digest,
-            elapsed_s: self.elapsed_s,
-            rechecked: self.rechecked,
-            blocks,
-            checksum: String::new(),
-        }
     }
 }
 
@@ -71,8 +48,9 @@ mod tests {
     use crate::known;
     use crate::plan::{thread_pool, NoProgress, Plan};
     use crate::recheck::Recheck;
-    use crate::shard::recorder::Recorder;
-    use crate::shard::{blocks, checkpoint, ShardSpec};
+    use crate::shard::checkpoint::Checkpoint;
+    use crate::shard::recorder::{recheck_saved, run, Recorder};
+    use crate::shard::{checkpoint, ShardSpec};
     use crate::CountOptions;
 
     fn plan(n: u32) -> Box<dyn Plan> {
@@ -155,7 +133,7 @@ mod tests {
         let rec = Recorder::new(Some(path.clone()), cp);
         let pool = thread_pool(2).unwrap();
         let every = Duration::from_secs(60);
-        let total = checkpoint::run(p.as_ref(), &pool, &rec, every, &NoProgress).unwrap();
+        let total = run(p.as_ref(), &pool, &rec, every, &NoProgress).unwrap();
         assert_eq!(Some(total), known::total(10));
 
         // The next save wrote schema 3 with the inherited part, and it loads again.
@@ -193,7 +171,7 @@ mod tests {
         let rec = Recorder::new(None, cp);
         let pool = thread_pool(2).unwrap();
         let all = Recheck::new(1.0).unwrap();
-        let found = blocks::recheck_saved(p.as_ref(), &pool, &rec, all, None).unwrap();
+        let found = recheck_saved(p.as_ref(), &pool, &rec, all, None).unwrap();
         assert_eq!(found.tasks, p.len() - half, "{found:?}");
         assert_eq!(found.replaced.len(), 1, "{found:?}");
         let bad = &found.replaced[0];

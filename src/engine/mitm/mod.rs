@@ -16,6 +16,7 @@ mod index;
 pub(crate) mod join;
 pub(crate) mod kernels;
 pub(crate) mod key;
+pub(crate) mod limits;
 pub(crate) mod matcher;
 pub(crate) mod piece;
 pub(crate) mod prepared;

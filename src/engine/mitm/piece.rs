@@ -14,10 +14,25 @@
 //! queries of piece P are the east halves built with P's bits forbidden.
 
 use super::half::HalfSpec;
-use super::join::Limits;
+use super::limits::Limits;
 use super::prepared::MAX_HOT;
-use super::task::Unit;
 use std::ops::Range;
+
+/// One of the `2^bits` units a large split is cut into, so that the plan's tasks stay
+/// short: unit `index` solves the pieces whose pattern of the split's `bits` best hot bits
+/// is `index` ([`unit_patterns`]). `bits` 0 is the whole split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Unit {
+    /// Hot bits fixed per unit (0: the split is one task).
+    pub bits: u32,
+    /// Which unit, below `2^bits`.
+    pub index: u32,
+}
+
+impl Unit {
+    /// The whole split as one task.
+    pub(crate) const WHOLE: Unit = Unit { bits: 0, index: 0 };
+}
 
 /// Share of tested (north, south) word pairs that become halves: 0.12–0.27 measured at
 /// N = 22..25. The high end, so that a large task is split rather than left in portions.

@@ -26,7 +26,8 @@ use crate::subsample::{self, Draws, Part};
 use crate::work::{Clock, Work};
 use std::ops::Range;
 
-pub(crate) use super::join::Limits;
+pub(crate) use super::limits::Limits;
+pub(crate) use super::piece::Unit;
 
 /// The kinds of task, by the filters their quarters need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,22 +61,6 @@ pub(crate) struct Task {
     pub y: u32,
     /// The share of the split's pieces this task solves.
     pub unit: Unit,
-}
-
-/// One of the `2^bits` units a large split is cut into, so that the plan's tasks stay
-/// short: unit `index` solves the pieces whose pattern of the split's `bits` best hot bits
-/// is `index` ([`super::piece::unit_patterns`]). `bits` 0 is the whole split.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct Unit {
-    /// Hot bits fixed per unit (0: the split is one task).
-    pub bits: u32,
-    /// Which unit, below `2^bits`.
-    pub index: u32,
-}
-
-impl Unit {
-    /// The whole split as one task.
-    pub(crate) const WHOLE: Unit = Unit { bits: 0, index: 0 };
 }
 
 /// What a solving thread keeps between tasks.

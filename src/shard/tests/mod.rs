@@ -3,8 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::checkpoint::run;
-use super::recorder::Recorder;
+use super::recorder::{recheck_saved, run, Recorder};
 use super::*;
 use crate::known;
 use crate::plan::{thread_pool, NoProgress};
@@ -208,7 +207,7 @@ fn a_wrong_saved_count_is_found_by_block_and_replaced() {
     let rec = Recorder::new(None, cp);
     let pool = thread_pool(2).unwrap();
     let all = crate::recheck::Recheck::new(1.0).unwrap();
-    let found = blocks::recheck_saved(p.as_ref(), &pool, &rec, all, None).unwrap();
+    let found = recheck_saved(p.as_ref(), &pool, &rec, all, None).unwrap();
     assert_eq!(found.tasks, p.len());
     assert_eq!(found.replaced.len(), 1, "{found:?}");
     let bad = &found.replaced[0];
@@ -237,7 +236,7 @@ fn a_saved_block_that_this_machine_also_gets_wrong_is_a_mismatch() {
     let all = crate::recheck::Recheck::new(1.0).unwrap();
     // The fast path of this machine is off on the same task: it cannot be the judge.
     let fault = Some(crate::recheck::Fault { task: 2, delta: 1 });
-    match blocks::recheck_saved(p.as_ref(), &pool, &rec, all, fault) {
+    match recheck_saved(p.as_ref(), &pool, &rec, all, fault) {
         Err(Error::RecheckMismatch { task: 2, .. }) => {}
         other => panic!("expected a mismatch on task 2, got {other:?}"),
     }

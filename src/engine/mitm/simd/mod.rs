@@ -60,7 +60,7 @@ pub(crate) const LEVEL_NAMES: [&str; 5] = {
 };
 
 /// The environment variable that caps the detected level.
-pub(crate) const CAP_VAR: &str = "NQUEENS_ISA";
+pub(crate) const CAP_VAR: &str = crate::env::ISA_VAR;
 
 impl Level {
     /// Plain Rust, on any CPU.
