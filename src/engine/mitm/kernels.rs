@@ -76,6 +76,22 @@ impl Layout {
         layout
     }
 
+    /// The layout of keys packed onto `bits` low bits (see [`count_packed_generic`]):
+    /// chunk `j` is bits `PACKED_BITS·j ..` of the key, its entries start at
+    /// `PACKED_ENTRIES·j`, and only the last chunk may be narrower.
+    pub(crate) fn packed(bits: u32) -> Self {
+        let chunks = packed_chunks(bits);
+        let mut layout = Layout::default();
+        for j in 0..chunks as u32 {
+            let width = (bits - (PACKED_BITS * j).min(bits)).min(PACKED_BITS);
+            layout.shift.push(PACKED_BITS * j);
+            layout.mask.push((1u64 << width) - 1);
+            layout.offset.push(layout.per_block);
+            layout.per_block += 1 << width;
+        }
+        layout
+    }
+
     /// The number of chunks.
     pub(crate) fn chunks(&self) -> usize {
         self.shift.len()
@@ -109,6 +125,24 @@ pub(crate) fn pack_bits_generic(key: u64, mask: u64) -> u64 {
 
 /// Bytes per table entry.
 const LANES_BYTES: u64 = 64;
+
+/// Key bits per chunk of a packed layout ([`Layout::packed`]).
+pub(crate) const PACKED_BITS: u32 = 6;
+
+/// Table entries of a whole chunk of a packed layout.
+pub(crate) const PACKED_ENTRIES: usize = 1 << PACKED_BITS;
+
+/// Chunks of a packed layout of `bits` bits (at least one).
+pub(crate) fn packed_chunks(bits: u32) -> usize {
+    bits.div_ceil(PACKED_BITS).max(1) as usize
+}
+
+/// The table entry of chunk `j` for a packed query `q` (whose bits above the layout's are
+/// clear).
+#[inline(always)]
+pub(crate) fn packed_entry(q: u64, j: usize) -> usize {
+    (q >> (PACKED_BITS as usize * j)) as usize % PACKED_ENTRIES + PACKED_ENTRIES * j
+}
 
 /// Transposes a 64×64 bit matrix in place: afterwards bit `i` of row `p` is what bit `p` of
 /// row `i` was.
@@ -202,6 +236,46 @@ pub(crate) fn count_blocks_generic(
         }
     }
     total
+}
+
+/// Counts (key, query) pairs with disjoint bits against the blocks of `tables` (`per`
+/// entries each) sliced through [`Layout::packed`]`(bits)`, for `queries` packed onto the
+/// same bits: each query's entries are computed from its bits, with no index to write and
+/// read. Bits of a query above `bits` are ignored. Generic over the CPU level.
+#[inline(always)]
+pub(crate) fn count_packed_generic(
+    tables: &[Lanes],
+    per: usize,
+    bits: u32,
+    queries: &[u64],
+) -> u64 {
+    let chunks = packed_chunks(bits);
+    let keep = low_bits(bits);
+    let mut total = 0u64;
+    for &q in queries {
+        let q = q & keep;
+        for block in tables.chunks_exact(per) {
+            let mut acc = block[packed_entry(q, 0)].0;
+            for j in 1..chunks {
+                let t = &block[packed_entry(q, j)].0;
+                for w in 0..8 {
+                    acc[w] &= t[w];
+                }
+            }
+            total += acc.iter().map(|x| u64::from(x.count_ones())).sum::<u64>();
+        }
+    }
+    total
+}
+
+/// The mask of the low `bits` bits.
+#[inline(always)]
+pub(crate) fn low_bits(bits: u32) -> u64 {
+    if bits >= 64 {
+        !0
+    } else {
+        (1 << bits) - 1
+    }
 }
 
 /// Counts disjoint (key, query) pairs by direct comparison, generic over the CPU level.

@@ -107,9 +107,7 @@ impl Trie {
         level: Level,
     ) {
         if self.layouts.len() != usize::from(FULL) + 1 {
-            self.layouts = (0..FULL)
-                .map(|m| Layout::new(m.into(), 0, LEAF_CHUNK_BITS))
-                .collect();
+            self.layouts = (0..FULL).map(|m| Layout::packed(m.into())).collect();
             self.layouts.push(layout.clone());
         }
         if self.layouts[usize::from(FULL)] != *layout {
@@ -316,16 +314,20 @@ impl Trie {
         if queries.is_empty() || blocks == 0 {
             return 0;
         }
-        if self.packs {
-            simd::pack_bits(level, queries, mixed);
-        }
-        let layout = &self.layouts[usize::from(layout)];
-        let stride = simd::index_all(level, layout, queries, &mut self.index);
-        let per = layout.per_block;
-        let index = &self.index[..stride * layout.chunks()];
+        let per = self.layouts[usize::from(layout)].per_block;
         let tables = &self.tables[first as usize..][..blocks as usize * per];
         self.visits.blocks += (queries.len() * blocks as usize) as u64;
         let mut total = 0;
+        if self.packs {
+            simd::pack_bits(level, queries, mixed);
+            for pair in tables.chunks(2 * per) {
+                total += simd::count_packed(level, pair, per, layout.into(), queries);
+            }
+            return total;
+        }
+        let layout = &self.layouts[usize::from(layout)];
+        let stride = simd::index_all(level, layout, queries, &mut self.index);
+        let index = &self.index[..stride * layout.chunks()];
         for pair in tables.chunks(2 * per) {
             // SAFETY: `index_all` wrote byte offsets of entries below `per` for every chunk
             // of every query, and `pair` holds one or two whole blocks of this layout.
@@ -350,9 +352,6 @@ impl Trie {
 
 /// The index of the task's own layout in [`Trie::layouts`] (after one per mixed-bit count).
 const FULL: u8 = 65;
-
-/// Usable key bits per chunk of a leaf's layout (as in the task's).
-const LEAF_CHUNK_BITS: u32 = 6;
 
 /// Routing buffers a trie needs: keys of at most 64 bits, and a path splits on each bit at
 /// most once, so at most 64 levels and a leaf.

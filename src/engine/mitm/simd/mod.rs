@@ -291,6 +291,40 @@ pub(crate) unsafe fn count_blocks(
     kernels::count_blocks_generic(tables, per, index, stride, range)
 }
 
+/// Counts disjoint pairs of packed queries against one or two blocks sliced through
+/// [`Layout::packed`]`(bits)` (see [`kernels::count_packed_generic`]): each query's table
+/// entries come from its own bits, so no index is written. Panics unless `tables` holds one
+/// or two whole blocks of that layout.
+#[inline]
+pub(crate) fn count_packed(
+    level: Level,
+    tables: &[Lanes],
+    per: usize,
+    bits: u32,
+    queries: &[u64],
+) -> u64 {
+    assert!(tables.len() == per || tables.len() == 2 * per);
+    assert_eq!(per, Layout::packed(bits).per_block);
+    // SAFETY: a level is only constructed after detecting the features it enables; the
+    // kernels check the table shape themselves.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        match level.0 {
+            Isa::Avx2 => return x86::count_packed_avx2(tables, per, bits, queries),
+            Isa::Avx512bw => return x86::count_packed_avx512bw(tables, per, bits, queries),
+            Isa::Avx512 => return x86::count_packed_avx512(tables, per, bits, queries),
+            Isa::Portable | Isa::Popcnt => {}
+        }
+    }
+    count_packed_portable(level, tables, per, bits, queries)
+}
+
+dispatch! {
+    /// The generic packed count, below AVX2.
+    fn count_packed_portable(tables: &[Lanes], per: usize, bits: u32, queries: &[u64]) -> u64 =
+        kernels::count_packed_generic;
+}
+
 /// Writes the table entry offsets of `queries` (see [`Layout::index_generic`]).
 #[inline]
 pub(crate) fn index(

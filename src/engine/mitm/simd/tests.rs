@@ -125,3 +125,43 @@ fn packing_keeps_exactly_the_masked_bits_in_order_at_every_level() {
         }
     }
 }
+
+#[test]
+fn every_packed_count_level_equals_the_indexed_generic_count() {
+    let mut rng = fastrand::Rng::with_seed(23);
+    for level in available_levels() {
+        for bits in [0, 1, 5, 6, 7, 12, 31, 36, 54, 60, 64] {
+            let layout = Layout::packed(bits);
+            for blocks in [1, 2] {
+                let keys: Vec<u64> = (0..blocks * 512 - rng.usize(..200))
+                    .map(|_| rng.u64(..) & rng.u64(..) & rng.u64(..))
+                    .collect();
+                let mut tables = vec![Lanes::ZERO; blocks * layout.per_block];
+                for (block, table) in keys.chunks(512).zip(tables.chunks_mut(layout.per_block)) {
+                    let block: Vec<u64> =
+                        block.iter().map(|k| k & kernels::low_bits(bits)).collect();
+                    build_block(level, &block, &layout, table);
+                }
+                // Queries with bits above `bits` too: the count ignores them.
+                let queries: Vec<u64> = (0..rng.usize(..70))
+                    .map(|_| rng.u64(..) & rng.u64(..))
+                    .collect();
+                let mut index = Vec::new();
+                let masked: Vec<u64> = queries
+                    .iter()
+                    .map(|q| q & kernels::low_bits(bits))
+                    .collect();
+                let stride = index_all(Level::PORTABLE, &layout, &masked, &mut index);
+                let want = kernels::count_blocks_generic(
+                    &tables,
+                    layout.per_block,
+                    &index[..stride * layout.chunks()],
+                    stride,
+                    0..queries.len(),
+                );
+                let got = count_packed(level, &tables, layout.per_block, bits, &queries);
+                assert_eq!(got, want, "{level:?} bits {bits} blocks {blocks}");
+            }
+        }
+    }
+}

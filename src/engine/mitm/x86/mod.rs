@@ -14,7 +14,9 @@
 
 use std::arch::x86_64::*;
 
-use super::kernels::{count_blocks_generic, Lanes};
+use super::kernels::{
+    count_blocks_generic, count_packed_generic, low_bits, packed_chunks, packed_entry, Lanes,
+};
 
 mod build;
 mod join;
@@ -322,5 +324,92 @@ count_blocks_at! {
     count_blocks_avx512bw: Avx512Bw, "avx512f,avx512bw,avx2,popcnt",
         "AVX-512F/BW, AVX2 and POPCNT";
     count_blocks_avx512: Avx512, "avx512f,avx512bw,avx512vpopcntdq,avx2,popcnt",
+        "AVX-512F/BW/VPOPCNTDQ, AVX2 and POPCNT";
+}
+
+/// Counts disjoint pairs of packed queries against one or two blocks of a packed layout: see
+/// [`super::simd::count_packed`], whose contract this shares (and the CPU features of `W`).
+#[inline(always)]
+unsafe fn count_packed<W: Wide>(tables: &[Lanes], per: usize, bits: u32, queries: &[u64]) -> u64 {
+    let two = tables.len() == 2 * per;
+    // Checked once per call: every entry a query reads lies in its block.
+    assert!(tables.len() == per || two);
+    assert!(per == super::kernels::Layout::packed(bits).per_block);
+    macro_rules! by_chunks {
+        ($($c:literal)*) => {
+            match (packed_chunks(bits), two) {
+                $(($c, false) => unsafe { packed::<W, $c, 1>(tables, per, bits, queries) },
+                  ($c, true) => unsafe { packed::<W, $c, 2>(tables, per, bits, queries) },)*
+                _ => count_packed_generic(tables, per, bits, queries),
+            }
+        };
+    }
+    by_chunks!(1 2 3 4 5 6 7 8 9 10)
+}
+
+/// [`count_packed`] for `C` chunks and `B` blocks, the chunk loop unrolled.
+#[inline(always)]
+unsafe fn packed<W: Wide, const C: usize, const B: usize>(
+    tables: &[Lanes],
+    per: usize,
+    bits: u32,
+    queries: &[u64],
+) -> u64 {
+    let base = tables.as_ptr() as *const u8;
+    let keep = low_bits(bits);
+    let step = (W::FOLD / B).max(1);
+    // SAFETY: the features of `W` are enabled (caller).
+    let mut sums = unsafe { W::zero() };
+    for group in queries.chunks(step) {
+        // SAFETY: the features of `W` are enabled (caller); a query masked to `bits` bits
+        // reads entries below `per` in each chunk (checked by the caller: `per` is the
+        // packed layout's), block b starts b·per entries in, and `Lanes` is 64-byte aligned.
+        unsafe {
+            let mut tally = W::zero();
+            for &q in group {
+                let q = q & keep;
+                let e: [usize; C] = std::array::from_fn(|j| packed_entry(q, j) * ENTRY);
+                for b in 0..B {
+                    let t = base.add(b * per * ENTRY);
+                    let mut acc = W::load(t.add(e[0]));
+                    for &ej in &e[1..] {
+                        acc = W::and(acc, W::load(t.add(ej)));
+                    }
+                    tally = W::tally(tally, acc);
+                }
+            }
+            sums = W::fold(sums, tally);
+        }
+    }
+    // SAFETY: as above.
+    unsafe { W::total(sums) }
+}
+
+/// Defines `$name`: [`super::simd::count_packed`] for the `Wide` level `$wide`, compiled
+/// with `$features`.
+macro_rules! count_packed_at {
+    ($($name:ident: $wide:ty, $features:literal, $cpu:literal;)*) => {$(
+        #[doc = concat!("[`super::simd::count_packed`] at the ", stringify!($wide), " level.")]
+        ///
+        /// # Safety
+        #[doc = concat!("The CPU has ", $cpu, ".")]
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn $name(
+            tables: &[Lanes],
+            per: usize,
+            bits: u32,
+            queries: &[u64],
+        ) -> u64 {
+            // SAFETY: forwarded.
+            unsafe { count_packed::<$wide>(tables, per, bits, queries) }
+        }
+    )*};
+}
+
+count_packed_at! {
+    count_packed_avx2: Avx2, "avx2,popcnt", "AVX2 and POPCNT";
+    count_packed_avx512bw: Avx512Bw, "avx512f,avx512bw,avx2,popcnt",
+        "AVX-512F/BW, AVX2 and POPCNT";
+    count_packed_avx512: Avx512, "avx512f,avx512bw,avx512vpopcntdq,avx2,popcnt",
         "AVX-512F/BW/VPOPCNTDQ, AVX2 and POPCNT";
 }
