@@ -143,6 +143,13 @@ pub trait TaskSeq: Sync {
     fn positions(&self) -> usize;
     /// The task at `position`, or `None` to skip that position (e.g. already done).
     fn task(&self, position: usize) -> Option<usize>;
+    /// The number of tasks this sequence runs in `plan` and their estimated cost in all. The
+    /// default visits every position ([`workload_by_task`]), which takes tens of seconds
+    /// for the billions of tasks of N ≥ 28; sequences that follow the plan's ids in order
+    /// read its [`Plan::cost_runs`] instead.
+    fn workload(&self, plan: &dyn Plan) -> (usize, u128) {
+        workload_by_task(plan, self)
+    }
 }
 
 impl TaskSeq for std::ops::Range<usize> {
@@ -152,6 +159,27 @@ impl TaskSeq for std::ops::Range<usize> {
     fn task(&self, position: usize) -> Option<usize> {
         Some(self.start + position)
     }
+    fn workload(&self, plan: &dyn Plan) -> (usize, u128) {
+        let cost = cost_by_runs(plan, |ids| {
+            ids.end
+                .min(self.end)
+                .saturating_sub(ids.start.max(self.start))
+        });
+        (self.len(), cost)
+    }
+}
+
+/// The estimated cost of the tasks of `plan` that `mine` counts in each range of ids, one
+/// run of equal cost ([`Plan::cost_runs`]) at a time.
+pub fn cost_by_runs(plan: &dyn Plan, mine: impl Fn(std::ops::Range<usize>) -> usize) -> u128 {
+    let mut start = 0;
+    let mut cost = 0u128;
+    for (tasks, each) in plan.cost_runs() {
+        let ids = start..start + tasks;
+        cost += mine(ids) as u128 * u128::from(each);
+        start += tasks;
+    }
+    cost
 }
 
 impl TaskSeq for [usize] {
@@ -207,7 +235,7 @@ pub fn execute_seq(
     pool: &rayon::ThreadPool,
     progress: &dyn Progress,
 ) -> Result<u128, Error> {
-    let (tasks, cost) = workload(plan, seq);
+    let (tasks, cost) = seq.workload(plan);
     progress.start(tasks, plan.len());
     progress.start_work(cost);
     let next = AtomicUsize::new(0);
@@ -240,8 +268,14 @@ pub fn execute_seq(
         .ok_or(Error::Overflow("the sum of the task counts".into()))
 }
 
-/// The number of tasks `seq` will run and their estimated cost in all.
+/// The number of tasks `seq` will run and their estimated cost in all
+/// ([`TaskSeq::workload`]).
 pub fn workload(plan: &dyn Plan, seq: &dyn TaskSeq) -> (usize, u128) {
+    seq.workload(plan)
+}
+
+/// [`workload`] by visiting every position of `seq`: the reference the faster ways match.
+pub fn workload_by_task<S: TaskSeq + ?Sized>(plan: &dyn Plan, seq: &S) -> (usize, u128) {
     (0..seq.positions())
         .filter_map(|p| seq.task(p))
         .fold((0, 0), |(n, c), t| (n + 1, c + u128::from(plan.cost(t))))
@@ -321,5 +355,50 @@ mod tests {
     fn fingerprints_differ_when_words_differ() {
         assert_ne!(fingerprint_words([1, 2]), fingerprint_words([2, 1]));
         assert_eq!(fingerprint_words([7]).len(), 32);
+    }
+
+    /// Costs in runs of three: 10, 10, 10, 9, 9, 9, …, 1.
+    struct Steps;
+
+    impl Plan for Steps {
+        fn n(&self) -> u32 {
+            0
+        }
+        fn engine(&self) -> &'static str {
+            "steps"
+        }
+        fn len(&self) -> usize {
+            30
+        }
+        fn cost(&self, task: usize) -> u64 {
+            10 - task as u64 / 3
+        }
+        fn cost_runs(&self) -> Box<dyn Iterator<Item = (usize, u64)> + '_> {
+            Box::new((0..10).map(|r| (3, 10 - r)))
+        }
+        fn solve(&self, _task: usize) -> u128 {
+            1
+        }
+        fn fingerprint(&self) -> String {
+            fingerprint_words([30])
+        }
+        fn describe(&self) -> String {
+            String::new()
+        }
+    }
+
+    #[test]
+    fn a_range_costs_its_tasks_from_the_cost_runs_as_task_by_task() {
+        for plan in [&Steps as &dyn Plan, &Squares(30)] {
+            for (start, end) in [(0, 30), (0, 0), (1, 29), (4, 5), (3, 6), (29, 30)] {
+                let range = start..end;
+                assert_eq!(
+                    range.workload(plan),
+                    workload_by_task(plan, &range),
+                    "{start}..{end}"
+                );
+            }
+        }
+        assert_eq!((0..30).workload(&Steps), (30, 3 * 55));
     }
 }

@@ -32,6 +32,28 @@ impl DoneSet {
     pub fn insert(&mut self, round: usize) -> bool {
         u32::try_from(round).is_ok_and(|r| self.0.insert(r))
     }
+
+    /// The number of rounds done from round 0 on without a gap.
+    pub(crate) fn prefix(&self) -> usize {
+        // Rounds 0..m are all done when m of them are at most m − 1: a binary search.
+        let full = |m: u64| m == 0 || self.0.rank((m - 1) as u32) == m;
+        let (mut lo, mut hi) = (0, self.0.len());
+        while lo < hi {
+            let mid = hi - (hi - lo) / 2;
+            if full(mid) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        lo as usize
+    }
+
+    /// The rounds done from round `round` on, ascending.
+    pub(crate) fn from(&self, round: usize) -> impl Iterator<Item = usize> + '_ {
+        let start = u32::try_from(round).unwrap_or(u32::MAX);
+        self.0.range(start..).map(|r| r as usize)
+    }
 }
 
 impl Serialize for DoneSet {
@@ -56,5 +78,36 @@ impl<'de> Deserialize<'de> for DoneSet {
         RoaringBitmap::deserialize_from(&bytes[..])
             .map(DoneSet)
             .map_err(|e| D::Error::custom(format!("done set is not a bitmap ({e})")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(rounds: &[usize]) -> DoneSet {
+        let mut done = DoneSet::default();
+        for &r in rounds {
+            done.insert(r);
+        }
+        done
+    }
+
+    #[test]
+    fn the_prefix_is_the_run_of_rounds_from_zero() {
+        assert_eq!(set(&[]).prefix(), 0);
+        assert_eq!(set(&[1, 2]).prefix(), 0);
+        assert_eq!(set(&[0, 1, 2]).prefix(), 3);
+        assert_eq!(set(&[0, 1, 2, 4, 9]).prefix(), 3);
+        let big: Vec<usize> = (0..100_000).chain([100_001, 200_000]).collect();
+        assert_eq!(set(&big).prefix(), 100_000);
+    }
+
+    #[test]
+    fn rounds_from_one_on_are_listed_in_order() {
+        let done = set(&[0, 1, 2, 4, 9]);
+        assert_eq!(done.from(3).collect::<Vec<_>>(), [4, 9]);
+        assert_eq!(done.from(0).count(), 5);
+        assert_eq!(done.from(10).count(), 0);
     }
 }

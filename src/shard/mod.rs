@@ -42,7 +42,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::plan::{Plan, TaskSeq};
+use crate::plan::{self, Plan, TaskSeq};
 use crate::CountOptions;
 
 pub use checkpoint::Checkpoint;
@@ -209,6 +209,13 @@ impl TaskSeq for ShardSeq {
     }
     fn task(&self, position: usize) -> Option<usize> {
         self.spec.task(position, self.plan_len)
+    }
+    /// By the plan's cost runs: this shard's ids below any id are counted by arithmetic
+    /// ([`ShardSpec::len`]), so no task is visited.
+    fn workload(&self, plan: &dyn Plan) -> (usize, u128) {
+        let below = |id: usize| self.spec.len(id.min(self.plan_len));
+        let cost = plan::cost_by_runs(plan, |ids| below(ids.end) - below(ids.start));
+        (self.positions(), cost)
     }
 }
 

@@ -258,6 +258,25 @@ impl TaskSeq for Pending {
             self.seq.task(position)
         }
     }
+    /// The shard's workload less its done tasks. Tasks run largest first, so a done set is
+    /// a prefix of the shard and a few stragglers: the prefix is costed by the plan's runs,
+    /// and only the stragglers are visited.
+    fn workload(&self, plan: &dyn Plan) -> (usize, u128) {
+        let (tasks, cost) = self.seq.workload(plan);
+        let prefix = self.done.prefix();
+        let cut = self.seq.task(prefix).unwrap_or(self.seq.plan_len);
+        let below = |id: usize| self.seq.spec.len(id.min(cut));
+        let prefix_cost = plan::cost_by_runs(plan, |ids| below(ids.end) - below(ids.start));
+        let stragglers: u128 = self
+            .done
+            .from(prefix)
+            .filter_map(|round| self.seq.task(round))
+            .map(|task| u128::from(plan.cost(task)))
+            .sum();
+        let done = usize::try_from(self.done.len()).unwrap_or(usize::MAX);
+        let done_cost = prefix_cost + stragglers;
+        (tasks.saturating_sub(done), cost.saturating_sub(done_cost))
+    }
 }
 
 /// Solves the tasks of the recorder's shard that it does not already hold, saving the
@@ -400,4 +419,44 @@ pub(crate) fn recheck_saved(
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::workload_by_task;
+    use crate::shard::ShardSpec;
+    use crate::CountOptions;
+
+    #[test]
+    fn pending_work_is_costed_as_task_by_task_without_visiting_the_done_prefix() {
+        for (engine, n) in [("mitm", 15), ("mirror", 11)] {
+            let plan = CountOptions::new().engine(engine).plan(n).unwrap();
+            for (index, count) in [(0, 1), (1, 3), (4, 7), (63, 64)] {
+                let seq = ShardSpec::new(index, count).unwrap().seq(plan.as_ref());
+                let rounds = seq.positions();
+                assert_eq!(
+                    seq.workload(plan.as_ref()),
+                    workload_by_task(plan.as_ref(), &seq)
+                );
+                let dones: [Vec<usize>; 4] = [
+                    vec![],
+                    (0..rounds / 2).collect(),
+                    (0..rounds / 3).chain([rounds / 2, rounds - 1]).collect(),
+                    (0..rounds).collect(),
+                ];
+                for rounds_done in dones {
+                    let mut done = DoneSet::default();
+                    rounds_done.iter().for_each(|&r| _ = done.insert(r));
+                    let pending = Pending { seq, done };
+                    assert_eq!(
+                        pending.workload(plan.as_ref()),
+                        workload_by_task(plan.as_ref(), &pending),
+                        "{engine} {n}, shard {index}/{count}, {} done",
+                        rounds_done.len()
+                    );
+                }
+            }
+        }
+    }
 }
