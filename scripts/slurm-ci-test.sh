@@ -221,7 +221,7 @@ bad=$(NQUEENS=$bin sbatch --parsable --wait --output="$scratch/run/partial.out" 
     scripts/slurm/merge.sbatch "$scratch/run/partial" 2>/dev/null) && 
     fail "a merge job with $((K - 1)) missing shards succeeded"
 grep -q 'missing' "$scratch/run/partial.out" || fail "the refused merge does not name the missing shards"
-say "a merge job with missing shards fails as it should: $(grep -c 'is missing' "$scratch/run/partial.out") missing named"
+say "a merge job with missing shards fails as it should: $(grep -c 'missing' "$scratch/run/partial.out") lines name the missing shards"
 
 # Shards lost after the run: 'nqueens status' names them, and its lines rerun exactly those
 # (each array within MaxArraySize); the merge then gives the same total.

@@ -170,7 +170,8 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
-    /// A checkpoint belongs to another run (board size, engine, version, plan or shard).
+    /// A checkpoint belongs to another run (board size, engine, plan or shard; the tool
+    /// version alone does not matter).
     #[error("checkpoint '{}' belongs to another run: {message}; refusing to mix results", path.display())]
     CheckpointMismatch {
         /// The checkpoint file.

@@ -3,6 +3,7 @@
 //! most that many tasks, array task `T` of the array at offset `O` counting shard `O + T`.
 
 use std::fmt::Write as _;
+use std::time::{Duration, Instant};
 
 /// Slurm's default `MaxArraySize`: array indices run from 0 to 1000.
 pub const DEFAULT_MAX_ARRAY_SIZE: usize = 1001;
@@ -16,17 +17,50 @@ pub fn max_array_size_from_config(text: &str) -> Option<usize> {
     })
 }
 
+/// How long `scontrol` may take to answer: without a reachable controller it retries for
+/// many seconds, and an estimate or status must not wait for that.
+const SCONTROL_WAIT: Duration = Duration::from_secs(3);
+
 /// This cluster's `MaxArraySize` from `scontrol show config`, or
-/// [`DEFAULT_MAX_ARRAY_SIZE`] where Slurm cannot be asked (no `scontrol`, no controller).
+/// [`DEFAULT_MAX_ARRAY_SIZE`] where Slurm cannot be asked (no `scontrol`, no controller
+/// answering within a few seconds).
 pub fn detect_max_array_size() -> usize {
-    std::process::Command::new("scontrol")
-        .args(["show", "config"])
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| max_array_size_from_config(&String::from_utf8_lossy(&o.stdout)))
+    scontrol_config()
+        .and_then(|text| max_array_size_from_config(&text))
         .unwrap_or(DEFAULT_MAX_ARRAY_SIZE)
+}
+
+/// The output of `scontrol show config`, if it succeeds within [`SCONTROL_WAIT`].
+fn scontrol_config() -> Option<String> {
+    use std::io::Read as _;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("scontrol")
+        .args(["show", "config"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() < SCONTROL_WAIT => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    };
+    // The configuration is a few kilobytes; a pipe holds 64 kB, so the child never blocks
+    // on writing before it exits. Read at most 1 MB of it.
+    let mut text = String::new();
+    let stdout = child.stdout.take()?;
+    stdout.take(1 << 20).read_to_string(&mut text).ok()?;
+    status.success().then_some(text)
 }
 
 /// One Slurm array of a submission: its task `T` counts shard `offset + T`.
