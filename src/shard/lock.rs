@@ -2,6 +2,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::path::Path;
+use std::sync::Mutex;
 
 use super::sealed;
 use crate::error::Error;
@@ -13,11 +14,28 @@ use crate::error::Error;
 /// The second lock follows the file's identity rather than its name: a hard link is another
 /// name of the same file, so its `.NAME.lock` differs, but its inode is the one locked here.
 /// The holder keeps that file open, so its lock outlives the saves that rename a new file
-/// over the name.
+/// over the name, and [`Lock::follow`] locks each new file as it is saved, so a hard link
+/// made to it later is refused too.
 #[derive(Debug)]
 pub struct Lock {
     _file: File,
     _checkpoint: Option<File>,
+    /// The file last saved under the name, locked by [`Lock::follow`].
+    saved: Mutex<Option<File>>,
+}
+
+impl Lock {
+    /// Locks the file now at `path` (just saved by the holder, renamed over the name) by its
+    /// identity, in place of the one saved before. Best effort: where it cannot be locked,
+    /// the lock by name still holds.
+    pub fn follow(&self, path: &Path) {
+        let Ok(target) = sealed::resolved_target(path) else {
+            return;
+        };
+        if let Ok(Some(file)) = lock_file_itself(path, &target) {
+            *self.saved.lock().unwrap_or_else(|e| e.into_inner()) = Some(file);
+        }
+    }
 }
 
 /// Locks the checkpoint `path` against other processes.
@@ -69,6 +87,7 @@ pub fn lock(path: &Path) -> Result<Lock, Error> {
     Ok(Lock {
         _file: file,
         _checkpoint: checkpoint,
+        saved: Mutex::new(None),
     })
 }
 
@@ -136,5 +155,17 @@ mod tests {
         assert!(matches!(lock(&link), Err(Error::CheckpointLocked { .. })));
         drop(held);
         assert!(lock(&link).is_ok(), "free again once the holder is gone");
+    }
+
+    #[test]
+    fn a_hard_link_to_a_file_saved_after_the_lock_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (name, link) = (tmp.path().join("a.ckpt"), tmp.path().join("b.ckpt"));
+        // A fresh run: no file to lock yet; its first save makes one.
+        let held = lock(&name).unwrap();
+        crate::shard::write_atomic(&name, b"{}").unwrap();
+        held.follow(&name);
+        std::fs::hard_link(&name, &link).unwrap();
+        assert!(matches!(lock(&link), Err(Error::CheckpointLocked { .. })));
     }
 }

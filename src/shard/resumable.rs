@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::blocks::SavedCheck;
-use super::checkpoint::{self, Checkpoint, Lock};
+use super::checkpoint::{self, Checkpoint};
 use super::recorder::{self, Recorder};
 use super::{stable_plan, Digest, PartialResult, ShardSpec, ShardTotals, TOOL_VERSION};
 use crate::error::Error;
@@ -66,8 +66,7 @@ pub struct ResumableCount {
 
 /// What [`ResumableCount::open`] adds.
 struct Opened {
-    /// Held until dropped: a second run on the same checkpoint is refused.
-    _lock: Option<Lock>,
+    /// Holds the checkpoint's lock until dropped: a second run on it is refused.
     recorder: Recorder,
     /// Tasks taken from the checkpoint at the start.
     resumed: u64,
@@ -136,10 +135,9 @@ impl ResumableCount {
         let resumed = start.tasks_done;
         // From now on this version writes the file; the one that started it is told.
         let written_by = std::mem::replace(&mut start.identity.version, TOOL_VERSION.into());
-        let recorder = Recorder::new(path, start);
+        let recorder = Recorder::new(path, start).with_lock(lock);
         recorder.save()?;
         self.opened = Some(Opened {
-            _lock: lock,
             recorder,
             resumed,
             written_by,
