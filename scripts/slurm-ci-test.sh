@@ -2,13 +2,14 @@
 # A real single-node Slurm cluster test of sharded counting.
 #
 # Installs Debian's slurmctld, slurmd, slurm-client and munge, starts them without systemd,
-# submits the project's own scripts/slurm/submit.sh: a
-# K-task array job of 'nqueens count N --shard auto' plus the dependent merge job
-# (--dependency=afterok), checks that the merged total equals the single-process total, and
-# stops the daemons it started.
+# submits the project's own scripts/slurm/submit.sh: K shards of 'nqueens count N' as job
+# arrays of at most MaxArraySize tasks (the cluster is set to MAX_ARRAY_SIZE, 4 by default, so
+# K = 10 needs three arrays) plus the dependent merge job (--dependency=afterok), checks that
+# the merged total equals the single-process total, deletes some shard results and reruns
+# exactly those with the lines 'nqueens status' prints, and stops the daemons it started.
 #
-#   sudo scripts/slurm-ci-test.sh            # N=14, K=4
-#   N=13 K=4 scripts/slurm-ci-test.sh
+#   sudo scripts/slurm-ci-test.sh            # N=14, K=10, MaxArraySize=4
+#   N=13 K=4 MAX_ARRAY_SIZE=1001 scripts/slurm-ci-test.sh
 #
 # Exit status: 0 passed; 1 the project failed (wrong total, failed job, refused merge);
 # 75 the Slurm bring-up failed for reasons outside the project (no root, package download,
@@ -16,7 +17,8 @@
 set -euo pipefail
 
 N=${N:-14}
-K=${K:-4}
+K=${K:-10}
+MAX_ARRAY_SIZE=${MAX_ARRAY_SIZE:-4}
 TIMEOUT=${TIMEOUT:-300}
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -152,6 +154,7 @@ SlurmdLogFile=$scratch/log/slurmd.log
 DependencyParameters=kill_invalid_depend
 MinJobAge=3600
 MailProg=/bin/true
+MaxArraySize=$MAX_ARRAY_SIZE
 ReturnToService=2
 $node State=UNKNOWN
 PartitionName=ci Nodes=$host Default=YES MaxTime=INFINITE State=UP
@@ -171,14 +174,16 @@ say "cluster up: $(sinfo -h -o '%P %D nodes %c cpus %t')"
 
 # --- 5. the project's own submission: K-task array + dependent merge --------------------
 out=$scratch/run/n$N
+say "MaxArraySize: $(scontrol show config | sed -n 's/^MaxArraySize *= *//p')"
 ids=$(NQUEENS=$bin scripts/slurm/submit.sh "$N" "$K" "$out" --cpus-per-task=1 --time=10) ||
     fail "scripts/slurm/submit.sh failed"
 read -r array merge <<<"$ids"
-say "submitted array job $array (K=$K) and merge job $merge (afterok:$array)"
+say "submitted array jobs $array (K=$K) and merge job $merge (afterok on all)"
 
 job_state() {
-    scontrol -o show job "$1" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | sort | uniq -c |
-        tr '\n' ' '
+    local id
+    for id in ${1//,/ }; do scontrol -o show job "$id" 2>/dev/null; done |
+        grep -o 'JobState=[A-Z_]*' | sort | uniq -c | tr '\n' ' '
 }
 deadline=$((SECONDS + TIMEOUT))
 while :; do
@@ -216,6 +221,25 @@ bad=$(NQUEENS=$bin sbatch --parsable --wait --output="$scratch/run/partial.out" 
     scripts/slurm/merge.sbatch "$scratch/run/partial" 2>/dev/null) && 
     fail "a merge job with $((K - 1)) missing shards succeeded"
 grep -q 'missing' "$scratch/run/partial.out" || fail "the refused merge does not name the missing shards"
-say "a merge job with missing shards fails as it should: $(grep -c 'is missing' "$scratch/run/partial.out") missing named"
-say "PASSED (N=$N, K=$K, total $merged)"
+say "a merge job with missing shards fails as it should: $(grep -c 'missing' "$scratch/run/partial.out") lines name the missing shards"
+
+# Shards lost after the run: 'nqueens status' names them, and its lines rerun exactly those
+# (each array within MaxArraySize); the merge then gives the same total.
+lost=(1 $((K / 2)) $((K - 1)))
+for i in "${lost[@]}"; do rm -f "$out/shards/shard-$i.json"; done
+"$bin" status "$out" >"$scratch/run/status.txt" || true
+sed 's/^/    /' "$scratch/run/status.txt"
+mapfile -t reruns < <(sed -n 's/^  \(sbatch .*\)/\1/p' "$scratch/run/status.txt")
+[ ${#reruns[@]} -gt 0 ] || fail "status printed no rerun line for shards ${lost[*]}"
+for line in "${reruns[@]}"; do
+    say "rerun: $line"
+    eval "${line/#sbatch /sbatch --wait --quiet }" || fail "the rerun '$line' failed"
+done
+shards=$(find "$out/shards" -name 'shard-*.json' | wc -l)
+[ "$shards" = "$K" ] || fail "after the reruns: expected $K shard files, found $shards"
+again=$("$bin" merge "$out/shards" --quiet) || fail "the merge after the reruns was refused"
+[ "$again" = "$expected" ] || fail "after the reruns the total is $again, not $expected"
+"$bin" status "$out" --json | grep -q '"complete":true' || fail "status does not say complete"
+say "reran shards ${lost[*]} with the status lines: total $again again"
+say "PASSED (N=$N, K=$K, MaxArraySize=$MAX_ARRAY_SIZE, total $merged)"
 passed=yes

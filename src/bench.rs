@@ -67,7 +67,7 @@ pub fn workload(size: Size) -> Workload {
 /// What the benchmark ran on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostInfo {
-    /// CPU model name.
+    /// CPU model name, with the numbers that tell models apart (see [`crate::cpu::name`]).
     pub cpu: String,
     /// Logical CPUs.
     pub logical_cores: usize,
@@ -94,7 +94,7 @@ impl HostInfo {
     /// Describes this machine.
     pub fn detect() -> Self {
         HostInfo {
-            cpu: cpu_model(),
+            cpu: crate::cpu::name(),
             logical_cores: num_cpus::get(),
             physical_cores: num_cpus::get_physical(),
             features: cpu_features(),
@@ -106,19 +106,6 @@ impl HostInfo {
             commit: env!("NQUEENS_GIT_COMMIT").to_string(),
         }
     }
-}
-
-/// The CPU model from /proc/cpuinfo, or `unknown`.
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|text| {
-            text.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|m| m.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".to_string())
 }
 
 /// The features that matter to the engines, as detected now.

@@ -100,6 +100,15 @@ pub(crate) enum Command {
         #[command(flatten)]
         format: RecordFormat,
     },
+    /// How far a cluster run is: shards done, share of the plan, ETA, reruns (reads only)
+    Status {
+        #[command(flatten)]
+        args: cmd::status::Args,
+        #[command(flatten)]
+        quiet: Quiet,
+        #[command(flatten)]
+        format: RecordFormat,
+    },
     /// Estimate what a count will cost (core-hours, wall time, memory, shards) from a sample
     Estimate {
         #[command(flatten)]
@@ -127,6 +136,7 @@ impl Command {
             | Command::TwoColour { quiet, .. }
             | Command::Bench { quiet, .. }
             | Command::Merge { quiet, .. }
+            | Command::Status { quiet, .. }
             | Command::Estimate { quiet, .. } => quiet.is_set(),
             Command::Completions(_) => false,
         }
@@ -157,9 +167,9 @@ impl Command {
             Command::Solutions { format, .. } | Command::Place { format, .. } => {
                 global(None, format.chosen()?)
             }
-            Command::Verify { format, .. } | Command::Merge { format, .. } => {
-                global(None, format.chosen()?)
-            }
+            Command::Verify { format, .. }
+            | Command::Merge { format, .. }
+            | Command::Status { format, .. } => global(None, format.chosen()?),
             Command::Completions(_) => global(None, FormatArg::Text),
         })
     }
@@ -174,6 +184,7 @@ impl Command {
             Command::TwoColour { args, .. } => cmd::two_colour::run(args, global),
             Command::Bench { args, .. } => cmd::bench::run(args, global),
             Command::Merge { args, .. } => cmd::merge::run(args, global),
+            Command::Status { args, .. } => cmd::status::run(args, global),
             Command::Estimate { args, .. } => cmd::estimate::run(args, global),
             Command::Completions(args) => cmd::completions::run(args, &mut Cli::command()),
         }

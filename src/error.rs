@@ -170,7 +170,8 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
-    /// A checkpoint belongs to another run (board size, engine, version, plan or shard).
+    /// A checkpoint belongs to another run (board size, engine, plan or shard; the tool
+    /// version alone does not matter).
     #[error("checkpoint '{}' belongs to another run: {message}; refusing to mix results", path.display())]
     CheckpointMismatch {
         /// The checkpoint file.
@@ -181,6 +182,16 @@ pub enum Error {
     /// A count does not fit the 128-bit total (a forged or corrupted input).
     #[error("{0} does not fit in 128 bits")]
     Overflow(String),
+    /// A run directory holds no shard result or checkpoint file that can be read.
+    #[error("'{}' holds no shard result or checkpoint file that can be read ({files} files, {problems} of them unreadable, damaged or foreign)", dir.display())]
+    NoRun {
+        /// The folder read.
+        dir: PathBuf,
+        /// The `*.json` and `*.ckpt` files found.
+        files: usize,
+        /// How many of them were refused.
+        problems: usize,
+    },
     /// A checkpoint is in use by another running process; two writers would
     /// overwrite each other's progress.
     #[error("checkpoint '{}' is in use by another nqueens process (lock '{}' is held)", path.display(), lock.display())]

@@ -16,6 +16,7 @@
 #![deny(missing_docs)]
 
 pub mod bench;
+pub mod cpu;
 pub mod engine;
 pub mod error;
 pub mod estimate;

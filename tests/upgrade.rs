@@ -8,6 +8,10 @@
 //!   saved (some marked rechecked);
 //! - `checkpoint-v2-n12-wrong.json`: `count 12 --checkpoint F --test-inject-fault 0`, complete,
 //!   with task 0 saved one too high (total 14201).
+//!
+//! Runs also survive an upgrade that keeps their plan: the `v0.0.9-*` fixtures were written by
+//! a build whose package version was 0.0.9 (see `tests/fixtures/README.md`); a checkpoint or
+//! shard file of another version is accepted when its plan hash is this version's.
 
 mod common;
 
@@ -123,4 +127,101 @@ fn a_wrong_count_saved_under_schema_2_is_explained_and_recheck_says_what_it_cann
     // Deleting the checkpoint is the way out, as the message says.
     std::fs::remove_file(&cp).unwrap();
     count(&["-q"]).success().stdout("14200\n");
+}
+
+/// This build's version, which the fixtures' 0.0.9 is not.
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[test]
+fn a_checkpoint_of_another_version_with_the_same_plan_resumes_to_the_exact_total() {
+    assert_ne!(VERSION, "0.0.9");
+    let dir = tempfile::tempdir().unwrap();
+    let cp = fixture(dir.path(), "v0.0.9-n14-stopped.ckpt");
+    let before = Checkpoint::load(&cp).unwrap().unwrap();
+    assert_eq!(
+        (before.identity.version.as_str(), before.tasks_done),
+        ("0.0.9", 338)
+    );
+    nqueens()
+        .args(["count", "14", "--checkpoint", s(&cp)])
+        .assert()
+        .success()
+        .stdout("365596\n")
+        .stderr(
+            predicate::str::contains("1378 of 1716 tasks left")
+                .and(predicate::str::contains("written by nqueens 0.0.9")),
+        );
+    // From now on the file is this version's.
+    let after = Checkpoint::load(&cp).unwrap().unwrap();
+    assert_eq!(
+        (after.identity.version.as_str(), after.remaining()),
+        (VERSION, 0)
+    );
+}
+
+#[test]
+fn a_checkpoint_of_another_version_and_plan_is_refused_naming_both_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let cp = fixture(dir.path(), "v0.0.9-n12-depth4.ckpt");
+    let text = std::fs::read(&cp).unwrap();
+    nqueens()
+        .args([
+            "count",
+            "12",
+            "--engine",
+            "symmetry",
+            "--checkpoint",
+            s(&cp),
+        ])
+        .assert()
+        .failure()
+        .stdout("")
+        .stderr(
+            predicate::str::contains("written by nqueens 0.0.9")
+                .and(predicate::str::contains(format!("nqueens {VERSION})")))
+                .and(predicate::str::contains("split depth 4")),
+        );
+    assert_eq!(
+        std::fs::read(&cp).unwrap(),
+        text,
+        "the checkpoint is left alone"
+    );
+}
+
+#[test]
+fn shards_of_two_versions_merge_and_the_versions_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), "v0.0.9-n12-shard-0-of-3.json");
+    fixture(dir.path(), "v0.0.9-n12-shard-1-of-3.json");
+    let ours = dir.path().join("shard-2-of-3.json");
+    nqueens()
+        .args(["count", "12", "-q", "--shard", "2/3", "--out", s(&ours)])
+        .assert()
+        .success();
+    let out = nqueens()
+        .args(["merge", "--json", s(dir.path())])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["total"], "14200");
+    assert_eq!(report["versions"], serde_json::json!(["0.0.9", VERSION]));
+    nqueens()
+        .args(["merge", s(dir.path())])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(format!(
+            "written by nqueens 0.0.9, {VERSION}"
+        )));
+    let status = nqueens()
+        .args(["status", "--json", s(dir.path())])
+        .output()
+        .unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["versions"], serde_json::json!(["0.0.9", VERSION]));
+    assert_eq!(status["complete"], true);
 }

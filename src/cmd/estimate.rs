@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use nqueens::estimate::{calibrate, design, estimate_report, memory, ReportSettings, Settings};
 use nqueens::plan::thread_pool;
 use nqueens::report::render_estimate;
+use nqueens::shard::slurm::detect_max_array_size;
 use nqueens::shard::stable_plan;
 use nqueens::{engine, CountOptions};
 
@@ -68,6 +69,11 @@ pub(crate) struct Args {
     /// stratum are solved, and the sample is the tasks it solved
     #[arg(long, value_name = "TIME", default_value = "90s", value_parser = parse_span)]
     pub time_limit: Duration,
+
+    /// The cluster's MaxArraySize for the suggested arrays (default: from 'scontrol show
+    /// config', else Slurm's default 1001); more shards are submitted as several arrays
+    #[arg(long, value_name = "SIZE", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_array_size: Option<u32>,
 }
 
 /// The default `--timing-floor`, percent. Measured on the shared 2-core development VM: the
@@ -117,6 +123,9 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
             seed: args.seed,
             threads,
             per_task_seconds: args.per_task.as_secs_f64(),
+            max_array_size: args
+                .max_array_size
+                .map_or_else(detect_max_array_size, |m| m as usize),
             calibrate_seconds: args.calibrate.as_secs_f64(),
             timing_floor,
             draws: settings.draws,

@@ -55,15 +55,16 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
 /// One line for people about a good merge.
 fn summary(r: &MergeReport) -> String {
     format!(
-        "merged {} shards of N = {} ({} engine, {}, plan {}) from {} files: {} solutions; \
-         {:.3} s of shard time; {} rechecked on the portable code path; matches OEIS \
-         A000170: {}",
+        "merged {} shards of N = {} ({} engine, {}, plan {}) from {} files written by \
+         nqueens {}: {} solutions; {:.3} s of shard time; {} rechecked on the portable code \
+         path; matches OEIS A000170: {}",
         r.shards.unwrap_or_default(),
         r.n.unwrap_or_default(),
         r.engine.as_deref().unwrap_or("?"),
         r.plan.as_deref().unwrap_or("?"),
         r.plan_hash.as_deref().unwrap_or("?"),
         r.files.len(),
+        r.versions.join(", "),
         r.total.as_deref().unwrap_or("?"),
         r.elapsed_s,
         super::plural(r.rechecked, "task"),

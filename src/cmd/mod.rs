@@ -9,6 +9,7 @@ pub(crate) mod merge;
 pub(crate) mod messages;
 pub(crate) mod place;
 pub(crate) mod solutions;
+pub(crate) mod status;
 pub(crate) mod two_colour;
 pub(crate) mod verify;
 

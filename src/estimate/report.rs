@@ -24,6 +24,9 @@ pub struct ReportSettings {
     pub threads: usize,
     /// Target wall seconds of one Slurm array task.
     pub per_task_seconds: f64,
+    /// The cluster's `MaxArraySize` (see [`crate::shard::slurm`]): the suggested arrays'
+    /// indices stay below it.
+    pub max_array_size: usize,
     /// Seconds of timed solving per thread asked for.
     pub calibrate_seconds: f64,
     /// Least relative timing spread (a fraction, not percent).
@@ -143,18 +146,39 @@ fn slurm(plan: &dyn Plan, e: &Estimate, s: &ReportSettings) -> Slurm {
     // for shards that are not quite equal and 10 minutes for start-up and the last checkpoint.
     let shard_high = (core.high / (shards * threads) as f64).max(e.largest_task.high);
     let limit = shard_high * 1.25 + 600.0;
-    let sbatch = format!(
-        "sbatch --array=0-{} --cpus-per-task={threads} --time={} --wrap='nqueens count {} --engine {} -j {threads} -q --shard auto --checkpoint ckpt/shard-$SLURM_ARRAY_TASK_ID.ckpt --out out/shard-$SLURM_ARRAY_TASK_ID.json'",
-        shards - 1,
-        clock(limit),
+    let options = format!("--cpus-per-task={threads} --time={}", clock(limit));
+    let count = format!(
+        "nqueens count {} --engine {} -j {threads} -q",
         s.n,
         plan.engine()
     );
+    let sbatch = sbatch_line(shards, s.max_array_size, &options, &count);
     Slurm {
         shards,
         sbatch,
         limit,
     }
+}
+
+/// The submission of `shards` shards with `sbatch` options `options`, each running `count`
+/// (an `nqueens count` command without its shard and files): one array when the shards fit
+/// within `max_array_size`, else a loop of arrays whose task `T` at offset `O` counts shard
+/// `O + T`, every index below `max_array_size`.
+fn sbatch_line(shards: usize, max_array_size: usize, options: &str, count: &str) -> String {
+    let files = "--checkpoint ckpt/shard-$s.ckpt --out out/shard-$s.json";
+    if shards <= max_array_size {
+        return format!(
+            "sbatch --array=0-{} {options} --wrap='s=$SLURM_ARRAY_TASK_ID; exec {count} \
+             --shard auto {files}'",
+            shards - 1
+        );
+    }
+    let (last, top) = (shards - 1, max_array_size - 1);
+    format!(
+        "for o in $(seq 0 {max_array_size} {last}); do sbatch --array=0-$(({last} - o < {top} \
+         ? {last} - o : {top})) --export=ALL,SHARD_OFFSET=$o {options} --wrap='s=$((SHARD_OFFSET \
+         + SLURM_ARRAY_TASK_ID)); exec {count} --shard $s/{shards} {files}'; done"
+    )
 }
 
 /// The work counters of `cal`'s sample, scaled to the plan by `d` (None without counters):

@@ -57,7 +57,8 @@ pub struct EstimateReport {
     pub per_task_hours: f64,
     /// Suggested number of shards K (from the interval's upper end).
     pub shards: usize,
-    /// The matching Slurm submission.
+    /// The matching Slurm submission: one `sbatch` line, or a shell loop of arrays when K
+    /// exceeds the cluster's `MaxArraySize`.
     pub sbatch: String,
     /// Its `--time`, seconds: one shard's wall time at the interval's upper end, plus 25%
     /// and 10 minutes.

@@ -10,6 +10,7 @@ pub mod json;
 pub mod markdown;
 mod puzzles;
 mod shard;
+mod status;
 pub mod text;
 
 pub use compare::{render_comparison, SpeedRatio};
@@ -19,6 +20,7 @@ pub use estimate::{
 };
 pub use puzzles::{render_two_colour, render_verdict, TwoColourReport, Verdict, TWO_COLOUR_SCHEMA};
 pub use shard::{render_shard_summary, ShardSummary, SHARD_SUMMARY_SCHEMA};
+pub use status::render_status;
 
 use std::io::{self, Write};
 
@@ -50,7 +52,7 @@ pub enum Format {
 /// (true/false against OEIS, null when no value is published), `code_path` (the kernel
 /// variant chosen for this CPU), `isa` (the matcher's instruction-set level, as
 /// `NQUEENS_ISA` names it), `rechecked` (tasks re-solved on the portable code path with
-/// the same count; null without `--recheck`).
+/// the same count; null without `--recheck`), `cpu` (see [`crate::cpu::name`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CountReport {
     /// Schema tag, [`COUNT_SCHEMA`].
@@ -85,6 +87,9 @@ pub struct CountReport {
     /// Tasks re-solved on the portable code path with the same count (`--recheck`).
     #[serde(default)]
     pub rechecked: Option<usize>,
+    /// The CPU counted on (see [`crate::cpu::name`]).
+    #[serde(default)]
+    pub cpu: String,
 }
 
 impl From<&Count> for CountReport {
@@ -105,6 +110,7 @@ impl From<&Count> for CountReport {
             code_path: crate::engine::code_paths(),
             isa: crate::engine::matcher_level().to_string(),
             rechecked: c.rechecked,
+            cpu: crate::cpu::name(),
         }
     }
 }

@@ -5,7 +5,8 @@
 //! task (it is a [`Progress`](crate::plan::Progress) observer that forwards to another one,
 //! e.g. the progress bar) and saves its state every few seconds and at the end, with the crash-safe write of [`super::write_atomic`]. A
 //! killed run loses at most the tasks finished since the last save and those in flight.
-//! Loading refuses a file for another run (N, engine, tool version, plan hash or shard), a
+//! Loading refuses a file for another run (N, engine, plan hash or shard; another tool
+//! version with the same plan hash is the same run), a
 //! file that is truncated, oversized or fails its checksum, and one whose fields are out of
 //! range; such a file is never overwritten. A checkpoint of the previous schema
 //! ([`CHECKPOINT_SCHEMA_2`]) is checked the same way and upgraded, so a run survives an
@@ -124,18 +125,22 @@ impl Checkpoint {
             message,
         };
         let value = sealed::read_json(path, sealed::MAX_CHECKPOINT_BYTES).map_err(corrupt)?;
-        let schema = sealed::expect_schema(&value, CHECKPOINT_SCHEMA, Some(CHECKPOINT_SCHEMA_2))
-            .map_err(corrupt)?;
+        Self::from_value(value).map(Some).map_err(corrupt)
+    }
+
+    /// A checkpoint already read as JSON, with every check of [`Checkpoint::load`] (schema
+    /// included).
+    pub(crate) fn from_value(value: serde_json::Value) -> Result<Self, String> {
+        let schema = sealed::expect_schema(&value, CHECKPOINT_SCHEMA, Some(CHECKPOINT_SCHEMA_2))?;
         let cp = if schema == CHECKPOINT_SCHEMA_2 {
             sealed::parse::<CheckpointV2>(value).map(Checkpoint::upgrade)
         } else {
             sealed::parse::<Checkpoint>(value)
-        }
-        .map_err(corrupt)?;
+        }?;
         // An upgraded file gets every check a schema 3 one does: all that schema 2 checked,
         // and blocks that add up (trivially, all inherited).
-        cp.check().map_err(corrupt)?;
-        Ok(Some(cp))
+        cp.check()?;
+        Ok(cp)
     }
 
     /// A schema 2 checkpoint as the same state in this schema: every finished task inherited
@@ -224,14 +229,17 @@ impl Checkpoint {
         };
         check("N =", saved.n.to_string(), now.n.to_string());
         check("engine", saved.engine.clone(), now.engine.clone());
-        check("nqueens", saved.version.clone(), now.version.clone());
         check("shard", saved.shard.to_string(), now.shard.to_string());
+        // Another version alone is no difference: the plan hash names the work, so a run
+        // survives an upgrade that leaves its plan alone. Where the plan did change, both
+        // versions are named, since the upgrade is then the likely cause.
         if out.is_empty()
             && (saved.plan_hash != now.plan_hash || saved.plan_tasks != now.plan_tasks)
         {
             out.push(format!(
-                "its plan ({}, hash {}) differs from this run's ({}, hash {})",
-                saved.plan, saved.plan_hash, now.plan, now.plan_hash
+                "its plan ({}, hash {}, written by nqueens {}) differs from this run's ({}, \
+                 hash {}, nqueens {})",
+                saved.plan, saved.plan_hash, saved.version, now.plan, now.plan_hash, now.version
             ));
         }
         out

@@ -2,16 +2,40 @@
 
 use std::fs::{File, OpenOptions};
 use std::path::Path;
+use std::sync::Mutex;
 
 use super::sealed;
 use crate::error::Error;
 
 /// An advisory lock on a checkpoint: an exclusive lock on the file `.NAME.lock` beside it
-/// (beside the file a symbolic link leads to), held until dropped (or the process ends, even
-/// by `kill -9`).
+/// (beside the file a symbolic link leads to) and, when the checkpoint exists, on the
+/// checkpoint file itself, held until dropped (or the process ends, even by `kill -9`).
+///
+/// The second lock follows the file's identity rather than its name: a hard link is another
+/// name of the same file, so its `.NAME.lock` differs, but its inode is the one locked here.
+/// The holder keeps that file open, so its lock outlives the saves that rename a new file
+/// over the name, and [`Lock::follow`] locks each new file as it is saved, so a hard link
+/// made to it later is refused too.
 #[derive(Debug)]
 pub struct Lock {
     _file: File,
+    _checkpoint: Option<File>,
+    /// The file last saved under the name, locked by [`Lock::follow`].
+    saved: Mutex<Option<File>>,
+}
+
+impl Lock {
+    /// Locks the file now at `path` (just saved by the holder, renamed over the name) by its
+    /// identity, in place of the one saved before. Best effort: where it cannot be locked,
+    /// the lock by name still holds.
+    pub fn follow(&self, path: &Path) {
+        let Ok(target) = sealed::resolved_target(path) else {
+            return;
+        };
+        if let Ok(Some(file)) = lock_file_itself(path, &target) {
+            *self.saved.lock().unwrap_or_else(|e| e.into_inner()) = Some(file);
+        }
+    }
 }
 
 /// Locks the checkpoint `path` against other processes.
@@ -45,15 +69,49 @@ pub fn lock(path: &Path) -> Result<Lock, Error> {
             error,
         })?;
     match file.try_lock() {
-        Ok(()) => Ok(Lock { _file: file }),
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            return Err(Error::CheckpointLocked {
+                path: path.to_path_buf(),
+                lock: lock_path,
+            })
+        }
+        Err(std::fs::TryLockError::Error(error)) => {
+            return Err(Error::Io {
+                path: lock_path,
+                error,
+            })
+        }
+    }
+    let checkpoint = lock_file_itself(path, &target)?;
+    Ok(Lock {
+        _file: file,
+        _checkpoint: checkpoint,
+        saved: Mutex::new(None),
+    })
+}
+
+/// Locks the existing checkpoint file `target` (named `path` by the user) by its identity, so a run reaching it through
+/// a hard link (another name, another `.NAME.lock`) is refused too. `None` if there is no
+/// file yet, or the file system cannot lock it (the lock by name still holds).
+fn lock_file_itself(path: &Path, target: &Path) -> Result<Option<File>, Error> {
+    // Read-write where allowed: NFS emulates these locks with byte-range locks, which need
+    // a file opened for writing to be exclusive. Nothing is ever written through it.
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(target)
+        .or_else(|_| File::open(target));
+    let Ok(file) = file else {
+        return Ok(None);
+    };
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
         Err(std::fs::TryLockError::WouldBlock) => Err(Error::CheckpointLocked {
             path: path.to_path_buf(),
-            lock: lock_path,
+            lock: target.to_path_buf(),
         }),
-        Err(std::fs::TryLockError::Error(error)) => Err(Error::Io {
-            path: lock_path,
-            error,
-        }),
+        Err(std::fs::TryLockError::Error(_)) => Ok(None),
     }
 }
 
@@ -75,4 +133,39 @@ fn lock_name(name: &std::ffi::OsStr) -> String {
     }
     let hash = sha2::Sha256::digest(name.as_bytes());
     format!(".{}.{}.lock", &name[..end], sealed::hex(&hash[..8]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_checkpoint_reached_through_a_hard_link_is_refused_while_held() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (name, link) = (tmp.path().join("a.ckpt"), tmp.path().join("b.ckpt"));
+        std::fs::write(&name, "{}").unwrap();
+        std::fs::hard_link(&name, &link).unwrap();
+        let held = lock(&name).unwrap();
+        let err = lock(&link).unwrap_err();
+        assert!(matches!(err, Error::CheckpointLocked { .. }), "{err}");
+        // The holder's saves rename new files over its name; the link still names the file
+        // it locked, so the refusal lasts.
+        std::fs::write(tmp.path().join("new"), "{}").unwrap();
+        std::fs::rename(tmp.path().join("new"), &name).unwrap();
+        assert!(matches!(lock(&link), Err(Error::CheckpointLocked { .. })));
+        drop(held);
+        assert!(lock(&link).is_ok(), "free again once the holder is gone");
+    }
+
+    #[test]
+    fn a_hard_link_to_a_file_saved_after_the_lock_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (name, link) = (tmp.path().join("a.ckpt"), tmp.path().join("b.ckpt"));
+        // A fresh run: no file to lock yet; its first save makes one.
+        let held = lock(&name).unwrap();
+        crate::shard::write_atomic(&name, b"{}").unwrap();
+        held.follow(&name);
+        std::fs::hard_link(&name, &link).unwrap();
+        assert!(matches!(lock(&link), Err(Error::CheckpointLocked { .. })));
+    }
 }

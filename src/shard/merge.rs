@@ -1,7 +1,7 @@
 //! Merging shard result files into a total that is provably complete.
 //!
-//! [`merge()`] accepts the files only if they all come from the same tool version, N, engine
-//! and plan (hash), every shard `0..K` is present, duplicates of a shard agree, every checksum
+//! [`merge()`] accepts the files only if they all come from the same N, engine and plan
+//! (hash; the tool versions may differ, since the hash names the work), every shard `0..K` is present, duplicates of a shard agree, every checksum
 //! holds, and each shard covers exactly the tasks the shard layout gives it (so together they
 //! cover every task of the plan exactly once). Anything else is a [`Problem`] naming the
 //! files involved, and no total is given. Memory is proportional to the number of files, not
@@ -54,7 +54,8 @@ pub struct Problem {
 /// The outcome of a merge.
 ///
 /// JSON fields: `schema` ([`MERGE_SCHEMA`]), `version` (of this tool), `n`, `engine`, `plan`,
-/// `plan_hash`, `shards` (K), `files` (the ones read), `total` (decimal string; `null` when
+/// `plan_hash`, `shards` (K), `versions` (the nqueens versions that wrote the shards used,
+/// sorted), `files` (the ones read), `total` (decimal string; `null` when
 /// there is any problem), `verified` (against OEIS A000170, `null` when unpublished),
 /// `elapsed_s` (summed over the shards used), `duplicates` (agreeing duplicates, for
 /// information) and `problems` (`[{kind, message}]`; empty means the merge is good).
@@ -74,6 +75,10 @@ pub struct MergeReport {
     pub plan_hash: Option<String>,
     /// Number of shards K.
     pub shards: Option<usize>,
+    /// The nqueens versions that wrote the shards of the run, sorted (several after an
+    /// upgrade in the middle of a run).
+    #[serde(default)]
+    pub versions: Vec<String>,
     /// The files read.
     pub files: Vec<String>,
     /// The merged total, as a decimal string, only when there is no problem.
@@ -137,13 +142,14 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
     Ok(out)
 }
 
-/// What must agree between the files of one run.
-type RunKey = (String, u32, String, String, usize, usize);
+/// What must agree between the files of one run: N, engine, plan hash, plan tasks and K.
+/// Not the tool version: the plan hash names the work, so shards of one plan computed
+/// before and after an upgrade add up.
+type RunKey = (u32, String, String, usize, usize);
 
 fn run_key(r: &PartialResult) -> RunKey {
     let id = &r.identity;
     (
-        id.version.clone(),
         id.n,
         id.engine.clone(),
         id.plan_hash.clone(),
@@ -163,6 +169,7 @@ pub fn merge(files: &[PathBuf]) -> MergeReport {
         plan: None,
         plan_hash: None,
         shards: None,
+        versions: Vec::new(),
         files: files.iter().map(|f| f.display().to_string()).collect(),
         total: None,
         verified: None,
@@ -186,6 +193,11 @@ pub fn merge(files: &[PathBuf]) -> MergeReport {
     report.plan = Some(first.plan.clone());
     report.plan_hash = Some(first.plan_hash.clone());
     report.shards = Some(first.shard.count);
+    let versions: std::collections::BTreeSet<&str> = own
+        .iter()
+        .map(|(_, r)| r.identity.version.as_str())
+        .collect();
+    report.versions = versions.into_iter().map(String::from).collect();
     let chosen = pick_shards(&own, first.shard.count, &mut report);
     if report.is_ok() {
         add_up(&chosen, &mut report);
@@ -239,7 +251,7 @@ fn drop_foreign(
     let (own, foreign): (Vec<_>, Vec<_>) = loaded
         .into_iter()
         .partition(|(_, r)| run_key(r) == *reference);
-    let (version, n, engine, hash, tasks, k) = reference;
+    let (n, engine, hash, tasks, k) = reference;
     for (name, r) in foreign {
         let mut how = Vec::new();
         let mut differ = |what: &str, theirs: String, ours: String| {
@@ -250,11 +262,14 @@ fn drop_foreign(
         let id = &r.identity;
         differ("N =", id.n.to_string(), n.to_string());
         differ("engine", id.engine.clone(), engine.clone());
-        differ("nqueens", id.version.clone(), version.clone());
         differ("K =", id.shard.count.to_string(), k.to_string());
         differ("plan tasks", id.plan_tasks.to_string(), tasks.to_string());
         differ("plan hash", id.plan_hash.clone(), hash.clone());
-        let message = format!("{name}: shard of another run: {}", how.join("; "));
+        let message = format!(
+            "{name}: shard of another run: {} (written by nqueens {})",
+            how.join("; "),
+            id.version
+        );
         report.problem(ProblemKind::Foreign, message);
     }
     own

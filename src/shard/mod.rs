@@ -14,6 +14,8 @@
 //!   periodically and under a lock, and resumes.
 //! - [`merge`](mod@merge) checks that a set of result files is complete and consistent before
 //!   it adds them up.
+//! - [`status`](mod@status) says how far a run is from the files of its run directory, and
+//!   [`slurm`] keeps its job arrays within the cluster's `MaxArraySize`.
 //!
 //! ```
 //! use nqueens::shard::ShardSpec;
@@ -35,6 +37,8 @@ mod recorder;
 mod resumable;
 mod schema2;
 mod sealed;
+pub mod slurm;
+pub mod status;
 
 use std::fmt;
 use std::str::FromStr;
@@ -51,6 +55,7 @@ pub use merge::{merge, MergeReport, Problem, ProblemKind};
 pub use partial::{Digest, PartialResult, ShardTotals, SHARD_SCHEMA};
 pub use resumable::{ResumableCount, Resume, DEFAULT_SAVE_PERIOD};
 pub use sealed::{check_writable, is_same_file, read_at_most, write_atomic};
+pub use status::{status, StatusOptions, StatusReport};
 
 /// The version of this tool, recorded in every result and checkpoint file.
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -97,7 +97,8 @@ pub(crate) fn check_elapsed(seconds: f64) -> Result<(), String> {
 /// JSON fields: `schema` ([`SHARD_SCHEMA`]), `version`, `n`, `engine`, `plan` (parameters, for
 /// people), `plan_hash`, `plan_tasks` (tasks in the whole plan), `shard` (`{index, count}`),
 /// `tasks` (tasks covered: all of the shard's), `total` (decimal string), `digest` (32 hex
-/// digits, see [`Digest`]), `elapsed_s`, `host`, `checksum` (`sha256:…` of the file's JSON
+/// digits, see [`Digest`]), `elapsed_s`, `host`, `cpu` (omitted by older versions),
+/// `rechecked` (omitted when zero), `checksum` (`sha256:…` of the file's JSON
 /// with `checksum` empty).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PartialResult {
@@ -117,6 +118,10 @@ pub struct PartialResult {
     pub elapsed_s: f64,
     /// Host name of the machine that finished it.
     pub host: String,
+    /// CPU of the machine that finished it (see [`crate::cpu::name`]), so the shards of a
+    /// cluster of mixed nodes can be told apart. Files of older versions have none (empty).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cpu: String,
     /// How many tasks of this shard were also re-solved on the portable code path with the
     /// same count (`--recheck`). A count, not a list, so the file stays small; omitted
     /// when zero.
@@ -149,6 +154,7 @@ impl PartialResult {
             digest,
             elapsed_s: sealed::millis(elapsed.as_secs_f64()),
             host: gethostname::gethostname().to_string_lossy().into_owned(),
+            cpu: crate::cpu::name(),
             rechecked: 0,
             checksum: String::new(),
         }
@@ -186,7 +192,15 @@ impl PartialResult {
 
     /// [`PartialResult::load`], with the reason a file is refused as plain text.
     fn load_checked(path: &Path) -> Result<Self, String> {
-        let r: PartialResult = sealed::load(path, SHARD_SCHEMA, sealed::MAX_SHARD_BYTES)?;
+        let value = sealed::read_json(path, sealed::MAX_SHARD_BYTES)?;
+        sealed::expect_schema(&value, SHARD_SCHEMA, None)?;
+        Self::from_value(value)
+    }
+
+    /// A result file already read as JSON (its schema checked), with every check of
+    /// [`PartialResult::load`].
+    pub(crate) fn from_value(value: serde_json::Value) -> Result<Self, String> {
+        let r: PartialResult = sealed::parse(value)?;
         r.identity.check()?;
         let id = &r.identity;
         let expected = id.shard.len(id.plan_tasks);

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use rayon::ThreadPool;
 
 use super::blocks::{BadBlock, SavedCheck};
-use super::checkpoint::Checkpoint;
+use super::checkpoint::{Checkpoint, Lock};
 use super::done::DoneSet;
 use super::partial::Digest;
 use super::sealed;
@@ -34,6 +34,8 @@ pub(crate) struct Recorder {
     failure: Mutex<Option<Error>>,
     started: Instant,
     base_elapsed: f64,
+    /// The checkpoint's lock, which follows each saved file (see [`Lock::follow`]).
+    lock: Option<Lock>,
 }
 
 impl Recorder {
@@ -49,7 +51,15 @@ impl Recorder {
             save_lock: Mutex::new(false),
             failure: Mutex::new(None),
             started: Instant::now(),
+            lock: None,
         }
+    }
+
+    /// This recorder, holding `lock` (the checkpoint's) until dropped and moving its lock by
+    /// identity to each file it saves.
+    pub(crate) fn with_lock(mut self, lock: Option<Lock>) -> Self {
+        self.lock = lock;
+        self
     }
 
     fn state(&self) -> MutexGuard<'_, Checkpoint> {
@@ -137,6 +147,9 @@ impl Recorder {
         self.dirty.store(false, Ordering::Release);
         let mut snapshot = self.snapshot();
         snapshot.save(path)?;
+        if let Some(lock) = &self.lock {
+            lock.follow(path);
+        }
         self.saved_tasks
             .store(snapshot.tasks_done, Ordering::Release);
         Ok(())

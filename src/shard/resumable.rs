@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::blocks::SavedCheck;
-use super::checkpoint::{self, Checkpoint, Lock};
+use super::checkpoint::{self, Checkpoint};
 use super::recorder::{self, Recorder};
-use super::{stable_plan, Digest, PartialResult, ShardSpec, ShardTotals};
+use super::{stable_plan, Digest, PartialResult, ShardSpec, ShardTotals, TOOL_VERSION};
 use crate::error::Error;
 use crate::plan::{thread_pool, Plan, Progress};
 use crate::recheck::run_checked;
@@ -66,11 +66,12 @@ pub struct ResumableCount {
 
 /// What [`ResumableCount::open`] adds.
 struct Opened {
-    /// Held until dropped: a second run on the same checkpoint is refused.
-    _lock: Option<Lock>,
+    /// Holds the checkpoint's lock until dropped: a second run on it is refused.
     recorder: Recorder,
     /// Tasks taken from the checkpoint at the start.
     resumed: u64,
+    /// The nqueens version that wrote the checkpoint resumed (this one's for a fresh start).
+    written_by: String,
 }
 
 impl ResumableCount {
@@ -127,17 +128,19 @@ impl ResumableCount {
     pub fn open(mut self) -> Result<Self, Error> {
         let path = self.resume.checkpoint.clone();
         let lock = path.as_deref().map(checkpoint::lock).transpose()?;
-        let start = match &path {
+        let mut start = match &path {
             Some(path) => Checkpoint::resume_or_new(path, self.plan(), self.shard())?,
             None => Checkpoint::new(self.plan(), self.shard())?,
         };
         let resumed = start.tasks_done;
-        let recorder = Recorder::new(path, start);
+        // From now on this version writes the file; the one that started it is told.
+        let written_by = std::mem::replace(&mut start.identity.version, TOOL_VERSION.into());
+        let recorder = Recorder::new(path, start).with_lock(lock);
         recorder.save()?;
         self.opened = Some(Opened {
-            _lock: lock,
             recorder,
             resumed,
+            written_by,
         });
         Ok(self)
     }
@@ -151,6 +154,14 @@ impl ResumableCount {
     /// The tasks taken from the checkpoint when it was opened.
     pub fn resumed(&self) -> u64 {
         self.opened.as_ref().map_or(0, |o| o.resumed)
+    }
+
+    /// The nqueens version that wrote the resumed checkpoint, if another than this one (the
+    /// plan hash is equal: a checkpoint of another plan is refused).
+    pub fn resumed_from_version(&self) -> Option<&str> {
+        let opened = self.opened.as_ref()?;
+        (opened.resumed > 0 && opened.written_by != TOOL_VERSION)
+            .then_some(opened.written_by.as_str())
     }
 
     /// The saved tasks that were finished under checkpoint schema 2, which kept no per-block

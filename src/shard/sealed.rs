@@ -89,18 +89,6 @@ pub(crate) fn read_capped(path: &Path, max: u64) -> Result<Vec<u8>, String> {
         .ok_or_else(|| format!("it is larger than any file of this kind ({max} bytes at most)"))
 }
 
-/// Reads and parses a sealed file of at most `max` bytes whose `schema` must be `schema`;
-/// the error text says what is wrong, for people.
-pub(crate) fn load<T: Sealed + DeserializeOwned>(
-    path: &Path,
-    schema: &str,
-    max: u64,
-) -> Result<T, String> {
-    let value = read_json(path, max)?;
-    expect_schema(&value, schema, None)?;
-    parse(value)
-}
-
 /// The schema tag of a file that must be `schema` (or `older`, a previous schema still
 /// read); the error text says what the file is instead, for people.
 pub(crate) fn expect_schema<'a>(

@@ -117,3 +117,44 @@ fn the_checkpoint_lock_holds_for_every_spelling_of_the_file() {
             ));
     }
 }
+
+#[test]
+fn a_second_run_through_a_hard_link_to_a_running_checkpoint_is_refused() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let (cp, link) = (dir.path().join("a.ckpt"), dir.path().join("b.ckpt"));
+    let args = |file: &Path| {
+        let file = file.to_str().unwrap().to_string();
+        [
+            "count",
+            "17",
+            "--engine",
+            "mirror",
+            "-j1",
+            "-q",
+            "--checkpoint",
+            &file,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    // The first run starts afresh: the file it locks by identity is the one it saves.
+    let mut first = crate::common::nqueens_std()
+        .args(args(&cp))
+        .args(["--checkpoint-every", "1000"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let waited = Instant::now();
+    while !cp.exists() && waited.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::hard_link(&cp, &link).unwrap();
+    let second = nqueens().args(args(&link)).output().unwrap();
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert_eq!(second.status.code(), Some(1), "{second:?}");
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(err.contains("in use by another nqueens process"), "{err}");
+}

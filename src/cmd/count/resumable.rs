@@ -84,6 +84,12 @@ fn tell_resumed(count: &ResumableCount, global: &Global) {
         "resuming from '{}': {left} of {all} tasks left",
         path.display()
     );
+    if let Some(version) = count.resumed_from_version() {
+        note!(
+            "the checkpoint was written by nqueens {version}; its plan hash is this \
+             version's, so its finished tasks are kept"
+        );
+    }
     let inherited = count.inherited();
     if inherited > 0 {
         note!(

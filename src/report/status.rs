@@ -1,0 +1,166 @@
+//! `nqueens status`: how far a cluster run is, for people or as JSON.
+
+use std::io::{self, Write};
+
+use super::{json, plural, Format};
+use crate::shard::StatusReport;
+
+/// Writes a status report as JSON, or as lines for people (text and markdown alike).
+pub fn render_status(r: &StatusReport, format: Format, out: &mut dyn Write) -> io::Result<()> {
+    match format {
+        Format::Json => json::write(r, out),
+        Format::Text | Format::Markdown => text(r, out),
+    }
+}
+
+/// The lines for people.
+fn text(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
+    run_line(r, out)?;
+    progress_lines(r, out)?;
+    stale_line(r, out)?;
+    for c in &r.cpus {
+        let each = duration(c.mean_shard_s);
+        writeln!(
+            out,
+            "cpu: {}: {} done, {each} each on average",
+            c.cpu,
+            plural(c.shards, "shard")
+        )?;
+    }
+    rerun_lines(r, out)?;
+    for note in &r.notes {
+        writeln!(out, "note: {note}")?;
+    }
+    if !r.problems.is_empty() {
+        writeln!(out, "problems ({}):", r.problems.len())?;
+        for p in &r.problems {
+            writeln!(out, "  - {}", p.message)?;
+        }
+    }
+    Ok(())
+}
+
+/// What the run is.
+fn run_line(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
+    let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
+    writeln!(
+        out,
+        "run '{}': N = {}, {} engine ({}), plan {}, {} tasks, K = {} shards; {} read, written \
+         by nqueens {}",
+        r.run_dir,
+        r.n.map_or("?".into(), |n| n.to_string()),
+        text(&r.engine),
+        text(&r.plan),
+        text(&r.plan_hash),
+        r.plan_tasks.unwrap_or_default(),
+        r.shards.unwrap_or_default(),
+        plural(r.files, "file"),
+        r.versions.join(", ")
+    )
+}
+
+/// Shards, share done, partial total, pace and ETA.
+fn progress_lines(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
+    let k = r.shards.unwrap_or_default();
+    writeln!(
+        out,
+        "shards: {} done, {} in progress (with a checkpoint), {} not started, of {k}",
+        r.done, r.in_progress, r.not_started
+    )?;
+    writeln!(
+        out,
+        "done: {:.2}% of the plan's {} ({} tasks)",
+        r.done_share * 100.0,
+        r.share_of,
+        r.tasks_done
+    )?;
+    if r.complete {
+        writeln!(
+            out,
+            "complete: every shard has a result; 'nqueens merge {}' checks them and gives the \
+             total",
+            r.results_dir.as_deref().unwrap_or(&r.run_dir)
+        )?;
+    } else {
+        writeln!(
+            out,
+            "partial total: {} (the counts so far, NOT the number of solutions)",
+            r.partial_total
+        )?;
+    }
+    if let (Some(span), Some(rate)) = (r.span_s, r.share_per_hour) {
+        let eta = r.eta_s.map_or("?".into(), duration);
+        writeln!(
+            out,
+            "pace: {:.2}% of the plan per hour since the first start {} ago ({} of shard \
+             time); ETA {eta} at that pace",
+            rate * 100.0,
+            duration(span),
+            duration(r.shard_seconds)
+        )?;
+    }
+    Ok(())
+}
+
+/// Shards whose checkpoint has not moved.
+fn stale_line(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
+    if r.stale.is_empty() {
+        return Ok(());
+    }
+    let listed: Vec<String> = r
+        .stale
+        .iter()
+        .take(20)
+        .map(|s| format!("{} ({})", s.shard, duration(s.idle_s)))
+        .collect();
+    let more = r.stale.len().saturating_sub(listed.len());
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    writeln!(
+        out,
+        "stale: {} in progress whose checkpoint has not been written for over {} (likely \
+         dead, or waiting in the queue; a checkpoint is saved only after a task finishes): \
+         {}{more}",
+        plural(r.stale.len(), "shard"),
+        duration(r.stale_after_s),
+        listed.join(", ")
+    )
+}
+
+/// The unfinished shards and the lines that rerun them.
+fn rerun_lines(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
+    if r.unfinished.is_empty() {
+        return Ok(());
+    }
+    let listed: Vec<&str> = r.unfinished.iter().take(20).map(String::as_str).collect();
+    let more = r.unfinished.len() - listed.len();
+    let more = if more > 0 {
+        format!(" and {more} more ranges")
+    } else {
+        String::new()
+    };
+    writeln!(out, "unfinished shards: {}{more}", listed.join(","))?;
+    writeln!(
+        out,
+        "rerun them (arrays within MaxArraySize {}; a shard still running refuses a second \
+         run by its checkpoint lock):",
+        r.max_array_size
+    )?;
+    for line in &r.rerun {
+        writeln!(out, "  {line}")?;
+    }
+    Ok(())
+}
+
+/// Seconds for people: `45 s`, `12 min`, `3.3 h`, `2.1 d`.
+fn duration(seconds: f64) -> String {
+    match seconds {
+        s if s < 120.0 => format!("{s:.0} s"),
+        s if s < 7200.0 => format!("{:.0} min", s / 60.0),
+        s if s < 172_800.0 => format!("{:.1} h", s / 3600.0),
+        s => format!("{:.1} d", s / 86_400.0),
+    }
+}
