@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The frontier table: `nqueens estimate N --json` for each N, with the step from N - 1 beside
 # the solutions' own (Q(N) / Q(N - 1)), the solutions per core-second (published counts, OEIS
-# A000170, up to N = 27), the largest task, the tasks sampled (and how many solved in part),
-# how long the estimate took and its peak memory, and the machine and matcher level. Prints
-# a markdown table; the raw JSON of each N is kept in $OUT.
+# A000170, up to N = 27), the largest task, the matcher's hits per visit (fitting
+# (key, query) pairs per 512-key block visited, from work.counters), the tasks sampled (and
+# how many solved in part), how long the estimate took and its peak memory, and the machine
+# and matcher level. Prints a markdown table; the raw JSON of each N is kept in $OUT.
 #
 #   scripts/frontier-table.sh [N ...]        (default: 20 to 28)
 #   NQUEENS=path/to/nqueens (default: build and use target/release/nqueens)
@@ -41,7 +42,7 @@ for n in sizes:
         d = json.load(open(f"{out}/{n}.json"))
         took, rss = open(f"{out}/{n}.time").read().split()[-2:]
     except (OSError, ValueError):
-        rows.append(f"| {n} | no answer | | | | | | | |")
+        rows.append(f"| {n} | no answer | | | | | | | | |")
         prev = None
         continue
     machine = f"{d['cpu']}, matcher {d['isa']}"
@@ -55,13 +56,15 @@ for n in sizes:
     if p.get("partial_tasks"):
         sample += f", {p['partial_tasks']} in part"
     largest = d["largest_task_hours"] * 3600
+    hits = ((d.get("work") or {}).get("counters") or {}).get("hits_per_visit")
+    hit_rate = f"{hits:.2f}" if hits is not None else ""
     rows.append(f"| {n} | {years_or_hours(c['estimate'])} ({years_or_hours(c['low'])} – "
                 f"{years_or_hours(c['high'])}) | {step} | {qstep} | {rate} | {largest:.3g} s | "
-                f"{sample} | {float(took):.0f} s | {int(rss) / 1024:.0f} MB |")
+                f"{hit_rate} | {sample} | {float(took):.0f} s | {int(rss) / 1024:.0f} MB |")
     prev = c["estimate"]
 print(f"Machine: {machine}\n")
 print("| N | cost (90% interval) | step | Q(N) step | solutions per core-second "
-      "| largest task | sampled tasks | estimate took | its peak RSS |")
-print("|---|---|---|---|---|---|---|---|---|")
+      "| largest task | hits per visit | sampled tasks | estimate took | its peak RSS |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 print("\n".join(rows))
 EOF
