@@ -297,36 +297,6 @@ unsafe fn count<W: Wide, const C: usize, const B: usize>(
     unsafe { W::total(sums) }
 }
 
-/// Defines `$name`: [`super::simd::count_blocks`] for the `Wide` level `$wide`, compiled
-/// with `$features`.
-macro_rules! count_blocks_at {
-    ($($name:ident: $wide:ty, $features:literal, $cpu:literal;)*) => {$(
-        #[doc = concat!("[`super::simd::count_blocks`] at the ", stringify!($wide), " level.")]
-        ///
-        /// # Safety
-        #[doc = concat!("The CPU has ", $cpu, "; the contract of [`super::simd::count_blocks`].")]
-        #[target_feature(enable = $features)]
-        pub(crate) unsafe fn $name(
-            tables: &[Lanes],
-            per: usize,
-            index: &[u32],
-            stride: usize,
-            range: std::ops::Range<usize>,
-        ) -> u64 {
-            // SAFETY: forwarded.
-            unsafe { count_blocks::<$wide>(tables, per, index, stride, range) }
-        }
-    )*};
-}
-
-count_blocks_at! {
-    count_blocks_avx2: Avx2, "avx2,popcnt", "AVX2 and POPCNT";
-    count_blocks_avx512bw: Avx512Bw, "avx512f,avx512bw,avx2,popcnt",
-        "AVX-512F/BW, AVX2 and POPCNT";
-    count_blocks_avx512: Avx512, "avx512f,avx512bw,avx512vpopcntdq,avx2,popcnt",
-        "AVX-512F/BW/VPOPCNTDQ, AVX2 and POPCNT";
-}
-
 /// Counts disjoint pairs of packed queries against one or two blocks of a packed layout: see
 /// [`super::simd::count_packed`], whose contract this shares (and the CPU features of `W`).
 #[inline(always)]
@@ -385,28 +355,43 @@ unsafe fn packed<W: Wide, const C: usize, const B: usize>(
     unsafe { W::total(sums) }
 }
 
-/// Defines `$name`: [`super::simd::count_packed`] for the `Wide` level `$wide`, compiled
-/// with `$features`.
-macro_rules! count_packed_at {
-    ($($name:ident: $wide:ty, $features:literal, $cpu:literal;)*) => {$(
-        #[doc = concat!("[`super::simd::count_packed`] at the ", stringify!($wide), " level.")]
-        ///
-        /// # Safety
-        #[doc = concat!("The CPU has ", $cpu, ".")]
-        #[target_feature(enable = $features)]
-        pub(crate) unsafe fn $name(
-            tables: &[Lanes],
-            per: usize,
-            bits: u32,
-            queries: &[u64],
-        ) -> u64 {
-            // SAFETY: forwarded.
-            unsafe { count_packed::<$wide>(tables, per, bits, queries) }
-        }
-    )*};
+/// Defines, for each `$name: $wide, $features, $cpu`, [`super::simd`]'s `$kernel` at the
+/// `Wide` level `$wide`, compiled with `$features` (one [`at_level!`] each).
+macro_rules! at_levels {
+    ($kernel:ident $sig:tt -> $ret:ty; $($name:ident: $wide:ty, $features:literal, $cpu:literal;)*) => {
+        $(at_level!($kernel $sig -> $ret; $name: $wide, $features, $cpu);)*
+    };
 }
 
-count_packed_at! {
+/// One function of [`at_levels!`].
+macro_rules! at_level {
+    ($kernel:ident ($($arg:ident: $ty:ty),*) -> $ret:ty;
+     $name:ident: $wide:ty, $features:literal, $cpu:literal) => {
+        #[doc = concat!("[`super::simd::", stringify!($kernel), "`] at the ", stringify!($wide), " level.")]
+        ///
+        /// # Safety
+        #[doc = concat!("The CPU has ", $cpu, "; the contract of [`super::simd::", stringify!($kernel), "`].")]
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn $name($($arg: $ty),*) -> $ret {
+            // SAFETY: forwarded.
+            unsafe { $kernel::<$wide>($($arg),*) }
+        }
+    };
+}
+
+at_levels! {
+    count_blocks(
+        tables: &[Lanes], per: usize, index: &[u32], stride: usize, range: std::ops::Range<usize>
+    ) -> u64;
+    count_blocks_avx2: Avx2, "avx2,popcnt", "AVX2 and POPCNT";
+    count_blocks_avx512bw: Avx512Bw, "avx512f,avx512bw,avx2,popcnt",
+        "AVX-512F/BW, AVX2 and POPCNT";
+    count_blocks_avx512: Avx512, "avx512f,avx512bw,avx512vpopcntdq,avx2,popcnt",
+        "AVX-512F/BW/VPOPCNTDQ, AVX2 and POPCNT";
+}
+
+at_levels! {
+    count_packed(tables: &[Lanes], per: usize, bits: u32, queries: &[u64]) -> u64;
     count_packed_avx2: Avx2, "avx2,popcnt", "AVX2 and POPCNT";
     count_packed_avx512bw: Avx512Bw, "avx512f,avx512bw,avx2,popcnt",
         "AVX-512F/BW, AVX2 and POPCNT";
