@@ -137,6 +137,12 @@ pub(crate) fn packed_chunks(bits: u32) -> usize {
     bits.div_ceil(PACKED_BITS).max(1) as usize
 }
 
+/// Table entries per block of [`Layout::packed`]`(bits)`, without building the layout.
+pub(crate) fn packed_per_block(bits: u32) -> usize {
+    let whole = packed_chunks(bits) - 1;
+    PACKED_ENTRIES * whole + (1 << (bits - PACKED_BITS * whole as u32))
+}
+
 /// The table entry of chunk `j` for a packed query `q` (whose bits above the layout's are
 /// clear).
 #[inline(always)]

@@ -304,7 +304,7 @@ pub(crate) fn count_packed(
     queries: &[u64],
 ) -> u64 {
     assert!(tables.len() == per || tables.len() == 2 * per);
-    assert_eq!(per, Layout::packed(bits).per_block);
+    assert_eq!(per, kernels::packed_per_block(bits));
     // SAFETY: a level is only constructed after detecting the features it enables; the
     // kernels check the table shape themselves.
     #[cfg(target_arch = "x86_64")]

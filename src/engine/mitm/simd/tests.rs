@@ -165,3 +165,14 @@ fn every_packed_count_level_equals_the_indexed_generic_count() {
         }
     }
 }
+
+#[test]
+fn the_packed_block_size_is_the_packed_layouts() {
+    for bits in 0..=64 {
+        assert_eq!(
+            kernels::packed_per_block(bits),
+            Layout::packed(bits).per_block,
+            "{bits}"
+        );
+    }
+}

@@ -15,7 +15,8 @@
 use std::arch::x86_64::*;
 
 use super::kernels::{
-    count_blocks_generic, count_packed_generic, low_bits, packed_chunks, packed_entry, Lanes,
+    count_blocks_generic, count_packed_generic, low_bits, packed_chunks, packed_entry,
+    packed_per_block, Lanes,
 };
 
 mod build;
@@ -280,14 +281,7 @@ unsafe fn count<W: Wide, const C: usize, const B: usize>(
             let mut tally = W::zero();
             for i in start..stop {
                 let e: [usize; C] = std::array::from_fn(|j| *rows[j].add(i) as usize);
-                for b in 0..B {
-                    let t = base.add(b * per * ENTRY);
-                    let mut acc = W::load(t.add(e[0]));
-                    for &ej in &e[1..] {
-                        acc = W::and(acc, W::load(t.add(ej)));
-                    }
-                    tally = W::tally(tally, acc);
-                }
+                tally = and_tally::<W, C, B>(tally, base, per, e);
             }
             sums = W::fold(sums, tally);
         }
@@ -297,6 +291,33 @@ unsafe fn count<W: Wide, const C: usize, const B: usize>(
     unsafe { W::total(sums) }
 }
 
+/// Adds to `tally`, for each of `B` blocks of `per` entries from `base`, the ones of the AND
+/// of the entries at byte offsets `e` (one query's entries, one per chunk).
+///
+/// # Safety
+/// The features of `W` are enabled; every offset lies in a block, and `base` is 64-byte
+/// aligned and holds `B` blocks.
+#[inline(always)]
+unsafe fn and_tally<W: Wide, const C: usize, const B: usize>(
+    mut tally: W::Tally,
+    base: *const u8,
+    per: usize,
+    e: [usize; C],
+) -> W::Tally {
+    for b in 0..B {
+        // SAFETY: the caller's contract.
+        unsafe {
+            let t = base.add(b * per * ENTRY);
+            let mut acc = W::load(t.add(e[0]));
+            for &ej in &e[1..] {
+                acc = W::and(acc, W::load(t.add(ej)));
+            }
+            tally = W::tally(tally, acc);
+        }
+    }
+    tally
+}
+
 /// Counts disjoint pairs of packed queries against one or two blocks of a packed layout: see
 /// [`super::simd::count_packed`], whose contract this shares (and the CPU features of `W`).
 #[inline(always)]
@@ -304,7 +325,7 @@ unsafe fn count_packed<W: Wide>(tables: &[Lanes], per: usize, bits: u32, queries
     let two = tables.len() == 2 * per;
     // Checked once per call: every entry a query reads lies in its block.
     assert!(tables.len() == per || two);
-    assert!(per == super::kernels::Layout::packed(bits).per_block);
+    assert!(per == packed_per_block(bits));
     macro_rules! by_chunks {
         ($($c:literal)*) => {
             match (packed_chunks(bits), two) {
@@ -339,14 +360,7 @@ unsafe fn packed<W: Wide, const C: usize, const B: usize>(
             for &q in group {
                 let q = q & keep;
                 let e: [usize; C] = std::array::from_fn(|j| packed_entry(q, j) * ENTRY);
-                for b in 0..B {
-                    let t = base.add(b * per * ENTRY);
-                    let mut acc = W::load(t.add(e[0]));
-                    for &ej in &e[1..] {
-                        acc = W::and(acc, W::load(t.add(ej)));
-                    }
-                    tally = W::tally(tally, acc);
-                }
+                tally = and_tally::<W, C, B>(tally, base, per, e);
             }
             sums = W::fold(sums, tally);
         }
