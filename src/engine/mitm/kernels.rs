@@ -244,22 +244,33 @@ pub(crate) fn count_blocks_generic(
     total
 }
 
+/// A leaf's bits as the packed count reads them: a query with any `common` bit (one every
+/// key of the leaf has) fits no key and is skipped; the others are packed onto `mixed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LeafBits {
+    /// The bits the leaf's blocks are sliced on, packed to the low end.
+    pub mixed: u64,
+    /// The bits every key of the leaf has.
+    pub common: u64,
+}
+
 /// Counts (key, query) pairs with disjoint bits against the blocks of `tables` (`per`
-/// entries each) sliced through [`Layout::packed`]`(bits)`, for `queries` packed onto the
-/// same bits: each query's entries are computed from its bits, with no index to write and
-/// read. Bits of a query above `bits` are ignored. Generic over the CPU level.
+/// entries each) sliced through [`Layout::packed`]`(bits.mixed.count_ones())`, for `queries`
+/// as they are: a query with a common bit is skipped, the others are packed onto the mixed
+/// bits and their entries computed from the packed bits, with no index to write and read.
+/// Returns the pairs and the queries counted (not skipped). Generic over the CPU level.
 #[inline(always)]
 pub(crate) fn count_packed_generic(
     tables: &[Lanes],
     per: usize,
-    bits: u32,
+    bits: LeafBits,
     queries: &[u64],
-) -> u64 {
-    let chunks = packed_chunks(bits);
-    let keep = low_bits(bits);
-    let mut total = 0u64;
-    for &q in queries {
-        let q = q & keep;
+) -> (u64, u64) {
+    let chunks = packed_chunks(bits.mixed.count_ones());
+    let (mut total, mut kept) = (0u64, 0u64);
+    for &q in queries.iter().filter(|&&q| q & bits.common == 0) {
+        let q = pack_bits_generic(q, bits.mixed);
+        kept += 1;
         for block in tables.chunks_exact(per) {
             let mut acc = block[packed_entry(q, 0)].0;
             for j in 1..chunks {
@@ -271,17 +282,7 @@ pub(crate) fn count_packed_generic(
             total += acc.iter().map(|x| u64::from(x.count_ones())).sum::<u64>();
         }
     }
-    total
-}
-
-/// The mask of the low `bits` bits.
-#[inline(always)]
-pub(crate) fn low_bits(bits: u32) -> u64 {
-    if bits >= 64 {
-        !0
-    } else {
-        (1 << bits) - 1
-    }
+    (total, kept)
 }
 
 /// Counts disjoint (key, query) pairs by direct comparison, generic over the CPU level.

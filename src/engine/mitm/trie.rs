@@ -21,7 +21,7 @@
 //! and queries are packed onto the mixed bits (`pext`) before slicing and before indexing.
 //! Elsewhere every leaf uses the task's layout.
 
-use super::kernels::{transpose64, Lanes, Layout, Visits, BLOCK};
+use super::kernels::{transpose64, Lanes, Layout, LeafBits, Visits, BLOCK};
 use super::matcher::{Buffers, MIN_PARTIAL};
 use super::simd::{self, Level};
 
@@ -269,10 +269,21 @@ impl Trie {
                 first,
                 blocks,
                 rest,
+            } if self.packs && rest.is_empty() => {
+                let bits = LeafBits { mixed, common };
+                self.count_packed(queries, (bits, layout), first, blocks, level)
+            }
+            Node::Leaf {
+                common,
+                layout,
+                first,
+                blocks,
+                rest,
+                ..
             } => {
                 keep_without(next, queries, common, level);
                 let direct = self.count_rest(next, rest, level);
-                direct + self.count_leaf(next, (mixed, layout), first, blocks, level)
+                direct + self.count_leaf(next, layout, first, blocks, level)
             }
         }
     }
@@ -287,12 +298,39 @@ impl Trie {
         simd::count_direct(level, rest, queries)
     }
 
-    /// The disjoint pairs of a leaf's `blocks` (from table entry `first`, sliced on `mixed`
-    /// through layout `layout`) with `queries`, which are packed in place.
+    /// The disjoint pairs of a packed leaf's `blocks` (from table entry `first`, sliced
+    /// through layout `layout` on `bits.mixed`) with `queries`, as they reach the leaf: the
+    /// count skips those with a common bit and packs the others itself.
+    fn count_packed(
+        &mut self,
+        queries: &[u64],
+        (bits, layout): (LeafBits, u8),
+        first: u32,
+        blocks: u32,
+        level: Level,
+    ) -> u64 {
+        if blocks == 0 {
+            return 0;
+        }
+        let per = self.layouts[usize::from(layout)].per_block;
+        let tables = &self.tables[first as usize..][..blocks as usize * per];
+        let (mut total, mut kept) = (0, 0);
+        for pair in tables.chunks(2 * per) {
+            let (pairs, counted) = simd::count_packed(level, pair, per, bits, queries);
+            total += pairs;
+            kept = counted;
+        }
+        // Only the queries without a common bit visit the blocks.
+        self.visits.blocks += kept * u64::from(blocks);
+        total
+    }
+
+    /// The disjoint pairs of an unpacked leaf's `blocks` (from table entry `first`, sliced
+    /// through layout `layout`) with `queries`.
     fn count_leaf(
         &mut self,
-        queries: &mut [u64],
-        (mixed, layout): (u64, u8),
+        queries: &[u64],
+        layout: u8,
         first: u32,
         blocks: u32,
         level: Level,
@@ -300,25 +338,18 @@ impl Trie {
         if queries.is_empty() || blocks == 0 {
             return 0;
         }
-        let per = self.layouts[usize::from(layout)].per_block;
-        let tables = &self.tables[first as usize..][..blocks as usize * per];
-        self.visits.blocks += (queries.len() * blocks as usize) as u64;
-        let mut total = 0;
-        if self.packs {
-            simd::pack_bits(level, queries, mixed);
-            for pair in tables.chunks(2 * per) {
-                total += simd::count_packed(level, pair, per, layout.into(), queries);
-            }
-            return total;
-        }
         let layout = &self.layouts[usize::from(layout)];
+        let tables = &self.tables[first as usize..][..blocks as usize * layout.per_block];
+        self.visits.blocks += (queries.len() * blocks as usize) as u64;
         let stride = simd::index_all(level, layout, queries, &mut self.index);
         let index = &self.index[..stride * layout.chunks()];
-        for pair in tables.chunks(2 * per) {
+        let mut total = 0;
+        for pair in tables.chunks(2 * layout.per_block) {
             // SAFETY: `index_all` wrote byte offsets of entries below `per` for every chunk
             // of every query, and `pair` holds one or two whole blocks of this layout.
-            total +=
-                unsafe { simd::count_blocks(level, pair, per, index, stride, 0..queries.len()) };
+            total += unsafe {
+                simd::count_blocks(level, pair, layout.per_block, index, stride, 0..queries.len())
+            };
         }
         total
     }

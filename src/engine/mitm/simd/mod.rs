@@ -5,7 +5,7 @@
 //! best level the running CPU supports is picked once. POPCNT matters most (about 3× on the
 //! published program); wider vectors help the block loops.
 
-use super::kernels::{self, Lanes, Layout};
+use super::kernels::{self, Lanes, Layout, LeafBits};
 #[cfg(target_arch = "x86_64")]
 use super::x86;
 use std::sync::OnceLock;
@@ -291,22 +291,23 @@ pub(crate) unsafe fn count_blocks(
     kernels::count_blocks_generic(tables, per, index, stride, range)
 }
 
-/// Counts disjoint pairs of packed queries against one or two blocks sliced through
-/// [`Layout::packed`]`(bits)` (see [`kernels::count_packed_generic`]): each query's table
-/// entries come from its own bits, so no index is written. Panics unless `tables` holds one
-/// or two whole blocks of that layout.
+/// Counts disjoint pairs of `queries` against one or two blocks sliced through
+/// [`Layout::packed`]`(bits.mixed.count_ones())` (see [`kernels::count_packed_generic`]):
+/// queries with a common bit are skipped, and each other query's table entries come from
+/// its bits packed onto the mixed ones, so no index is written. Returns the pairs and the
+/// queries counted. Panics unless `tables` holds one or two whole blocks of that layout.
 #[inline]
 pub(crate) fn count_packed(
     level: Level,
     tables: &[Lanes],
     per: usize,
-    bits: u32,
+    bits: LeafBits,
     queries: &[u64],
-) -> u64 {
+) -> (u64, u64) {
     assert!(tables.len() == per || tables.len() == 2 * per);
-    assert_eq!(per, kernels::packed_per_block(bits));
-    // SAFETY: a level is only constructed after detecting the features it enables; the
-    // kernels check the table shape themselves.
+    assert_eq!(per, kernels::packed_per_block(bits.mixed.count_ones()));
+    // SAFETY: a level is only constructed after detecting the features it enables (BMI2
+    // from AVX2 up); the kernels check the table shape themselves.
     #[cfg(target_arch = "x86_64")]
     unsafe {
         match level.0 {
@@ -321,8 +322,9 @@ pub(crate) fn count_packed(
 
 dispatch! {
     /// The generic packed count, below AVX2.
-    fn count_packed_portable(tables: &[Lanes], per: usize, bits: u32, queries: &[u64]) -> u64 =
-        kernels::count_packed_generic;
+    fn count_packed_portable(
+        tables: &[Lanes], per: usize, bits: LeafBits, queries: &[u64]
+    ) -> (u64, u64) = kernels::count_packed_generic;
 }
 
 /// Writes the table entry offsets of `queries` (see [`Layout::index_generic`]).

@@ -130,7 +130,14 @@ fn packing_keeps_exactly_the_masked_bits_in_order_at_every_level() {
 fn every_packed_count_level_equals_the_indexed_generic_count() {
     let mut rng = fastrand::Rng::with_seed(23);
     for level in available_levels() {
-        for bits in [0, 1, 5, 6, 7, 12, 31, 36, 54, 60, 64] {
+        for bits in [0, 1, 5, 6, 7, 12, 31, 36, 54, 60, 63, 64] {
+            // `bits` mixed bits anywhere in the word, and a few common bits among the rest.
+            let mut mixed = 0u64;
+            while mixed.count_ones() < bits {
+                mixed |= 1 << rng.u32(..64);
+            }
+            let common = !mixed & rng.u64(..) & rng.u64(..) & rng.u64(..);
+            let leaf = LeafBits { mixed, common };
             let layout = Layout::packed(bits);
             for blocks in [1, 2] {
                 let keys: Vec<u64> = (0..blocks * 512 - rng.usize(..200))
@@ -138,29 +145,33 @@ fn every_packed_count_level_equals_the_indexed_generic_count() {
                     .collect();
                 let mut tables = vec![Lanes::ZERO; blocks * layout.per_block];
                 for (block, table) in keys.chunks(512).zip(tables.chunks_mut(layout.per_block)) {
-                    let block: Vec<u64> =
-                        block.iter().map(|k| k & kernels::low_bits(bits)).collect();
+                    let block: Vec<u64> = block
+                        .iter()
+                        .map(|&k| kernels::pack_bits_generic(k, mixed))
+                        .collect();
                     build_block(level, &block, &layout, table);
                 }
-                // Queries with bits above `bits` too: the count ignores them.
+                // Some queries with a common bit: the count skips them.
                 let queries: Vec<u64> = (0..rng.usize(..70))
-                    .map(|_| rng.u64(..) & rng.u64(..))
+                    .map(|_| rng.u64(..) & rng.u64(..) & (rng.u64(..) | !common))
+                    .collect();
+                let kept: Vec<u64> = queries
+                    .iter()
+                    .filter(|&&q| q & common == 0)
+                    .map(|&q| kernels::pack_bits_generic(q, mixed))
                     .collect();
                 let mut index = Vec::new();
-                let masked: Vec<u64> = queries
-                    .iter()
-                    .map(|q| q & kernels::low_bits(bits))
-                    .collect();
-                let stride = index_all(Level::PORTABLE, &layout, &masked, &mut index);
+                let stride = index_all(Level::PORTABLE, &layout, &kept, &mut index);
                 let want = kernels::count_blocks_generic(
                     &tables,
                     layout.per_block,
                     &index[..stride * layout.chunks()],
                     stride,
-                    0..queries.len(),
+                    0..kept.len(),
                 );
-                let got = count_packed(level, &tables, layout.per_block, bits, &queries);
-                assert_eq!(got, want, "{level:?} bits {bits} blocks {blocks}");
+                let got = count_packed(level, &tables, layout.per_block, leaf, &queries);
+                let label = format!("{level:?} bits {bits} blocks {blocks}");
+                assert_eq!(got, (want, kept.len() as u64), "{label}");
             }
         }
     }
@@ -176,3 +187,4 @@ fn the_packed_block_size_is_the_packed_layouts() {
         );
     }
 }
+
