@@ -356,6 +356,13 @@ unsafe fn packed<W: Wide, const C: usize, const B: usize>(
     let base = tables.as_ptr() as *const u8;
     let step = (W::FOLD / B).max(1);
     let mut kept = 0u64;
+    // The leaf's tables were written when the sieve was filled, long before, and are read
+    // here in an order set by the queries' bits: asking for every line at once overlaps
+    // their misses.
+    for line in 0..B * per {
+        // SAFETY: `tables` holds `B` blocks of `per` entries of one line each.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(base.add(line * ENTRY) as *const i8) };
+    }
     // SAFETY: the features of `W` are enabled (caller).
     let mut sums = unsafe { W::zero() };
     for group in queries.chunks(step) {
