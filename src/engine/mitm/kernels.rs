@@ -285,6 +285,31 @@ pub(crate) fn count_packed_generic(
     (total, kept)
 }
 
+/// Partitions `keys[i..]` one by one, `keys[..i]` being split already into `keys[..zeros]`
+/// (without any of `bits`) and `ones` (with some), then puts `ones` after the keys without;
+/// returns how many those are. The tail of the vector partitions, and the whole of the
+/// portable one.
+#[inline(always)]
+pub(crate) fn partition_from(
+    keys: &mut [u64],
+    bits: u64,
+    ones: &mut Vec<u64>,
+    (zeros, i): (usize, usize),
+) -> usize {
+    let mut zeros = zeros;
+    for i in i..keys.len() {
+        let k = keys[i];
+        if k & bits == 0 {
+            keys[zeros] = k;
+            zeros += 1;
+        } else {
+            ones.push(k);
+        }
+    }
+    keys[zeros..].copy_from_slice(ones);
+    zeros
+}
+
 /// Counts disjoint (key, query) pairs by direct comparison, generic over the CPU level.
 #[inline(always)]
 pub(crate) fn count_direct_generic(keys: &[u64], queries: &[u64]) -> u64 {

@@ -84,6 +84,8 @@ pub(crate) struct Trie {
     index: Vec<u32>,
     /// The query sample while building (scratch).
     sample: Vec<u64>,
+    /// Scratch for partitions: the keys with a node's bit.
+    ones: Vec<u64>,
     /// What the sieve did (taken by the task's work counters).
     pub visits: Visits,
 }
@@ -161,9 +163,9 @@ impl Trie {
         };
         let bit = 1u64 << p;
         // Keys without the bit to the front.
-        let mid = partition(keys, bit);
+        let mid = simd::partition(level, keys, bit, &mut self.ones);
         let (zero_keys, one_keys) = keys.split_at_mut(mid);
-        let without = partition(queries, bit);
+        let without = simd::partition(level, queries, bit, &mut self.ones);
         let one = self.build(one_keys, used | bit, &mut queries[..without], level);
         let zero = self.build(zero_keys, used | bit, queries, level);
         Some(self.push(Node::Split { bit, zero, one }))
@@ -409,18 +411,6 @@ fn keep_without(out: &mut Vec<u64>, queries: &[u64], bits: u64, level: Level) {
     simd::join(level, &[0], queries, bits, 0, out);
 }
 
-/// Moves the keys without any of `bits` to the front of `keys`; returns how many there are.
-/// Branch-free: every step swaps, and the front grows only past a kept key.
-fn partition(keys: &mut [u64], bits: u64) -> usize {
-    let mut kept = 0;
-    for i in 0..keys.len() {
-        let q = keys[i];
-        keys.swap(i, kept);
-        kept += usize::from(q & bits == 0);
-    }
-    kept
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -441,17 +431,18 @@ mod tests {
     }
 
     #[test]
-    fn partition_keeps_the_set_and_fronts_the_disjoint_keys() {
+    fn partition_keeps_the_order_and_fronts_the_disjoint_keys_at_every_level() {
         let mut rng = fastrand::Rng::with_seed(5);
-        for len in 0..40 {
-            let mut q = random_keys(&mut rng, len, 8, 0.3);
-            let mut before = q.clone();
-            let kept = partition(&mut q, 0b1001);
-            assert!(q[..kept].iter().all(|&x| x & 0b1001 == 0));
-            assert!(q[kept..].iter().all(|&x| x & 0b1001 != 0));
-            before.sort_unstable();
-            q.sort_unstable();
-            assert_eq!(q, before);
+        let mut ones = Vec::new();
+        for level in simd::available_levels() {
+            for len in 0..40 {
+                let mut q = random_keys(&mut rng, len, 8, 0.3);
+                let without: Vec<u64> = q.iter().copied().filter(|&x| x & 0b1001 == 0).collect();
+                let with: Vec<u64> = q.iter().copied().filter(|&x| x & 0b1001 != 0).collect();
+                let kept = simd::partition(level, &mut q, 0b1001, &mut ones);
+                assert_eq!(kept, without.len(), "{level:?}, {len} keys");
+                assert_eq!(q, [without, with].concat(), "{level:?}, {len} keys");
+            }
         }
     }
 

@@ -364,6 +364,23 @@ dispatch! {
     ) -> () = Layout::index_generic;
 }
 
+/// Moves the keys without any of `bits` to the front of `keys`, in order, and the others
+/// after them, in order; returns how many are without. `ones` is scratch.
+pub(crate) fn partition(level: Level, keys: &mut [u64], bits: u64, ones: &mut Vec<u64>) -> usize {
+    // SAFETY: a level is only constructed after detecting the features it enables.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        match level.0 {
+            Isa::Avx2 => return x86::partition_avx2(keys, bits, ones),
+            Isa::Avx512bw | Isa::Avx512 => return x86::partition_avx512(keys, bits, ones),
+            Isa::Portable | Isa::Popcnt => {}
+        }
+    }
+    let _ = level;
+    ones.clear();
+    kernels::partition_from(keys, bits, ones, (0, 0))
+}
+
 /// Appends `n | s | extra` for every pair of `north` × `south` with `n`, `s` and `forbid`
 /// pairwise disjoint.
 #[inline]

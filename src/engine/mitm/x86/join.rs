@@ -1,7 +1,9 @@
-//! The half join at AVX2 and AVX-512: several south words per step, the disjoint ones packed
-//! to the front.
+//! The half join and the trie's partition at AVX2 and AVX-512: several words per step, the
+//! disjoint ones packed to the front.
 
 use std::arch::x86_64::*;
+
+use crate::engine::mitm::kernels::partition_from;
 
 /// For each 4-bit mask of kept 64-bit lanes, the `vpermd` indices that move the kept lanes,
 /// in order, to the front (AVX2 has no compress instruction).
@@ -135,6 +137,73 @@ pub(crate) unsafe fn join_avx512(
             out.set_len(base + len);
         }
     }
+}
+
+/// [`super::super::simd::partition`] at the AVX2 level: four keys per step, each side moved
+/// to the front of its vector by a table-driven `vpermd` and stored whole.
+///
+/// # Safety
+/// The CPU has AVX2 and POPCNT.
+#[target_feature(enable = "avx2,popcnt")]
+pub(crate) unsafe fn partition_avx2(keys: &mut [u64], bits: u64, ones: &mut Vec<u64>) -> usize {
+    let n = keys.len();
+    ones.clear();
+    ones.reserve(n + 4);
+    let vb = _mm256_set1_epi64x(bits as i64);
+    let (mut zeros, mut set, mut i) = (0usize, 0usize, 0usize);
+    // SAFETY: loads read keys[i..i + 4] with i + 4 <= n. A store of the keys without `bits`
+    // writes keys[zeros..zeros + 4] with zeros <= i: slots already read. A store of the
+    // others writes 4 slots at `set` <= i, inside the n + 4 reserved.
+    unsafe {
+        let (src, dst) = (keys.as_mut_ptr(), ones.as_mut_ptr());
+        while i + 4 <= n {
+            let s = _mm256_loadu_si256(src.add(i) as *const __m256i);
+            let free = _mm256_cmpeq_epi64(_mm256_and_si256(vb, s), _mm256_setzero_si256());
+            let kept = _mm256_movemask_pd(_mm256_castsi256_pd(free)) as usize;
+            let front = _mm256_loadu_si256(COMPRESS[kept].as_ptr() as *const __m256i);
+            let back = _mm256_loadu_si256(COMPRESS[kept ^ 15].as_ptr() as *const __m256i);
+            let (k, o) = (
+                _mm256_permutevar8x32_epi32(s, front),
+                _mm256_permutevar8x32_epi32(s, back),
+            );
+            _mm256_storeu_si256(src.add(zeros) as *mut __m256i, k);
+            _mm256_storeu_si256(dst.add(set) as *mut __m256i, o);
+            zeros += kept.count_ones() as usize;
+            set += 4 - kept.count_ones() as usize;
+            i += 4;
+        }
+        ones.set_len(set);
+    }
+    partition_from(keys, bits, ones, (zeros, i))
+}
+
+/// [`super::super::simd::partition`] with AVX-512F: eight keys per step, each side packed by
+/// VPCOMPRESSQ into a register and stored whole.
+///
+/// # Safety
+/// The CPU has AVX-512F and POPCNT.
+#[target_feature(enable = "avx512f,popcnt")]
+pub(crate) unsafe fn partition_avx512(keys: &mut [u64], bits: u64, ones: &mut Vec<u64>) -> usize {
+    let n = keys.len();
+    ones.clear();
+    ones.reserve(n + 8);
+    let vb = _mm512_set1_epi64(bits as i64);
+    let (mut zeros, mut set, mut i) = (0usize, 0usize, 0usize);
+    // SAFETY: as in `partition_avx2`, eight slots at a time.
+    unsafe {
+        let (src, dst) = (keys.as_mut_ptr(), ones.as_mut_ptr());
+        while i + 8 <= n {
+            let s = _mm512_loadu_si512(src.add(i) as *const __m512i);
+            let k = _mm512_testn_epi64_mask(vb, s);
+            _mm512_storeu_si512(src.add(zeros) as *mut __m512i, _mm512_maskz_compress_epi64(k, s));
+            _mm512_storeu_si512(dst.add(set) as *mut __m512i, _mm512_maskz_compress_epi64(!k, s));
+            zeros += k.count_ones() as usize;
+            set += 8 - k.count_ones() as usize;
+            i += 8;
+        }
+        ones.set_len(set);
+    }
+    partition_from(keys, bits, ones, (zeros, i))
 }
 
 #[cfg(test)]
