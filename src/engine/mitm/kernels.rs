@@ -97,6 +97,12 @@ impl Layout {
         self.shift.len()
     }
 
+    /// The key bits the chunks cover: every bit a table reads is below this.
+    pub(crate) fn bits(&self) -> u32 {
+        let last = self.chunks().saturating_sub(1);
+        self.shift.get(last).map_or(0, |s| s + self.mask[last].count_ones())
+    }
+
     /// Writes the byte offset (within a block) of each query's table entry in every chunk:
     /// entry `j` of query `i` goes to `out[j * stride + i]`.
     #[inline(always)]

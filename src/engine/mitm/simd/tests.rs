@@ -188,3 +188,4 @@ fn the_packed_block_size_is_the_packed_layouts() {
     }
 }
 
+

@@ -33,11 +33,13 @@ pub(crate) unsafe fn build_block_avx512(keys: &[u64], layout: &Layout, table: &m
 unsafe fn build_block_sliced(keys: &[u64], layout: &Layout, table: &mut [Lanes]) {
     let mut slices = [Lanes::ZERO; 64];
     let mut valid = Lanes::ZERO;
+    // Only the bytes that hold a chunk's bits are sliced: packed keys use half of them.
+    let bytes = layout.bits().div_ceil(8) as usize;
     for (lane, group) in keys.chunks(64).enumerate() {
         let (low, high) = group.split_at(group.len().min(32));
         // SAFETY: AVX2 is enabled.
         let planes = unsafe { [byte_planes(low), byte_planes(high)] };
-        for (byte, [mut a, mut b]) in (0..8).map(|b| (b, [planes[0][b], planes[1][b]])) {
+        for (byte, [mut a, mut b]) in (0..bytes).map(|b| (b, [planes[0][b], planes[1][b]])) {
             for bit in (0..8).rev() {
                 // SAFETY: AVX2 is enabled (caller).
                 let (ma, mb) = unsafe { (_mm256_movemask_epi8(a), _mm256_movemask_epi8(b)) };
