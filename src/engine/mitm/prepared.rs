@@ -143,9 +143,10 @@ impl Prepared {
     }
 
     /// [`Prepared::prepare`] from the search (h > 10, up to 11 million placements a row
-    /// mask at N = 28), without holding the list: the first walk counts each (class, column
-    /// mask) group, the second writes every kept word in its place. Nothing else grows
-    /// with the list.
+    /// mask at N = 28), without holding the list: the walk counts each (class, column mask)
+    /// group and keeps up to [`WALK_BUFFER`] kept words in a per-thread buffer, from which
+    /// they are written in place; a larger quarter is walked a second time to write them.
+    /// Nothing else grows with the list.
     fn convert_walks(
         &mut self,
         list: Placements<'_>,
@@ -153,6 +154,7 @@ impl Prepared {
         word: impl Fn(&Placement) -> u64,
         side: Side,
     ) {
+        debug_assert!(h <= 16, "column masks are kept in 16 bits");
         // The class of a word, or 2 for a dropped one.
         let class = |w: u64| {
             let drop = usize::from(w & side.forbid != 0);
@@ -163,30 +165,46 @@ impl Prepared {
             o.clear();
             o.resize(masks + 1, 0);
         }
-        list.each(|cols, p| {
-            let c = class(word(&p));
-            if c < 2 {
-                self.offsets[c][cols as usize + 1] += 1;
+        WALKED.with_borrow_mut(|(words, cols)| {
+            words.clear();
+            cols.clear();
+            list.each(|c, p| {
+                let w = word(&p);
+                let k = class(w);
+                if k < 2 {
+                    self.offsets[k][c as usize + 1] += 1;
+                    if words.len() < WALK_BUFFER {
+                        words.push(w);
+                        cols.push(c as u16);
+                    }
+                }
+            });
+            // Prefix sums: each group's start, and the class's size at the end.
+            for (o, words) in self.offsets.iter_mut().zip(&mut self.words) {
+                for i in 1..o.len() {
+                    o[i] += o[i - 1];
+                }
+                let size = o[masks] as usize;
+                fit(words, size);
+                words.resize(size, 0);
             }
-        });
-        // Prefix sums: each group's start, and the class's size at the end.
-        for (o, words) in self.offsets.iter_mut().zip(&mut self.words) {
-            for i in 1..o.len() {
-                o[i] += o[i - 1];
-            }
-            let size = o[masks] as usize;
-            fit(words, size);
-            words.resize(size, 0);
-        }
-        // Each group's offset serves as its write cursor, and ends at the next group's
-        // start: shifting the offsets by one then restores the starts.
-        list.each(|cols, p| {
-            let w = word(&p);
-            let c = class(w);
-            if c < 2 {
-                let at = &mut self.offsets[c][cols as usize];
-                self.words[c][*at as usize] = w;
-                *at += 1;
+            // Each group's offset serves as its write cursor, and ends at the next group's
+            // start: shifting the offsets by one then restores the starts.
+            let kept = self.offsets[0][masks] as usize + self.offsets[1][masks] as usize;
+            let mut put = |c: u32, w: u64| {
+                let k = class(w);
+                if k < 2 {
+                    let at = &mut self.offsets[k][c as usize];
+                    self.words[k][*at as usize] = w;
+                    *at += 1;
+                }
+            };
+            if kept == words.len() {
+                for (&c, &w) in cols.iter().zip(words.iter()) {
+                    put(c.into(), w);
+                }
+            } else {
+                list.each(|c, p| put(c, word(&p)));
             }
         });
         for o in &mut self.offsets {
@@ -302,6 +320,10 @@ impl Prepared {
 /// Most hot bits a prepared quarter is grouped by (64 groups per column mask).
 pub(crate) const MAX_HOT: usize = 6;
 
+/// Kept words a quarter's walk buffers (10 bytes each, per thread): a quarter with no more is
+/// walked once, a larger one twice (N = 26 and up).
+const WALK_BUFFER: usize = 1 << 20;
+
 /// Words sampled per group (column mask and class) to estimate how often each key bit is set.
 const SAMPLE: usize = 8;
 
@@ -316,6 +338,9 @@ thread_local! {
     /// Every word of the kept list being prepared, before filtering: one buffer per thread,
     /// shared by the quarters it prepares (as large as the largest kept list).
     static WORDS: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// A walk's kept words and their column masks ([`Prepared::convert_walks`]).
+    static WALKED: std::cell::RefCell<(Vec<u64>, Vec<u16>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
 /// Empties `words` and makes room for exactly `len` words, giving back a much larger
