@@ -21,7 +21,7 @@
 //! and queries are packed onto the mixed bits (`pext`) before slicing and before indexing.
 //! Elsewhere every leaf uses the task's layout.
 
-use super::kernels::{transpose64, Lanes, Layout, LeafBits, Visits, BLOCK};
+use super::kernels::{Lanes, Layout, LeafBits, Visits, BLOCK};
 use super::matcher::{Buffers, MIN_PARTIAL};
 use super::simd::{self, Level};
 
@@ -152,8 +152,8 @@ impl Trie {
             return Some(self.leaf(keys, level));
         }
         let step = (keys.len() / KEY_SAMPLE).max(1);
-        let counts = bit_counts(keys.iter().step_by(step).map(|&k| k & !used));
-        let weights = bit_counts(queries.iter().map(|&q| q & !used));
+        let counts = simd::bit_counts(level, keys, step, used);
+        let weights = simd::bit_counts(level, queries, 1, used);
         let best = (0..64)
             .map(|p| (u64::from(counts[p]) * u64::from(weights[p]), p))
             .max()
@@ -350,7 +350,14 @@ impl Trie {
             // SAFETY: `index_all` wrote byte offsets of entries below `per` for every chunk
             // of every query, and `pair` holds one or two whole blocks of this layout.
             total += unsafe {
-                simd::count_blocks(level, pair, layout.per_block, index, stride, 0..queries.len())
+                simd::count_blocks(
+                    level,
+                    pair,
+                    layout.per_block,
+                    index,
+                    stride,
+                    0..queries.len(),
+                )
             };
         }
         total
@@ -375,34 +382,6 @@ const FULL: u8 = 65;
 /// Routing buffers a trie needs: keys of at most 64 bits, and a path splits on each bit at
 /// most once, so at most 64 levels and a leaf.
 const ROUTE_LEVELS: usize = 65;
-
-/// How many of `words` have each bit: 64 words at a time are transposed, so that one
-/// popcount counts a bit over all of them (about 8 times fewer operations than a loop over
-/// every word's set bits).
-fn bit_counts(words: impl Iterator<Item = u64>) -> [u32; 64] {
-    let mut counts = [0u32; 64];
-    let mut m = [0u64; 64];
-    let mut filled = 0;
-    let mut add = |m: &mut [u64; 64]| {
-        transpose64(m);
-        for (c, row) in counts.iter_mut().zip(m.iter()) {
-            *c += row.count_ones();
-        }
-    };
-    for w in words {
-        m[filled] = w;
-        filled += 1;
-        if filled == 64 {
-            add(&mut m);
-            filled = 0;
-        }
-    }
-    if filled > 0 {
-        m[filled..].fill(0);
-        add(&mut m);
-    }
-    counts
-}
 
 /// Replaces `out` by the queries without any of `bits`, packed in order by the half join's
 /// vector loop (a north side of one empty word keeps exactly those).
@@ -543,22 +522,6 @@ mod tests {
             let mut counts = [0u64];
             trie.count(&queries, &mut counts, level);
             assert_eq!(counts[0], naive(&keys, &queries), "{level:?}");
-        }
-    }
-
-    #[test]
-    fn bit_counts_equal_a_count_word_by_word() {
-        let mut rng = fastrand::Rng::with_seed(8);
-        for len in [0, 1, 63, 64, 65, 200, 2048] {
-            let words: Vec<u64> = (0..len).map(|_| rng.u64(..) & rng.u64(..)).collect();
-            let want: Vec<u32> = (0..64)
-                .map(|p| words.iter().filter(|&&w| w >> p & 1 == 1).count() as u32)
-                .collect();
-            assert_eq!(
-                bit_counts(words.iter().copied()).to_vec(),
-                want,
-                "{len} words"
-            );
         }
     }
 }

@@ -364,6 +364,18 @@ dispatch! {
     ) -> () = Layout::index_generic;
 }
 
+/// How many of every `step`-th word of `words` have each bit outside `clear` (see
+/// [`kernels::bit_counts_generic`]).
+pub(crate) fn bit_counts(level: Level, words: &[u64], step: usize, clear: u64) -> [u32; 64] {
+    // SAFETY: a level is only constructed after detecting the features it enables.
+    #[cfg(target_arch = "x86_64")]
+    if matches!(level.0, Isa::Avx512bw | Isa::Avx512) {
+        return unsafe { x86::bit_counts_avx512bw(words, step, clear) };
+    }
+    let _ = level;
+    kernels::bit_counts_generic(words, step, clear)
+}
+
 /// Moves the keys without any of `bits` to the front of `keys`, in order, and the others
 /// after them, in order; returns how many are without. `ones` is scratch.
 pub(crate) fn partition(level: Level, keys: &mut [u64], bits: u64, ones: &mut Vec<u64>) -> usize {

@@ -188,4 +188,22 @@ fn the_packed_block_size_is_the_packed_layouts() {
     }
 }
 
-
+#[test]
+fn every_bit_count_level_equals_a_count_word_by_word() {
+    let mut rng = fastrand::Rng::with_seed(8);
+    for level in available_levels() {
+        for len in [0, 1, 63, 64, 65, 200, 255, 256, 511, 2048] {
+            let words: Vec<u64> = (0..len).map(|_| rng.u64(..) & rng.u64(..)).collect();
+            for (step, clear) in [(1, 0), (3, 0xff00), (7, !0 << 40)] {
+                let want: Vec<u32> = (0..64)
+                    .map(|p| {
+                        let set = words.iter().step_by(step).filter(|&&w| w >> p & 1 == 1);
+                        set.filter(|_| clear >> p & 1 == 0).count() as u32
+                    })
+                    .collect();
+                let got = bit_counts(level, &words, step, clear);
+                assert_eq!(got.to_vec(), want, "{level:?}, {len} words, step {step}");
+            }
+        }
+    }
+}

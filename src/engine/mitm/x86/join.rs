@@ -195,8 +195,14 @@ pub(crate) unsafe fn partition_avx512(keys: &mut [u64], bits: u64, ones: &mut Ve
         while i + 8 <= n {
             let s = _mm512_loadu_si512(src.add(i) as *const __m512i);
             let k = _mm512_testn_epi64_mask(vb, s);
-            _mm512_storeu_si512(src.add(zeros) as *mut __m512i, _mm512_maskz_compress_epi64(k, s));
-            _mm512_storeu_si512(dst.add(set) as *mut __m512i, _mm512_maskz_compress_epi64(!k, s));
+            _mm512_storeu_si512(
+                src.add(zeros) as *mut __m512i,
+                _mm512_maskz_compress_epi64(k, s),
+            );
+            _mm512_storeu_si512(
+                dst.add(set) as *mut __m512i,
+                _mm512_maskz_compress_epi64(!k, s),
+            );
             zeros += k.count_ones() as usize;
             set += 8 - k.count_ones() as usize;
             i += 8;

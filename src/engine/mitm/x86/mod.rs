@@ -22,7 +22,7 @@ use super::kernels::{
 mod build;
 mod join;
 
-pub(crate) use build::{build_block_avx2, build_block_avx512};
+pub(crate) use build::{bit_counts_avx512bw, build_block_avx2, build_block_avx512};
 pub(crate) use join::{join_avx2, join_avx512, partition_avx2, partition_avx512};
 
 /// Bytes per table entry.
