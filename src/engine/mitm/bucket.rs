@@ -19,6 +19,9 @@ pub(crate) struct BucketSieve {
     cuts: Vec<u32>,
     buckets: Vec<Bucket>,
     tables: Vec<Lanes>,
+    /// Blocks in use in `tables` (which only grows: every entry of a block in use is
+    /// written by its build, so none is cleared).
+    blocks: usize,
     rest: Vec<u64>,
     /// Keys or queries sorted by bucket (scratch).
     sorted: Vec<u64>,
@@ -57,7 +60,7 @@ impl BucketSieve {
         self.cuts.clear();
         self.cuts.extend_from_slice(cuts);
         self.buckets.clear();
-        self.tables.clear();
+        self.blocks = 0;
         self.rest.clear();
         if cuts.is_empty() {
             self.add_bucket(0, keys, level);
@@ -83,11 +86,14 @@ impl BucketSieve {
             full * BLOCK
         };
         let per = self.layout.per_block;
-        let first = self.tables.len() / per;
+        let first = self.blocks;
         let blocks = sliced.div_ceil(BLOCK);
         self.visits.built += blocks as u64;
-        self.tables.resize((first + blocks) * per, Lanes::ZERO);
-        let tables = &mut self.tables[first * per..];
+        self.blocks += blocks;
+        if self.tables.len() < self.blocks * per {
+            self.tables.resize(self.blocks * per, Lanes::ZERO);
+        }
+        let tables = &mut self.tables[first * per..self.blocks * per];
         for (b, table) in tables.chunks_exact_mut(per).enumerate() {
             let block = &keys[b * BLOCK..((b + 1) * BLOCK).min(sliced)];
             simd::build_block(level, block, &self.layout, table);
