@@ -147,17 +147,20 @@ fn place(h: u32, rows: u32, cols: u32, p: Placement, found: &mut impl FnMut(u32,
     }
     let i = rows.trailing_zeros();
     let rest = rows & (rows - 1);
-    let mut free = !cols & ((1u32 << h) - 1);
+    // The columns of row i no queen attacks: column j is on local diagonals j + h - 1 - i
+    // and i + j, so shifting the diagonal masks lines them up with the columns. Only those
+    // are tried, in increasing order as before.
+    let mut free = !(cols | p.a >> (h - 1 - i) | p.b >> i) & ((1u32 << h) - 1);
     while free != 0 {
         let j = free.trailing_zeros();
         free &= free - 1;
-        let a = 1u32 << (j + h - 1 - i);
-        let b = 1u32 << (i + j);
-        if p.a & a == 0 && p.b & b == 0 {
-            let next = Placement {
-                a: p.a | a,
-                b: p.b | b,
-            };
+        let next = Placement {
+            a: p.a | 1 << (j + h - 1 - i),
+            b: p.b | 1 << (i + j),
+        };
+        if rest == 0 {
+            found(cols | 1 << j, next);
+        } else {
             place(h, rest, cols | 1 << j, next, found);
         }
     }
