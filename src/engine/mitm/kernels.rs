@@ -97,7 +97,9 @@ impl Layout {
         self.shift.len()
     }
 
-    /// The key bits the chunks cover: every bit a table reads is below this.
+    /// The key bits the chunks cover: every bit a table reads is below this (the vector
+    /// block builds slice no byte above it).
+    #[cfg(target_arch = "x86_64")]
     pub(crate) fn bits(&self) -> u32 {
         let last = self.chunks().saturating_sub(1);
         self.shift

@@ -2,7 +2,7 @@
 //! and queries routed down the trie.
 //!
 //! At a node splitting on key bit `p`, the child whose keys have `p` clashes with every query
-//! that has `p`, so it receives only the queries without `p` (an in-place partition); the
+//! that has `p`, so it receives only the queries without `p` (packed into a buffer of its own); the
 //! other child receives them all. Each node splits on the bit that rules out the most pairs
 //! *there*: among its own keys and the sampled queries that reach it (queries routed past a
 //! bit have more of the others, since every half has the same number of queens). A node with
@@ -18,8 +18,13 @@
 //! bit all have is dropped before the count. A leaf deep in the trie has about a third fewer
 //! mixed bits than the task has key bits (31–32 of 46 on N = 24's largest tasks), so its
 //! blocks have fewer chunks, which is fewer loads per visited pair, and smaller tables. Keys
-//! and queries are packed onto the mixed bits (`pext`) before slicing and before indexing.
-//! Elsewhere every leaf uses the task's layout.
+//! are packed onto the mixed bits (`pext`) before slicing; the block count itself skips the
+//! queries with a common bit (a few percent of those that reach a leaf) and packs the others
+//! as it reads them, so no pass over the queries precedes it. Elsewhere every leaf uses the
+//! task's layout.
+//!
+//! The build is vectorised where it can be: a node's bit counts ([`simd::bit_counts`]) and
+//! its partition ([`simd::partition`], stable) run at the CPU's level.
 
 use super::kernels::{Lanes, Layout, LeafBits, Visits, BLOCK};
 use super::matcher::{Buffers, MIN_PARTIAL};
@@ -283,6 +288,8 @@ impl Trie {
                 rest,
                 ..
             } => {
+                // A packed leaf with keys left over has no blocks (see `leaf`).
+                debug_assert!(!self.packs || blocks == 0);
                 keep_without(next, queries, common, level);
                 let direct = self.count_rest(next, rest, level);
                 direct + self.count_leaf(next, layout, first, blocks, level)
