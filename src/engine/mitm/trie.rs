@@ -2,9 +2,9 @@
 //! and queries routed down the trie.
 //!
 //! At a node splitting on key bit `p`, the child whose keys have `p` clashes with every query
-//! that has `p`, so it receives only the queries without `p` (packed into a buffer of its own); the
-//! other child receives them all. Each node splits on the bit that rules out the most pairs
-//! *there*: among its own keys and the sampled queries that reach it (queries routed past a
+//! that has `p`, so it receives only the queries without `p` (packed into a buffer of its
+//! own); the other child receives them all. Each node splits on the bit that rules out the
+//! most pairs *there*: among its own keys and the sampled queries that reach it (queries routed past a
 //! bit have more of the others, since every half has the same number of queens). A node with
 //! few enough keys is a leaf: its keys are sliced into one or two blocks, and it keeps the
 //! AND of all its keys over every bit, so a query that has one of those bits is dropped
