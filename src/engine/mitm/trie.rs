@@ -2,16 +2,16 @@
 //! and queries routed down the trie.
 //!
 //! At a node splitting on key bit `p`, the child whose keys have `p` clashes with every query
-//! that has `p`, so it receives only the queries without `p` (packed into a buffer of its
-//! own); the other child receives them all. Each node splits on the bit that rules out the
-//! most pairs *there*: among its own keys and the sampled queries that reach it (queries routed past a
-//! bit have more of the others, since every half has the same number of queens). A node with
-//! few enough keys is a leaf: its keys are sliced into one or two blocks, and it keeps the
-//! AND of all its keys over every bit, so a query that has one of those bits is dropped
-//! before the block count. Routing goes as deep as the keys split, where the ranked
-//! [`super::matcher::Sieve`] stops at a fixed number of segment bits; each pair that reaches
-//! a leaf is still tested on every key bit, so routing only decides what is skipped, never
-//! what is counted.
+//! that has `p`, so it receives only the queries without `p` (packed into a buffer of its own);
+//! the other child receives them all. Each node splits on the bit that rules out the most pairs
+//! *there*: among its own keys and the sampled queries that reach it (queries routed past a bit
+//! have more of the others, since every half has the same number of queens). A node with few
+//! enough keys is a leaf: its keys are sliced into one or two blocks, and it keeps the AND of
+//! all its keys over every bit, so a query that has one of those bits is dropped before the
+//! block count. Routing goes as deep as the keys split, where the ranked
+//! [`super::matcher::Sieve`] stops at a fixed number of segment bits; each pair that reaches a
+//! leaf is still tested on every key bit, so routing only decides what is skipped, never what
+//! is counted.
 //!
 //! Where the CPU runs `pext` in hardware, a leaf slices its keys on its *mixed* bits only,
 //! those some but not all of its keys have: a bit none has never clashes, and a query with a
