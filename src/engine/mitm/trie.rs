@@ -47,12 +47,11 @@ enum Node {
         zero: Option<u32>,
         one: Option<u32>,
     },
-    /// A leaf: its keys' AND, and its keys as blocks or, if few, compared directly (`rest`,
-    /// a range of [`Trie::rest`]).
+    /// A leaf: its keys' AND and the bits its blocks are sliced on (see the module docs),
+    /// and its keys as blocks or, if few, compared directly (`rest`, a range of
+    /// [`Trie::rest`]).
     Leaf {
-        common: u64,
-        /// The bits its blocks are sliced on (see the module docs).
-        mixed: u64,
+        bits: LeafBits,
         /// Its layout: an index of [`Trie::layouts`].
         layout: u8,
         /// Its first table entry, in [`Trie::tables`].
@@ -215,8 +214,7 @@ impl Trie {
             }
         }
         self.push(Node::Leaf {
-            common,
-            mixed,
+            bits: LeafBits { mixed, common },
             layout,
             first,
             blocks,
@@ -270,27 +268,24 @@ impl Trie {
                 total
             }
             Node::Leaf {
-                common,
-                mixed,
+                bits,
                 layout,
                 first,
                 blocks,
                 rest,
             } if self.packs && rest.is_empty() => {
-                let bits = LeafBits { mixed, common };
                 self.count_packed(queries, (bits, layout), first, blocks, level)
             }
             Node::Leaf {
-                common,
+                bits,
                 layout,
                 first,
                 blocks,
                 rest,
-                ..
             } => {
                 // A packed leaf with keys left over has no blocks (see `leaf`).
                 debug_assert!(!self.packs || blocks == 0);
-                keep_without(next, queries, common, level);
+                keep_without(next, queries, bits.common, level);
                 let direct = self.count_rest(next, rest, level);
                 direct + self.count_leaf(next, layout, first, blocks, level)
             }
@@ -510,8 +505,7 @@ mod tests {
             trie.fill(&[&[&keys]], !0, &layout, &queries[..500], level);
             for node in &trie.nodes {
                 if let Node::Leaf {
-                    common,
-                    mixed,
+                    bits: LeafBits { mixed, common },
                     layout: id,
                     blocks,
                     ..
