@@ -118,15 +118,28 @@ enum Role {
     Stored,
 }
 
+/// The west classes as the sieve's two groups, the keys of weight 1 and those of weight 2:
+/// a class of factor 1 or 2 once, one of factor 4 twice in the second.
+fn weighted_groups(west: &[Vec<u64>; 4], factors: [u64; 4]) -> [Vec<&[u64]>; 2] {
+    let mut groups = [Vec::new(), Vec::new()];
+    for (keys, f) in west.iter().zip(factors) {
+        debug_assert!(f <= 4, "factors are at most 4");
+        let (group, copies) = if f % 2 == 1 { (0, f) } else { (1, f / 2) };
+        groups[group].extend((0..copies).map(|_| keys.as_slice()));
+    }
+    groups
+}
+
 /// Keys sampled per side to measure bit occupancy.
 const OCCUPANCY_SAMPLE: usize = 256;
 
 /// The rank for one task: the key bits most likely set on both sides, most likely first. A
 /// bit set in a fraction `p` of stored keys and `q` of queries rules out a fraction `p·q` of
 /// the pairs, so those bits share the most skipping.
-fn task_rank(stored: &[&[u64]], queries: &[u64], cuts: u32, min_keys: usize) -> Rank {
+fn task_rank(stored: &[&[u64]], queries: &[&[u64]], cuts: u32, min_keys: usize) -> Rank {
     let total: usize = stored.iter().map(|g| g.len()).sum();
-    if cuts == 0 || total < min_keys || queries.is_empty() {
+    let asked: usize = queries.iter().map(|g| g.len()).sum();
+    if cuts == 0 || total < min_keys || asked == 0 {
         return Rank::default();
     }
     let mut key_bits = [0u32; 64];
@@ -134,7 +147,9 @@ fn task_rank(stored: &[&[u64]], queries: &[u64], cuts: u32, min_keys: usize) -> 
         occupancy(g, OCCUPANCY_SAMPLE * g.len() / total + 1, &mut key_bits);
     }
     let mut query_bits = [0u32; 64];
-    occupancy(queries, OCCUPANCY_SAMPLE, &mut query_bits);
+    for g in queries {
+        occupancy(g, OCCUPANCY_SAMPLE * g.len() / asked, &mut query_bits);
+    }
     let mut score: Vec<(u64, u32)> = (0..64)
         .map(|p| (u64::from(key_bits[p]) * u64::from(query_bits[p]), p as u32))
         .filter(|&(s, _)| s > 0)
@@ -236,6 +251,7 @@ impl Keys {
         }
         let first_done = queries.is_done();
         let mut total = 0;
+        let mut first = true;
         while self.next_portion(stored, limits.stored, Role::Stored) {
             let size: usize = self.west.iter().map(Vec::len).sum();
             if first_done && stored.is_done() && size < limits.min_ranked {
@@ -243,7 +259,13 @@ impl Keys {
                 // smaller side costs least (the portions before it are counted already).
                 return total + self.count_small(shape, level, factors);
             }
-            self.fill(shape, level, factors, limits);
+            if first && stored.is_done() && size < self.east[0].len() && limits.swap {
+                // The whole west side is at hand and the east side is larger (a query
+                // portion is never smaller than a whole side it did not hold).
+                return self.join_swapped(queries, factors, shape, limits, level);
+            }
+            first = false;
+            self.fill(shape, level, factors, limits, false);
             if !first_done {
                 self.work.regenerations += 1;
                 queries.rewind();
@@ -256,6 +278,34 @@ impl Keys {
                 }
                 self.next_portion(queries, limits.queries, Role::Queries);
             }
+        }
+        total
+    }
+
+    /// [`Keys::join`] with the roles swapped, for a task whose west halves (all of them in
+    /// the west keys now) are fewer than its east halves: the east halves are stored, in
+    /// fills of up to `limits.stored` keys, and every west class queries each fill. A sieve
+    /// prunes the more the more keys it holds, and the side that is queried pays per key:
+    /// a unit of a large split (N = 28) can hold 2·10^4 west halves against 8·10^7 east
+    /// ones, which visited every block of the small sieve once per east half.
+    fn join_swapped(
+        &mut self,
+        queries: &mut Portions<'_, '_>,
+        factors: [u64; 4],
+        shape: &Shape,
+        limits: Limits,
+        level: Level,
+    ) -> u64 {
+        // The first query portion was cut for a query's limit: it is made again as a fill.
+        let mut more = queries.is_done() || {
+            queries.rewind();
+            self.next_portion(queries, limits.stored, Role::Queries)
+        };
+        let mut total = 0;
+        while more {
+            self.fill(shape, level, factors, limits, true);
+            total += self.count_west(level, factors);
+            more = !queries.is_done() && self.next_portion(queries, limits.stored, Role::Queries);
         }
         total
     }
@@ -279,21 +329,31 @@ impl Keys {
         self.work.quarter_placements += q.iter().map(|p| p.len() as u64).sum::<u64>();
     }
 
-    /// Stores the west keys in the sieve, ranked for the current east keys. Classes share
-    /// one sieve where they can (more blocks, more skipping): factors 2 and 4 become one
-    /// group of weight 2 (a class of factor 4 stored twice), factor 1 a group of weight 1.
-    fn fill(&mut self, shape: &Shape, level: Level, factors: [u64; 4], limits: Limits) {
-        let mut odd: Vec<&[u64]> = Vec::new();
-        let mut even: Vec<&[u64]> = Vec::new();
-        for (keys, f) in self.west.iter().zip(factors) {
-            debug_assert!(f <= 4, "factors are at most 4");
-            let group = if f % 2 == 1 { &mut odd } else { &mut even };
-            let copies = if f % 2 == 1 { f } else { f / 2 };
-            group.extend((0..copies).map(|_| keys.as_slice()));
-        }
-        let stored: Vec<&[u64]> = odd.iter().chain(&even).copied().collect();
+    /// Stores the west keys in the sieve, ranked for the current east keys (or, `swapped`,
+    /// the east keys, for the west classes). Classes share one sieve where they can (more
+    /// blocks, more skipping): factors 2 and 4 become one group of weight 2 (a class of
+    /// factor 4 stored twice), factor 1 a group of weight 1.
+    fn fill(
+        &mut self,
+        shape: &Shape,
+        level: Level,
+        factors: [u64; 4],
+        limits: Limits,
+        swapped: bool,
+    ) {
+        let (groups, queries) = if swapped {
+            let wanted = self.west.iter().zip(factors).filter(|&(_, f)| f > 0);
+            let classes = wanted.map(|(keys, _)| keys.as_slice()).collect();
+            ([vec![self.east[0].as_slice()], Vec::new()], classes)
+        } else {
+            (
+                weighted_groups(&self.west, factors),
+                vec![self.east[0].as_slice()],
+            )
+        };
+        let stored: Vec<&[u64]> = groups.iter().flatten().copied().collect();
         let phase = Phase::start(self.timed);
-        let groups = [odd.as_slice(), even.as_slice()];
+        let groups = [groups[0].as_slice(), groups[1].as_slice()];
         let size: usize = stored.iter().map(|g| g.len()).sum();
         self.in_trie = size >= limits.trie_min;
         // One thread's sieves never both hold large buffers: the one that fills takes the
@@ -308,17 +368,19 @@ impl Keys {
         hand_over(from.1, to.1);
         hand_over(from.2, to.2);
         if self.in_trie {
-            let step = (self.east[0].len() / QUERY_SAMPLE).max(1);
+            let all: usize = queries.iter().map(|q| q.len()).sum();
+            let step = (all / QUERY_SAMPLE).max(1);
             self.sample.clear();
-            self.sample.extend(self.east[0].iter().step_by(step));
+            self.sample
+                .extend(queries.iter().flat_map(|q| q.iter()).step_by(step));
             self.trie
                 .fill(&groups, !shape.holes, &shape.layout, &self.sample, level);
         } else {
-            let rank = task_rank(&stored, &self.east[0], shape.cuts, limits.min_ranked);
+            let rank = task_rank(&stored, &queries, shape.cuts, limits.min_ranked);
             self.sieve
                 .fill(&groups, !shape.holes, &shape.layout, &rank, level);
         }
-        self.stored = stored.iter().map(|g| g.len() as u64).sum();
+        self.stored = size as u64;
         self.work.stored_keys += self.stored;
         phase.stop(&mut self.work.sieve_seconds);
     }
@@ -344,6 +406,32 @@ impl Keys {
         self.work.pair_product += stored * queries;
         self.work.hits += counts.iter().sum::<u64>();
         counts.iter().zip(factors).map(|(c, f)| c * f).sum()
+    }
+
+    /// The weighted count of every west class against the stored east keys.
+    fn count_west(&mut self, level: Level, factors: [u64; 4]) -> u64 {
+        let phase = Phase::start(self.timed);
+        let mut total = 0;
+        for (keys, f) in self.west.iter().zip(factors) {
+            if f == 0 || keys.is_empty() {
+                continue;
+            }
+            let mut counts = [0u64; 2];
+            if self.in_trie {
+                self.trie.count(keys, &mut counts, level);
+            } else {
+                self.sieve.count(keys, &mut counts, level);
+            }
+            let queries = keys.len() as u64;
+            self.work.queries += queries;
+            self.work.pair_product += self.stored * queries;
+            // Hits count a class as often as a west sieve stores it (`weighted_groups`), so
+            // that they mean the same whichever side is stored.
+            self.work.hits += counts[0] * if f % 2 == 1 { f } else { f / 2 };
+            total += counts[0] * f;
+        }
+        phase.stop(&mut self.work.match_seconds);
+        total
     }
 
     /// The weighted count of the current east keys against the sieve.

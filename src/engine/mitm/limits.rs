@@ -21,6 +21,9 @@ pub(crate) struct Limits {
     /// Stored keys per piece aimed at when a task too large for one fill is split on hot
     /// bits ([`super::piece`]).
     pub piece: usize,
+    /// Whether a task whose west side fits one fill and is the smaller side stores its east
+    /// side instead (see `Keys::join_swapped`).
+    pub swap: bool,
 }
 
 impl Default for Limits {
@@ -42,6 +45,7 @@ impl Default for Limits {
             trie_min: 1 << 16,
             // As `stored`: one piece fills one sieve.
             piece: 1 << 20,
+            swap: true,
         }
     }
 }

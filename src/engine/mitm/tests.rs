@@ -255,6 +255,64 @@ fn portioned_work(n: u32, cuts: u32, (stored, queries): (usize, usize)) -> Work 
     all
 }
 
+/// A plan of N = `n` in portions of `stored` and `queries` keys, with the trie or the
+/// ranked sieve from the first key, storing the east side where it is larger or never.
+fn swap_plan(
+    n: u32,
+    level: Level,
+    (stored, queries): (usize, usize),
+    trie: bool,
+    swap: bool,
+) -> MitmPlan {
+    let mut ctx = Context::new(n, level);
+    ctx.limits = task::Limits {
+        stored,
+        queries,
+        min_ranked: 0,
+        trie_min: if trie { 0 } else { usize::MAX },
+        swap,
+        ..task::Limits::default()
+    };
+    MitmPlan::with_context(ctx)
+}
+
+#[test]
+fn storing_the_larger_east_side_keeps_every_task_count() {
+    // Odd and even N (cross, centre and weighted west classes), one fill or several of the
+    // east side, in the trie and in the ranked sieve: task by task against the plan that
+    // always stores the west side.
+    for level in simd::available_levels() {
+        for (n, sizes) in [
+            (10, (400, 60)),
+            (11, (3000, 200)),
+            (12, (500, 100)),
+            (13, (20000, 2000)),
+        ] {
+            for trie in [false, true] {
+                let (swapping, plain) = (
+                    swap_plan(n, level, sizes, trie, true),
+                    swap_plan(n, level, sizes, trie, false),
+                );
+                let (mut swapped, mut kept) = (0, 0);
+                for id in 0..plain.len() {
+                    let (count, work) = swapping.solve_counted(id).expect("mitm counts");
+                    let (want, before) = plain.solve_counted(id).expect("mitm counts");
+                    assert_eq!(count, want, "{level:?} n = {n} trie {trie} task {id}");
+                    if work.stored_keys != before.stored_keys {
+                        swapped += 1;
+                    } else {
+                        kept += 1;
+                    }
+                }
+                assert!(
+                    swapped > 0 && kept > 0,
+                    "n = {n}: {swapped} swapped, {kept} kept"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn work_counters_see_portions_and_ranked_sieves() {
     let tiny = portioned_work(12, 16, (700, 10));
@@ -384,6 +442,7 @@ fn split_plan(n: u32, level: Level, (stored, piece): (usize, usize), trie: bool)
         min_ranked: 0,
         trie_min: if trie { 0 } else { usize::MAX },
         piece,
+        swap: true,
     };
     MitmPlan::with_context(ctx)
 }
