@@ -34,6 +34,9 @@ pub(crate) struct HalfSpec<'a> {
     /// Only the north and south words with exactly these patterns of the quarters' hot bits
     /// ([`Prepared::group_by`]); `None`: every word.
     pub patterns: Option<(u32, u32)>,
+    /// `(mask, bits)`: only the halves whose key has exactly `bits` of `mask` (`mask` 0:
+    /// every half). The bits of `mask` outside `bits` are forbidden as well.
+    pub exact: (u64, u64),
     /// Instruction level for the pair join.
     pub level: Level,
 }
@@ -59,10 +62,35 @@ fn enumerate_columns(spec: &HalfSpec<'_>, cn: u32, out: &mut [Vec<u64>; 4]) -> u
                 ),
             };
             tested += (n.len() * s.len()) as u64;
-            simd::join(spec.level, n, s, spec.forbid, spec.extra, keys);
+            if spec.exact.0 == 0 {
+                simd::join(spec.level, n, s, spec.forbid, spec.extra, keys);
+            } else {
+                // A few north words at a time, so that the halves dropped never pile up.
+                let step = (FILTERED_PAIRS / s.len().max(1)).max(1);
+                for n in n.chunks(step) {
+                    let start = keys.len();
+                    simd::join(spec.level, n, s, spec.forbid, spec.extra, keys);
+                    keep_exact(keys, start, spec.exact);
+                }
+            }
         }
     }
     tested
+}
+
+/// Most (north, south) word pairs joined at once where halves are filtered afterwards (a
+/// few in tests, so that their small quarters' groups are joined in several calls too).
+const FILTERED_PAIRS: usize = if cfg!(test) { 1 << 4 } else { 1 << 14 };
+
+/// Drops the keys of `keys[start..]` without exactly `bits` of `mask`.
+fn keep_exact(keys: &mut Vec<u64>, start: usize, (mask, bits): (u64, u64)) {
+    let mut kept = start;
+    for i in start..keys.len() {
+        let key = keys[i];
+        keys[kept] = key;
+        kept += usize::from(key & mask == bits);
+    }
+    keys.truncate(kept);
 }
 
 /// The halves of one or more specs, produced a portion at a time so that a task's keys never
@@ -141,6 +169,15 @@ mod tests {
                 assert_eq!(got, want, "{level:?}");
             }
         }
+    }
+
+    #[test]
+    fn keeping_exact_bits_drops_only_the_keys_after_start() {
+        let mut keys = vec![0b000, 0b001, 0b011, 0b010, 0b111, 0b110];
+        keep_exact(&mut keys, 2, (0b110, 0b010));
+        assert_eq!(keys, [0b000, 0b001, 0b011, 0b010]);
+        keep_exact(&mut keys, 0, (0, 0));
+        assert_eq!(keys.len(), 4);
     }
 
     #[test]

@@ -213,23 +213,23 @@ impl Keys {
         total
     }
 
-    /// [`Keys::join`] for a task split into pieces on the hot bits `hot`: piece P stores the
-    /// halves whose hot bits are exactly P and meets the queries without any of them. Only
+    /// [`Keys::join`] for a task split into pieces on the hot bits of `cut`: piece P stores
+    /// the halves whose hot bits are exactly P and meets the queries without any of them. Only
     /// the pieces in `patterns` are joined (all of them for a count).
     pub(crate) fn join_split(
         &mut self,
         (east, wests): (&HalfSpec<'_>, &[HalfSpec<'_>]),
-        hot: &[u32],
+        cut: &piece::Cut,
         patterns: std::ops::Range<u32>,
         factors: [u64; 4],
         (shape, limits, level): (&Shape, Limits, Level),
     ) -> u64 {
         let mut total = 0;
         for pattern in patterns {
-            let queries = [piece::query_spec(east, hot, pattern)];
+            let queries = [piece::query_spec(east, &cut.hot, pattern)];
             let stored: Vec<HalfSpec<'_>> = wests
                 .iter()
-                .flat_map(|w| piece::stored_specs(w, pattern))
+                .flat_map(|w| piece::stored_specs(w, cut, pattern))
                 .collect();
             total += self.join((&queries, &stored), factors, shape, limits, level);
             self.work.pieces += 1;

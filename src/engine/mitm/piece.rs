@@ -20,7 +20,7 @@ use std::ops::Range;
 
 /// One of the `2^bits` units a large split is cut into, so that the plan's tasks stay
 /// short: unit `index` solves the pieces whose pattern of the split's `bits` best hot bits
-/// is `index` ([`unit_patterns`]). `bits` 0 is the whole split.
+/// is `index` ([`cut`]). `bits` 0 is the whole split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Unit {
     /// Hot bits fixed per unit (0: the split is one task).
@@ -34,6 +34,10 @@ impl Unit {
     pub(crate) const WHOLE: Unit = Unit { bits: 0, index: 0 };
 }
 
+/// Most hot bits a split is cut on: the best [`MAX_HOT`] group the quarters' words, the
+/// others filter the halves ([`Cut`]).
+pub(crate) const MAX_CUT: usize = 10;
+
 /// Share of tested (north, south) word pairs that become halves: 0.12–0.27 measured at
 /// N = 22..25. The high end, so that a large task is split rather than left in portions.
 const KEPT: f64 = 0.25;
@@ -41,7 +45,7 @@ const KEPT: f64 = 0.25;
 /// The hot bits to split the stored side `stored` of a task on, with queries `queries`,
 /// best first: the bits that rule out the most (query, stored) pairs, enough of them for
 /// pieces of about `limits.piece` keys, or none when its keys are expected to fit one sieve
-/// fill; but at least `min` (at most [`MAX_HOT`]) where there are that many.
+/// fill; but at least `min` (at most [`MAX_CUT`]) where there are that many.
 pub(crate) fn hot_bits(
     queries: &HalfSpec<'_>,
     stored: &[HalfSpec<'_>],
@@ -62,7 +66,7 @@ pub(crate) fn hot_bits(
     } else {
         ((keys / limits.piece.max(1) as f64).log2().ceil() as usize).max(1)
     };
-    let k = k.max(min).min(MAX_HOT);
+    let k = k.max(min).min(MAX_CUT);
     if k == 0 {
         return Vec::new();
     }
@@ -82,18 +86,49 @@ pub(crate) fn hot_bits(
     score.iter().take(k).map(|&(_, p)| p).collect()
 }
 
-/// The patterns of `hot` (best first) that `unit` solves. The unit fixes the best
-/// `unit.bits` hot bits (fewer where there are fewer: the units past them get nothing), so
-/// `hot` is reordered to put them last, where they are the high bits of a pattern and one
-/// unit's patterns are one range.
-pub(crate) fn unit_patterns(hot: &mut [u32], unit: Unit) -> Range<u32> {
+/// The hot bits a split is cut on, in pattern order (bit i of a pattern is key bit
+/// `hot[i]`). The best [`MAX_HOT`] of them also group the quarters' words
+/// ([`super::prepared::Prepared::group_by`]), so that a piece's stored halves are joined
+/// from the words of its pattern only; a piece's pattern on the others (`filter`) is kept by
+/// forbidding the bits it lacks and dropping the halves that lack one of its bits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Cut {
+    /// Every hot bit, in pattern order.
+    pub hot: Vec<u32>,
+    /// The hot bits that group the quarters' words, in pattern order.
+    pub grouped: Vec<u32>,
+    /// The key bits of the other hot bits.
+    pub filter: u64,
+}
+
+/// The cut of a split on `hot` (best first) for `unit`, and the patterns the unit solves.
+/// The unit fixes the best `unit.bits` hot bits (fewer where there are fewer: the units
+/// past them get nothing), so they are put last, where they are the high bits of a pattern
+/// and one unit's patterns are one range.
+pub(crate) fn cut(mut hot: Vec<u32>, unit: Unit) -> (Cut, Range<u32>) {
+    let best = key_bits(&hot, (1 << hot.len().min(MAX_HOT)) - 1);
     let fixed = (unit.bits as usize).min(hot.len());
     hot.rotate_left(fixed);
     let rest = hot.len() - fixed;
-    if unit.index >> fixed != 0 {
-        return 0..0;
-    }
-    unit.index << rest..(unit.index + 1) << rest
+    let patterns = if unit.index >> fixed != 0 {
+        0..0
+    } else {
+        unit.index << rest..(unit.index + 1) << rest
+    };
+    let grouped = hot
+        .iter()
+        .copied()
+        .filter(|&b| best >> b & 1 == 1)
+        .collect();
+    let filter = key_bits(&hot, u32::MAX) & !best;
+    (
+        Cut {
+            hot,
+            grouped,
+            filter,
+        },
+        patterns,
+    )
 }
 
 /// The expected work of each piece of a task split on `hot` (by pattern), for drawing
@@ -200,20 +235,36 @@ pub(crate) fn query_spec<'a>(queries: &HalfSpec<'a>, hot: &[u32], pattern: u32) 
     }
 }
 
-/// The stored halves of piece `pattern`: for every split of its hot bits between the north
-/// and the south word, the halves whose words have exactly those bits.
-pub(crate) fn stored_specs<'a>(stored: &HalfSpec<'a>, pattern: u32) -> Vec<HalfSpec<'a>> {
+/// The stored halves of piece `pattern` of `cut`: for every split of its grouped bits
+/// between the north and the south word, the halves whose words have exactly those bits,
+/// less those whose other hot bits are not the pattern's.
+pub(crate) fn stored_specs<'a>(
+    stored: &HalfSpec<'a>,
+    cut: &Cut,
+    pattern: u32,
+) -> Vec<HalfSpec<'a>> {
+    let bits = key_bits(&cut.hot, pattern);
+    let grouped = cut
+        .grouped
+        .iter()
+        .enumerate()
+        .filter(|&(_, &b)| bits >> b & 1 == 1)
+        .fold(0u32, |p, (i, _)| p | 1 << i);
+    let exact = (cut.filter, bits & cut.filter);
+    let forbid = stored.forbid | (cut.filter & !bits);
     let mut specs = Vec::new();
-    let mut north = pattern;
+    let mut north = grouped;
     loop {
         specs.push(HalfSpec {
-            patterns: Some((north, pattern ^ north)),
+            patterns: Some((north, grouped ^ north)),
+            forbid,
+            exact,
             ..*stored
         });
         if north == 0 {
             break;
         }
-        north = (north - 1) & pattern;
+        north = (north - 1) & grouped;
     }
     specs
 }
@@ -239,25 +290,64 @@ mod tests {
             extra: 0,
             wanted: [true; 4],
             patterns: None,
+            exact: (0, 0),
             level: Level::PORTABLE,
         };
-        let mut splits: Vec<(u32, u32)> = stored_specs(&spec, 0b101)
+        let all = Cut {
+            hot: hot.to_vec(),
+            grouped: hot.to_vec(),
+            filter: 0,
+        };
+        let splits = |cut: &Cut, pattern| {
+            let mut splits: Vec<(u32, u32)> = stored_specs(&spec, cut, pattern)
+                .iter()
+                .map(|s| s.patterns.expect("a piece's specs have patterns"))
+                .collect();
+            splits.sort_unstable();
+            splits
+        };
+        let four = [
+            (0b000, 0b101),
+            (0b001, 0b100),
+            (0b100, 0b001),
+            (0b101, 0b000),
+        ];
+        assert_eq!(splits(&all, 0b101), four);
+        assert_eq!(stored_specs(&spec, &all, 0).len(), 1);
+        assert_eq!(stored_specs(&spec, &all, 0b101)[0].exact, (0, 0));
+        // Bit 9 only filters: pattern 0b101 forbids it, pattern 0b010 requires it.
+        let filtered = Cut {
+            hot: hot.to_vec(),
+            grouped: vec![3, 20],
+            filter: 1 << 9,
+        };
+        let specs = stored_specs(&spec, &filtered, 0b101);
+        assert_eq!(specs.len(), 4);
+        assert!(specs
             .iter()
-            .map(|s| s.patterns.expect("a piece's specs have patterns"))
-            .collect();
-        splits.sort_unstable();
+            .all(|s| s.exact == (1 << 9, 0) && s.forbid == 1 << 40 | 1 << 9));
+        let specs = stored_specs(&spec, &filtered, 0b010);
+        assert_eq!(specs.len(), 1);
+        assert_eq!(specs[0].patterns, Some((0, 0)));
         assert_eq!(
-            splits,
-            [
-                (0b000, 0b101),
-                (0b001, 0b100),
-                (0b100, 0b001),
-                (0b101, 0b000)
-            ]
+            (specs[0].exact, specs[0].forbid),
+            ((1 << 9, 1 << 9), 1 << 40)
         );
-        assert_eq!(stored_specs(&spec, 0).len(), 1);
         let queries = query_spec(&spec, &hot, 0b110);
         assert_eq!(queries.forbid, 1 << 40 | 1 << 9 | 1 << 20);
         assert_eq!(queries.patterns, None);
+    }
+
+    #[test]
+    fn a_cut_groups_the_best_bits_and_puts_the_units_last() {
+        let hot: Vec<u32> = (10..18).collect();
+        let (cut, patterns) = cut(hot, Unit { bits: 2, index: 3 });
+        assert_eq!(cut.hot, [12, 13, 14, 15, 16, 17, 10, 11]);
+        assert_eq!(cut.grouped, [12, 13, 14, 15, 10, 11]);
+        assert_eq!(cut.filter, 1 << 16 | 1 << 17);
+        assert_eq!(patterns, 3 << 6..4 << 6);
+        let (few, patterns) = super::cut(vec![5, 7], Unit { bits: 3, index: 4 });
+        assert_eq!((few.grouped.len(), few.filter), (2, 0));
+        assert!(patterns.is_empty());
     }
 }

@@ -287,18 +287,18 @@ impl Context {
         s.keys.note_quarters(&q, phase);
         let (shape, limits, level) = (&self.shapes[0], self.limits, self.level);
         let (e, w) = self.sides(q, 0, factors);
-        let mut hot = self.hot_bits(&e, std::slice::from_ref(&w), unit);
+        let hot = self.hot_bits(&e, std::slice::from_ref(&w), unit);
         if hot.is_empty() {
             return whole_unit(unit, || {
                 s.keys.join((&[e], &[w]), factors, shape, limits, level)
             });
         }
-        let patterns = piece::unit_patterns(&mut hot, unit);
-        s.regroup(&hot);
+        let (cut, patterns) = piece::cut(hot, unit);
+        s.regroup(&cut.grouped);
         let (e, w) = self.sides(s.quarters.each_ref(), 0, factors);
         let (sides, run) = ((&e, std::slice::from_ref(&w)), (shape, limits, level));
         let k = &mut s.keys;
-        join_pieces(k, &mut s.sampling, sides, (&hot, patterns), factors, run)
+        join_pieces(k, &mut s.sampling, sides, (&cut, patterns), factors, run)
     }
 
     /// The hot bits to cut a split into pieces on, at least `unit.bits` of them (none where
@@ -356,6 +356,7 @@ impl Context {
             extra: 0,
             wanted: [true, false, false, false],
             patterns: None,
+            exact: (0, 0),
             level: self.level,
         }
     }
@@ -373,7 +374,7 @@ impl Context {
         s.keys.note_quarters(&q, phase);
         let (shape, limits, level) = (&self.shapes[y as usize], self.limits, self.level);
         let (east, wests) = self.cross_sides(q, y);
-        let mut hot = self.hot_bits(&east, &wests, unit);
+        let hot = self.hot_bits(&east, &wests, unit);
         if hot.is_empty() {
             let sides = (&[east][..], &wests[..]);
             let count = whole_unit(unit, || {
@@ -381,11 +382,11 @@ impl Context {
             });
             return u128::from(count) * 8;
         }
-        let patterns = piece::unit_patterns(&mut hot, unit);
-        s.regroup(&hot);
+        let (cut, patterns) = piece::cut(hot, unit);
+        s.regroup(&cut.grouped);
         let (east, wests) = self.cross_sides(s.quarters.each_ref(), y);
         let (sides, run) = ((&east, &wests[..]), (shape, limits, level));
-        let (k, cut) = (&mut s.keys, (&hot[..], patterns));
+        let (k, cut) = (&mut s.keys, (&cut, patterns));
         let count = join_pieces(k, &mut s.sampling, sides, cut, [1, 0, 0, 0], run);
         s.weigh_parts(8);
         u128::from(count) * 8
@@ -459,23 +460,23 @@ fn join_pieces(
     keys: &mut Keys,
     sampling: &mut Sampling,
     (east, wests): (&HalfSpec<'_>, &[HalfSpec<'_>]),
-    (hot, patterns): (&[u32], Range<u32>),
+    (cut, patterns): (&piece::Cut, Range<u32>),
     factors: [u64; 4],
     run: (&Shape, Limits, Level),
 ) -> u64 {
     let all = patterns.len();
     sampling.pieces = all;
     let Some(d) = sampling.draws.filter(|d| d.count > 0 && all > 4 * d.count) else {
-        return keys.join_split((east, wests), hot, patterns, factors, run);
+        return keys.join_split((east, wests), cut, patterns, factors, run);
     };
-    let weights = piece::weights(east, wests, hot);
+    let weights = piece::weights(east, wests, &cut.hot);
     let weights = &weights[patterns.start as usize..patterns.end as usize];
     for (drawn, probability, times) in subsample::draw(weights, d.count, d.seed) {
         // Each piece's work on its own: the shared work so far is set aside.
         let shared = std::mem::take(&mut keys.work);
         let clock = Clock::start();
         let p = patterns.start + drawn as u32;
-        let count = keys.join_split((east, wests), hot, p..p + 1, factors, run);
+        let count = keys.join_split((east, wests), cut, p..p + 1, factors, run);
         let seconds = clock.seconds();
         let work = std::mem::replace(&mut keys.work, shared);
         sampling.parts.push(Part {

@@ -466,8 +466,8 @@ fn a_small_last_portion_after_large_ones_is_counted_with_them() {
 
 #[test]
 fn tasks_split_into_tiny_pieces_keep_their_totals() {
-    // Pieces of a few keys on six hot bits: every piece, the empty ones included, and the
-    // portions inside a piece run; task by task against the unsplit plan, odd N's cross
+    // Pieces of a few keys on up to six hot bits: every piece, the empty ones included, and
+    // the portions inside a piece run; task by task against the unsplit plan, odd N's cross
     // tasks (the west halves of several (h, x) queens in each piece) among them.
     for level in simd::available_levels() {
         for n in [8, 9, 10, 11, 12] {
@@ -490,11 +490,29 @@ fn tasks_split_into_tiny_pieces_keep_their_totals() {
         }
     }
     for (n, trie) in [(13, true), (14, false), (15, true), (16, false)] {
-        let plan = split_plan(n, Level::detect(), (10, 2), trie);
+        let plan = split_plan(n, Level::detect(), (10, 64), trie);
         let (sum, works) = counted_total(&plan);
         assert_eq!(Some(sum), known::total(n), "n = {n}, trie {trie}");
         let pieces: u64 = works.iter().map(|w| w.pieces).sum();
         assert!(pieces > 0, "n = {n}: no task was split");
+    }
+}
+
+#[test]
+fn hot_bits_past_the_grouped_six_filter_the_halves_exactly() {
+    // Pieces of one key on the largest task of N = 14 and 16: more than six hot bits, so
+    // pieces keep their pattern on the others by filtering, at every level, against the
+    // unsplit plan (with a smaller task of each, split less).
+    for level in simd::available_levels() {
+        for n in [14, 16] {
+            let plain = MitmPlan::new(n, level);
+            let split = split_plan(n, level, (1, 1), false);
+            for id in [0, 1, plain.len() / 2] {
+                let (count, work) = split.solve_counted(id).expect("mitm keeps counters");
+                assert_eq!(count, plain.solve(id), "{level:?} n = {n}, task {id}");
+                assert!(work.pieces > 64 || id > 0, "{level:?} n = {n}: {work:?}");
+            }
+        }
     }
 }
 

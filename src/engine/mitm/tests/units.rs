@@ -29,7 +29,7 @@ fn split_sums(
 
 #[test]
 fn the_units_of_a_split_add_up_to_the_split() {
-    // Pieces of one key (six hot bits by size), and pieces forced only by the units (a
+    // Pieces of one key (ten hot bits by size, four of them filtering), and pieces forced only by the units (a
     // split that would fit one fill): each split's units against the split solved whole,
     // at every matcher level, odd N's cross tasks among them.
     for level in simd::available_levels() {
@@ -55,7 +55,7 @@ fn the_units_of_a_split_add_up_to_the_split() {
 fn unit_plans_count_the_known_totals_on_several_threads() {
     // Threads take the units of a split in turns, each reusing its last split's quarters.
     for (n, top) in [(13, 2), (14, 4), (15, 6), (16, 3)] {
-        let plan = unit_plan(n, Level::detect(), (10, 2), top);
+        let plan = unit_plan(n, Level::detect(), (10, 16), top);
         assert_eq!(Some(total(&plan)), known::total(n), "n = {n}");
     }
 }
