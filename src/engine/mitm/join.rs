@@ -2,8 +2,10 @@
 //!
 //! A task's two sides come in bounded portions ([`Portions`]); each stored portion fills a
 //! sieve (the bucket sieve for small tasks, the ranked [`Sieve`] or the [`Trie`] for large
-//! ones) and every query portion is counted against it. The work counters of a task are
-//! kept here too ([`Keys::join`] adds to them).
+//! ones) and every query portion is counted against it. The larger side is stored where
+//! that is known in time (the west side mostly, the east side where the west side fits one
+//! fill and is the smaller). The work counters of a task are kept here too ([`Keys::join`]
+//! adds to them).
 
 use super::bucket::BucketSieve;
 use super::half::{HalfSpec, Portions};
@@ -180,10 +182,12 @@ const QUERY_SAMPLE: usize = 2048;
 
 impl Keys {
     /// The number of (east, west) pairs of halves with disjoint keys, each weighted by
-    /// `factors[class of west]` (at most 4). West halves outnumber east ones, so the west
-    /// side is stored: the sieve then has more blocks, and its ranking skips more. Both sides
-    /// come in bounded portions (each west portion is stored once and met by every east
-    /// portion), so a task's memory does not grow with N.
+    /// `factors[class of west]` (at most 4). West halves mostly outnumber east ones, so the
+    /// west side is stored: the sieve then has more blocks, and its ranking skips more;
+    /// where the west side fits one fill and is the smaller one, the east side is stored
+    /// instead ([`Keys::join_swapped`]). Both sides come in bounded portions (each stored
+    /// portion is filled once and met by every query portion), so a task's memory does not
+    /// grow with N.
     pub(crate) fn join(
         &mut self,
         (east, west): (&[HalfSpec<'_>], &[HalfSpec<'_>]),
