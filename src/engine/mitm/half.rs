@@ -65,13 +65,7 @@ fn enumerate_columns(spec: &HalfSpec<'_>, cn: u32, out: &mut [Vec<u64>; 4]) -> u
             if spec.exact.0 == 0 {
                 simd::join(spec.level, n, s, spec.forbid, spec.extra, keys);
             } else {
-                // A few north words at a time, so that the halves dropped never pile up.
-                let step = (FILTERED_PAIRS / s.len().max(1)).max(1);
-                for n in n.chunks(step) {
-                    let start = keys.len();
-                    simd::join(spec.level, n, s, spec.forbid, spec.extra, keys);
-                    keep_exact(keys, start, spec.exact);
-                }
+                join_exact(spec, n, s, keys);
             }
         }
     }
@@ -81,6 +75,20 @@ fn enumerate_columns(spec: &HalfSpec<'_>, cn: u32, out: &mut [Vec<u64>; 4]) -> u
 /// Most (north, south) word pairs joined at once where halves are filtered afterwards (a
 /// few in tests, so that their small quarters' groups are joined in several calls too).
 const FILTERED_PAIRS: usize = if cfg!(test) { 1 << 4 } else { 1 << 14 };
+
+/// The halves of the north words `n` and the south words `s` with exactly the bits
+/// `spec.exact` asks for, appended to `keys`. Kept out of line: the plain join above is
+/// most of the time of small boards, whose halves are never filtered.
+#[inline(never)]
+fn join_exact(spec: &HalfSpec<'_>, n: &[u64], s: &[u64], keys: &mut Vec<u64>) {
+    // A few north words at a time, so that the halves dropped never pile up.
+    let step = (FILTERED_PAIRS / s.len().max(1)).max(1);
+    for n in n.chunks(step) {
+        let start = keys.len();
+        simd::join(spec.level, n, s, spec.forbid, spec.extra, keys);
+        keep_exact(keys, start, spec.exact);
+    }
+}
 
 /// Drops the keys of `keys[start..]` without exactly `bits` of `mask`.
 fn keep_exact(keys: &mut Vec<u64>, start: usize, (mask, bits): (u64, u64)) {
