@@ -287,7 +287,7 @@ impl Context {
         s.keys.note_quarters(&q, phase);
         let (shape, limits, level) = (&self.shapes[0], self.limits, self.level);
         let (e, w) = self.sides(q, 0, factors);
-        let hot = self.hot_bits(&e, std::slice::from_ref(&w), unit);
+        let hot = self.hot_bits(&e, std::slice::from_ref(&w), unit, limits);
         if hot.is_empty() {
             return whole_unit(unit, || {
                 s.keys.join((&[e], &[w]), factors, shape, limits, level)
@@ -303,11 +303,17 @@ impl Context {
 
     /// The hot bits to cut a split into pieces on, at least `unit.bits` of them (none where
     /// quarters come from the shared cache: only a task's own copies can be regrouped).
-    fn hot_bits(&self, queries: &HalfSpec<'_>, stored: &[HalfSpec<'_>], unit: Unit) -> Vec<u32> {
+    fn hot_bits(
+        &self,
+        queries: &HalfSpec<'_>,
+        stored: &[HalfSpec<'_>],
+        unit: Unit,
+        limits: Limits,
+    ) -> Vec<u32> {
         if self.prepared.is_cached() {
             return Vec::new();
         }
-        piece::hot_bits(queries, stored, self.limits, unit.bits as usize)
+        piece::hot_bits(queries, stored, limits, unit.bits as usize)
     }
 
     /// Builds east and west halves of a prepared split (avoiding the key bits `forbid`) and
@@ -374,7 +380,13 @@ impl Context {
         s.keys.note_quarters(&q, phase);
         let (shape, limits, level) = (&self.shapes[y as usize], self.limits, self.level);
         let (east, wests) = self.cross_sides(q, y);
-        let hot = self.hot_bits(&east, &wests, unit);
+        // Pieces of half the size: a cross task's pieces overflowed their fills (the middle
+        // task of N = 27's 1% took 15 fills for 8 pieces) and each fill met every query.
+        let halved = Limits {
+            piece: limits.piece / 2,
+            ..limits
+        };
+        let hot = self.hot_bits(&east, &wests, unit, halved);
         if hot.is_empty() {
             let sides = (&[east][..], &wests[..]);
             let count = whole_unit(unit, || {
