@@ -120,13 +120,23 @@ enum Role {
     Stored,
 }
 
+/// Where a west class of factor `f` goes in a west sieve: its group (0: weight 1, 1:
+/// weight 2) and how many copies of it are stored there.
+fn stored_copies(f: u64) -> (usize, u64) {
+    debug_assert!(f <= 4, "factors are at most 4");
+    if f % 2 == 1 {
+        (0, f)
+    } else {
+        (1, f / 2)
+    }
+}
+
 /// The west classes as the sieve's two groups, the keys of weight 1 and those of weight 2:
 /// a class of factor 1 or 2 once, one of factor 4 twice in the second.
 fn weighted_groups(west: &[Vec<u64>; 4], factors: [u64; 4]) -> [Vec<&[u64]>; 2] {
     let mut groups = [Vec::new(), Vec::new()];
     for (keys, f) in west.iter().zip(factors) {
-        debug_assert!(f <= 4, "factors are at most 4");
-        let (group, copies) = if f % 2 == 1 { (0, f) } else { (1, f / 2) };
+        let (group, copies) = stored_copies(f);
         groups[group].extend((0..copies).map(|_| keys.as_slice()));
     }
     groups
@@ -429,9 +439,9 @@ impl Keys {
             let queries = keys.len() as u64;
             self.work.queries += queries;
             self.work.pair_product += self.stored * queries;
-            // Hits count a class as often as a west sieve stores it (`weighted_groups`), so
+            // Hits count a class as often as a west sieve stores it (`stored_copies`), so
             // that they mean the same whichever side is stored.
-            self.work.hits += counts[0] * if f % 2 == 1 { f } else { f / 2 };
+            self.work.hits += counts[0] * stored_copies(f).1;
             total += counts[0] * f;
         }
         phase.stop(&mut self.work.match_seconds);

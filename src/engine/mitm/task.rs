@@ -380,8 +380,8 @@ impl Context {
         s.keys.note_quarters(&q, phase);
         let (shape, limits, level) = (&self.shapes[y as usize], self.limits, self.level);
         let (east, wests) = self.cross_sides(q, y);
-        // Pieces of half the size: a cross task's pieces overflowed their fills (the middle
-        // task of N = 27's 1% took 15 fills for 8 pieces) and each fill met every query.
+        // Pieces of half the size: a cross task's pieces overflowed their fills (the task at
+        // 1% of N = 27's plan took 15 fills for 8 pieces), and each fill met every query.
         let halved = Limits {
             piece: limits.piece / 2,
             ..limits
