@@ -314,6 +314,49 @@ fn storing_the_larger_east_side_keeps_every_task_count() {
 }
 
 #[test]
+fn a_small_west_side_meets_an_east_side_of_trie_size_in_the_trie() {
+    // Every west side counts as small, so only the east side's size decides: from `trie_min`
+    // east keys the trie holds them, below it the bucket sieve; task by task against the
+    // plan that puts every east side in the bucket sieve.
+    let plan = |n, level, trie_min| {
+        let mut ctx = Context::new(n, level);
+        ctx.limits = task::Limits {
+            min_ranked: usize::MAX,
+            trie_min,
+            ..task::Limits::default()
+        };
+        MitmPlan::with_context(ctx)
+    };
+    for level in simd::available_levels() {
+        for n in [10, 11, 12, 13] {
+            let bucketed = plan(n, level, usize::MAX);
+            let east: Vec<(u128, u64)> = (0..bucketed.len())
+                .map(|id| bucketed.solve_counted(id).expect("mitm counts"))
+                .map(|(count, work)| (count, work.stored_keys))
+                .collect();
+            // The middle of the east sides' sizes, so that both sieves get tasks.
+            let mut sizes: Vec<u64> = east.iter().map(|e| e.1).filter(|&s| s > 0).collect();
+            sizes.sort_unstable();
+            let tried = plan(n, level, sizes[sizes.len() / 2] as usize);
+            let (mut in_trie, mut in_buckets) = (0, 0);
+            for (id, &(want, _)) in east.iter().enumerate() {
+                let (count, work) = tried.solve_counted(id).expect("mitm counts");
+                assert_eq!(count, want, "{level:?} n = {n} task {id}");
+                if work.routing_tests > 0 {
+                    in_trie += 1;
+                } else if work.stored_keys > 0 {
+                    in_buckets += 1;
+                }
+            }
+            assert!(
+                in_trie > 0 && in_buckets > 0,
+                "{level:?} n = {n}: {in_trie} in the trie, {in_buckets} in buckets"
+            );
+        }
+    }
+}
+
+#[test]
 fn work_counters_see_portions_and_ranked_sieves() {
     let tiny = portioned_work(12, 16, (700, 10));
     assert!(tiny.regenerations > 0, "{tiny:?}");
