@@ -280,13 +280,18 @@ fn swap_plan(
 fn storing_the_larger_east_side_keeps_every_task_count() {
     // Odd and even N (cross, centre and weighted west classes), one fill or several of the
     // east side, in the trie and in the ranked sieve: task by task against the plan that
-    // always stores the west side.
+    // always stores the west side. With query portions of a few keys, east sides pass one
+    // portion and are measured at a fill's size, and those not larger than the west side
+    // are cut back to query portions (keys built again, the west side stored).
+    let mut cut_back = 0;
     for level in simd::available_levels() {
         for (n, sizes) in [
             (10, (400, 60)),
             (11, (3000, 200)),
             (12, (500, 100)),
             (13, (20000, 2000)),
+            (12, (500, 4)),
+            (13, (3000, 8)),
         ] {
             for trie in [false, true] {
                 let (swapping, plain) = (
@@ -302,6 +307,7 @@ fn storing_the_larger_east_side_keeps_every_task_count() {
                         swapped += 1;
                     } else {
                         kept += 1;
+                        cut_back += usize::from(work.keys_built > before.keys_built);
                     }
                 }
                 assert!(
@@ -311,6 +317,7 @@ fn storing_the_larger_east_side_keeps_every_task_count() {
             }
         }
     }
+    assert!(cut_back > 0, "no east side was measured and cut back");
 }
 
 #[test]
