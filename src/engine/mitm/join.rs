@@ -290,8 +290,7 @@ impl Keys {
             self.fill(shape, level, factors, limits, false);
             if !first_done {
                 self.work.regenerations += 1;
-                queries.rewind();
-                self.next_portion(queries, limits.queries, Role::Queries);
+                self.restart(queries, limits.queries);
             }
             loop {
                 total += self.count(level);
@@ -346,14 +345,18 @@ impl Keys {
         if queries.is_done() {
             return west < self.east[0].len();
         }
-        queries.rewind();
-        self.next_portion(queries, limits.stored, Role::Queries);
+        self.restart(queries, limits.stored);
         if !queries.is_done() || west < self.east[0].len() {
             return true;
         }
-        queries.rewind();
-        self.next_portion(queries, limits.queries, Role::Queries);
+        self.restart(queries, limits.queries);
         false
+    }
+
+    /// Makes the east keys' portions again from the first, the first of about `limit` keys.
+    fn restart(&mut self, queries: &mut Portions<'_, '_>, limit: usize) {
+        queries.rewind();
+        self.next_portion(queries, limit, Role::Queries);
     }
 
     /// The next portion of `portions` into the east (queries) or west (stored) keys, its
