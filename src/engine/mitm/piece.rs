@@ -131,6 +131,18 @@ pub(crate) fn cut(mut hot: Vec<u32>, unit: Unit) -> (Cut, Range<u32>) {
     )
 }
 
+/// The key bits whose words no piece of `unit` (solving `patterns` of `cut`) uses, for the
+/// query (east) quarters and the stored (west) ones: a query of piece P avoids P's bits,
+/// which include the unit's pattern on its fixed hot bits, and a stored half has exactly
+/// P's bits, so neither of its words has a fixed bit outside that pattern.
+pub(crate) fn unit_drops(cut: &Cut, patterns: &Range<u32>, unit: Unit) -> [u64; 2] {
+    let fixed = (unit.bits as usize).min(cut.hot.len());
+    let rest = cut.hot.len() - fixed;
+    let fixed_bits = key_bits(&cut.hot, ((1 << fixed) - 1) << rest);
+    let unit_bits = key_bits(&cut.hot, patterns.start) & fixed_bits;
+    [unit_bits, fixed_bits & !unit_bits]
+}
+
 /// The expected work of each piece of a task split on `hot` (by pattern), for drawing
 /// pieces in proportion to it ([`crate::subsample`]). Piece P meets the stored keys with
 /// exactly P and the queries with none of P, about `Π_{i∈P} s_i (1 − q_i) Π_{i∉P} (1 − s_i)`
@@ -203,7 +215,7 @@ fn for_each_group(spec: &HalfSpec<'_>, mut group: impl FnMut([&[u64]; 2], f64)) 
         for class in (0..4).filter(|&c| spec.wanted[c]) {
             let (n, s) = ((spec.north, class >> 1, cn), (spec.south, class & 1, cs));
             let [(n, n_len), (s, s_len)] =
-                [n, s].map(|(q, c, m)| (q.sampled(c, m), q.get(c, m).len()));
+                [n, s].map(|(q, c, m)| (q.sampled(c, m), q.sampled_of(c, m)));
             let forbid = spec.forbid;
             let pairs = n_len as f64 * share(n, forbid) * s_len as f64 * share(s, forbid);
             if pairs > 0.0 {

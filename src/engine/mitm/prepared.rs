@@ -63,6 +63,19 @@ pub(crate) struct Prepared {
     samples: [Vec<u64>; 2],
     /// Where each column mask's samples start.
     sample_at: [Vec<u32>; 2],
+    /// Each column mask's number of words before any filter of [`Prepared::fill`].
+    sample_of: [Vec<u32>; 2],
+    /// A quarter counted and sampled but not yet written ([`Prepared::prepare_lazy`]).
+    pending: Option<Pending>,
+}
+
+/// What [`Prepared::fill`] needs to write a lazily prepared quarter's words.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    geo: Geometry,
+    q: Quarter,
+    rows: u32,
+    side: Side,
 }
 
 impl Prepared {
@@ -79,15 +92,80 @@ impl Prepared {
         raw_forbid: (u32, u32),
         side: Side,
     ) {
+        self.prepare_with(geo, q, list, raw_forbid, side, false);
+    }
+
+    /// [`Prepared::prepare`], except that a searched quarter too large for one walk's buffer
+    /// is only counted and sampled: its words wait for [`Prepared::fill`], which can then
+    /// keep only those a unit of a split uses. Its group sizes ([`Prepared::len`]) and
+    /// samples are the unfiltered quarter's, so the split's hot bits come out the same.
+    #[cfg(test)]
+    pub(crate) fn prepare_lazy(
+        &mut self,
+        geo: &Geometry,
+        q: Quarter,
+        list: Placements<'_>,
+        side: Side,
+    ) {
+        self.prepare_with(geo, q, list, (0, 0), side, true);
+    }
+
+    fn prepare_with(
+        &mut self,
+        geo: &Geometry,
+        q: Quarter,
+        list: Placements<'_>,
+        raw_forbid: (u32, u32),
+        side: Side,
+        lazy: bool,
+    ) {
         self.built_for = None;
+        self.pending = None;
         self.hot.clear();
         self.queens = list.rows().count_ones();
         let word = geo.words(q, raw_forbid);
         match list {
             Placements::List(list) => self.convert_list(list, geo.h, word, side),
-            Placements::Search { .. } => self.convert_walks(list, geo.h, word, side),
+            Placements::Search { rows, .. } if lazy => {
+                if !self.convert_walks(list, geo.h, &word, side, true) {
+                    self.sample_walk(list, &word, side);
+                    self.pending = Some(Pending {
+                        geo: *geo,
+                        q,
+                        rows,
+                        side,
+                    });
+                    return;
+                }
+            }
+            Placements::Search { .. } => {
+                self.convert_walks(list, geo.h, word, side, false);
+            }
         }
         self.take_samples();
+    }
+
+    /// Whether the words wait for [`Prepared::fill`].
+    pub(crate) fn is_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Writes the words of a quarter that [`Prepared::prepare_lazy`] only counted, less
+    /// those with a bit of `drop`; a quarter already written is left as it is. The samples
+    /// stay the unfiltered quarter's.
+    pub(crate) fn fill(&mut self, drop: u64) {
+        let Some(p) = self.pending.take() else {
+            return;
+        };
+        let list = Placements::Search {
+            h: p.geo.h,
+            rows: p.rows,
+        };
+        let side = Side {
+            forbid: p.side.forbid | drop,
+            ..p.side
+        };
+        self.convert_walks(list, p.geo.h, p.geo.words(p.q, (0, 0)), side, false);
     }
 
     /// [`Prepared::prepare`] from a kept list (h ≤ 10, at most a few hundred thousand
@@ -147,13 +225,17 @@ impl Prepared {
     /// group and keeps up to [`WALK_BUFFER`] kept words in a per-thread buffer, from which
     /// they are written in place; a larger quarter is walked a second time to write them.
     /// Nothing else grows with the list.
+    ///
+    /// With `lazy`, a quarter that overflows the buffer is only counted (its group starts
+    /// set, its words released) and `false` returned; otherwise `true`.
     fn convert_walks(
         &mut self,
         list: Placements<'_>,
         h: u32,
         word: impl Fn(&Placement) -> u64,
         side: Side,
-    ) {
+        lazy: bool,
+    ) -> bool {
         debug_assert!(h <= 16, "column masks are kept in 16 bits");
         // The class of a word, or 2 for a dropped one.
         let class = |w: u64| {
@@ -165,7 +247,7 @@ impl Prepared {
             o.clear();
             o.resize(masks + 1, 0);
         }
-        WALKED.with_borrow_mut(|(words, cols)| {
+        let written = WALKED.with_borrow_mut(|(words, cols)| {
             words.clear();
             cols.clear();
             list.each(|c, p| {
@@ -180,17 +262,23 @@ impl Prepared {
                 }
             });
             // Prefix sums: each group's start, and the class's size at the end.
-            for (o, words) in self.offsets.iter_mut().zip(&mut self.words) {
+            for o in &mut self.offsets {
                 for i in 1..o.len() {
                     o[i] += o[i - 1];
                 }
+            }
+            let kept = self.offsets[0][masks] as usize + self.offsets[1][masks] as usize;
+            if lazy && kept != words.len() {
+                self.words.iter_mut().for_each(|w| fit(w, 0));
+                return false;
+            }
+            for (o, words) in self.offsets.iter().zip(&mut self.words) {
                 let size = o[masks] as usize;
                 fit(words, size);
                 words.resize(size, 0);
             }
             // Each group's offset serves as its write cursor, and ends at the next group's
             // start: shifting the offsets by one then restores the starts.
-            let kept = self.offsets[0][masks] as usize + self.offsets[1][masks] as usize;
             let mut put = |c: u32, w: u64| {
                 let k = class(w);
                 if k < 2 {
@@ -206,11 +294,54 @@ impl Prepared {
             } else {
                 list.each(|c, p| put(c, word(&p)));
             }
+            true
         });
+        if !written {
+            return false;
+        }
         for o in &mut self.offsets {
             o.copy_within(0..masks, 1);
             o[0] = 0;
         }
+        true
+    }
+
+    /// Takes the samples [`Prepared::take_samples`] would take from the written words, by
+    /// walking the placements again: the same words, since a group's words are written in
+    /// walk order. The group starts must already be set.
+    fn sample_walk(&mut self, list: Placements<'_>, word: impl Fn(&Placement) -> u64, side: Side) {
+        let groups = self.offsets[0].len() - 1;
+        let mut stride = [vec![0u32; groups], vec![0u32; groups]];
+        for class in 0..2 {
+            let o = &self.offsets[class];
+            let (at, of) = (&mut self.sample_at[class], &mut self.sample_of[class]);
+            at.clear();
+            at.push(0);
+            of.clear();
+            for (c, g) in o.windows(2).enumerate() {
+                let len = g[1] - g[0];
+                let step = (len / SAMPLE as u32).max(1);
+                stride[class][c] = step;
+                of.push(len);
+                at.push(at[c] + len.div_ceil(step));
+            }
+            self.samples[class].clear();
+            self.samples[class].resize(at[groups] as usize, 0);
+        }
+        let mut seen = [vec![0u32; groups], vec![0u32; groups]];
+        list.each(|c, p| {
+            let w = word(&p);
+            if w & side.forbid != 0 {
+                return;
+            }
+            let (k, c) = (usize::from(w & side.split != 0), c as usize);
+            let i = seen[k][c];
+            seen[k][c] += 1;
+            if i % stride[k][c] == 0 {
+                let at = self.sample_at[k][c] + i / stride[k][c];
+                self.samples[k][at as usize] = w;
+            }
+        });
     }
 
     /// Keeps about [`SAMPLE`] words per group (column mask and class), spread over it.
@@ -218,11 +349,14 @@ impl Prepared {
         for class in 0..2 {
             let (o, words) = (&self.offsets[class], &self.words[class]);
             let (samples, at) = (&mut self.samples[class], &mut self.sample_at[class]);
+            let of = &mut self.sample_of[class];
             samples.clear();
             at.clear();
             at.push(0);
+            of.clear();
             for group in o.windows(2) {
                 let group = &words[group[0] as usize..group[1] as usize];
+                of.push(group.len() as u32);
                 samples.extend(group.iter().step_by((group.len() / SAMPLE).max(1)));
                 at.push(samples.len() as u32);
             }
@@ -238,16 +372,27 @@ impl Prepared {
         &self.samples[class][at[c] as usize..at[c + 1] as usize]
     }
 
+    /// The number of words of class `class` with column mask `cols` that
+    /// [`Prepared::sampled`] was taken from: before any filter of [`Prepared::fill`].
+    pub(crate) fn sampled_of(&self, class: usize, cols: u32) -> usize {
+        self.sample_of[class][cols as usize] as usize
+    }
+
     /// Frees the spare capacity of a copy that is kept.
     fn shrink(&mut self) {
         self.offsets.iter_mut().for_each(Vec::shrink_to_fit);
         self.samples.iter_mut().for_each(Vec::shrink_to_fit);
         self.sample_at.iter_mut().for_each(Vec::shrink_to_fit);
+        self.sample_of.iter_mut().for_each(Vec::shrink_to_fit);
     }
 
-    /// The number of kept placements (both classes).
+    /// The number of kept placements (both classes; for a quarter waiting for
+    /// [`Prepared::fill`], before its filter).
     pub(crate) fn len(&self) -> usize {
-        self.words[0].len() + self.words[1].len()
+        self.offsets
+            .iter()
+            .map(|o| o.last().map_or(0, |&n| n as usize))
+            .sum()
     }
 
     /// The number of queens of every placement (the row mask's size).
@@ -321,8 +466,8 @@ impl Prepared {
 pub(crate) const MAX_HOT: usize = 6;
 
 /// Kept words a quarter's walk buffers (10 bytes each, per thread): a quarter with no more is
-/// walked once, a larger one twice (N = 26 and up).
-const WALK_BUFFER: usize = 1 << 20;
+/// walked once, a larger one twice (N = 26 and up). Tests take the second way from N = 22.
+const WALK_BUFFER: usize = if cfg!(test) { 1 << 12 } else { 1 << 20 };
 
 /// Words sampled per group (column mask and class) to estimate how often each key bit is set.
 const SAMPLE: usize = 8;
@@ -395,16 +540,19 @@ impl PreparedCache {
     }
 
     /// Quarter `i` (in [`QUARTERS`] order) of kind `kind` for row mask `rows`: from the cache,
-    /// or built into `spare` when the cache is off (unless `spare` already holds it).
+    /// or built into `spare` when the cache is off (unless `spare` already holds it); with
+    /// `lazy`, a large one only counted and sampled ([`Prepared::prepare_lazy`]).
     pub(crate) fn get<'a>(
         &'a self,
         geo: &Geometry,
         lists: &QuarterCache,
         (kind, i, rows): (usize, usize, u32),
+        lazy: bool,
         spare: &'a mut Prepared,
     ) -> &'a Prepared {
         let side = self.kinds[kind][i];
-        let build = |p: &mut Prepared| p.prepare(geo, QUARTERS[i], lists.get(rows), (0, 0), side);
+        let list = lists.get(rows);
+        let build = |p: &mut Prepared| p.prepare_with(geo, QUARTERS[i], list, (0, 0), side, lazy);
         match self.slots.get(((kind * 4 + i) << self.h) + rows as usize) {
             Some(slot) => slot.get_or_init(|| {
                 let mut p = Prepared::default();
@@ -417,7 +565,8 @@ impl PreparedCache {
                 let key = Some((self.id, kind, i, rows));
                 if spare.built_for != key {
                     build(spare);
-                    spare.built_for = key;
+                    // Words that a fill may filter serve only this task.
+                    spare.built_for = key.filter(|_| !spare.is_pending());
                 }
                 spare
             }
@@ -476,6 +625,53 @@ mod tests {
                 assert_eq!(joined, p.get(class, cols), "{hot:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_lazy_quarter_filled_equals_one_prepared_with_its_filter() {
+        let mut deferred = 0;
+        for n in [22, 23] {
+            let g = Geometry::new(n);
+            let cache = QuarterCache::new(g.h);
+            let anti = g.window_bits(0, n - 1);
+            let sides = [
+                Side::forbid(0),
+                Side::split(anti),
+                Side::forbid(1 << 7 | 1 << 30),
+            ];
+            for (i, rows) in [0b101_1001_0110u32, 0b111_1111_0000, 0b110_0110_0111, 0b1]
+                .into_iter()
+                .enumerate()
+            {
+                let (q, side) = (QUARTERS[i % 4], sides[i % 3]);
+                let mut full = Prepared::default();
+                full.prepare(&g, q, cache.get(rows), (0, 0), side);
+                for drop in [0, 1 << 3, 1 << 12 | 1 << 25 | 1 << 33] {
+                    let mut lazy = Prepared::default();
+                    lazy.prepare_lazy(&g, q, cache.get(rows), side);
+                    let pending = lazy.is_pending();
+                    deferred += usize::from(pending);
+                    assert_eq!(lazy.len(), full.len(), "N = {n}, rows {rows:b}");
+                    lazy.fill(drop);
+                    assert!(!lazy.is_pending());
+                    // The samples are the whole quarter's, whatever the fill dropped.
+                    assert_eq!(lazy.samples, full.samples);
+                    assert_eq!(lazy.sample_at, full.sample_at);
+                    assert_eq!(lazy.sample_of, full.sample_of);
+                    let mut filtered = Prepared::default();
+                    let forbid = side.forbid | drop;
+                    filtered.prepare(&g, q, cache.get(rows), (0, 0), Side { forbid, ..side });
+                    // A quarter that fits one walk is written whole at once.
+                    let expected = if pending { &filtered } else { &full };
+                    assert_eq!(
+                        lazy.words, expected.words,
+                        "N = {n}, rows {rows:b}, {drop:x}"
+                    );
+                    assert_eq!(lazy.offsets, expected.offsets);
+                }
+            }
+        }
+        assert!(deferred >= 6, "only {deferred} quarters were deferred");
     }
 
     #[test]

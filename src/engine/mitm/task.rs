@@ -105,6 +105,16 @@ impl Scratch {
         phase.stop(&mut self.keys.work.quarter_seconds);
     }
 
+    /// Writes the words of the quarters that were only counted, less those with a bit of
+    /// `drop` (east, west), timed as quarter work.
+    fn fill(&mut self, [east, west]: [u64; 2]) {
+        let phase = Phase::start(self.keys.timed);
+        for (i, p) in self.quarters.iter_mut().enumerate() {
+            p.fill(if i < 2 { east } else { west });
+        }
+        phase.stop(&mut self.keys.work.quarter_seconds);
+    }
+
     /// Multiplies the counts of the drawn pieces by the task's symmetry weight.
     fn weigh_parts(&mut self, weight: u128) {
         self.sampling
@@ -229,17 +239,20 @@ impl Context {
     fn quarters<'a>(
         &'a self,
         kind: Kind,
-        east: u32,
-        west: u32,
+        (east, west): (u32, u32),
+        unit: Unit,
         spare: &'a mut [Prepared; 4],
     ) -> [&'a Prepared; 4] {
         let g = &self.geo;
         let rows = quarter_rows(g, east, west);
+        // A unit uses only the words its pieces can meet: large quarters are written once
+        // its hot bits are known ([`Scratch::fill`]), so a worker never holds a whole split.
+        let lazy = unit.bits > 0;
         let mut i = 0;
         spare.each_mut().map(|p| {
             i += 1;
-            self.prepared
-                .get(g, &self.cache, (kind.slot(), i - 1, rows[i - 1]), p)
+            let at = (kind.slot(), i - 1, rows[i - 1]);
+            self.prepared.get(g, &self.cache, at, lazy, p)
         })
     }
 
@@ -283,17 +296,27 @@ impl Context {
         s: &mut Scratch,
     ) -> u64 {
         let phase = Phase::start(s.keys.timed);
-        let q = self.quarters(kind, east, west, &mut s.quarters);
+        let q = self.quarters(kind, (east, west), unit, &mut s.quarters);
         s.keys.note_quarters(&q, phase);
         let (shape, limits, level) = (&self.shapes[0], self.limits, self.level);
         let (e, w) = self.sides(q, 0, factors);
         let hot = self.hot_bits(&e, std::slice::from_ref(&w), unit, limits);
-        if hot.is_empty() {
+        if hot.is_empty() && !q.iter().any(|p| p.is_pending()) {
             return whole_unit(unit, || {
                 s.keys.join((&[e], &[w]), factors, shape, limits, level)
             });
         }
+        if hot.is_empty() {
+            // A split cut into units but on no hot bits (too few of them): unit 0 writes
+            // the counted quarters whole.
+            return whole_unit(unit, || {
+                s.fill([0, 0]);
+                let (e, w) = self.sides(s.quarters.each_ref(), 0, factors);
+                s.keys.join((&[e], &[w]), factors, shape, limits, level)
+            });
+        }
         let (cut, patterns) = piece::cut(hot, unit);
+        s.fill(piece::unit_drops(&cut, &patterns, unit));
         s.regroup(&cut.grouped);
         let (e, w) = self.sides(s.quarters.each_ref(), 0, factors);
         let (sides, run) = ((&e, std::slice::from_ref(&w)), (shape, limits, level));
@@ -375,7 +398,7 @@ impl Context {
         let q = if y == g.n - 1 {
             self.cross_quarters_edge(east, west, y, &mut s.quarters)
         } else {
-            self.quarters(Kind::Cross, east, west, &mut s.quarters)
+            self.quarters(Kind::Cross, (east, west), unit, &mut s.quarters)
         };
         s.keys.note_quarters(&q, phase);
         let (shape, limits, level) = (&self.shapes[y as usize], self.limits, self.level);
@@ -387,14 +410,24 @@ impl Context {
             ..limits
         };
         let hot = self.hot_bits(&east, &wests, unit, halved);
-        if hot.is_empty() {
+        if hot.is_empty() && !q.iter().any(|p| p.is_pending()) {
             let sides = (&[east][..], &wests[..]);
             let count = whole_unit(unit, || {
                 s.keys.join(sides, [1, 0, 0, 0], shape, limits, level)
             });
             return u128::from(count) * 8;
         }
+        if hot.is_empty() {
+            let count = whole_unit(unit, || {
+                s.fill([0, 0]);
+                let (east, wests) = self.cross_sides(s.quarters.each_ref(), y);
+                s.keys
+                    .join((&[east], &wests), [1, 0, 0, 0], shape, limits, level)
+            });
+            return u128::from(count) * 8;
+        }
         let (cut, patterns) = piece::cut(hot, unit);
+        s.fill(piece::unit_drops(&cut, &patterns, unit));
         s.regroup(&cut.grouped);
         let (east, wests) = self.cross_sides(s.quarters.each_ref(), y);
         let (sides, run) = ((&east, &wests[..]), (shape, limits, level));

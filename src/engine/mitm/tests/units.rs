@@ -61,6 +61,32 @@ fn unit_plans_count_the_known_totals_on_several_threads() {
 }
 
 #[test]
+fn units_on_searched_quarters_add_up_to_their_split() {
+    // N = 22 and 23 search their quarters, and the tests' walk buffer is small: a unit
+    // writes only the words its pieces meet, once its hot bits are known. Their sums
+    // against each split solved whole, at the costliest splits and a few after them.
+    for n in [22, 23] {
+        let plain = MitmPlan::new(n, Level::detect());
+        let mut ctx = Context::new(n, Level::detect());
+        ctx.units = 4;
+        ctx.limits.piece = 1 << 12;
+        let plan = MitmPlan::with_context(ctx);
+        for id in [0, 16, 40, 5_000, 20_000] {
+            let t = plan.task(id);
+            assert!(t.unit.bits > 0, "n = {n}, task {id} is a whole split");
+            let first = id - t.unit.index as usize;
+            let units = first..first + (1 << t.unit.bits);
+            let sum: u128 = units.map(|u| plan.solve(u)).sum();
+            let whole = task::Task {
+                unit: task::Unit::WHOLE,
+                ..t
+            };
+            assert_eq!(sum, plain.solve_task(whole), "n = {n}, split of task {id}");
+        }
+    }
+}
+
+#[test]
 fn drawn_pieces_of_a_unit_estimate_it_without_bias() {
     // Pieces of one key: 64 per split, 32 per unit of a split cut in two.
     let plan = unit_plan(14, Level::detect(), (1, 1), 1);
