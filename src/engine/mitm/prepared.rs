@@ -312,7 +312,7 @@ impl Prepared {
     fn sample_walk(&mut self, list: Placements<'_>, word: impl Fn(&Placement) -> u64, side: Side) {
         let groups = self.offsets[0].len() - 1;
         let mut stride = [vec![0u32; groups], vec![0u32; groups]];
-        for class in 0..2 {
+        for (class, stride) in stride.iter_mut().enumerate() {
             let o = &self.offsets[class];
             let (at, of) = (&mut self.sample_at[class], &mut self.sample_of[class]);
             at.clear();
@@ -321,7 +321,7 @@ impl Prepared {
             for (c, g) in o.windows(2).enumerate() {
                 let len = g[1] - g[0];
                 let step = (len / SAMPLE as u32).max(1);
-                stride[class][c] = step;
+                stride[c] = step;
                 of.push(len);
                 at.push(at[c] + len.div_ceil(step));
             }
@@ -337,7 +337,7 @@ impl Prepared {
             let (k, c) = (usize::from(w & side.split != 0), c as usize);
             let i = seen[k][c];
             seen[k][c] += 1;
-            if i % stride[k][c] == 0 {
+            if i.is_multiple_of(stride[k][c]) {
                 let at = self.sample_at[k][c] + i / stride[k][c];
                 self.samples[k][at as usize] = w;
             }
