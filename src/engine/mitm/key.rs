@@ -107,6 +107,17 @@ impl Geometry {
         }
     }
 
+    /// The local diagonals of quarter `q` whose key bits are in `bits`: the inverse of
+    /// [`Geometry::words`] on the diagonals it keeps.
+    pub(crate) fn local_diagonals(&self, q: Quarter, bits: u64) -> (u32, u32) {
+        let [la, ra, lb, rb] = self.shifts(q);
+        let (m, d) = ((1u64 << self.d) - 1, self.d);
+        let local = (1u64 << (2 * self.h - 1)) - 1;
+        let a = (((bits & m) << ra) >> la) & local;
+        let b = ((((bits >> d) & m) << rb) >> lb) & local;
+        (a as u32, b as u32)
+    }
+
     /// The key bits of global diagonals `A = da` and `B = db` (those inside the window).
     pub(crate) fn window_bits(&self, da: u32, db: u32) -> u64 {
         let window = self.c..=self.c + self.d - 1;

@@ -127,7 +127,7 @@ impl Prepared {
         match list {
             Placements::List(list) => self.convert_list(list, geo.h, word, side),
             Placements::Search { rows, .. } if lazy => {
-                if !self.convert_walks(list, geo.h, &word, side, true) {
+                if !self.convert_walks((list, NONE), geo.h, &word, side, true) {
                     self.sample_walk(list, &word, side);
                     self.pending = Some(Pending {
                         geo: *geo,
@@ -139,7 +139,7 @@ impl Prepared {
                 }
             }
             Placements::Search { .. } => {
-                self.convert_walks(list, geo.h, word, side, false);
+                self.convert_walks((list, NONE), geo.h, word, side, false);
             }
         }
         self.take_samples();
@@ -165,7 +165,16 @@ impl Prepared {
             forbid: p.side.forbid | drop,
             ..p.side
         };
-        self.convert_walks(list, p.geo.h, p.geo.words(p.q, (0, 0)), side, false);
+        // The walk skips every cell on a dropped diagonal, and strips them from the words.
+        let (a, b) = p.geo.local_diagonals(p.q, drop);
+        let word = p.geo.words(p.q, (0, 0));
+        let strip = |x: &Placement| {
+            word(&Placement {
+                a: x.a & !a,
+                b: x.b & !b,
+            })
+        };
+        self.convert_walks((list, Placement { a, b }), p.geo.h, strip, side, false);
     }
 
     /// [`Prepared::prepare`] from a kept list (h ≤ 10, at most a few hundred thousand
@@ -230,7 +239,7 @@ impl Prepared {
     /// set, its words released) and `false` returned; otherwise `true`.
     fn convert_walks(
         &mut self,
-        list: Placements<'_>,
+        (list, blocked): (Placements<'_>, Placement),
         h: u32,
         word: impl Fn(&Placement) -> u64,
         side: Side,
@@ -250,7 +259,7 @@ impl Prepared {
         let written = WALKED.with_borrow_mut(|(words, cols)| {
             words.clear();
             cols.clear();
-            list.each(|c, p| {
+            list.each_avoiding(blocked, |c, p| {
                 let w = word(&p);
                 let k = class(w);
                 if k < 2 {
@@ -292,7 +301,7 @@ impl Prepared {
                     put(c.into(), w);
                 }
             } else {
-                list.each(|c, p| put(c, word(&p)));
+                list.each_avoiding(blocked, |c, p| put(c, word(&p)));
             }
             true
         });
@@ -461,6 +470,9 @@ impl Prepared {
         self.hot = hot.to_vec();
     }
 }
+
+/// No blocked diagonal: every placement of a walk.
+const NONE: Placement = Placement { a: 0, b: 0 };
 
 /// Most hot bits a prepared quarter is grouped by (64 groups per column mask).
 pub(crate) const MAX_HOT: usize = 6;

@@ -122,17 +122,32 @@ impl Placements<'_> {
     /// Hands every placement and its column mask to `found`. Two walks hand out the
     /// placements of each column mask in the same order; a list hands them out by column
     /// mask, the search in its own order (the list's within each column mask).
-    pub(crate) fn each(&self, mut found: impl FnMut(u32, Placement)) {
+    pub(crate) fn each(&self, found: impl FnMut(u32, Placement)) {
+        self.each_avoiding(Placement { a: 0, b: 0 }, found);
+    }
+
+    /// [`Placements::each`] for the placements that use none of the local diagonals
+    /// `blocked`: the search never enters a cell on one, and hands each placement out with
+    /// the blocked diagonals among its own (a kept list is filtered instead).
+    pub(crate) fn each_avoiding(&self, blocked: Placement, mut found: impl FnMut(u32, Placement)) {
         match *self {
             Placements::List(list) => {
                 for cols in 0..list.offsets.len() as u32 - 1 {
                     for &p in &list.entries[list.range(cols)] {
-                        found(cols, p);
+                        if p.a & blocked.a | p.b & blocked.b == 0 {
+                            found(
+                                cols,
+                                Placement {
+                                    a: p.a | blocked.a,
+                                    b: p.b | blocked.b,
+                                },
+                            );
+                        }
                     }
                 }
             }
             Placements::Search { h, rows } => {
-                place(h, rows, 0, Placement { a: 0, b: 0 }, &mut found);
+                place(h, rows, 0, blocked, &mut found);
             }
         }
     }
