@@ -206,9 +206,24 @@ impl Keys {
         limits: Limits,
         level: Level,
     ) -> u64 {
+        let run = (shape, limits, level);
+        self.join_unless_overflowing((east, west), factors, run, false)
+            .expect("a join that may overflow is never refused")
+    }
+
+    /// [`Keys::join`], or with `refuse`, `None` where the stored side overflows its first
+    /// fill: nothing is counted then, though the portions built so far are in the counters.
+    fn join_unless_overflowing(
+        &mut self,
+        (east, west): (&[HalfSpec<'_>], &[HalfSpec<'_>]),
+        factors: [u64; 4],
+        (shape, limits, level): (&Shape, Limits, Level),
+        refuse: bool,
+    ) -> Option<u64> {
         let mut queries = Portions::new(east);
         let mut stored = Portions::new(west);
-        let total = self.join_portions((&mut queries, &mut stored), factors, shape, limits, level);
+        let sides = (&mut queries, &mut stored);
+        let total = self.join_portions(sides, factors, (shape, limits, level), refuse);
         let w = &mut self.work;
         w.half_pairs_tested += queries.tested + stored.tested;
         w.keys_built += queries.built + stored.built;
@@ -240,15 +255,56 @@ impl Keys {
     ) -> u64 {
         let mut total = 0;
         for pattern in patterns {
-            let queries = [piece::query_spec(east, &cut.hot, pattern)];
+            let queries = piece::query_spec(east, &cut.hot, pattern);
             let stored: Vec<HalfSpec<'_>> = wests
                 .iter()
                 .flat_map(|w| piece::stored_specs(w, cut, pattern))
                 .collect();
-            total += self.join((&queries, &stored), factors, shape, limits, level);
-            self.work.pieces += 1;
+            let run = (shape, limits, level);
+            total += self.join_piece((queries, stored), &cut.spare, factors, run);
         }
         total
+    }
+
+    /// Joins one piece; where its stored side overflows one fill and a spare bit is left,
+    /// cuts it in two on that bit instead (the halves without it, met by every query, and
+    /// those with it, met by the queries without it), each joined the same way. A piece
+    /// whose halves come in several fills meets every query once per fill; two pieces of
+    /// one fill each meet fewer. The first fill's portions are built again.
+    fn join_piece(
+        &mut self,
+        (queries, stored): (HalfSpec<'_>, Vec<HalfSpec<'_>>),
+        spare: &[u32],
+        factors: [u64; 4],
+        run: (&Shape, Limits, Level),
+    ) -> u64 {
+        let refuse = !spare.is_empty();
+        let sides = (std::slice::from_ref(&queries), &stored[..]);
+        if let Some(count) = self.join_unless_overflowing(sides, factors, run, refuse) {
+            self.work.pieces += 1;
+            return count;
+        }
+        let (bit, rest) = (1u64 << spare[0], &spare[1..]);
+        let without = stored
+            .iter()
+            .map(|s| HalfSpec {
+                forbid: s.forbid | bit,
+                ..*s
+            })
+            .collect();
+        let with = stored
+            .iter()
+            .map(|s| HalfSpec {
+                exact: (s.exact.0 | bit, s.exact.1 | bit),
+                ..*s
+            })
+            .collect();
+        let avoiding = HalfSpec {
+            forbid: queries.forbid | bit,
+            ..queries
+        };
+        self.join_piece((queries, without), rest, factors, run)
+            + self.join_piece((avoiding, with), rest, factors, run)
     }
 
     /// [`Keys::join`] over the query and stored sides' portions.
@@ -256,17 +312,19 @@ impl Keys {
         &mut self,
         (queries, stored): (&mut Portions<'_, '_>, &mut Portions<'_, '_>),
         factors: [u64; 4],
-        shape: &Shape,
-        limits: Limits,
-        level: Level,
-    ) -> u64 {
+        (shape, limits, level): (&Shape, Limits, Level),
+        refuse: bool,
+    ) -> Option<u64> {
         if !self.next_portion(queries, limits.queries, Role::Queries) {
-            return 0;
+            return Some(0);
         }
         let first_done = queries.is_done();
         let mut total = 0;
         let mut first = true;
         while self.next_portion(stored, limits.stored, Role::Stored) {
+            if first && refuse && !stored.is_done() {
+                return None;
+            }
             let size: usize = self.west.iter().map(Vec::len).sum();
             let small_east = self.east[0].len() < limits.trie_min;
             if first_done && stored.is_done() && size < limits.min_ranked && small_east {
@@ -276,7 +334,7 @@ impl Keys {
                 // bucket sieve's chunks span its cut bits, so its tables take several times
                 // the trie's per key (64 MB for 2.6·10^5 keys in a unit of N = 28), and
                 // N = 23's cross tasks, up to 4·10^5 east keys, count 35% faster so.
-                return total + self.count_small(shape, level, factors);
+                return Some(total + self.count_small(shape, level, factors));
             }
             if first
                 && stored.is_done()
@@ -284,7 +342,7 @@ impl Keys {
                 && self.east_outweighs(queries, size, limits)
             {
                 // The whole west side is at hand and the east side is larger.
-                return self.join_swapped(queries, factors, shape, limits, level);
+                return Some(self.join_swapped(queries, factors, shape, limits, level));
             }
             first = false;
             self.fill(shape, level, factors, limits, false);
@@ -300,7 +358,7 @@ impl Keys {
                 self.next_portion(queries, limits.queries, Role::Queries);
             }
         }
-        total
+        Some(total)
     }
 
     /// [`Keys::join`] with the roles swapped, for a task whose west halves (all of them in

@@ -45,13 +45,14 @@ const KEPT: f64 = 0.25;
 /// The hot bits to split the stored side `stored` of a task on, with queries `queries`,
 /// best first: the bits that rule out the most (query, stored) pairs, enough of them for
 /// pieces of about `limits.piece` keys, or none when its keys are expected to fit one sieve
-/// fill; but at least `min` (at most [`MAX_CUT`]) where there are that many.
+/// fill; but at least `min` (at most [`MAX_CUT`]) where there are that many. Then up to
+/// [`SPARE`] next-best bits, to cut a piece again where it overflows its fill anyway.
 pub(crate) fn hot_bits(
     queries: &HalfSpec<'_>,
     stored: &[HalfSpec<'_>],
     limits: Limits,
     min: usize,
-) -> Vec<u32> {
+) -> (Vec<u32>, Vec<u32>) {
     // Most tasks fit one fill: the pair count alone (a couple of sampled words a group)
     // decides, and the bit densities are read only for a task that is split. The pairs
     // are added in the order `densities` adds them, so the choice is the same bit for bit
@@ -68,7 +69,7 @@ pub(crate) fn hot_bits(
     };
     let k = k.max(min).min(MAX_CUT);
     if k == 0 {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     let (_, s) = densities(stored);
     let (_, q) = densities(std::slice::from_ref(queries));
@@ -83,8 +84,13 @@ pub(crate) fn hot_bits(
         .filter(|&(v, _)| v > 0.0)
         .collect();
     score.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    score.iter().take(k).map(|&(_, p)| p).collect()
+    let mut hot: Vec<u32> = score.iter().take(k + SPARE).map(|&(_, p)| p).collect();
+    let spare = hot.split_off(k.min(hot.len()));
+    (hot, spare)
 }
+
+/// Next-best hot bits kept to cut an overflowing piece again ([`Cut::spare`]).
+pub(crate) const SPARE: usize = 2;
 
 /// The hot bits a split is cut on, in pattern order (bit i of a pattern is key bit
 /// `hot[i]`). The best [`MAX_HOT`] of them also group the quarters' words
@@ -99,6 +105,11 @@ pub(crate) struct Cut {
     pub grouped: Vec<u32>,
     /// The key bits of the other hot bits.
     pub filter: u64,
+    /// Next-best bits, not among `hot`: a piece whose stored side overflows one sieve fill
+    /// is cut in two on the first, and so on ([`Keys::join_split`]).
+    ///
+    /// [`Keys::join_split`]: super::join::Keys::join_split
+    pub spare: Vec<u32>,
 }
 
 /// The cut of a split on `hot` (best first) for `unit`, and the patterns the unit solves.
@@ -126,6 +137,7 @@ pub(crate) fn cut(mut hot: Vec<u32>, unit: Unit) -> (Cut, Range<u32>) {
             hot,
             grouped,
             filter,
+            spare: Vec::new(),
         },
         patterns,
     )
@@ -309,6 +321,7 @@ mod tests {
             hot: hot.to_vec(),
             grouped: hot.to_vec(),
             filter: 0,
+            spare: Vec::new(),
         };
         let splits = |cut: &Cut, pattern| {
             let mut splits: Vec<(u32, u32)> = stored_specs(&spec, cut, pattern)
@@ -332,6 +345,7 @@ mod tests {
             hot: hot.to_vec(),
             grouped: vec![3, 20],
             filter: 1 << 9,
+            spare: Vec::new(),
         };
         let specs = stored_specs(&spec, &filtered, 0b101);
         assert_eq!(specs.len(), 4);

@@ -300,7 +300,7 @@ impl Context {
         s.keys.note_quarters(&q, phase);
         let (shape, limits, level) = (&self.shapes[0], self.limits, self.level);
         let (e, w) = self.sides(q, 0, factors);
-        let hot = self.hot_bits(&e, std::slice::from_ref(&w), unit, limits);
+        let (hot, spare) = self.hot_bits(&e, std::slice::from_ref(&w), unit, limits);
         if hot.is_empty() && !q.iter().any(|p| p.is_pending()) {
             return whole_unit(unit, || {
                 s.keys.join((&[e], &[w]), factors, shape, limits, level)
@@ -315,7 +315,8 @@ impl Context {
                 s.keys.join((&[e], &[w]), factors, shape, limits, level)
             });
         }
-        let (cut, patterns) = piece::cut(hot, unit);
+        let (mut cut, patterns) = piece::cut(hot, unit);
+        cut.spare = spare;
         s.fill(piece::unit_drops(&cut, &patterns, unit));
         s.regroup(&cut.grouped);
         let (e, w) = self.sides(s.quarters.each_ref(), 0, factors);
@@ -332,9 +333,9 @@ impl Context {
         stored: &[HalfSpec<'_>],
         unit: Unit,
         limits: Limits,
-    ) -> Vec<u32> {
+    ) -> (Vec<u32>, Vec<u32>) {
         if self.prepared.is_cached() {
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         }
         piece::hot_bits(queries, stored, limits, unit.bits as usize)
     }
@@ -409,7 +410,7 @@ impl Context {
             piece: limits.piece / 2,
             ..limits
         };
-        let hot = self.hot_bits(&east, &wests, unit, halved);
+        let (hot, spare) = self.hot_bits(&east, &wests, unit, halved);
         if hot.is_empty() && !q.iter().any(|p| p.is_pending()) {
             let sides = (&[east][..], &wests[..]);
             let count = whole_unit(unit, || {
@@ -426,7 +427,8 @@ impl Context {
             });
             return u128::from(count) * 8;
         }
-        let (cut, patterns) = piece::cut(hot, unit);
+        let (mut cut, patterns) = piece::cut(hot, unit);
+        cut.spare = spare;
         s.fill(piece::unit_drops(&cut, &patterns, unit));
         s.regroup(&cut.grouped);
         let (east, wests) = self.cross_sides(s.quarters.each_ref(), y);

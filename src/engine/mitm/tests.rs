@@ -549,6 +549,26 @@ fn tasks_split_into_tiny_pieces_keep_their_totals() {
 }
 
 #[test]
+fn a_piece_that_overflows_its_fill_is_cut_again_on_a_spare_bit() {
+    // Fills of one key and pieces aimed at 2^20: a split task is cut on one hot bit, its
+    // pieces overflow their fills and are cut again on up to two spare bits, at every
+    // level, against the unsplit plan; some task ends in more pieces than its hot bit gives.
+    for level in simd::available_levels() {
+        for n in [10, 11, 12, 13] {
+            let plain = MitmPlan::new(n, level);
+            let split = split_plan(n, level, (1, 1 << 20), n % 2 == 1);
+            let mut cut_again = 0;
+            for id in 0..plain.len() {
+                let (count, work) = split.solve_counted(id).expect("mitm keeps counters");
+                assert_eq!(count, plain.solve(id), "{level:?} n = {n}, task {id}");
+                cut_again += usize::from(work.pieces > 2);
+            }
+            assert!(cut_again > 0, "{level:?} n = {n}: no piece was cut again");
+        }
+    }
+}
+
+#[test]
 fn hot_bits_past_the_grouped_six_filter_the_halves_exactly() {
     // Pieces of one key on the largest task of N = 14 and 16: more than six hot bits, so
     // pieces keep their pattern on the others by filtering, at every level, against the
