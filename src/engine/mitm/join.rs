@@ -244,7 +244,8 @@ impl Keys {
 
     /// [`Keys::join`] for a task split into pieces on the hot bits of `cut`: piece P stores
     /// the halves whose hot bits are exactly P and meets the queries without any of them. Only
-    /// the pieces in `patterns` are joined (all of them for a count).
+    /// the pieces in `patterns` are joined (all of them for a count); one that overflows its
+    /// fill is cut again on the cut's spare bits ([`Keys::join_piece`]).
     pub(crate) fn join_split(
         &mut self,
         (east, wests): (&HalfSpec<'_>, &[HalfSpec<'_>]),

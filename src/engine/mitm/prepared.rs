@@ -4,6 +4,8 @@
 //! offsets and one filter ([`Side`]). For most tasks the filter depends only on the kind of
 //! task, so [`PreparedCache`] keeps each (kind, quarter, row mask) once it is built, for
 //! boards up to N = 19; larger boards rebuild them per task, which is cheap next to the task.
+//! A unit of a split (N ≥ 28) counts and samples its large quarters first and writes them
+//! once the split's hot bits say which words its pieces can meet ([`Prepared::fill`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
