@@ -112,11 +112,12 @@ pub(crate) struct Cut {
     pub spare: Vec<u32>,
 }
 
-/// The cut of a split on `hot` (best first) for `unit`, and the patterns the unit solves.
+/// The cut of a split on `hot` (best first, with the `spare` bits after them) for `unit`,
+/// and the patterns the unit solves.
 /// The unit fixes the best `unit.bits` hot bits (fewer where there are fewer: the units
 /// past them get nothing), so they are put last, where they are the high bits of a pattern
 /// and one unit's patterns are one range.
-pub(crate) fn cut(mut hot: Vec<u32>, unit: Unit) -> (Cut, Range<u32>) {
+pub(crate) fn cut(mut hot: Vec<u32>, spare: Vec<u32>, unit: Unit) -> (Cut, Range<u32>) {
     let best = key_bits(&hot, (1 << hot.len().min(MAX_HOT)) - 1);
     let fixed = (unit.bits as usize).min(hot.len());
     hot.rotate_left(fixed);
@@ -137,7 +138,7 @@ pub(crate) fn cut(mut hot: Vec<u32>, unit: Unit) -> (Cut, Range<u32>) {
             hot,
             grouped,
             filter,
-            spare: Vec::new(),
+            spare,
         },
         patterns,
     )
@@ -367,12 +368,12 @@ mod tests {
     #[test]
     fn a_cut_groups_the_best_bits_and_puts_the_units_last() {
         let hot: Vec<u32> = (10..18).collect();
-        let (cut, patterns) = cut(hot, Unit { bits: 2, index: 3 });
+        let (cut, patterns) = cut(hot, Vec::new(), Unit { bits: 2, index: 3 });
         assert_eq!(cut.hot, [12, 13, 14, 15, 16, 17, 10, 11]);
         assert_eq!(cut.grouped, [12, 13, 14, 15, 10, 11]);
         assert_eq!(cut.filter, 1 << 16 | 1 << 17);
         assert_eq!(patterns, 3 << 6..4 << 6);
-        let (few, patterns) = super::cut(vec![5, 7], Unit { bits: 3, index: 4 });
+        let (few, patterns) = super::cut(vec![5, 7], Vec::new(), Unit { bits: 3, index: 4 });
         assert_eq!((few.grouped.len(), few.filter), (2, 0));
         assert!(patterns.is_empty());
     }

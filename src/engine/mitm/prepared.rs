@@ -67,7 +67,7 @@ pub(crate) struct Prepared {
     sample_at: [Vec<u32>; 2],
     /// Each column mask's number of words before any filter of [`Prepared::fill`].
     sample_of: [Vec<u32>; 2],
-    /// A quarter counted and sampled but not yet written ([`Prepared::prepare_lazy`]).
+    /// A quarter counted and sampled but not yet written ([`Prepared::prepare_with`]).
     pending: Option<Pending>,
 }
 
@@ -97,21 +97,10 @@ impl Prepared {
         self.prepare_with(geo, q, list, raw_forbid, side, false);
     }
 
-    /// [`Prepared::prepare`], except that a searched quarter too large for one walk's buffer
-    /// is only counted and sampled: its words wait for [`Prepared::fill`], which can then
-    /// keep only those a unit of a split uses. Its group sizes ([`Prepared::len`]) and
+    /// [`Prepared::prepare`]; with `lazy`, a searched quarter too large for one walk's
+    /// buffer is only counted and sampled: its words wait for [`Prepared::fill`], which can
+    /// then keep only those a unit of a split uses. Its group sizes ([`Prepared::len`]) and
     /// samples are the unfiltered quarter's, so the split's hot bits come out the same.
-    #[cfg(test)]
-    pub(crate) fn prepare_lazy(
-        &mut self,
-        geo: &Geometry,
-        q: Quarter,
-        list: Placements<'_>,
-        side: Side,
-    ) {
-        self.prepare_with(geo, q, list, (0, 0), side, true);
-    }
-
     fn prepare_with(
         &mut self,
         geo: &Geometry,
@@ -152,7 +141,7 @@ impl Prepared {
         self.pending.is_some()
     }
 
-    /// Writes the words of a quarter that [`Prepared::prepare_lazy`] only counted, less
+    /// Writes the words of a quarter that a lazy [`Prepared::prepare_with`] only counted, less
     /// those with a bit of `drop`; a quarter already written is left as it is. The samples
     /// stay the unfiltered quarter's.
     pub(crate) fn fill(&mut self, drop: u64) {
@@ -555,7 +544,7 @@ impl PreparedCache {
 
     /// Quarter `i` (in [`QUARTERS`] order) of kind `kind` for row mask `rows`: from the cache,
     /// or built into `spare` when the cache is off (unless `spare` already holds it); with
-    /// `lazy`, a large one only counted and sampled ([`Prepared::prepare_lazy`]).
+    /// `lazy`, a large one only counted and sampled ([`Prepared::prepare_with`]).
     pub(crate) fn get<'a>(
         &'a self,
         geo: &Geometry,
@@ -662,7 +651,7 @@ mod tests {
                 full.prepare(&g, q, cache.get(rows), (0, 0), side);
                 for drop in [0, 1 << 3, 1 << 12 | 1 << 25 | 1 << 33] {
                     let mut lazy = Prepared::default();
-                    lazy.prepare_lazy(&g, q, cache.get(rows), side);
+                    lazy.prepare_with(&g, q, cache.get(rows), (0, 0), side, true);
                     let pending = lazy.is_pending();
                     deferred += usize::from(pending);
                     assert_eq!(lazy.len(), full.len(), "N = {n}, rows {rows:b}");

@@ -315,8 +315,7 @@ impl Context {
                 s.keys.join((&[e], &[w]), factors, shape, limits, level)
             });
         }
-        let (mut cut, patterns) = piece::cut(hot, unit);
-        cut.spare = spare;
+        let (cut, patterns) = piece::cut(hot, spare, unit);
         s.fill(piece::unit_drops(&cut, &patterns, unit));
         s.regroup(&cut.grouped);
         let (e, w) = self.sides(s.quarters.each_ref(), 0, factors);
@@ -427,8 +426,7 @@ impl Context {
             });
             return u128::from(count) * 8;
         }
-        let (mut cut, patterns) = piece::cut(hot, unit);
-        cut.spare = spare;
+        let (cut, patterns) = piece::cut(hot, spare, unit);
         s.fill(piece::unit_drops(&cut, &patterns, unit));
         s.regroup(&cut.grouped);
         let (east, wests) = self.cross_sides(s.quarters.each_ref(), y);

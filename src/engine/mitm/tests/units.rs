@@ -10,6 +10,19 @@ fn unit_plan(n: u32, level: Level, sizes: (usize, usize), top: u32) -> MitmPlan 
     MitmPlan::with_context(ctx)
 }
 
+/// The units of the split of task `id` of `plan` summed, and that split solved whole by
+/// `plain`.
+fn units_and_whole(plan: &MitmPlan, plain: &MitmPlan, id: usize) -> (u128, u128) {
+    let t = plan.task(id);
+    let first = id - t.unit.index as usize;
+    let units = first..first + (1 << t.unit.bits);
+    let whole = task::Task {
+        unit: task::Unit::WHOLE,
+        ..t
+    };
+    (units.map(|u| plan.solve(u)).sum(), plain.solve_task(whole))
+}
+
 /// Each split's units summed, by (y, east), with the number of units that counted any
 /// solution beyond a split's first.
 fn split_sums(
@@ -74,14 +87,8 @@ fn units_on_searched_quarters_add_up_to_their_split() {
         for id in [0, 16, 40, 5_000, 20_000] {
             let t = plan.task(id);
             assert!(t.unit.bits > 0, "n = {n}, task {id} is a whole split");
-            let first = id - t.unit.index as usize;
-            let units = first..first + (1 << t.unit.bits);
-            let sum: u128 = units.map(|u| plan.solve(u)).sum();
-            let whole = task::Task {
-                unit: task::Unit::WHOLE,
-                ..t
-            };
-            assert_eq!(sum, plain.solve_task(whole), "n = {n}, split of task {id}");
+            let (sum, whole) = units_and_whole(&plan, &plain, id);
+            assert_eq!(sum, whole, "n = {n}, split of task {id}");
         }
     }
 }
@@ -108,15 +115,8 @@ fn units_equal_whole_splits_task_by_task() {
         // A split by the id of one of its units: every split of N ≤ 18 through its first.
         let first_unit = |id| plan.task(id).unit.index == 0;
         let differ = differing_tasks(n, plan.len(), first_unit, |id| {
-            let t = plan.task(id);
-            let first = id - t.unit.index as usize;
-            let units = first..first + (1 << t.unit.bits);
-            let sum: u128 = units.map(|u| plan.solve(u)).sum();
-            let whole = task::Task {
-                unit: task::Unit::WHOLE,
-                ..t
-            };
-            sum != plain.solve_task(whole)
+            let (sum, whole) = units_and_whole(&plan, &plain, id);
+            sum != whole
         });
         assert!(differ.is_empty(), "n = {n}: tasks {differ:?} differ");
     }
