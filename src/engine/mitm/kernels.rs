@@ -349,6 +349,18 @@ pub(crate) fn partition_from(
     zeros
 }
 
+/// Appends the words of `words` without any of `bits` to `zeros` and the others to `ones`,
+/// in order.
+pub(crate) fn split_from(words: &[u64], bits: u64, zeros: &mut Vec<u64>, ones: &mut Vec<u64>) {
+    for &w in words {
+        if w & bits == 0 {
+            zeros.push(w);
+        } else {
+            ones.push(w);
+        }
+    }
+}
+
 /// Counts disjoint (key, query) pairs by direct comparison, generic over the CPU level.
 #[inline(always)]
 pub(crate) fn count_direct_generic(keys: &[u64], queries: &[u64]) -> u64 {

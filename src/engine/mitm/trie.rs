@@ -58,6 +58,9 @@ enum Node {
         first: u32,
         /// Its blocks (at most 2 unless no bit splits its keys).
         blocks: u32,
+        /// A bit every key of the second of two blocks has (or 0): the queries with it
+        /// count against the first block alone.
+        skip: u64,
         rest: std::ops::Range<u32>,
     },
 }
@@ -153,7 +156,7 @@ impl Trie {
             return None;
         }
         if keys.len() <= LEAF_KEYS {
-            return Some(self.leaf(keys, level));
+            return Some(self.leaf(keys, queries, level));
         }
         let step = (keys.len() / KEY_SAMPLE).max(1);
         let counts = simd::bit_counts(level, keys, step, used);
@@ -163,7 +166,7 @@ impl Trie {
             .max()
             .filter(|&(score, _)| score > 0);
         let Some((_, p)) = best else {
-            return Some(self.leaf(keys, level));
+            return Some(self.leaf(keys, queries, level));
         };
         let bit = 1u64 << p;
         // Keys without the bit to the front.
@@ -175,8 +178,10 @@ impl Trie {
         Some(self.push(Node::Split { bit, zero, one }))
     }
 
-    /// A leaf of `keys`: sliced into blocks, or kept for direct comparison if few.
-    fn leaf(&mut self, keys: &[u64], level: Level) -> u32 {
+    /// A leaf of `keys` (reordered in place), reached by the sampled `queries`: sliced into
+    /// blocks, or kept for direct comparison if few. Two packed blocks are ordered so that
+    /// the second one's keys share a bit (its `skip`) if one can: the keys without it first.
+    fn leaf(&mut self, keys: &mut [u64], queries: &[u64], level: Level) -> u32 {
         let common = keys.iter().fold(!0u64, |acc, &k| acc & k);
         let any = keys.iter().fold(0u64, |acc, &k| acc | k);
         let (mixed, layout) = if self.packs {
@@ -184,6 +189,15 @@ impl Trie {
         } else {
             (!0, FULL)
         };
+        let two = BLOCK < keys.len() && keys.len() <= LEAF_KEYS;
+        let skip = if self.packs && two {
+            skip_bit(keys, queries, level)
+        } else {
+            0
+        };
+        if skip != 0 {
+            simd::partition(level, keys, skip, &mut self.ones);
+        }
         let first_rest = self.rest.len() as u32;
         let first = self.entries as u32;
         let mut blocks = 0u32;
@@ -218,6 +232,7 @@ impl Trie {
             layout,
             first,
             blocks,
+            skip,
             rest: first_rest..self.rest.len() as u32,
         })
     }
@@ -272,9 +287,19 @@ impl Trie {
                 layout,
                 first,
                 blocks,
+                skip,
                 rest,
             } if self.packs && rest.is_empty() => {
-                self.count_packed(queries, (bits, layout), first, blocks, level)
+                if skip == 0 {
+                    return self.count_packed(queries, (bits, layout), first, blocks, level);
+                }
+                // The queries with `skip` meet the first block only.
+                let mut with = std::mem::take(&mut self.ones);
+                simd::split(level, queries, skip, next, &mut with);
+                let total = self.count_packed(next, (bits, layout), first, 2, level)
+                    + self.count_packed(&with, (bits, layout), first, 1, level);
+                self.ones = with;
+                total
             }
             Node::Leaf {
                 bits,
@@ -282,6 +307,7 @@ impl Trie {
                 first,
                 blocks,
                 rest,
+                ..
             } => {
                 // A packed leaf with keys left over has no blocks (see `leaf`).
                 debug_assert!(!self.packs || blocks == 0);
@@ -317,6 +343,9 @@ impl Trie {
             return 0;
         }
         let per = self.layouts[usize::from(layout)].per_block;
+        if queries.is_empty() {
+            return 0;
+        }
         let tables = &self.tables[first as usize..][..blocks as usize * per];
         let (mut total, mut kept) = (0, 0);
         for pair in tables.chunks(2 * per) {
@@ -385,6 +414,21 @@ const FULL: u8 = 65;
 /// most once, so at most 64 levels and a leaf.
 const ROUTE_LEVELS: usize = 65;
 
+/// The bit to order a leaf of two blocks (`keys`) by, reached by the sampled `queries`: the
+/// one most of them have among the bits that all keys past the first block can share (at
+/// most a block without it, and some keys with it), or 0 where none such is sampled.
+fn skip_bit(keys: &[u64], queries: &[u64], level: Level) -> u64 {
+    let with = simd::bit_counts(level, keys, 1, 0);
+    let weights = simd::bit_counts(level, queries, 1, 0);
+    let len = keys.len() as u32;
+    (0..64)
+        .filter(|&p| len - with[p] <= BLOCK as u32 && with[p] < len)
+        .map(|p| (weights[p], p))
+        .max()
+        .filter(|&(w, _)| w > 0)
+        .map_or(0, |(_, p)| 1 << p)
+}
+
 /// Replaces `out` by the queries without any of `bits`, packed in order by the half join's
 /// vector loop (a north side of one empty word keeps exactly those).
 fn keep_without(out: &mut Vec<u64>, queries: &[u64], bits: u64, level: Level) {
@@ -420,10 +464,41 @@ mod tests {
                 let mut q = random_keys(&mut rng, len, 8, 0.3);
                 let without: Vec<u64> = q.iter().copied().filter(|&x| x & 0b1001 == 0).collect();
                 let with: Vec<u64> = q.iter().copied().filter(|&x| x & 0b1001 != 0).collect();
+                let (mut zeros, mut split_ones) = (vec![7; 3], vec![7; 5]);
+                simd::split(level, &q, 0b1001, &mut zeros, &mut split_ones);
+                assert_eq!((&zeros, &split_ones), (&without, &with), "{level:?}, {len}");
                 let kept = simd::partition(level, &mut q, 0b1001, &mut ones);
                 assert_eq!(kept, without.len(), "{level:?}, {len} keys");
                 assert_eq!(q, [without, with].concat(), "{level:?}, {len} keys");
             }
+        }
+    }
+
+    #[test]
+    fn two_blocks_skip_the_second_for_queries_with_the_bit_its_keys_share() {
+        let mut rng = fastrand::Rng::with_seed(8);
+        let layout = Layout::new(40, 0, 5);
+        let keys = random_keys(&mut rng, 30_000, 40, 0.4);
+        let queries = random_keys(&mut rng, 2000, 40, 0.35);
+        for level in simd::available_levels() {
+            let mut trie = Trie::new();
+            trie.fill(&[&[&keys]], !0, &layout, &queries[..1000], level);
+            let mut skips = 0;
+            for node in &trie.nodes {
+                if let Node::Leaf { skip, blocks, .. } = *node {
+                    // Only a packed leaf of two blocks takes a skip bit.
+                    assert!(skip == 0 || blocks == 2, "{level:?}");
+                    skips += usize::from(skip != 0);
+                }
+            }
+            if level.has_fast_pext() {
+                assert!(skips > 0, "{level:?}");
+            } else {
+                assert_eq!(skips, 0, "{level:?}");
+            }
+            let mut counts = [0u64];
+            trie.count(&queries, &mut counts, level);
+            assert_eq!(counts[0], naive(&keys, &queries), "{level:?}");
         }
     }
 

@@ -393,6 +393,30 @@ pub(crate) fn partition(level: Level, keys: &mut [u64], bits: u64, ones: &mut Ve
     kernels::partition_from(keys, bits, ones, (0, 0))
 }
 
+/// Replaces `zeros` by the words of `words` without any of `bits` and `ones` by the others,
+/// each in order.
+pub(crate) fn split(
+    level: Level,
+    words: &[u64],
+    bits: u64,
+    zeros: &mut Vec<u64>,
+    ones: &mut Vec<u64>,
+) {
+    // SAFETY: a level is only constructed after detecting the features it enables.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        match level.0 {
+            Isa::Avx2 => return x86::split_avx2(words, bits, zeros, ones),
+            Isa::Avx512bw | Isa::Avx512 => return x86::split_avx512(words, bits, zeros, ones),
+            Isa::Portable | Isa::Popcnt => {}
+        }
+    }
+    let _ = level;
+    zeros.clear();
+    ones.clear();
+    kernels::split_from(words, bits, zeros, ones);
+}
+
 /// Appends `n | s | extra` for every pair of `north` × `south` with `n`, `s` and `forbid`
 /// pairwise disjoint.
 #[inline]

@@ -3,7 +3,7 @@
 
 use std::arch::x86_64::*;
 
-use crate::engine::mitm::kernels::partition_from;
+use crate::engine::mitm::kernels::{partition_from, split_from};
 
 /// For each 4-bit mask of kept 64-bit lanes, the `vpermd` indices that move the kept lanes,
 /// in order, to the front (AVX2 has no compress instruction).
@@ -210,6 +210,91 @@ pub(crate) unsafe fn partition_avx512(keys: &mut [u64], bits: u64, ones: &mut Ve
         ones.set_len(set);
     }
     partition_from(keys, bits, ones, (zeros, i))
+}
+
+/// [`super::super::simd::split`] at the AVX2 level: four words per step, each side moved to
+/// the front of its vector by a table-driven `vpermd` and stored whole.
+///
+/// # Safety
+/// The CPU has AVX2 and POPCNT.
+#[target_feature(enable = "avx2,popcnt")]
+pub(crate) unsafe fn split_avx2(
+    words: &[u64],
+    bits: u64,
+    zeros: &mut Vec<u64>,
+    ones: &mut Vec<u64>,
+) {
+    let n = words.len();
+    let whole = n - n % 4;
+    zeros.clear();
+    ones.clear();
+    zeros.reserve(n + 4);
+    ones.reserve(n + 4);
+    let vb = _mm256_set1_epi64x(bits as i64);
+    let (mut z, mut o) = (0usize, 0usize);
+    // SAFETY: loads read words[i..i + 4] with i + 4 <= n; each store writes 4 slots at
+    // z <= i or o <= i, inside the n + 4 reserved ones. Only the first z and o are kept.
+    unsafe {
+        let (zp, op) = (zeros.as_mut_ptr(), ones.as_mut_ptr());
+        for i in (0..whole).step_by(4) {
+            let s = _mm256_loadu_si256(words.as_ptr().add(i) as *const __m256i);
+            let free = _mm256_cmpeq_epi64(_mm256_and_si256(vb, s), _mm256_setzero_si256());
+            let kept = _mm256_movemask_pd(_mm256_castsi256_pd(free)) as usize;
+            let front = _mm256_loadu_si256(COMPRESS[kept].as_ptr() as *const __m256i);
+            let back = _mm256_loadu_si256(COMPRESS[kept ^ 15].as_ptr() as *const __m256i);
+            let (k, w) = (
+                _mm256_permutevar8x32_epi32(s, front),
+                _mm256_permutevar8x32_epi32(s, back),
+            );
+            _mm256_storeu_si256(zp.add(z) as *mut __m256i, k);
+            _mm256_storeu_si256(op.add(o) as *mut __m256i, w);
+            z += kept.count_ones() as usize;
+            o += 4 - kept.count_ones() as usize;
+        }
+        zeros.set_len(z);
+        ones.set_len(o);
+    }
+    split_from(&words[whole..], bits, zeros, ones);
+}
+
+/// [`super::super::simd::split`] with AVX-512F: eight words per step, each side packed by
+/// VPCOMPRESSQ into a register and stored whole.
+///
+/// # Safety
+/// The CPU has AVX-512F and POPCNT.
+#[target_feature(enable = "avx512f,popcnt")]
+pub(crate) unsafe fn split_avx512(
+    words: &[u64],
+    bits: u64,
+    zeros: &mut Vec<u64>,
+    ones: &mut Vec<u64>,
+) {
+    let n = words.len();
+    let whole = n - n % 8;
+    zeros.clear();
+    ones.clear();
+    zeros.reserve(n + 8);
+    ones.reserve(n + 8);
+    let vb = _mm512_set1_epi64(bits as i64);
+    let (mut z, mut o) = (0usize, 0usize);
+    // SAFETY: as in `split_avx2`, eight slots at a time.
+    unsafe {
+        let (zp, op) = (zeros.as_mut_ptr(), ones.as_mut_ptr());
+        for i in (0..whole).step_by(8) {
+            let s = _mm512_loadu_si512(words.as_ptr().add(i) as *const __m512i);
+            let k = _mm512_testn_epi64_mask(vb, s);
+            _mm512_storeu_si512(zp.add(z) as *mut __m512i, _mm512_maskz_compress_epi64(k, s));
+            _mm512_storeu_si512(
+                op.add(o) as *mut __m512i,
+                _mm512_maskz_compress_epi64(!k, s),
+            );
+            z += k.count_ones() as usize;
+            o += 8 - k.count_ones() as usize;
+        }
+        zeros.set_len(z);
+        ones.set_len(o);
+    }
+    split_from(&words[whole..], bits, zeros, ones);
 }
 
 #[cfg(test)]

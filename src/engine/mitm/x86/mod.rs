@@ -23,7 +23,9 @@ mod build;
 mod join;
 
 pub(crate) use build::{bit_counts_avx512bw, build_block_avx2, build_block_avx512};
-pub(crate) use join::{join_avx2, join_avx512, partition_avx2, partition_avx512};
+pub(crate) use join::{
+    join_avx2, join_avx512, partition_avx2, partition_avx512, split_avx2, split_avx512,
+};
 
 /// Bytes per table entry.
 const ENTRY: usize = std::mem::size_of::<Lanes>();
