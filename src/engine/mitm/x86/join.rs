@@ -139,8 +139,81 @@ pub(crate) unsafe fn join_avx512(
     }
 }
 
-/// [`super::super::simd::partition`] at the AVX2 level: four keys per step, each side moved
-/// to the front of its vector by a table-driven `vpermd` and stored whole.
+/// The whole steps of four words of `src[..n]`: those without `bits` stored in order from
+/// `zeros`, the others from `ones`, each store writing four slots of which only the counted
+/// ones are kept. Returns the counts written to each side and the words read.
+///
+/// # Safety
+/// The CPU has AVX2 and POPCNT; `src` holds `n` words; `ones` has room for `n + 4`, and so
+/// has `zeros`, unless it is `src` itself (every store then lands on slots already read).
+#[target_feature(enable = "avx2,popcnt")]
+unsafe fn split_steps_avx2(
+    src: *const u64,
+    n: usize,
+    bits: u64,
+    (zeros, ones): (*mut u64, *mut u64),
+) -> (usize, usize, usize) {
+    let vb = _mm256_set1_epi64x(bits as i64);
+    let (mut z, mut o, mut i) = (0usize, 0usize, 0usize);
+    // SAFETY: loads read src[i..i + 4] with i + 4 <= n; stores write 4 slots at z <= i and
+    // o <= i (the caller's contract).
+    unsafe {
+        while i + 4 <= n {
+            let s = _mm256_loadu_si256(src.add(i) as *const __m256i);
+            let free = _mm256_cmpeq_epi64(_mm256_and_si256(vb, s), _mm256_setzero_si256());
+            let kept = _mm256_movemask_pd(_mm256_castsi256_pd(free)) as usize;
+            let front = _mm256_loadu_si256(COMPRESS[kept].as_ptr() as *const __m256i);
+            let back = _mm256_loadu_si256(COMPRESS[kept ^ 15].as_ptr() as *const __m256i);
+            let (k, w) = (
+                _mm256_permutevar8x32_epi32(s, front),
+                _mm256_permutevar8x32_epi32(s, back),
+            );
+            _mm256_storeu_si256(zeros.add(z) as *mut __m256i, k);
+            _mm256_storeu_si256(ones.add(o) as *mut __m256i, w);
+            z += kept.count_ones() as usize;
+            o += 4 - kept.count_ones() as usize;
+            i += 4;
+        }
+    }
+    (z, o, i)
+}
+
+/// [`split_steps_avx2`] with AVX-512F: eight words per step, each side packed by VPCOMPRESSQ.
+///
+/// # Safety
+/// As [`split_steps_avx2`], with AVX-512F and room for `n + 8`.
+#[target_feature(enable = "avx512f,popcnt")]
+unsafe fn split_steps_avx512(
+    src: *const u64,
+    n: usize,
+    bits: u64,
+    (zeros, ones): (*mut u64, *mut u64),
+) -> (usize, usize, usize) {
+    let vb = _mm512_set1_epi64(bits as i64);
+    let (mut z, mut o, mut i) = (0usize, 0usize, 0usize);
+    // SAFETY: as in `split_steps_avx2`, eight slots at a time.
+    unsafe {
+        while i + 8 <= n {
+            let s = _mm512_loadu_si512(src.add(i) as *const __m512i);
+            let k = _mm512_testn_epi64_mask(vb, s);
+            _mm512_storeu_si512(
+                zeros.add(z) as *mut __m512i,
+                _mm512_maskz_compress_epi64(k, s),
+            );
+            _mm512_storeu_si512(
+                ones.add(o) as *mut __m512i,
+                _mm512_maskz_compress_epi64(!k, s),
+            );
+            z += k.count_ones() as usize;
+            o += 8 - k.count_ones() as usize;
+            i += 8;
+        }
+    }
+    (z, o, i)
+}
+
+/// [`super::super::simd::partition`] at the AVX2 level: four keys per step, the keys without
+/// `bits` compacted in place, the others through `ones`.
 ///
 /// # Safety
 /// The CPU has AVX2 and POPCNT.
@@ -149,36 +222,16 @@ pub(crate) unsafe fn partition_avx2(keys: &mut [u64], bits: u64, ones: &mut Vec<
     let n = keys.len();
     ones.clear();
     ones.reserve(n + 4);
-    let vb = _mm256_set1_epi64x(bits as i64);
-    let (mut zeros, mut set, mut i) = (0usize, 0usize, 0usize);
-    // SAFETY: loads read keys[i..i + 4] with i + 4 <= n. A store of the keys without `bits`
-    // writes keys[zeros..zeros + 4] with zeros <= i: slots already read. A store of the
-    // others writes 4 slots at `set` <= i, inside the n + 4 reserved.
-    unsafe {
-        let (src, dst) = (keys.as_mut_ptr(), ones.as_mut_ptr());
-        while i + 4 <= n {
-            let s = _mm256_loadu_si256(src.add(i) as *const __m256i);
-            let free = _mm256_cmpeq_epi64(_mm256_and_si256(vb, s), _mm256_setzero_si256());
-            let kept = _mm256_movemask_pd(_mm256_castsi256_pd(free)) as usize;
-            let front = _mm256_loadu_si256(COMPRESS[kept].as_ptr() as *const __m256i);
-            let back = _mm256_loadu_si256(COMPRESS[kept ^ 15].as_ptr() as *const __m256i);
-            let (k, o) = (
-                _mm256_permutevar8x32_epi32(s, front),
-                _mm256_permutevar8x32_epi32(s, back),
-            );
-            _mm256_storeu_si256(src.add(zeros) as *mut __m256i, k);
-            _mm256_storeu_si256(dst.add(set) as *mut __m256i, o);
-            zeros += kept.count_ones() as usize;
-            set += 4 - kept.count_ones() as usize;
-            i += 4;
-        }
-        ones.set_len(set);
-    }
+    let src = keys.as_mut_ptr();
+    // SAFETY: the kept keys are stored over `keys` itself, on slots already read; `ones`
+    // has room for n + 4.
+    let (zeros, set, i) = unsafe { split_steps_avx2(src, n, bits, (src, ones.as_mut_ptr())) };
+    // SAFETY: the first `set` slots of `ones` were written.
+    unsafe { ones.set_len(set) };
     partition_from(keys, bits, ones, (zeros, i))
 }
 
-/// [`super::super::simd::partition`] with AVX-512F: eight keys per step, each side packed by
-/// VPCOMPRESSQ into a register and stored whole.
+/// [`super::super::simd::partition`] with AVX-512F: eight keys per step.
 ///
 /// # Safety
 /// The CPU has AVX-512F and POPCNT.
@@ -187,33 +240,15 @@ pub(crate) unsafe fn partition_avx512(keys: &mut [u64], bits: u64, ones: &mut Ve
     let n = keys.len();
     ones.clear();
     ones.reserve(n + 8);
-    let vb = _mm512_set1_epi64(bits as i64);
-    let (mut zeros, mut set, mut i) = (0usize, 0usize, 0usize);
-    // SAFETY: as in `partition_avx2`, eight slots at a time.
-    unsafe {
-        let (src, dst) = (keys.as_mut_ptr(), ones.as_mut_ptr());
-        while i + 8 <= n {
-            let s = _mm512_loadu_si512(src.add(i) as *const __m512i);
-            let k = _mm512_testn_epi64_mask(vb, s);
-            _mm512_storeu_si512(
-                src.add(zeros) as *mut __m512i,
-                _mm512_maskz_compress_epi64(k, s),
-            );
-            _mm512_storeu_si512(
-                dst.add(set) as *mut __m512i,
-                _mm512_maskz_compress_epi64(!k, s),
-            );
-            zeros += k.count_ones() as usize;
-            set += 8 - k.count_ones() as usize;
-            i += 8;
-        }
-        ones.set_len(set);
-    }
+    let src = keys.as_mut_ptr();
+    // SAFETY: as in `partition_avx2`, with room for n + 8.
+    let (zeros, set, i) = unsafe { split_steps_avx512(src, n, bits, (src, ones.as_mut_ptr())) };
+    // SAFETY: the first `set` slots of `ones` were written.
+    unsafe { ones.set_len(set) };
     partition_from(keys, bits, ones, (zeros, i))
 }
 
-/// [`super::super::simd::split`] at the AVX2 level: four words per step, each side moved to
-/// the front of its vector by a table-driven `vpermd` and stored whole.
+/// [`super::super::simd::split`] at the AVX2 level: four words per step.
 ///
 /// # Safety
 /// The CPU has AVX2 and POPCNT.
@@ -225,40 +260,22 @@ pub(crate) unsafe fn split_avx2(
     ones: &mut Vec<u64>,
 ) {
     let n = words.len();
-    let whole = n - n % 4;
     zeros.clear();
     ones.clear();
     zeros.reserve(n + 4);
     ones.reserve(n + 4);
-    let vb = _mm256_set1_epi64x(bits as i64);
-    let (mut z, mut o) = (0usize, 0usize);
-    // SAFETY: loads read words[i..i + 4] with i + 4 <= n; each store writes 4 slots at
-    // z <= i or o <= i, inside the n + 4 reserved ones. Only the first z and o are kept.
+    let out = (zeros.as_mut_ptr(), ones.as_mut_ptr());
+    // SAFETY: `words` holds n words; both outputs have room for n + 4.
+    let (z, o, i) = unsafe { split_steps_avx2(words.as_ptr(), n, bits, out) };
+    // SAFETY: the first z and o slots were written.
     unsafe {
-        let (zp, op) = (zeros.as_mut_ptr(), ones.as_mut_ptr());
-        for i in (0..whole).step_by(4) {
-            let s = _mm256_loadu_si256(words.as_ptr().add(i) as *const __m256i);
-            let free = _mm256_cmpeq_epi64(_mm256_and_si256(vb, s), _mm256_setzero_si256());
-            let kept = _mm256_movemask_pd(_mm256_castsi256_pd(free)) as usize;
-            let front = _mm256_loadu_si256(COMPRESS[kept].as_ptr() as *const __m256i);
-            let back = _mm256_loadu_si256(COMPRESS[kept ^ 15].as_ptr() as *const __m256i);
-            let (k, w) = (
-                _mm256_permutevar8x32_epi32(s, front),
-                _mm256_permutevar8x32_epi32(s, back),
-            );
-            _mm256_storeu_si256(zp.add(z) as *mut __m256i, k);
-            _mm256_storeu_si256(op.add(o) as *mut __m256i, w);
-            z += kept.count_ones() as usize;
-            o += 4 - kept.count_ones() as usize;
-        }
         zeros.set_len(z);
         ones.set_len(o);
     }
-    split_from(&words[whole..], bits, zeros, ones);
+    split_from(&words[i..], bits, zeros, ones);
 }
 
-/// [`super::super::simd::split`] with AVX-512F: eight words per step, each side packed by
-/// VPCOMPRESSQ into a register and stored whole.
+/// [`super::super::simd::split`] with AVX-512F: eight words per step.
 ///
 /// # Safety
 /// The CPU has AVX-512F and POPCNT.
@@ -270,31 +287,19 @@ pub(crate) unsafe fn split_avx512(
     ones: &mut Vec<u64>,
 ) {
     let n = words.len();
-    let whole = n - n % 8;
     zeros.clear();
     ones.clear();
     zeros.reserve(n + 8);
     ones.reserve(n + 8);
-    let vb = _mm512_set1_epi64(bits as i64);
-    let (mut z, mut o) = (0usize, 0usize);
-    // SAFETY: as in `split_avx2`, eight slots at a time.
+    let out = (zeros.as_mut_ptr(), ones.as_mut_ptr());
+    // SAFETY: `words` holds n words; both outputs have room for n + 8.
+    let (z, o, i) = unsafe { split_steps_avx512(words.as_ptr(), n, bits, out) };
+    // SAFETY: the first z and o slots were written.
     unsafe {
-        let (zp, op) = (zeros.as_mut_ptr(), ones.as_mut_ptr());
-        for i in (0..whole).step_by(8) {
-            let s = _mm512_loadu_si512(words.as_ptr().add(i) as *const __m512i);
-            let k = _mm512_testn_epi64_mask(vb, s);
-            _mm512_storeu_si512(zp.add(z) as *mut __m512i, _mm512_maskz_compress_epi64(k, s));
-            _mm512_storeu_si512(
-                op.add(o) as *mut __m512i,
-                _mm512_maskz_compress_epi64(!k, s),
-            );
-            z += k.count_ones() as usize;
-            o += 8 - k.count_ones() as usize;
-        }
         zeros.set_len(z);
         ones.set_len(o);
     }
-    split_from(&words[whole..], bits, zeros, ones);
+    split_from(&words[i..], bits, zeros, ones);
 }
 
 #[cfg(test)]
