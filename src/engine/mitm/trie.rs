@@ -274,6 +274,8 @@ impl Trie {
             let bit = 1 << p;
             let mid = simd::partition(level, tail, bit, &mut self.ones);
             tail = &mut tail[mid..];
+            // The sampled queries without the bit become the open ones; the buffer that
+            // held them before serves as the partition's scratch again.
             let mut next = std::mem::take(&mut self.ones);
             keep_without(&mut next, open_now, bit, level);
             self.ones = std::mem::replace(&mut open, next);
