@@ -99,8 +99,9 @@ pub(crate) struct Trie {
     sample: Vec<u64>,
     /// Scratch for partitions: the keys with a node's bit.
     ones: Vec<u64>,
-    /// Scratch: the sampled queries without a leaf's skip bits so far.
+    /// Scratch: the sampled queries without a leaf's skip bits so far, and the next ones.
     open: Vec<u64>,
+    reopen: Vec<u64>,
     /// What the sieve did (taken by the task's work counters).
     pub visits: Visits,
 }
@@ -274,11 +275,11 @@ impl Trie {
             let bit = 1 << p;
             let mid = simd::partition(level, tail, bit, &mut self.ones);
             tail = &mut tail[mid..];
-            // The sampled queries without the bit become the open ones; the buffer that
-            // held them before serves as the partition's scratch again.
-            let mut next = std::mem::take(&mut self.ones);
+            // The sampled queries without the bit become the open ones. Two small buffers
+            // take turns: the partition's scratch, as large as a node's keys, stays apart.
+            let mut next = std::mem::take(&mut self.reopen);
             keep_without(&mut next, open_now, bit, level);
-            self.ones = std::mem::replace(&mut open, next);
+            self.reopen = std::mem::replace(&mut open, next);
             mask |= bit;
         }
         self.open = open;
