@@ -360,8 +360,10 @@ unsafe fn packed<W: Wide, const C: usize, const B: usize>(
     let mut kept = 0u64;
     // The leaf's tables were written when the sieve was filled, long before, and are read
     // here in an order set by the queries' bits: asking for every line at once overlaps
-    // their misses.
-    for line in 0..B * per {
+    // their misses. Only where the queries read about as many lines as the tables hold: a
+    // leaf that few queries reach would fetch mostly lines no query reads.
+    let lines = if queries.len() * C >= per { B * per } else { 0 };
+    for line in 0..lines {
         // SAFETY: `tables` holds `B` blocks of `per` entries of one line each.
         unsafe { _mm_prefetch::<_MM_HINT_T0>(base.add(line * ENTRY) as *const i8) };
     }
