@@ -317,7 +317,7 @@ enum Round {
 /// One round at one thread count.
 ///
 /// # Errors
-/// As [`count`], including [`Error::RecheckMismatch`].
+/// As [`count()`], including [`Error::RecheckMismatch`].
 fn run_sizes(
     config: &BenchConfig,
     threads: usize,

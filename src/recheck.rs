@@ -3,7 +3,7 @@
 //! miscompiled kernel shows up as a mismatch instead of a wrong total.
 //!
 //! Long counts on many machines meet flaky hardware, and a wrong count looks like any other.
-//! A checked run (`run_checked`, inside [`crate::count`] and
+//! A checked run (`run_checked`, inside [`crate::count()`] and
 //! [`ResumableCount`](crate::shard::ResumableCount)): every task the [`Recheck`] selects is solved as usual by the
 //! workers and, once reported finished, solved again by one extra checker thread with [`Plan::solve_portable`] (the
 //! portable kernel or matcher instead of the assembly or SIMD one). Any disagreement stops the

@@ -253,7 +253,7 @@ impl ResumableCount {
         (state.remaining() == 0).then_some(state.total)
     }
 
-    /// The whole count, as [`crate::count`] reports it, for the `total` [`count`](Self::count)
+    /// The whole count, as [`crate::count()`] reports it, for the `total` [`count`](Self::count)
     /// returned.
     ///
     /// # Errors

@@ -395,7 +395,7 @@ unsafe fn packed<W: Wide, const C: usize, const B: usize>(
 }
 
 /// Defines, for each `$name: $wide, $features, $cpu`, [`super::simd`]'s `$kernel` at the
-/// `Wide` level `$wide`, compiled with `$features` (one [`at_level!`] each).
+/// `Wide` level `$wide`, compiled with `$features` (one `at_level!` each).
 macro_rules! at_levels {
     ($kernel:ident $sig:tt -> $ret:ty; $($name:ident: $wide:ty, $features:literal, $cpu:literal;)*) => {
         $(at_level!($kernel $sig -> $ret; $name: $wide, $features, $cpu);)*
