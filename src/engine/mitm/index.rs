@@ -49,6 +49,8 @@ struct Class {
     cost: u64,
     /// Hot bits that cut each split of the class into `2^bits` tasks ([`Unit`]).
     bits: u32,
+    /// Further hot bits whose `2^sub` units each task solves one after another.
+    sub: u32,
 }
 
 impl Class {
@@ -63,6 +65,7 @@ impl Class {
         let unit = Unit {
             bits: self.bits,
             index: (j & ((1 << self.bits) - 1)) as u32,
+            sub: self.sub,
         };
         let (j, y) = (j >> self.bits, self.y);
         if self.prefix.is_empty() {
@@ -98,8 +101,9 @@ pub(super) struct TaskIndex {
 impl TaskIndex {
     /// The index of an `n`×`n` board's tasks, the costliest splits cut into `2^top` units
     /// (cheaper ones into fewer, by their modelled cost), or fewer where the plan would
-    /// pass [`MAX_TASKS`].
-    pub(super) fn new(geo: &Geometry, top: u32) -> Self {
+    /// pass [`MAX_TASKS`]; each task then solves `2^merged` consecutive units (fewer where a
+    /// split has fewer), one after another.
+    pub(super) fn new(geo: &Geometry, top: u32, merged: u32) -> Self {
         let model = CostModel::new(geo);
         let mut classes = Vec::new();
         let ys = if geo.n.is_multiple_of(2) {
@@ -118,7 +122,7 @@ impl TaskIndex {
             .rev()
             .find(|&t| units_len(&classes, t) <= MAX_TASKS)
             .unwrap_or(0);
-        cut_into_units(&mut classes, top);
+        cut_into_units(&mut classes, top, merged);
         classes.sort_by(|a, b| b.cost.cmp(&a.cost).then((a.y, a.en).cmp(&(b.y, b.en))));
         let mut first = 0;
         for c in &mut classes {
@@ -160,23 +164,31 @@ impl TaskIndex {
         self.classes.iter().map(|c| (c.len as usize, c.cost))
     }
 
-    /// The classes as words for the fingerprint: `(bits, y, en, len, cost)` each (`bits` is
-    /// 0 below N = 28, which keeps the fingerprints of plans made before units).
+    /// The classes as words for the fingerprint: `(sub, bits, y, en, len, cost)` each (`sub`
+    /// and `bits` are 0 below N = 28, which keeps the fingerprints of plans made before
+    /// units).
     pub(super) fn words(&self) -> impl Iterator<Item = u64> + '_ {
         self.classes.iter().flat_map(|c| {
-            let head = u64::from(c.bits) << 48 | u64::from(c.y) << 32 | u64::from(c.en);
+            let head = u64::from(c.sub) << 56
+                | u64::from(c.bits) << 48
+                | u64::from(c.y) << 32
+                | u64::from(c.en);
             [head, c.len, c.cost]
         })
     }
 }
 
 /// Splits of the costliest class get `top` unit bits, and each class `round(log2(ratio))`
-/// fewer for its cost ratio to the costliest, so units are of like size; a unit's cost is
-/// its share of the split's (costs are first scaled by `2^top`, so no unit rounds to 0).
-fn cut_into_units(classes: &mut [Class], top: u32) {
+/// fewer for its cost ratio to the costliest, so units are of like size; then up to
+/// `merged` of a class's bits become `sub` bits, whose units one task solves in turn. A
+/// task's cost is its share of the split's (costs are first scaled by `2^top`, so none
+/// rounds to 0).
+fn cut_into_units(classes: &mut [Class], top: u32, merged: u32) {
     let max = max_cost(classes);
     for c in classes {
-        c.bits = unit_bits(c.cost, max, top);
+        let bits = unit_bits(c.cost, max, top);
+        c.sub = bits.min(merged);
+        c.bits = bits - c.sub;
         c.cost = (c.cost << top) >> c.bits;
         c.len <<= c.bits;
     }
@@ -228,6 +240,7 @@ fn class(geo: &Geometry, model: &CostModel, y: u32, en: u32) -> Option<Class> {
         len: 0,
         cost: 0,
         bits: 0,
+        sub: 0,
     };
     let members = c.norths.len() as u64 * c.souths.len() as u64;
     c.len = members;
@@ -291,7 +304,7 @@ mod tests {
     fn the_index_holds_exactly_the_listed_tasks_in_cost_order() {
         for n in 4..=17 {
             let geo = Geometry::new(n);
-            let index = TaskIndex::new(&geo, 0);
+            let index = TaskIndex::new(&geo, 0, 0);
             let mut by_index: Vec<(u32, u32)> = (0..index.len)
                 .map(|i| index.task(i))
                 .inspect(|t| assert_eq!(t.unit, Unit::WHOLE, "n = {n}"))
@@ -310,7 +323,7 @@ mod tests {
     fn units_cut_each_listed_split_into_consecutive_tasks_of_its_cost_share() {
         for n in 8..=15 {
             let geo = Geometry::new(n);
-            let (index, model) = (TaskIndex::new(&geo, 3), CostModel::new(&geo));
+            let (index, model) = (TaskIndex::new(&geo, 3, 0), CostModel::new(&geo));
             let mut splits = Vec::new();
             for id in 0..index.len {
                 let t = index.task(id);
@@ -352,7 +365,7 @@ mod tests {
     #[test]
     fn the_largest_plans_are_cut_into_units_within_the_checkpoint_bound() {
         for n in [28, 29] {
-            let index = TaskIndex::new(&Geometry::new(n), super::super::task::unit_bits(n));
+            let index = TaskIndex::new(&Geometry::new(n), super::super::task::unit_bits(n), 0);
             assert!(index.len <= MAX_TASKS, "n = {n}: {} tasks", index.len);
             let most = index.classes.iter().map(|c| c.bits).max();
             assert!(most >= Some(5), "n = {n}: {most:?}");
@@ -363,7 +376,7 @@ mod tests {
     fn task_costs_are_those_of_the_cost_model() {
         for n in [12, 13] {
             let geo = Geometry::new(n);
-            let index = TaskIndex::new(&geo, 0);
+            let index = TaskIndex::new(&geo, 0, 0);
             let model = CostModel::new(&geo);
             for i in 0..index.len {
                 assert_eq!(

@@ -140,7 +140,7 @@ impl MitmPlan {
 
     /// The plan around a prepared context.
     fn with_context(ctx: Context) -> Self {
-        let index = TaskIndex::new(&ctx.geo, ctx.units);
+        let index = TaskIndex::new(&ctx.geo, ctx.units, ctx.merged);
         MitmPlan {
             ctx,
             portable: OnceLock::new(),

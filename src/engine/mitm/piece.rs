@@ -27,11 +27,32 @@ pub(crate) struct Unit {
     pub bits: u32,
     /// Which unit, below `2^bits`.
     pub index: u32,
+    /// Further hot bits: the task solves the `2^sub` finer units of this one in turn
+    /// ([`Unit::finer`]), which share the split's quarter walks.
+    pub sub: u32,
 }
 
 impl Unit {
     /// The whole split as one task.
-    pub(crate) const WHOLE: Unit = Unit { bits: 0, index: 0 };
+    pub(crate) const WHOLE: Unit = Unit {
+        bits: 0,
+        index: 0,
+        sub: 0,
+    };
+
+    /// The hot bits fixed per finer unit: `bits + sub`.
+    pub(crate) fn fixed(self) -> u32 {
+        self.bits + self.sub
+    }
+
+    /// The finer units this task solves, in order: itself when `sub` is 0.
+    pub(crate) fn finer(self) -> impl Iterator<Item = Unit> {
+        (0..1u32 << self.sub).map(move |j| Unit {
+            bits: self.fixed(),
+            index: self.index << self.sub | j,
+            sub: 0,
+        })
+    }
 }
 
 /// Most hot bits a split is cut on: the best [`MAX_HOT`] group the quarters' words, the
@@ -368,12 +389,28 @@ mod tests {
     #[test]
     fn a_cut_groups_the_best_bits_and_puts_the_units_last() {
         let hot: Vec<u32> = (10..18).collect();
-        let (cut, patterns) = cut(hot, Vec::new(), Unit { bits: 2, index: 3 });
+        let (cut, patterns) = cut(
+            hot,
+            Vec::new(),
+            Unit {
+                bits: 2,
+                index: 3,
+                sub: 0,
+            },
+        );
         assert_eq!(cut.hot, [12, 13, 14, 15, 16, 17, 10, 11]);
         assert_eq!(cut.grouped, [12, 13, 14, 15, 10, 11]);
         assert_eq!(cut.filter, 1 << 16 | 1 << 17);
         assert_eq!(patterns, 3 << 6..4 << 6);
-        let (few, patterns) = super::cut(vec![5, 7], Vec::new(), Unit { bits: 3, index: 4 });
+        let (few, patterns) = super::cut(
+            vec![5, 7],
+            Vec::new(),
+            Unit {
+                bits: 3,
+                index: 4,
+                sub: 0,
+            },
+        );
         assert_eq!((few.grouped.len(), few.filter), (2, 0));
         assert!(patterns.is_empty());
     }

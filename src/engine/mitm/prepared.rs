@@ -67,8 +67,12 @@ pub(crate) struct Prepared {
     sample_at: [Vec<u32>; 2],
     /// Each column mask's number of words before any filter of [`Prepared::fill`].
     sample_of: [Vec<u32>; 2],
-    /// A quarter counted and sampled but not yet written ([`Prepared::prepare_with`]).
+    /// A quarter counted and sampled to be written by [`Prepared::fill`]
+    /// ([`Prepared::prepare_with`]); kept once written, so that the next finer unit of a task
+    /// can write it again with its own filter.
     pending: Option<Pending>,
+    /// Whether [`Prepared::fill`] has written the pending quarter.
+    filled: bool,
 }
 
 /// What [`Prepared::fill`] needs to write a lazily prepared quarter's words.
@@ -112,6 +116,7 @@ impl Prepared {
     ) {
         self.built_for = None;
         self.pending = None;
+        self.filled = false;
         self.hot.clear();
         self.queens = list.rows().count_ones();
         let word = geo.words(q, raw_forbid);
@@ -138,16 +143,19 @@ impl Prepared {
 
     /// Whether the words wait for [`Prepared::fill`].
     pub(crate) fn is_pending(&self) -> bool {
-        self.pending.is_some()
+        self.pending.is_some() && !self.filled
     }
 
     /// Writes the words of a quarter that a lazy [`Prepared::prepare_with`] only counted, less
-    /// those with a bit of `drop`; a quarter already written is left as it is. The samples
-    /// stay the unfiltered quarter's.
+    /// those with a bit of `drop`, ungrouped; again, with another filter, where it was written
+    /// so before. A quarter written whole when prepared is left as it is. The samples stay the
+    /// unfiltered quarter's.
     pub(crate) fn fill(&mut self, drop: u64) {
-        let Some(p) = self.pending.take() else {
+        let Some(p) = self.pending else {
             return;
         };
+        self.filled = true;
+        self.hot.clear();
         let list = Placements::Search {
             h: p.geo.h,
             rows: p.rows,

@@ -143,6 +143,8 @@ pub(crate) struct Context {
     pub limits: Limits,
     /// Hot bits that cut the plan's costliest splits into units ([`Unit`], [`unit_bits`]).
     pub units: u32,
+    /// Of those, the bits whose units one task solves in turn ([`merged_bits`]).
+    pub merged: u32,
 }
 
 /// Most cut bits that rank the stored keys of large tasks (0: no ranking).
@@ -177,6 +179,19 @@ fn small_cut_count(n: u32) -> u32 {
 pub(crate) fn unit_bits(n: u32) -> u32 {
     if n >= 28 {
         MAX_HOT as u32
+    } else {
+        0
+    }
+}
+
+/// Of [`unit_bits`], the bits whose units one task of an `n`×`n` plan solves one after
+/// another: they share the split's quarter walks (the walks that count and sample its large
+/// quarters took 63% of the quarter phase, which took 13.6% of N = 28's estimated time),
+/// while each writes only the quarter words its own pieces meet, so a worker's memory stays
+/// that of one unit. Four units a task: 183 million tasks at N = 28 instead of 734 million.
+pub(crate) fn merged_bits(n: u32) -> u32 {
+    if n >= 28 {
+        2
     } else {
         0
     }
@@ -221,6 +236,7 @@ impl Context {
                 .collect(),
             limits: Limits::default(),
             units: unit_bits(n),
+            merged: merged_bits(n),
         }
     }
 
@@ -247,7 +263,7 @@ impl Context {
         let rows = quarter_rows(g, east, west);
         // A unit uses only the words its pieces can meet: large quarters are written once
         // its hot bits are known ([`Scratch::fill`]), so a worker never holds a whole split.
-        let lazy = unit.bits > 0;
+        let lazy = unit.fixed() > 0;
         let mut i = 0;
         spare.each_mut().map(|p| {
             i += 1;
@@ -315,13 +331,9 @@ impl Context {
                 s.keys.join((&[e], &[w]), factors, shape, limits, level)
             });
         }
-        let (cut, patterns) = piece::cut(hot, spare, unit);
-        s.fill(piece::unit_drops(&cut, &patterns, unit));
-        s.regroup(&cut.grouped);
-        let (e, w) = self.sides(s.quarters.each_ref(), 0, factors);
-        let (sides, run) = ((&e, std::slice::from_ref(&w)), (shape, limits, level));
-        let k = &mut s.keys;
-        join_pieces(k, &mut s.sampling, sides, (&cut, patterns), factors, run)
+        let units = finer_cuts(&hot, &spare, unit);
+        let how = Sides::Split(factors);
+        self.join_units(s, &units, how, factors, (shape, limits, level))
     }
 
     /// The hot bits to cut a split into pieces on, at least `unit.bits` of them (none where
@@ -336,7 +348,7 @@ impl Context {
         if self.prepared.is_cached() {
             return (Vec::new(), Vec::new());
         }
-        piece::hot_bits(queries, stored, limits, unit.bits as usize)
+        piece::hot_bits(queries, stored, limits, unit.fixed() as usize)
     }
 
     /// Builds east and west halves of a prepared split (avoiding the key bits `forbid`) and
@@ -426,13 +438,9 @@ impl Context {
             });
             return u128::from(count) * 8;
         }
-        let (cut, patterns) = piece::cut(hot, spare, unit);
-        s.fill(piece::unit_drops(&cut, &patterns, unit));
-        s.regroup(&cut.grouped);
-        let (east, wests) = self.cross_sides(s.quarters.each_ref(), y);
-        let (sides, run) = ((&east, &wests[..]), (shape, limits, level));
-        let (k, cut) = (&mut s.keys, (&cut, patterns));
-        let count = join_pieces(k, &mut s.sampling, sides, cut, [1, 0, 0, 0], run);
+        let units = finer_cuts(&hot, &spare, unit);
+        let run = (shape, limits, level);
+        let count = self.join_units(s, &units, Sides::Cross(y), [1, 0, 0, 0], run);
         s.weigh_parts(8);
         u128::from(count) * 8
     }
@@ -498,41 +506,106 @@ fn whole_unit(unit: Unit, join: impl FnOnce() -> u64) -> u64 {
     }
 }
 
-/// Joins a task's sides split on the hot bits `hot`, pieces `patterns` of them: every one,
-/// or under `sampling.draws` the drawn ones only (each timed and counted on its own into
-/// `sampling.parts`; the returned count is then 0).
-fn join_pieces(
-    keys: &mut Keys,
-    sampling: &mut Sampling,
-    (east, wests): (&HalfSpec<'_>, &[HalfSpec<'_>]),
-    (cut, patterns): (&piece::Cut, Range<u32>),
-    factors: [u64; 4],
-    run: (&Shape, Limits, Level),
-) -> u64 {
-    let all = patterns.len();
-    sampling.pieces = all;
-    let Some(d) = sampling.draws.filter(|d| d.count > 0 && all > 4 * d.count) else {
-        return keys.join_split((east, wests), cut, patterns, factors, run);
-    };
-    let weights = piece::weights(east, wests, &cut.hot);
-    let weights = &weights[patterns.start as usize..patterns.end as usize];
-    for (drawn, probability, times) in subsample::draw(weights, d.count, d.seed) {
-        // Each piece's work on its own: the shared work so far is set aside.
-        let shared = std::mem::take(&mut keys.work);
-        let clock = Clock::start();
-        let p = patterns.start + drawn as u32;
-        let count = keys.join_split((east, wests), cut, p..p + 1, factors, run);
-        let seconds = clock.seconds();
-        let work = std::mem::replace(&mut keys.work, shared);
-        sampling.parts.push(Part {
-            probability: Some(probability),
-            drawn: times,
-            count: u128::from(count),
-            seconds,
-            work,
-        });
+/// How a task's sides come from its quarters: a split's, with its west classes' factors,
+/// or a cross task's, with the middle column's queen row.
+#[derive(Debug, Clone, Copy)]
+enum Sides {
+    Split([u64; 4]),
+    Cross(u32),
+}
+
+/// A finer unit of a task, with its cut and the patterns it solves.
+type FinerUnit = (Unit, piece::Cut, Range<u32>);
+
+/// The finer units `unit` solves ([`Unit::finer`]), each cut on the split's hot bits.
+fn finer_cuts(hot: &[u32], spare: &[u32], unit: Unit) -> Vec<FinerUnit> {
+    unit.finer()
+        .map(|u| {
+            let (cut, patterns) = piece::cut(hot.to_vec(), spare.to_vec(), u);
+            (u, cut, patterns)
+        })
+        .collect()
+}
+
+impl Context {
+    /// The sides of a task from its quarters `q`.
+    fn sides_of<'a>(
+        &'a self,
+        q: [&'a Prepared; 4],
+        how: Sides,
+    ) -> (HalfSpec<'a>, Vec<HalfSpec<'a>>) {
+        match how {
+            Sides::Split(factors) => {
+                let (east, west) = self.sides(q, 0, factors);
+                (east, vec![west])
+            }
+            Sides::Cross(y) => self.cross_sides(q, y),
+        }
     }
-    0
+
+    /// Joins a task's finer units in turn: each writes the quarter words its pieces meet,
+    /// regroups them on its hot bits and joins its patterns. Under `s.sampling.draws`, the
+    /// pieces are drawn across all of them, and only the drawn ones are solved, each timed
+    /// and counted on its own into `s.sampling.parts` (the returned count is then 0); every
+    /// unit's quarters are still written, as a full run writes them.
+    fn join_units(
+        &self,
+        s: &mut Scratch,
+        units: &[FinerUnit],
+        how: Sides,
+        factors: [u64; 4],
+        run: (&Shape, Limits, Level),
+    ) -> u64 {
+        let all: usize = units.iter().map(|(_, _, p)| p.len()).sum();
+        s.sampling.pieces = all;
+        let draws = s
+            .sampling
+            .draws
+            .filter(|d| d.count > 0 && all > 4 * d.count);
+        let (mut total, mut drawn, mut offset) = (0, Vec::new(), 0);
+        for (i, (unit, cut, patterns)) in units.iter().enumerate() {
+            s.fill(piece::unit_drops(cut, patterns, *unit));
+            s.regroup(&cut.grouped);
+            let (east, wests) = self.sides_of(s.quarters.each_ref(), how);
+            let Some(d) = draws else {
+                let sides = (&east, &wests[..]);
+                total += s
+                    .keys
+                    .join_split(sides, cut, patterns.clone(), factors, run);
+                continue;
+            };
+            if i == 0 {
+                // Every finer unit's cut has the same hot bits, so one set of weights
+                // serves them all, in unit order.
+                let weights = piece::weights(&east, &wests, &cut.hot);
+                let flat: Vec<f64> = units
+                    .iter()
+                    .flat_map(|(_, _, p)| weights[p.start as usize..p.end as usize].to_vec())
+                    .collect();
+                drawn = subsample::draw(&flat, d.count, d.seed);
+            }
+            let mine = offset..offset + patterns.len();
+            for &(at, probability, times) in drawn.iter().filter(|x| mine.contains(&x.0)) {
+                // Each piece's work on its own: the shared work so far is set aside.
+                let shared = std::mem::take(&mut s.keys.work);
+                let clock = Clock::start();
+                let p = patterns.start + (at - offset) as u32;
+                let sides = (&east, &wests[..]);
+                let count = s.keys.join_split(sides, cut, p..p + 1, factors, run);
+                let seconds = clock.seconds();
+                let work = std::mem::replace(&mut s.keys.work, shared);
+                s.sampling.parts.push(Part {
+                    probability: Some(probability),
+                    drawn: times,
+                    count: u128::from(count),
+                    seconds,
+                    work,
+                });
+            }
+            offset += patterns.len();
+        }
+        total
+    }
 }
 
 /// The quarter filters of each task kind of an `n`×`n` board, by [`Kind::slot`].

@@ -10,6 +10,13 @@ fn unit_plan(n: u32, level: Level, sizes: (usize, usize), top: u32) -> MitmPlan 
     MitmPlan::with_context(ctx)
 }
 
+/// [`unit_plan`] whose tasks each solve `2^merged` of those units in turn.
+fn merged_plan(n: u32, level: Level, sizes: (usize, usize), top: u32, merged: u32) -> MitmPlan {
+    let mut ctx = unit_plan(n, level, sizes, top).ctx;
+    ctx.merged = merged;
+    MitmPlan::with_context(ctx)
+}
+
 /// The units of the split of task `id` of `plan` summed, and that split solved whole by
 /// `plain`.
 fn units_and_whole(plan: &MitmPlan, plain: &MitmPlan, id: usize) -> (u128, u128) {
@@ -65,6 +72,40 @@ fn the_units_of_a_split_add_up_to_the_split() {
 }
 
 #[test]
+fn a_task_of_merged_units_counts_what_its_finer_units_do() {
+    // Each task of a plan that merges 2^2 units against those units as tasks of their own,
+    // with pieces of one key and pieces forced by the units alone (the levels' kernels are
+    // tested against each other elsewhere).
+    for level in [Level::detect()] {
+        for n in [13, 14, 15] {
+            for sizes in [(1, 1), (usize::MAX, usize::MAX)] {
+                let fine = unit_plan(n, level, sizes, 4);
+                let by_unit: HashMap<(u32, u32, u32, u32), u128> = (0..fine.len())
+                    .map(|id| {
+                        let t = fine.task(id);
+                        ((t.y, t.east, t.unit.bits, t.unit.index), fine.solve(id))
+                    })
+                    .collect();
+                let plan = merged_plan(n, level, sizes, 4, 2);
+                assert!(plan.len() < fine.len(), "n = {n}: nothing merged");
+                let mut merged = 0;
+                for id in 0..plan.len() {
+                    let t = plan.task(id);
+                    merged += usize::from(t.unit.sub > 0);
+                    let finer: u128 = t
+                        .unit
+                        .finer()
+                        .map(|u| by_unit[&(t.y, t.east, u.bits, u.index)])
+                        .sum();
+                    assert_eq!(plan.solve(id), finer, "{level:?} n = {n} {sizes:?} {t:?}");
+                }
+                assert!(merged > 0, "n = {n}: no task merges units");
+            }
+        }
+    }
+}
+
+#[test]
 fn unit_plans_count_the_known_totals_on_several_threads() {
     // Threads take the units of a split in turns, each reusing its last split's quarters.
     for (n, top) in [(13, 2), (14, 4), (15, 6), (16, 3)] {
@@ -78,17 +119,21 @@ fn units_on_searched_quarters_add_up_to_their_split() {
     // N = 22 and 23 search their quarters, and the tests' walk buffer is small: a unit
     // writes only the words its pieces meet, once its hot bits are known. Their sums
     // against each split solved whole, at the costliest splits and a few after them.
-    for n in [22, 23] {
+    // Merged, a task writes its quarters again for each of its finer units.
+    for (n, merged) in [(22, 0), (23, 0), (22, 2), (23, 1)] {
         let plain = MitmPlan::new(n, Level::detect());
         let mut ctx = Context::new(n, Level::detect());
         ctx.units = 4;
+        ctx.merged = merged;
         ctx.limits.piece = 1 << 12;
         let plan = MitmPlan::with_context(ctx);
         for id in [0, 16, 40, 5_000, 20_000] {
+            let id = id >> merged;
             let t = plan.task(id);
-            assert!(t.unit.bits > 0, "n = {n}, task {id} is a whole split");
+            assert!(t.unit.fixed() > 0, "n = {n}, task {id} is a whole split");
+            assert_eq!(t.unit.sub, merged, "n = {n}, task {id}");
             let (sum, whole) = units_and_whole(&plan, &plain, id);
-            assert_eq!(sum, whole, "n = {n}, split of task {id}");
+            assert_eq!(sum, whole, "n = {n}, merged {merged}, split of task {id}");
         }
     }
 }
@@ -97,6 +142,9 @@ fn units_on_searched_quarters_add_up_to_their_split() {
 fn drawn_pieces_of_a_unit_estimate_it_without_bias() {
     // Pieces of one key: 64 per split, 32 per unit of a split cut in two.
     let plan = unit_plan(14, Level::detect(), (1, 1), 1);
+    assert_drawn_pieces_are_unbiased(&plan, 7);
+    // Two units a task: the pieces drawn across both.
+    let plan = merged_plan(14, Level::detect(), (1, 1), 2, 1);
     assert_drawn_pieces_are_unbiased(&plan, 7);
 }
 
