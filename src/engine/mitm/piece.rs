@@ -140,14 +140,9 @@ pub(crate) struct Cut {
 /// and one unit's patterns are one range.
 pub(crate) fn cut(mut hot: Vec<u32>, spare: Vec<u32>, unit: Unit) -> (Cut, Range<u32>) {
     let best = key_bits(&hot, (1 << hot.len().min(MAX_HOT)) - 1);
+    let patterns = unit_patterns(hot.len(), unit);
     let fixed = (unit.bits as usize).min(hot.len());
     hot.rotate_left(fixed);
-    let rest = hot.len() - fixed;
-    let patterns = if unit.index >> fixed != 0 {
-        0..0
-    } else {
-        unit.index << rest..(unit.index + 1) << rest
-    };
     let grouped = hot
         .iter()
         .copied()
@@ -163,6 +158,18 @@ pub(crate) fn cut(mut hot: Vec<u32>, spare: Vec<u32>, unit: Unit) -> (Cut, Range
         },
         patterns,
     )
+}
+
+/// The patterns `unit` solves among `hot` hot bits ([`cut`]): those whose high bits, on the
+/// unit's fixed hot bits, are its index (none for a unit past them).
+pub(crate) fn unit_patterns(hot: usize, unit: Unit) -> Range<u32> {
+    let fixed = (unit.bits as usize).min(hot);
+    let rest = hot - fixed;
+    if unit.index >> fixed != 0 {
+        0..0
+    } else {
+        unit.index << rest..(unit.index + 1) << rest
+    }
 }
 
 /// The key bits whose words no piece of `unit` (solving `patterns` of `cut`) uses, for the

@@ -331,9 +331,9 @@ impl Context {
                 s.keys.join((&[e], &[w]), factors, shape, limits, level)
             });
         }
-        let units = finer_cuts(&hot, &spare, unit);
+        let cut = finer_cut(hot, spare, unit);
         let how = Sides::Split(factors);
-        self.join_units(s, &units, how, factors, (shape, limits, level))
+        self.join_units(s, &cut, how, factors, (shape, limits, level))
     }
 
     /// The hot bits to cut a split into pieces on, at least `unit.bits` of them (none where
@@ -438,9 +438,9 @@ impl Context {
             });
             return u128::from(count) * 8;
         }
-        let units = finer_cuts(&hot, &spare, unit);
+        let cut = finer_cut(hot, spare, unit);
         let run = (shape, limits, level);
-        let count = self.join_units(s, &units, Sides::Cross(y), [1, 0, 0, 0], run);
+        let count = self.join_units(s, &cut, Sides::Cross(y), [1, 0, 0, 0], run);
         s.weigh_parts(8);
         u128::from(count) * 8
     }
@@ -514,17 +514,19 @@ enum Sides {
     Cross(u32),
 }
 
-/// A finer unit of a task, with its cut and the patterns it solves.
-type FinerUnit = (Unit, piece::Cut, Range<u32>);
+/// A task's cut of its split, and the finer units it solves ([`Unit::finer`]) with the
+/// patterns of each.
+type FinerCut = (piece::Cut, Vec<(Unit, Range<u32>)>);
 
-/// The finer units `unit` solves ([`Unit::finer`]), each cut on the split's hot bits.
-fn finer_cuts(hot: &[u32], spare: &[u32], unit: Unit) -> Vec<FinerUnit> {
-    unit.finer()
-        .map(|u| {
-            let (cut, patterns) = piece::cut(hot.to_vec(), spare.to_vec(), u);
-            (u, cut, patterns)
-        })
-        .collect()
+/// The cut of a split on the hot bits `hot` (with the `spare` bits after them) for the
+/// finer units of `unit`: they all fix the same hot bits, so one cut serves them all.
+fn finer_cut(hot: Vec<u32>, spare: Vec<u32>, unit: Unit) -> FinerCut {
+    let units: Vec<_> = unit
+        .finer()
+        .map(|u| (u, piece::unit_patterns(hot.len(), u)))
+        .collect();
+    let (cut, _) = piece::cut(hot, spare, units[0].0);
+    (cut, units)
 }
 
 impl Context {
@@ -551,19 +553,19 @@ impl Context {
     fn join_units(
         &self,
         s: &mut Scratch,
-        units: &[FinerUnit],
+        (cut, units): &FinerCut,
         how: Sides,
         factors: [u64; 4],
         run: (&Shape, Limits, Level),
     ) -> u64 {
-        let all: usize = units.iter().map(|(_, _, p)| p.len()).sum();
+        let all: usize = units.iter().map(|(_, p)| p.len()).sum();
         s.sampling.pieces = all;
         let draws = s
             .sampling
             .draws
             .filter(|d| d.count > 0 && all > 4 * d.count);
         let (mut total, mut drawn, mut offset) = (0, Vec::new(), 0);
-        for (i, (unit, cut, patterns)) in units.iter().enumerate() {
+        for (i, (unit, patterns)) in units.iter().enumerate() {
             s.fill(piece::unit_drops(cut, patterns, *unit));
             s.regroup(&cut.grouped);
             let (east, wests) = self.sides_of(s.quarters.each_ref(), how);
@@ -575,12 +577,11 @@ impl Context {
                 continue;
             };
             if i == 0 {
-                // Every finer unit's cut has the same hot bits, so one set of weights
-                // serves them all, in unit order.
+                // One cut, so one set of weights serves every finer unit, in unit order.
                 let weights = piece::weights(&east, &wests, &cut.hot);
                 let flat: Vec<f64> = units
                     .iter()
-                    .flat_map(|(_, _, p)| weights[p.start as usize..p.end as usize].to_vec())
+                    .flat_map(|(_, p)| weights[p.start as usize..p.end as usize].to_vec())
                     .collect();
                 drawn = subsample::draw(&flat, d.count, d.seed);
             }

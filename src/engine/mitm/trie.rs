@@ -99,8 +99,9 @@ pub(crate) struct Trie {
     sample: Vec<u64>,
     /// Scratch for partitions: the keys with a node's bit.
     ones: Vec<u64>,
-    /// Scratch: the sampled queries without a leaf's skip bits so far, and the next ones.
+    /// Scratch: the sampled queries without a leaf's skip bits so far.
     open: Vec<u64>,
+    /// Scratch: the next open queries, while `open` is read.
     reopen: Vec<u64>,
     /// What the sieve did (taken by the task's work counters).
     pub visits: Visits,
