@@ -42,6 +42,10 @@ pub trait Plan: Send + Sync {
         Box::new((0..self.len()).map(|t| (1, self.cost(t))))
     }
     /// Solves task `task`: its number of solutions, already multiplied by its symmetry weight.
+    ///
+    /// # Panics
+    ///
+    /// If `task` is not below [`Plan::len`], as every method here that takes a task id.
     fn solve(&self, task: usize) -> u128;
     /// Solves task `task` like [`Plan::solve`], but on a second code path: the portable
     /// kernel or matcher instead of the assembly or SIMD one the CPU selected. `--recheck`

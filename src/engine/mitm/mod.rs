@@ -150,6 +150,12 @@ impl MitmPlan {
 
     /// Task `id` of the plan (`id < len()`).
     pub(crate) fn task(&self, id: usize) -> Task {
+        // The index would fail deep inside with a bare bounds message.
+        assert!(
+            (id as u64) < self.index.len,
+            "task {id} of a plan of {} tasks",
+            self.index.len
+        );
         self.index.task(id as u64)
     }
 

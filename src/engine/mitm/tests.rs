@@ -122,6 +122,14 @@ fn odd_plans_cover_centre_and_cross_tasks() {
 }
 
 #[test]
+#[should_panic(expected = "task 128 of a plan of 128 tasks")]
+fn a_task_past_the_plan_is_refused_by_name() {
+    let plan = MitmPlan::new(9, Level::PORTABLE);
+    assert_eq!(plan.len(), 128);
+    plan.solve(128);
+}
+
+#[test]
 fn subsets_are_all_k_subsets_in_order() {
     let s: Vec<u32> = subsets(0b1011, 2).collect();
     assert_eq!(s, vec![0b0011, 0b1001, 0b1010]);
