@@ -581,31 +581,48 @@ impl Context {
                 let weights = piece::weights(&east, &wests, &cut.hot);
                 let flat: Vec<f64> = units
                     .iter()
-                    .flat_map(|(_, p)| weights[p.start as usize..p.end as usize].to_vec())
+                    .flat_map(|(_, p)| &weights[p.start as usize..p.end as usize])
+                    .copied()
                     .collect();
                 drawn = subsample::draw(&flat, d.count, d.seed);
             }
             let mine = offset..offset + patterns.len();
-            for &(at, probability, times) in drawn.iter().filter(|x| mine.contains(&x.0)) {
-                // Each piece's work on its own: the shared work so far is set aside.
-                let shared = std::mem::take(&mut s.keys.work);
-                let clock = Clock::start();
-                let p = patterns.start + (at - offset) as u32;
-                let sides = (&east, &wests[..]);
-                let count = s.keys.join_split(sides, cut, p..p + 1, factors, run);
-                let seconds = clock.seconds();
-                let work = std::mem::replace(&mut s.keys.work, shared);
-                s.sampling.parts.push(Part {
-                    probability: Some(probability),
-                    drawn: times,
-                    count: u128::from(count),
-                    seconds,
-                    work,
-                });
-            }
+            let pieces = drawn.iter().filter(|x| mine.contains(&x.0));
+            let pieces =
+                pieces.map(|&(at, p, times)| (patterns.start + (at - offset) as u32, p, times));
+            let (keys, parts) = (&mut s.keys, &mut s.sampling.parts);
+            join_drawn(keys, parts, (&east, &wests[..]), cut, pieces, factors, run);
             offset += patterns.len();
         }
         total
+    }
+}
+
+/// Joins the drawn `pieces` (pattern, probability, times drawn) of a split, each timed and
+/// counted on its own into `parts`.
+fn join_drawn(
+    keys: &mut Keys,
+    parts: &mut Vec<Part>,
+    sides: (&HalfSpec<'_>, &[HalfSpec<'_>]),
+    cut: &piece::Cut,
+    pieces: impl Iterator<Item = (u32, f64, usize)>,
+    factors: [u64; 4],
+    run: (&Shape, Limits, Level),
+) {
+    for (p, probability, times) in pieces {
+        // Each piece's work on its own: the shared work so far is set aside.
+        let shared = std::mem::take(&mut keys.work);
+        let clock = Clock::start();
+        let count = keys.join_split(sides, cut, p..p + 1, factors, run);
+        let seconds = clock.seconds();
+        let work = std::mem::replace(&mut keys.work, shared);
+        parts.push(Part {
+            probability: Some(probability),
+            drawn: times,
+            count: u128::from(count),
+            seconds,
+            work,
+        });
     }
 }
 

@@ -296,13 +296,13 @@ impl Sieve {
         // The segments follow all the queries, so the portions visit what one pass would.
         let seg_bits = segment_bits(queries.len(), self.rank.bits());
         for portion in queries.chunks(QUERY_PORTION) {
-            self.count_blocks(portion, seg_bits, counts, level);
+            self.count_portion(portion, seg_bits, counts, level);
         }
     }
 
-    /// Counts `queries` against every block, in segments of their leading `seg_bits` rank
-    /// bits.
-    fn count_blocks(&mut self, queries: &[u64], seg_bits: u32, counts: &mut [u64], level: Level) {
+    /// Counts one portion of the queries against every block, in segments of their leading
+    /// `seg_bits` rank bits.
+    fn count_portion(&mut self, queries: &[u64], seg_bits: u32, counts: &mut [u64], level: Level) {
         let shift = self.rank.bits() - seg_bits;
         // Segment y holds the queries whose leading rank bits are y, at
         // sorted[seg[y]..seg[y + 1]] (one segment, the queries as given, if unranked).
