@@ -123,7 +123,7 @@ impl Prepared {
         match list {
             Placements::List(list) => self.convert_list(list, geo.h, word, side),
             Placements::Search { rows, .. } if lazy => {
-                if !self.convert_walks((list, NONE), geo.h, &word, side, true) {
+                if !self.convert_walks((list, NONE), geo.h, &word, side, ANY, true) {
                     self.sample_walk(list, &word, side);
                     self.pending = Some(Pending {
                         geo: *geo,
@@ -135,7 +135,7 @@ impl Prepared {
                 }
             }
             Placements::Search { .. } => {
-                self.convert_walks((list, NONE), geo.h, word, side, false);
+                self.convert_walks((list, NONE), geo.h, word, side, ANY, false);
             }
         }
         self.take_samples();
@@ -147,10 +147,11 @@ impl Prepared {
     }
 
     /// Writes the words of a quarter that a lazy [`Prepared::prepare_with`] only counted, less
-    /// those with a bit of `drop`, ungrouped; again, with another filter, where it was written
-    /// so before. A quarter written whole when prepared is left as it is. The samples stay the
-    /// unfiltered quarter's.
-    pub(crate) fn fill(&mut self, drop: u64) {
+    /// those with a bit of `drop` and those `keep` (given a word's column mask and the word)
+    /// turns down, ungrouped; again, with another filter, where it was written so before. A
+    /// quarter written whole when prepared is left as it is. The samples stay the unfiltered
+    /// quarter's.
+    pub(crate) fn fill(&mut self, drop: u64, keep: impl Fn(u32, u64) -> bool) {
         let Some(p) = self.pending else {
             return;
         };
@@ -173,7 +174,29 @@ impl Prepared {
                 b: x.b & !b,
             })
         };
-        self.convert_walks((list, Placement { a, b }), p.geo.h, strip, side, false);
+        let walk = (list, Placement { a, b });
+        self.convert_walks(walk, p.geo.h, strip, side, keep, false);
+    }
+
+    /// Whether the words are written by [`Prepared::fill`] (once counted lazily, a quarter
+    /// stays so for every unit of its task).
+    pub(crate) fn is_lazy(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Which (column mask, pattern of the key bits `fixed`) groups hold a word without a
+    /// bit of `drop` ([`Partners`]).
+    pub(crate) fn partners(&self, fixed: u64, drop: u64) -> Partners {
+        let masks = (self.offsets[0].len() - 1) >> self.hot.len();
+        let mut partners = Partners::new(masks, fixed);
+        for class in 0..2 {
+            for cols in 0..masks as u32 {
+                for &w in self.get(class, cols).iter().filter(|&&w| w & drop == 0) {
+                    partners.insert(cols, w);
+                }
+            }
+        }
+        partners
     }
 
     /// [`Prepared::prepare`] from a kept list (h ≤ 10, at most a few hundred thousand
@@ -242,12 +265,13 @@ impl Prepared {
         h: u32,
         word: impl Fn(&Placement) -> u64,
         side: Side,
+        keep: impl Fn(u32, u64) -> bool,
         lazy: bool,
     ) -> bool {
         debug_assert!(h <= 16, "column masks are kept in 16 bits");
         // The class of a word, or 2 for a dropped one.
-        let class = |w: u64| {
-            let drop = usize::from(w & side.forbid != 0);
+        let class = |c: u32, w: u64| {
+            let drop = usize::from(w & side.forbid != 0 || !keep(c, w));
             (usize::from(w & side.split != 0)) | drop << 1
         };
         let masks = 1usize << h;
@@ -260,7 +284,7 @@ impl Prepared {
             cols.clear();
             list.each_avoiding(blocked, |c, p| {
                 let w = word(&p);
-                let k = class(w);
+                let k = class(c, w);
                 if k < 2 {
                     self.offsets[k][c as usize + 1] += 1;
                     if words.len() < WALK_BUFFER {
@@ -288,7 +312,7 @@ impl Prepared {
             // Each group's offset serves as its write cursor, and ends at the next group's
             // start: shifting the offsets by one then restores the starts.
             let mut put = |c: u32, w: u64| {
-                let k = class(w);
+                let k = class(c, w);
                 if k < 2 {
                     let at = &mut self.offsets[k][c as usize];
                     self.words[k][*at as usize] = w;
@@ -473,6 +497,69 @@ impl Prepared {
 /// No blocked diagonal: every placement of a walk.
 const NONE: Placement = Placement { a: 0, b: 0 };
 
+/// Keeps every word of a walk.
+const ANY: fn(u32, u64) -> bool = |_, _| true;
+
+/// The (column mask, pattern) groups of one west quarter's words, for a unit whose stored
+/// halves all have the same pattern of its fixed hot bits: a word of the other west quarter
+/// can only join a word whose column mask complements its own and whose pattern supplies
+/// the fixed bits it lacks. A quarter that every word of keeps (the unit whose fixed bits
+/// are all set drops none) is written without the words that have no such partner.
+#[derive(Debug)]
+pub(crate) struct Partners {
+    /// The fixed key bits.
+    fixed: u64,
+    /// One bit per (column mask, pattern of `fixed`): whether a word has them.
+    groups: Vec<u64>,
+}
+
+impl Partners {
+    /// No group yet, for words of `masks` column masks and patterns of the key bits `fixed`.
+    fn new(masks: usize, fixed: u64) -> Self {
+        let slots = masks << fixed.count_ones();
+        Partners {
+            fixed,
+            groups: vec![0; slots.div_ceil(64)],
+        }
+    }
+
+    /// The slot of a word with column mask `cols` and the fixed bits `bits` (a subset).
+    fn slot(&self, cols: u32, bits: u64) -> usize {
+        let mut pattern = 0usize;
+        let mut rest = self.fixed;
+        let mut i = 0;
+        while rest != 0 {
+            let bit = rest & rest.wrapping_neg();
+            pattern |= usize::from(bits & bit != 0) << i;
+            rest ^= bit;
+            i += 1;
+        }
+        (cols as usize) << self.fixed.count_ones() | pattern
+    }
+
+    /// Notes a word with column mask `cols`.
+    fn insert(&mut self, cols: u32, word: u64) {
+        let slot = self.slot(cols, word & self.fixed);
+        self.groups[slot / 64] |= 1 << (slot % 64);
+    }
+
+    /// Whether a word with column mask `cols` has the fixed bits `bits` (a subset).
+    fn has(&self, cols: u32, bits: u64) -> bool {
+        let slot = self.slot(cols, bits);
+        self.groups[slot / 64] >> (slot % 64) & 1 == 1
+    }
+
+    /// Whether `word` (column mask `cols`), in a half whose free columns are one of `halves`
+    /// and whose fixed bits are `set`, has a partner: a noted word with the other columns
+    /// and exactly the fixed bits of `set` that `word` lacks.
+    pub(crate) fn pairs(&self, cols: u32, word: u64, set: u64, halves: &[u32]) -> bool {
+        let wanted = set & !word & self.fixed;
+        halves
+            .iter()
+            .any(|&free| cols & !free == 0 && self.has(free ^ cols, wanted))
+    }
+}
+
 /// Most hot bits a prepared quarter is grouped by (64 groups per column mask).
 pub(crate) const MAX_HOT: usize = 6;
 
@@ -639,6 +726,63 @@ mod tests {
     }
 
     #[test]
+    fn a_quarter_filled_against_its_partner_keeps_exactly_the_words_that_pair() {
+        // N = 22: a west quarter too large for the tests' walk buffer, written for units
+        // with three fixed key bits, against the other west quarter written whole.
+        let g = Geometry::new(22);
+        let cache = QuarterCache::new(g.h);
+        let all = (1u32 << g.h) - 1;
+        let (north_rows, south_rows) = (0b000_0011_0001u32, 0b111_1111_0000);
+        let mut north = Prepared::default();
+        north.prepare(
+            &g,
+            QUARTERS[2],
+            cache.get(north_rows),
+            (0, 0),
+            Side::forbid(0),
+        );
+        let fixed = 1u64 << 4 | 1 << 9 | 1 << 30;
+        let (mut dropped, mut kept) = (0, 0);
+        for set in [0, 1 << 9, fixed & !(1 << 4), fixed] {
+            let drop = fixed & !set;
+            let mut south = Prepared::default();
+            let rows = cache.get(south_rows);
+            south.prepare_with(&g, QUARTERS[3], rows, (0, 0), Side::forbid(0), true);
+            assert!(south.is_pending());
+            let partners = north.partners(fixed, drop);
+            south.fill(drop, |c, w| partners.pairs(c, w, set, &[all, all & !2]));
+            let mut plain = Prepared::default();
+            plain.prepare(&g, QUARTERS[3], rows, (0, 0), Side::forbid(drop));
+            let pairs = |c: u32, w: u64| {
+                [all, all & !2].iter().any(|&free| {
+                    c & !free == 0
+                        && (0..2).any(|k| {
+                            north
+                                .get(k, free ^ c)
+                                .iter()
+                                .any(|&v| v & drop == 0 && v & fixed == set & !w & fixed)
+                        })
+                })
+            };
+            for class in 0..2 {
+                for c in 0..=all {
+                    let expected: Vec<u64> = (plain.get(class, c).iter())
+                        .copied()
+                        .filter(|&w| pairs(c, w))
+                        .collect();
+                    assert_eq!(south.get(class, c), expected, "set {set:x}, cols {c:b}");
+                    kept += expected.len();
+                    dropped += plain.get(class, c).len() - expected.len();
+                }
+            }
+        }
+        assert!(
+            kept > 1000 && dropped > 1000,
+            "kept {kept}, dropped {dropped}"
+        );
+    }
+
+    #[test]
     fn a_lazy_quarter_filled_equals_one_prepared_with_its_filter() {
         let mut deferred = 0;
         for n in [22, 23] {
@@ -663,7 +807,7 @@ mod tests {
                     let pending = lazy.is_pending();
                     deferred += usize::from(pending);
                     assert_eq!(lazy.len(), full.len(), "N = {n}, rows {rows:b}");
-                    lazy.fill(drop);
+                    lazy.fill(drop, ANY);
                     assert!(!lazy.is_pending());
                     // The samples are the whole quarter's, whatever the fill dropped.
                     assert_eq!(lazy.samples, full.samples);

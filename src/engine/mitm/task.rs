@@ -106,11 +106,29 @@ impl Scratch {
     }
 
     /// Writes the words of the quarters that were only counted, less those with a bit of
-    /// `drop` (east, west), timed as quarter work.
-    fn fill(&mut self, [east, west]: [u64; 2]) {
+    /// `drop` (east, west), timed as quarter work. The west quarter with fewer words is
+    /// written first, and the other keeps only the words that can join one of its words
+    /// into a half with the unit's fixed bits
+    /// ([`super::prepared::Partners`]); `halves` are the west halves'
+    /// free columns (none: keep every word).
+    fn fill(&mut self, [east, west]: [u64; 2], halves: &[u32]) {
         let phase = Phase::start(self.keys.timed);
-        for (i, p) in self.quarters.iter_mut().enumerate() {
-            p.fill(if i < 2 { east } else { west });
+        let [ne, se, nw, sw] = &mut self.quarters;
+        for p in [ne, se] {
+            p.fill(east, |_, _| true);
+        }
+        let (first, second) = if nw.len() <= sw.len() {
+            (nw, sw)
+        } else {
+            (sw, nw)
+        };
+        first.fill(west, |_, _| true);
+        let fixed = east | west;
+        if second.is_lazy() && fixed != 0 && !halves.is_empty() {
+            let partners = first.partners(fixed, west);
+            second.fill(west, |cols, w| partners.pairs(cols, w, east, halves));
+        } else {
+            second.fill(west, |_, _| true);
         }
         phase.stop(&mut self.keys.work.quarter_seconds);
     }
@@ -326,7 +344,7 @@ impl Context {
             // A split cut into units but on no hot bits (too few of them): unit 0 writes
             // the counted quarters whole.
             return whole_unit(unit, || {
-                s.fill([0, 0]);
+                s.fill([0, 0], &[]);
                 let (e, w) = self.sides(s.quarters.each_ref(), 0, factors);
                 s.keys.join((&[e], &[w]), factors, shape, limits, level)
             });
@@ -431,7 +449,7 @@ impl Context {
         }
         if hot.is_empty() {
             let count = whole_unit(unit, || {
-                s.fill([0, 0]);
+                s.fill([0, 0], &[]);
                 let (east, wests) = self.cross_sides(s.quarters.each_ref(), y);
                 s.keys
                     .join((&[east], &wests), [1, 0, 0, 0], shape, limits, level)
@@ -545,6 +563,17 @@ impl Context {
         }
     }
 
+    /// The free columns of a task's west halves: every column, or for a cross task one set
+    /// per column of the (h, x) queen.
+    fn west_columns(&self, how: Sides) -> Vec<u32> {
+        let g = &self.geo;
+        let all = (1u32 << g.h) - 1;
+        match how {
+            Sides::Split(_) => vec![all],
+            Sides::Cross(y) => (g.h + 1..y).map(|x| all & !(1 << (x - g.c))).collect(),
+        }
+    }
+
     /// Joins a task's finer units in turn: each writes the quarter words its pieces meet,
     /// regroups them on its hot bits and joins its patterns. Under `s.sampling.draws`, the
     /// pieces are drawn across all of them, and only the drawn ones are solved, each timed
@@ -560,13 +589,14 @@ impl Context {
     ) -> u64 {
         let all: usize = units.iter().map(|(_, p)| p.len()).sum();
         s.sampling.pieces = all;
+        let halves = self.west_columns(how);
         let draws = s
             .sampling
             .draws
             .filter(|d| d.count > 0 && all > 4 * d.count);
         let (mut total, mut drawn, mut offset) = (0, Vec::new(), 0);
         for (i, (unit, patterns)) in units.iter().enumerate() {
-            s.fill(piece::unit_drops(cut, patterns, *unit));
+            s.fill(piece::unit_drops(cut, patterns, *unit), &halves);
             s.regroup(&cut.grouped);
             let (east, wests) = self.sides_of(s.quarters.each_ref(), how);
             let Some(d) = draws else {
