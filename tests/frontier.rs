@@ -347,6 +347,45 @@ fn one_frontier_task_on_one_worker_fits_the_memory_bound() {
     }
 }
 
+/// The N = 28 task with the largest west quarter of 48 random ones (141 MB of words, where a
+/// unit kept every word its pattern allowed) stays within 256 MB on one worker, process and
+/// plan included: the larger west quarter keeps only the words that can pair.
+#[cfg(target_os = "linux")]
+#[test]
+#[ignore = "counts one N = 28 task: about ten seconds"]
+fn the_task_with_the_largest_west_quarter_fits_256_mb() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("28.json");
+    let mut child = nqueens_std()
+        .args(["count", "28", "-j1", "-q", "--shard", "82946209/183575511"])
+        .args(["--out", s(&out)])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (ok, peak) = wait_with_peak_rss(&mut child);
+    assert!(ok, "the count failed");
+    let result = PartialResult::load(&out).unwrap();
+    assert_eq!(result.tasks, 1);
+    assert!(peak <= 256 << 20, "{} MB", peak >> 20);
+}
+
+/// Waits for `child` alone; returns whether it succeeded and its peak resident memory in
+/// bytes (other tests' children do not count).
+#[cfg(target_os = "linux")]
+fn wait_with_peak_rss(child: &mut std::process::Child) -> (bool, u64) {
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: wait4 waits for this child (which std has not reaped) and fills `status` and
+    // `usage`, or returns -1.
+    let rc = unsafe { libc::wait4(pid, &mut status, 0, usage.as_mut_ptr()) };
+    assert_eq!(rc, pid, "wait4");
+    // SAFETY: filled by the successful call above (and zeroed before it).
+    let usage = unsafe { usage.assume_init() };
+    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    (ok, usage.ru_maxrss.max(0) as u64 * 1024)
+}
+
 /// The largest peak resident memory of the children this process has waited for, in bytes.
 #[cfg(target_os = "linux")]
 fn children_peak_rss() -> u64 {
