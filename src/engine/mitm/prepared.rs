@@ -503,8 +503,9 @@ const ANY: fn(u32, u64) -> bool = |_, _| true;
 /// The (column mask, pattern) groups of one west quarter's words, for a unit whose stored
 /// halves all have the same pattern of its fixed hot bits: a word of the other west quarter
 /// can only join a word whose column mask complements its own and whose pattern supplies
-/// the fixed bits it lacks. A quarter that every word of keeps (the unit whose fixed bits
-/// are all set drops none) is written without the words that have no such partner.
+/// the fixed bits it lacks. The other quarter is written without the words that have no
+/// such partner: the unit whose fixed bits are all set drops no word by its pattern, and
+/// would otherwise hold the whole quarter.
 #[derive(Debug)]
 pub(crate) struct Partners {
     /// The fixed key bits.
