@@ -497,8 +497,8 @@ impl Prepared {
 /// No blocked diagonal: every placement of a walk.
 const NONE: Placement = Placement { a: 0, b: 0 };
 
-/// Keeps every word of a walk.
-const ANY: fn(u32, u64) -> bool = |_, _| true;
+/// Keeps every word of a walk ([`Prepared::fill`]).
+pub(crate) const ANY: fn(u32, u64) -> bool = |_, _| true;
 
 /// The (column mask, pattern) groups of one west quarter's words, for a unit whose stored
 /// halves all have the same pattern of its fixed hot bits: a word of the other west quarter
@@ -508,34 +508,27 @@ const ANY: fn(u32, u64) -> bool = |_, _| true;
 /// would otherwise hold the whole quarter.
 #[derive(Debug)]
 pub(crate) struct Partners {
-    /// The fixed key bits.
+    /// The fixed key bits, as a mask and in pattern order.
     fixed: u64,
-    /// One bit per (column mask, pattern of `fixed`): whether a word has them.
+    bits: Vec<u32>,
+    /// One bit per (column mask, pattern of `bits`): whether a word has them.
     groups: Vec<u64>,
 }
 
 impl Partners {
     /// No group yet, for words of `masks` column masks and patterns of the key bits `fixed`.
     fn new(masks: usize, fixed: u64) -> Self {
-        let slots = masks << fixed.count_ones();
+        let bits: Vec<u32> = (0..64).filter(|&b| fixed >> b & 1 == 1).collect();
         Partners {
             fixed,
-            groups: vec![0; slots.div_ceil(64)],
+            groups: vec![0; (masks << bits.len()).div_ceil(64)],
+            bits,
         }
     }
 
     /// The slot of a word with column mask `cols` and the fixed bits `bits` (a subset).
     fn slot(&self, cols: u32, bits: u64) -> usize {
-        let mut pattern = 0usize;
-        let mut rest = self.fixed;
-        let mut i = 0;
-        while rest != 0 {
-            let bit = rest & rest.wrapping_neg();
-            pattern |= usize::from(bits & bit != 0) << i;
-            rest ^= bit;
-            i += 1;
-        }
-        (cols as usize) << self.fixed.count_ones() | pattern
+        (cols as usize) << self.bits.len() | pattern(bits, &self.bits) as usize
     }
 
     /// Notes a word with column mask `cols`.

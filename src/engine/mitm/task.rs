@@ -18,7 +18,7 @@ use super::half::HalfSpec;
 use super::join::{Keys, Phase, Shape};
 use super::key::Geometry;
 use super::piece;
-use super::prepared::{Prepared, PreparedCache, Side, MAX_HOT, QUARTERS};
+use super::prepared::{Prepared, PreparedCache, Side, ANY, MAX_HOT, QUARTERS};
 use super::quarter::QuarterCache;
 use super::simd::Level;
 use super::weights::{ew_weight, free_rows, ns_weight};
@@ -115,20 +115,20 @@ impl Scratch {
         let phase = Phase::start(self.keys.timed);
         let [ne, se, nw, sw] = &mut self.quarters;
         for p in [ne, se] {
-            p.fill(east, |_, _| true);
+            p.fill(east, ANY);
         }
         let (first, second) = if nw.len() <= sw.len() {
             (nw, sw)
         } else {
             (sw, nw)
         };
-        first.fill(west, |_, _| true);
+        first.fill(west, ANY);
         let fixed = east | west;
         if second.is_lazy() && fixed != 0 && !halves.is_empty() {
             let partners = first.partners(fixed, west);
             second.fill(west, |cols, w| partners.pairs(cols, w, east, halves));
         } else {
-            second.fill(west, |_, _| true);
+            second.fill(west, ANY);
         }
         phase.stop(&mut self.keys.work.quarter_seconds);
     }
@@ -563,17 +563,6 @@ impl Context {
         }
     }
 
-    /// The free columns of a task's west halves: every column, or for a cross task one set
-    /// per column of the (h, x) queen.
-    fn west_columns(&self, how: Sides) -> Vec<u32> {
-        let g = &self.geo;
-        let all = (1u32 << g.h) - 1;
-        match how {
-            Sides::Split(_) => vec![all],
-            Sides::Cross(y) => (g.h + 1..y).map(|x| all & !(1 << (x - g.c))).collect(),
-        }
-    }
-
     /// Joins a task's finer units in turn: each writes the quarter words its pieces meet,
     /// regroups them on its hot bits and joins its patterns. Under `s.sampling.draws`, the
     /// pieces are drawn across all of them, and only the drawn ones are solved, each timed
@@ -589,7 +578,9 @@ impl Context {
     ) -> u64 {
         let all: usize = units.iter().map(|(_, p)| p.len()).sum();
         s.sampling.pieces = all;
-        let halves = self.west_columns(how);
+        // The west halves' free columns, for the fills: every unit's sides have the same.
+        let (_, wests) = self.sides_of(s.quarters.each_ref(), how);
+        let halves: Vec<u32> = wests.iter().map(|w| w.cols).collect();
         let draws = s
             .sampling
             .draws
