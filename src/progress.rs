@@ -295,15 +295,35 @@ impl Eta {
         let left = (self.total as f64 - self.done_at(now)).max(0.0);
         let secs = left / (rate * threads);
         secs.is_finite()
-            .then(|| Duration::from_secs_f64(secs.min(1e9)))
+            .then(|| Duration::from_secs_f64(secs.min(ETA_CAP_SECONDS)))
     }
 }
 
-/// A duration as `1d 02:03:04` or `02:03:04`.
+/// The longest time left an ETA holds (about 3·10^10 years): far past any count, yet within
+/// what a [`Duration`] takes; the line says "over" it rather than a smaller figure.
+const ETA_CAP_SECONDS: f64 = 1e18;
+
+/// Seconds in a year of 365.25 days.
+const YEAR_SECONDS: u64 = 31_557_600;
+
+/// A duration as `1d 02:03:04` or `02:03:04`; from 1,000 days in years (`63.4 years`,
+/// `2.6 k years`), since a clock's digits mean nothing there.
 fn clock(d: Duration) -> String {
     let s = d.as_secs();
     let (days, h, m, sec) = (s / 86_400, s / 3600 % 24, s / 60 % 60, s % 60);
-    if days > 0 {
+    if d.as_secs_f64() >= ETA_CAP_SECONDS {
+        format!(
+            "over {} years",
+            human(ETA_CAP_SECONDS / YEAR_SECONDS as f64)
+        )
+    } else if days >= 1000 {
+        let years = s as f64 / YEAR_SECONDS as f64;
+        if years < 1000.0 {
+            format!("{years:.1} years")
+        } else {
+            format!("{} years", human(years))
+        }
+    } else if days > 0 {
         format!("{days}d {h:02}:{m:02}:{sec:02}")
     } else {
         format!("{h:02}:{m:02}:{sec:02}")
@@ -426,6 +446,31 @@ mod tests {
     fn clocks_show_days_past_a_day() {
         assert_eq!(clock(Duration::from_secs(3723)), "01:02:03");
         assert_eq!(clock(Duration::from_secs(90_000)), "1d 01:00:00");
+        assert_eq!(clock(Duration::from_secs(999 * 86_400)), "999d 00:00:00");
+    }
+
+    #[test]
+    fn an_eta_of_years_says_years_and_is_never_cut_short() {
+        // Q(29) on one 16-core node: decades, which the old cap of 10^9 s showed as
+        // "11574d 01:46:40" (31.7 years) whatever the true figure.
+        assert_eq!(clock(Duration::from_secs(2_000_000_000)), "63.4 years");
+        assert_eq!(clock(Duration::from_secs(1000 * 86_400)), "2.7 years");
+        assert_eq!(
+            clock(Duration::from_secs(100_000 * YEAR_SECONDS)),
+            "100.0 k years"
+        );
+        let mut eta = Eta {
+            total: u128::MAX,
+            ..Eta::default()
+        };
+        let t0 = Instant::now();
+        eta.started(0, 1, t0);
+        eta.finished(0, t0 + Duration::from_secs(3600));
+        let left = eta.remaining(t0 + Duration::from_secs(3600)).unwrap();
+        assert_eq!(left.as_secs_f64(), ETA_CAP_SECONDS);
+        assert_eq!(clock(left), "over 31.7 G years");
+        let far = Duration::from_secs(200_000_000_000);
+        assert!(clock(far).ends_with(" years") && !clock(far).starts_with("over"));
     }
 
     #[test]
