@@ -13,6 +13,7 @@
 
 use super::prepared::Prepared;
 use super::simd::{self, Level};
+use super::transpose::Tags;
 
 /// Everything fixed while enumerating the halves of one side of a task.
 #[derive(Debug, Clone, Copy)]
@@ -37,6 +38,9 @@ pub(crate) struct HalfSpec<'a> {
     /// `(mask, bits)`: only the halves whose key has exactly `bits` of `mask` (`mask` 0:
     /// every half). The bits of `mask` outside `bits` are forbidden as well.
     pub exact: (u64, u64),
+    /// Even N: the tag bits of each (north column mask, class), or no halves of it
+    /// ([`Tags::row`]); `None`: no tags.
+    pub tags: Option<Tags>,
     /// Instruction level for the pair join.
     pub level: Level,
 }
@@ -49,24 +53,31 @@ fn enumerate_columns(spec: &HalfSpec<'_>, cn: u32, out: &mut [Vec<u64>; 4]) -> u
     }
     let cs = spec.cols ^ cn;
     let mut tested = 0;
+    let tags = spec.tags.map(|t| t.row(cn));
     for (class, keys) in out.iter_mut().enumerate() {
-        if spec.wanted[class] {
-            let (n, s) = match spec.patterns {
-                None => (
-                    spec.north.get(class >> 1, cn),
-                    spec.south.get(class & 1, cs),
-                ),
-                Some((pn, ps)) => (
-                    spec.north.get_group(class >> 1, cn, pn),
-                    spec.south.get_group(class & 1, cs, ps),
-                ),
-            };
-            tested += (n.len() * s.len()) as u64;
-            if spec.exact.0 == 0 {
-                simd::join(spec.level, n, s, spec.forbid, spec.extra, keys);
-            } else {
-                join_exact(spec, n, s, keys);
-            }
+        if !spec.wanted[class] {
+            continue;
+        }
+        let extra = match tags.map(|row| row[class]) {
+            None => spec.extra,
+            Some(Some(tag)) => spec.extra | tag,
+            Some(None) => continue,
+        };
+        let (n, s) = match spec.patterns {
+            None => (
+                spec.north.get(class >> 1, cn),
+                spec.south.get(class & 1, cs),
+            ),
+            Some((pn, ps)) => (
+                spec.north.get_group(class >> 1, cn, pn),
+                spec.south.get_group(class & 1, cs, ps),
+            ),
+        };
+        tested += (n.len() * s.len()) as u64;
+        if spec.exact.0 == 0 {
+            simd::join(spec.level, n, s, spec.forbid, extra, keys);
+        } else {
+            join_exact(spec, (n, s), extra, keys);
         }
     }
     tested
@@ -76,16 +87,16 @@ fn enumerate_columns(spec: &HalfSpec<'_>, cn: u32, out: &mut [Vec<u64>; 4]) -> u
 /// few in tests, so that their small quarters' groups are joined in several calls too).
 const FILTERED_PAIRS: usize = if cfg!(test) { 1 << 4 } else { 1 << 14 };
 
-/// The halves of the north words `n` and the south words `s` with exactly the bits
-/// `spec.exact` asks for, appended to `keys`. Kept out of line: the plain join above is
-/// most of the time of small boards, whose halves are never filtered.
+/// The halves of the north words `n` and the south words `s` (each with `extra`) with
+/// exactly the bits `spec.exact` asks for, appended to `keys`. Kept out of line: the plain
+/// join above is most of the time of small boards, whose halves are never filtered.
 #[inline(never)]
-fn join_exact(spec: &HalfSpec<'_>, n: &[u64], s: &[u64], keys: &mut Vec<u64>) {
+fn join_exact(spec: &HalfSpec<'_>, (n, s): (&[u64], &[u64]), extra: u64, keys: &mut Vec<u64>) {
     // A few north words at a time, so that the halves dropped never pile up.
     let step = (FILTERED_PAIRS / s.len().max(1)).max(1);
     for n in n.chunks(step) {
         let start = keys.len();
-        simd::join(spec.level, n, s, spec.forbid, spec.extra, keys);
+        simd::join(spec.level, n, s, spec.forbid, extra, keys);
         keep_exact(keys, start, spec.exact);
     }
 }

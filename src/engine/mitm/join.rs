@@ -15,7 +15,8 @@ use super::limits::Limits;
 use super::matcher::{Rank, Sieve, MAX_CUTS};
 use super::piece;
 use super::prepared::Prepared;
-use super::simd::Level;
+use super::simd::{self, Level};
+use super::transpose;
 use super::trie::Trie;
 use crate::work::{thread_cpu_seconds, Work};
 
@@ -36,6 +37,8 @@ pub(crate) struct Keys {
     sample: Vec<u64>,
     /// Keys in the sieve now (for the pair product).
     stored: u64,
+    /// Scratch: tied halves (east First, east Second, west First, west Second).
+    tied: [Vec<u64>; 4],
     /// The work counters of the task being solved.
     pub work: Work,
     /// Whether phases are timed (only for counted solves: the clock is a system call).
@@ -71,13 +74,21 @@ pub(crate) struct Shape {
     pub small_layout: Layout,
     /// Cut bits of the bucket sieve, ascending.
     pub small_cuts: Vec<u32>,
+    /// Even N: the tie marks of [`super::transpose::marks`] and the key bits below the tags.
+    pub ties: Option<([u64; 4], u64)>,
 }
 
 impl Shape {
     /// The shape for keys with `holes`, ranked by at most `cuts` bits; small tasks' buckets
     /// cut on `small_cuts` bits near the long diagonals (where keys are densest, so buckets
-    /// exclude the most pairs).
-    pub(crate) fn new(geo: &Geometry, holes: u64, cuts: u32, small_cuts: u32) -> Self {
+    /// exclude the most pairs). With `tags` (even N), the layouts read the transposes' tag
+    /// bits as well, and their tie marks are holes ([`super::transpose`]).
+    pub(crate) fn new(
+        geo: &Geometry,
+        holes: u64,
+        (cuts, small_cuts): (u32, u32),
+        tags: bool,
+    ) -> Self {
         let (h, d) = (geo.h as i64, geo.d as i64);
         let mut order = Vec::new();
         for step in 1..h {
@@ -93,13 +104,38 @@ impl Shape {
             .collect();
         small.sort_unstable();
         let cut_mask = small.iter().fold(0u64, |m, &p| m | 1 << p);
+        let key_bits = geo.key_bits();
+        let (bits, holes, ties) = if tags {
+            let marks = transpose::marks(key_bits);
+            let below = (1u64 << key_bits) - 1;
+            let holes = holes | transpose::mark_mask(key_bits);
+            (key_bits + transpose::TAG_BITS, holes, Some((marks, below)))
+        } else {
+            (key_bits, holes, None)
+        };
         Shape {
-            layout: Layout::new(geo.key_bits(), holes, CHUNK_BITS),
+            layout: Layout::new(bits, holes, CHUNK_BITS),
             holes,
             cuts: cuts.min(MAX_CUTS as u32),
-            small_layout: Layout::new(geo.key_bits(), holes | cut_mask, CHUNK_BITS),
+            small_layout: Layout::new(bits, holes | cut_mask, CHUNK_BITS),
             small_cuts: small,
+            ties,
         }
+    }
+}
+
+/// Replaces `out` by the `keys` with each of the two `marks`, their bits above `below`
+/// cleared.
+fn marked(keys: &[u64], marks: (u64, u64), below: u64, out: (&mut Vec<u64>, &mut Vec<u64>)) {
+    out.0.clear();
+    out.1.clear();
+    for &k in keys.iter().filter(|&&k| k & (marks.0 | marks.1) != 0) {
+        let v = if k & marks.0 != 0 {
+            &mut *out.0
+        } else {
+            &mut *out.1
+        };
+        v.push(k & below);
     }
 }
 
@@ -120,8 +156,21 @@ enum Role {
     Stored,
 }
 
-/// Where a west class of factor `f` goes in a west sieve: its group (0: weight 1, 1:
-/// weight 2) and how many copies of it are stored there.
+/// The greatest common divisor of the factors that are not 0 (1 if none): the weight a
+/// west sieve's group 0 stands for.
+fn unit_weight(factors: [u64; 4]) -> u64 {
+    let gcd = |a: u64, b: u64| {
+        let (mut a, mut b) = (a, b);
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    factors.into_iter().fold(0, gcd).max(1)
+}
+
+/// Where a west class of factor `f` (in units of [`unit_weight`]) goes in a west sieve: its
+/// group (0: weight 1, 1: weight 2) and how many copies of it are stored there.
 fn stored_copies(f: u64) -> (usize, u64) {
     debug_assert!(f <= 4, "factors are at most 4");
     if f % 2 == 1 {
@@ -131,12 +180,14 @@ fn stored_copies(f: u64) -> (usize, u64) {
     }
 }
 
-/// The west classes as the sieve's two groups, the keys of weight 1 and those of weight 2:
-/// a class of factor 1 or 2 once, one of factor 4 twice in the second.
+/// The west classes as the sieve's two groups, the keys of weight 1 and those of weight 2
+/// (in units of [`unit_weight`]): a class of factor 1 or 2 once, one of factor 4 twice in
+/// the second.
 fn weighted_groups(west: &[Vec<u64>; 4], factors: [u64; 4]) -> [Vec<&[u64]>; 2] {
     let mut groups = [Vec::new(), Vec::new()];
+    let unit = unit_weight(factors);
     for (keys, f) in west.iter().zip(factors) {
-        let (group, copies) = stored_copies(f);
+        let (group, copies) = stored_copies(f / unit);
         groups[group].extend((0..copies).map(|_| keys.as_slice()));
     }
     groups
@@ -337,7 +388,8 @@ impl Keys {
                 // bucket sieve's chunks span its cut bits, so its tables take several times
                 // the trie's per key (64 MB for 2.6·10^5 keys in a unit of N = 28), and
                 // N = 23's cross tasks, up to 4·10^5 east keys, count 35% faster so.
-                return Some(total + self.count_small(shape, level, factors));
+                let small = self.count_small(shape, level, factors);
+                return Some(total + small + self.count_ties(shape, factors, level));
             }
             if first
                 && stored.is_done()
@@ -354,7 +406,7 @@ impl Keys {
                 self.restart(queries, limits.queries);
             }
             loop {
-                total += self.count(level);
+                total += self.count(level, factors) + self.count_ties(shape, factors, level);
                 if queries.is_done() {
                     break;
                 }
@@ -383,7 +435,7 @@ impl Keys {
         let mut total = 0;
         loop {
             self.fill(shape, level, factors, limits, true);
-            total += self.count_west(level, factors);
+            total += self.count_west(level, factors) + self.count_ties(shape, factors, level);
             if queries.is_done() || !self.next_portion(queries, limits.stored, Role::Queries) {
                 return total;
             }
@@ -537,7 +589,7 @@ impl Keys {
             self.work.pair_product += self.stored * queries;
             // Hits count a class as often as a west sieve stores it (`stored_copies`), so
             // that they mean the same whichever side is stored.
-            self.work.hits += counts[0] * stored_copies(f).1;
+            self.work.hits += counts[0] * stored_copies(f / unit_weight(factors)).1;
             total += counts[0] * f;
         }
         phase.stop(&mut self.work.match_seconds);
@@ -545,7 +597,7 @@ impl Keys {
     }
 
     /// The weighted count of the current east keys against the sieve.
-    fn count(&mut self, level: Level) -> u64 {
+    fn count(&mut self, level: Level, factors: [u64; 4]) -> u64 {
         let phase = Phase::start(self.timed);
         let mut counts = [0u64; 2];
         if self.in_trie {
@@ -558,6 +610,29 @@ impl Keys {
         self.work.queries += queries;
         self.work.pair_product += self.stored * queries;
         self.work.hits += counts[0] + counts[1];
-        counts[0] + 2 * counts[1]
+        unit_weight(factors) * (counts[0] + 2 * counts[1])
+    }
+
+    /// Even N: the pairs of the tied halves at hand (marked by [`super::transpose`]), which
+    /// weigh half their class's factor and which the tags keep out of every sieve's count,
+    /// compared one by one on their key bits.
+    fn count_ties(&mut self, shape: &Shape, factors: [u64; 4], level: Level) -> u64 {
+        let Some((marks, below)) = shape.ties else {
+            return 0;
+        };
+        let [first, second, west_first, west_second] = &mut self.tied;
+        marked(&self.east[0], (marks[0], marks[1]), below, (first, second));
+        if first.is_empty() && second.is_empty() {
+            return 0;
+        }
+        let mut total = 0;
+        for (keys, f) in self.west.iter().zip(factors).take(3) {
+            marked(keys, (marks[2], marks[3]), below, (west_first, west_second));
+            let pairs = simd::count_direct(level, west_first, second)
+                + simd::count_direct(level, west_second, first);
+            self.work.hits += pairs;
+            total += pairs * (f / 2);
+        }
+        total
     }
 }

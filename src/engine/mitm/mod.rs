@@ -23,6 +23,7 @@ pub(crate) mod prepared;
 pub(crate) mod quarter;
 pub(crate) mod simd;
 pub(crate) mod task;
+pub(crate) mod transpose;
 pub(crate) mod trie;
 pub(crate) mod weights;
 #[cfg(target_arch = "x86_64")]
@@ -56,6 +57,10 @@ const MITM_MIN_N: u32 = 4;
 /// is built and 0.7 GB kept, per worker thread and per quarter; 16×16 (N = 32) several times
 /// that. 14×14 (N = 28, 29) peaks at about 11 million placements per list.
 const MAX_H: u32 = 14;
+
+/// The fingerprint word of even N's plans whose tasks weigh pairs by the transposes
+/// ([`transpose`]).
+const TRANSPOSES: u64 = u64::from_le_bytes(*b"transpos");
 
 /// Tasks sampled into the plan fingerprint.
 const FINGERPRINT_SAMPLE: u64 = 4096;
@@ -329,7 +334,8 @@ impl Plan for MitmPlan {
         SCRATCH.with(|s| ctx.solve(task, &mut s.borrow_mut()))
     }
 
-    /// Parametric, so that huge plans hash quickly: engine, version, N, h, every cost class with its size and cost,
+    /// Parametric, so that huge plans hash quickly: engine, version, N, h (and the
+    /// transposes' word where they weigh even tasks), every cost class with its size and cost,
     /// then a deterministic sample of 4096 tasks spread over the plan.
     fn fingerprint(&self) -> String {
         let head = [
@@ -339,12 +345,16 @@ impl Plan for MitmPlan {
             u64::from(self.ctx.geo.h),
             self.index.len,
         ];
+        // Where the transposes weigh the pairs, tasks count other totals than before: their
+        // shards and checkpoints must not meet older ones. Other plans are unchanged.
+        let weighed = self.ctx.transposes;
+        let head = head.into_iter().chain(weighed.then_some(TRANSPOSES));
         let len = self.index.len;
         let sample = (0..FINGERPRINT_SAMPLE.min(len)).map(move |i| {
             let t = self.index.task(i * len / FINGERPRINT_SAMPLE.min(len));
             u64::from(t.east) | u64::from(t.y) << 32 | u64::from(t.unit.index) << 40
         });
-        fingerprint_words(head.into_iter().chain(self.index.words()).chain(sample))
+        fingerprint_words(head.chain(self.index.words()).chain(sample))
     }
 
     fn describe(&self) -> String {

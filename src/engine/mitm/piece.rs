@@ -343,6 +343,7 @@ mod tests {
             extra: 0,
             wanted: [true; 4],
             patterns: None,
+            tags: None,
             exact: (0, 0),
             level: Level::PORTABLE,
         };

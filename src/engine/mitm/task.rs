@@ -4,7 +4,8 @@
 //! * Even N: E = the h rows whose queen is east. Only east halves with an empty main diagonal
 //!   in NE and an empty anti-diagonal in SE are built; west halves are split into four
 //!   classes by their long-diagonal queens (factors ew, 2, 2, 4), and the task is weighted by
-//!   the north/south symmetry `ns(E)`.
+//!   the north/south symmetry `ns(E)`. The transposes then weigh the pairs of the first
+//!   three classes 2, 1 or 0 by their column masks ([`super::transpose`]).
 //! * Small tasks store the east keys in the bucket sieve and query it with each west class;
 //!   large ones store the west keys, classes merged by weight, in the ranked sieve or the
 //!   trie and query it with the east keys. Both sides come in bounded portions, so a task's
@@ -21,6 +22,7 @@ use super::piece;
 use super::prepared::{Prepared, PreparedCache, Side, ANY, MAX_HOT, QUARTERS};
 use super::quarter::QuarterCache;
 use super::simd::Level;
+use super::transpose::Tags;
 use super::weights::{ew_weight, free_rows, ns_weight};
 use crate::subsample::{self, Draws, Part};
 use crate::work::{Clock, Work};
@@ -163,6 +165,8 @@ pub(crate) struct Context {
     pub units: u32,
     /// Of those, the bits whose units one task solves in turn ([`merged_bits`]).
     pub merged: u32,
+    /// Whether even tasks weigh their pairs by the transposes ([`transposes`]).
+    pub transposes: bool,
 }
 
 /// Most cut bits that rank the stored keys of large tasks (0: no ranking).
@@ -182,6 +186,14 @@ fn small_cut_count(n: u32) -> u32 {
         20..=21 => 4,
         _ => 5,
     }
+}
+
+/// Whether even tasks of an `n`×`n` board weigh their pairs by the transposes: from
+/// N = 18, where the pairs they save outweigh their three tag bits, which below that add a
+/// chunk to the small sieves' layouts (N = 16 was 13% slower with them). The tests take
+/// them from N = 6, so that brute force checks them.
+pub(crate) fn transposes(n: u32) -> bool {
+    n.is_multiple_of(2) && n >= if cfg!(test) { 6 } else { 18 }
 }
 
 /// Hot bits that cut the costliest splits of an `n`×`n` plan into units of their own.
@@ -240,7 +252,8 @@ impl Context {
                 } else {
                     geo.window_bits(h + n - 1 - y, h + y)
                 };
-                Shape::new(&geo, holes, cuts, small)
+                let tags = y == 0 && transposes(n);
+                Shape::new(&geo, holes, (cuts, small), tags)
             })
             .collect();
         Context {
@@ -255,6 +268,7 @@ impl Context {
             limits: Limits::default(),
             units: unit_bits(n),
             merged: merged_bits(n),
+            transposes: transposes(n),
         }
     }
 
@@ -298,7 +312,14 @@ impl Context {
         let ns = ns_weight(east, n);
         let ew = ew_weight(east, n, free);
         let split = (east, free & !east);
-        let sum = self.solve_split(Kind::Even, split, [ew, 2, 2, 4], unit, s);
+        // The transposes double the pairs of classes ew, 2, 2 that they keep
+        // ([`super::transpose`]); the factor-4 class keeps its weight.
+        let weights = if self.transposes {
+            ([2 * ew, 4, 4, 4], Some(Tags::for_split(g, east)))
+        } else {
+            ([ew, 2, 2, 4], None)
+        };
+        let sum = self.solve_split(Kind::Even, split, weights, unit, s);
         s.weigh_parts(u128::from(ns));
         u128::from(sum) * u128::from(ns)
     }
@@ -312,7 +333,7 @@ impl Context {
             return 0;
         }
         let split = (east, free & !east);
-        let count = self.solve_split(Kind::Centre, split, [1, 0, 0, 0], unit, s);
+        let count = self.solve_split(Kind::Centre, split, ([1, 0, 0, 0], None), unit, s);
         s.weigh_parts(u128::from(weight));
         u128::from(count) * u128::from(weight)
     }
@@ -325,7 +346,7 @@ impl Context {
         &self,
         kind: Kind,
         (east, west): (u32, u32),
-        factors: [u64; 4],
+        (factors, tags): Weights,
         unit: Unit,
         s: &mut Scratch,
     ) -> u64 {
@@ -333,7 +354,7 @@ impl Context {
         let q = self.quarters(kind, (east, west), unit, &mut s.quarters);
         s.keys.note_quarters(&q, phase);
         let (shape, limits, level) = (&self.shapes[0], self.limits, self.level);
-        let (e, w) = self.sides(q, 0, factors);
+        let (e, w) = self.sides(q, 0, (factors, tags));
         let (hot, spare) = self.hot_bits(&e, std::slice::from_ref(&w), unit, limits);
         if hot.is_empty() && !q.iter().any(|p| p.is_pending()) {
             return whole_unit(unit, || {
@@ -345,12 +366,12 @@ impl Context {
             // the counted quarters whole.
             return whole_unit(unit, || {
                 s.fill([0, 0], &[]);
-                let (e, w) = self.sides(s.quarters.each_ref(), 0, factors);
+                let (e, w) = self.sides(s.quarters.each_ref(), 0, (factors, tags));
                 s.keys.join((&[e], &[w]), factors, shape, limits, level)
             });
         }
         let cut = finer_cut(hot, spare, unit);
-        let how = Sides::Split(factors);
+        let how = Sides::Split((factors, tags));
         self.join_units(s, &cut, how, factors, (shape, limits, level))
     }
 
@@ -381,24 +402,26 @@ impl Context {
         shape: &Shape,
         k: &mut Keys,
     ) -> u64 {
-        let (east, west) = self.sides(q, forbid, factors);
+        let (east, west) = self.sides(q, forbid, (factors, None));
         k.join((&[east], &[west]), factors, shape, self.limits, self.level)
     }
 
     /// The east and west sides of a prepared split, avoiding the key bits `forbid`, with the
-    /// west classes whose factor is not 0.
+    /// west classes whose factor is not 0 and each side's tags.
     fn sides<'a>(
         &'a self,
         q: [&'a Prepared; 4],
         forbid: u64,
-        factors: [u64; 4],
+        (factors, tags): Weights,
     ) -> (HalfSpec<'a>, HalfSpec<'a>) {
-        let east = self.east_spec(q, forbid);
+        let mut east = self.east_spec(q, forbid);
+        east.tags = tags.map(|[t, _]| t);
         let west = HalfSpec {
             north: q[2],
             south: q[3],
             masks: &self.by_size[q[2].queens() as usize],
             wanted: factors.map(|f| f > 0),
+            tags: tags.map(|[_, t]| t),
             ..east
         };
         (east, west)
@@ -415,6 +438,7 @@ impl Context {
             extra: 0,
             wanted: [true, false, false, false],
             patterns: None,
+            tags: None,
             exact: (0, 0),
             level: self.level,
         }
@@ -528,9 +552,12 @@ fn whole_unit(unit: Unit, join: impl FnOnce() -> u64) -> u64 {
 /// or a cross task's, with the middle column's queen row.
 #[derive(Debug, Clone, Copy)]
 enum Sides {
-    Split([u64; 4]),
+    Split(Weights),
     Cross(u32),
 }
+
+/// A split's west classes' factors, and for even N each side's tags ([`super::transpose`]).
+type Weights = ([u64; 4], Option<[Tags; 2]>);
 
 /// A task's cut of its split, and the finer units it solves ([`Unit::finer`]) with the
 /// patterns of each.
@@ -555,8 +582,8 @@ impl Context {
         how: Sides,
     ) -> (HalfSpec<'a>, Vec<HalfSpec<'a>>) {
         match how {
-            Sides::Split(factors) => {
-                let (east, west) = self.sides(q, 0, factors);
+            Sides::Split(weights) => {
+                let (east, west) = self.sides(q, 0, weights);
                 (east, vec![west])
             }
             Sides::Cross(y) => self.cross_sides(q, y),
@@ -682,7 +709,7 @@ impl Context {
             let list = self.cache.get(rows[i]);
             p.prepare(g, QUARTERS[i], list, (0, 0), Side::forbid(0));
         }
-        let shape = Shape::new(g, 0, 2, 2);
+        let shape = Shape::new(g, 0, (2, 2), false);
         let q = s.quarters.each_ref();
         self.join_task(q, 0, [1, 0, 0, 0], &shape, &mut s.keys)
     }

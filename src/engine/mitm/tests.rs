@@ -643,6 +643,12 @@ fn assert_drawn_pieces_are_unbiased(plan: &MitmPlan, step: usize) {
         let stated = estimates.iter().map(|e| e.1).sum::<f64>() / runs as f64;
         let spread =
             estimates.iter().map(|e| (e.0 - mean).powi(2)).sum::<f64>() / (runs - 1) as f64;
+        if stated == 0.0 && spread == 0.0 {
+            // Every piece counts the same (at even N the transposes can leave a task no
+            // pair): exact, and nothing to measure a spread on.
+            assert_eq!(mean, truth, "task {id}");
+            continue;
+        }
         let ratio = stated / spread.max(f64::MIN_POSITIVE);
         assert!(
             (0.6..1.6).contains(&ratio),
