@@ -51,36 +51,60 @@ fn enumerate_columns(spec: &HalfSpec<'_>, cn: u32, out: &mut [Vec<u64>; 4]) -> u
     if cn & !spec.cols != 0 {
         return 0;
     }
+    if let Some(tags) = spec.tags {
+        return enumerate_tagged(spec, tags, cn, out);
+    }
     let cs = spec.cols ^ cn;
     let mut tested = 0;
-    let tags = spec.tags.map(|t| t.row(cn));
     for (class, keys) in out.iter_mut().enumerate() {
-        if !spec.wanted[class] {
-            continue;
-        }
-        let extra = match tags.map(|row| row[class]) {
-            None => spec.extra,
-            Some(Some(tag)) => spec.extra | tag,
-            Some(None) => continue,
-        };
-        let (n, s) = match spec.patterns {
-            None => (
-                spec.north.get(class >> 1, cn),
-                spec.south.get(class & 1, cs),
-            ),
-            Some((pn, ps)) => (
-                spec.north.get_group(class >> 1, cn, pn),
-                spec.south.get_group(class & 1, cs, ps),
-            ),
-        };
-        tested += (n.len() * s.len()) as u64;
-        if spec.exact.0 == 0 {
-            simd::join(spec.level, n, s, spec.forbid, extra, keys);
-        } else {
-            join_exact(spec, (n, s), extra, keys);
+        if spec.wanted[class] {
+            tested += join_class(spec, (cn, cs), class, spec.extra, keys);
         }
     }
     tested
+}
+
+/// [`enumerate_columns`] with the transposes' tags: out of line, so that the loop without
+/// them (odd N and small boards, which join many small lists) stays as lean as before.
+#[inline(never)]
+fn enumerate_tagged(spec: &HalfSpec<'_>, tags: Tags, cn: u32, out: &mut [Vec<u64>; 4]) -> u64 {
+    let cs = spec.cols ^ cn;
+    let row = tags.row(cn);
+    let mut tested = 0;
+    for (class, keys) in out.iter_mut().enumerate() {
+        if let (true, Some(tag)) = (spec.wanted[class], row[class]) {
+            tested += join_class(spec, (cn, cs), class, spec.extra | tag, keys);
+        }
+    }
+    tested
+}
+
+/// Appends the halves of class `class` whose north and south words use the columns
+/// `(cn, cs)`, each with `extra`; returns the word pairs tested.
+#[inline(always)]
+fn join_class(
+    spec: &HalfSpec<'_>,
+    (cn, cs): (u32, u32),
+    class: usize,
+    extra: u64,
+    keys: &mut Vec<u64>,
+) -> u64 {
+    let (n, s) = match spec.patterns {
+        None => (
+            spec.north.get(class >> 1, cn),
+            spec.south.get(class & 1, cs),
+        ),
+        Some((pn, ps)) => (
+            spec.north.get_group(class >> 1, cn, pn),
+            spec.south.get_group(class & 1, cs, ps),
+        ),
+    };
+    if spec.exact.0 == 0 {
+        simd::join(spec.level, n, s, spec.forbid, extra, keys);
+    } else {
+        join_exact(spec, (n, s), extra, keys);
+    }
+    (n.len() * s.len()) as u64
 }
 
 /// Most (north, south) word pairs joined at once where halves are filtered afterwards (a

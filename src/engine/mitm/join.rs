@@ -156,9 +156,14 @@ enum Role {
     Stored,
 }
 
-/// The greatest common divisor of the factors that are not 0 (1 if none): the weight a
-/// west sieve's group 0 stands for.
-fn unit_weight(factors: [u64; 4]) -> u64 {
+/// The weight a west sieve's group 0 stands for: with the transposes' tags (`shape.ties`),
+/// the greatest common divisor of the factors that are not 0, so that their factors 2·ew, 4,
+/// 4, 4 store every class once; else 1, and a class of factor 4 is stored twice (one group
+/// of weight 2 serves the classes of factor 2 and 4: at N = 16 two groups cost 13%).
+fn unit_weight(shape: &Shape, factors: [u64; 4]) -> u64 {
+    if shape.ties.is_none() {
+        return 1;
+    }
     let gcd = |a: u64, b: u64| {
         let (mut a, mut b) = (a, b);
         while b != 0 {
@@ -183,9 +188,8 @@ fn stored_copies(f: u64) -> (usize, u64) {
 /// The west classes as the sieve's two groups, the keys of weight 1 and those of weight 2
 /// (in units of [`unit_weight`]): a class of factor 1 or 2 once, one of factor 4 twice in
 /// the second.
-fn weighted_groups(west: &[Vec<u64>; 4], factors: [u64; 4]) -> [Vec<&[u64]>; 2] {
+fn weighted_groups(west: &[Vec<u64>; 4], factors: [u64; 4], unit: u64) -> [Vec<&[u64]>; 2] {
     let mut groups = [Vec::new(), Vec::new()];
-    let unit = unit_weight(factors);
     for (keys, f) in west.iter().zip(factors) {
         let (group, copies) = stored_copies(f / unit);
         groups[group].extend((0..copies).map(|_| keys.as_slice()));
@@ -406,7 +410,7 @@ impl Keys {
                 self.restart(queries, limits.queries);
             }
             loop {
-                total += self.count(level, factors) + self.count_ties(shape, factors, level);
+                total += self.count(shape, level, factors) + self.count_ties(shape, factors, level);
                 if queries.is_done() {
                     break;
                 }
@@ -435,7 +439,8 @@ impl Keys {
         let mut total = 0;
         loop {
             self.fill(shape, level, factors, limits, true);
-            total += self.count_west(level, factors) + self.count_ties(shape, factors, level);
+            let unit = unit_weight(shape, factors);
+            total += self.count_west(level, factors, unit) + self.count_ties(shape, factors, level);
             if queries.is_done() || !self.next_portion(queries, limits.stored, Role::Queries) {
                 return total;
             }
@@ -509,7 +514,7 @@ impl Keys {
             ([vec![self.east[0].as_slice()], Vec::new()], classes)
         } else {
             (
-                weighted_groups(&self.west, factors),
+                weighted_groups(&self.west, factors, unit_weight(shape, factors)),
                 vec![self.east[0].as_slice()],
             )
         };
@@ -570,8 +575,9 @@ impl Keys {
         counts.iter().zip(factors).map(|(c, f)| c * f).sum()
     }
 
-    /// The weighted count of every west class against the stored east keys.
-    fn count_west(&mut self, level: Level, factors: [u64; 4]) -> u64 {
+    /// The weighted count of every west class against the stored east keys (`unit`: see
+    /// [`unit_weight`]).
+    fn count_west(&mut self, level: Level, factors: [u64; 4], unit: u64) -> u64 {
         let phase = Phase::start(self.timed);
         let mut total = 0;
         for (keys, f) in self.west.iter().zip(factors) {
@@ -589,7 +595,7 @@ impl Keys {
             self.work.pair_product += self.stored * queries;
             // Hits count a class as often as a west sieve stores it (`stored_copies`), so
             // that they mean the same whichever side is stored.
-            self.work.hits += counts[0] * stored_copies(f / unit_weight(factors)).1;
+            self.work.hits += counts[0] * stored_copies(f / unit).1;
             total += counts[0] * f;
         }
         phase.stop(&mut self.work.match_seconds);
@@ -597,7 +603,7 @@ impl Keys {
     }
 
     /// The weighted count of the current east keys against the sieve.
-    fn count(&mut self, level: Level, factors: [u64; 4]) -> u64 {
+    fn count(&mut self, shape: &Shape, level: Level, factors: [u64; 4]) -> u64 {
         let phase = Phase::start(self.timed);
         let mut counts = [0u64; 2];
         if self.in_trie {
@@ -610,7 +616,7 @@ impl Keys {
         self.work.queries += queries;
         self.work.pair_product += self.stored * queries;
         self.work.hits += counts[0] + counts[1];
-        unit_weight(factors) * (counts[0] + 2 * counts[1])
+        unit_weight(shape, factors) * (counts[0] + 2 * counts[1])
     }
 
     /// Even N: the pairs of the tied halves at hand (marked by [`super::transpose`]), which
