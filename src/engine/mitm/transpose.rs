@@ -62,9 +62,6 @@ pub(crate) struct Tags {
 /// Tag bits above the diagonals, read by every sieve.
 pub(crate) const TAG_BITS: u32 = 3;
 
-/// Mark bits above the tags: east First, east Second, west First, west Second.
-const MARK_BITS: u32 = 4;
-
 impl Tags {
     /// The east and west tags of the even split whose east rows are `east`.
     pub(crate) fn for_split(geo: &Geometry, east: u32) -> [Tags; 2] {
@@ -86,7 +83,7 @@ impl Tags {
     pub(crate) fn row(&self, cn: u32) -> [Option<u64>; 4] {
         let bit = |i: u32| 1u64 << (self.base + i);
         let (l, pe, pw) = (bit(0), bit(1), bit(2));
-        let (e1, e2, w1, w2) = (bit(3), bit(4), bit(5), bit(6));
+        let [e1, e2, w1, w2] = marks(self.base);
         match self.half {
             Half::East => {
                 // With γ1 = γ2 a tie is First with First: marked as east Second against west
@@ -136,7 +133,7 @@ pub(crate) fn marks(key_bits: u32) -> [u64; 4] {
 
 /// Every mark bit of a board with `key_bits` key bits (holes to every sieve).
 pub(crate) fn mark_mask(key_bits: u32) -> u64 {
-    ((1u64 << MARK_BITS) - 1) << (key_bits + TAG_BITS)
+    marks(key_bits).into_iter().fold(0, |m, b| m | b)
 }
 
 /// The `(w, e)` values of a split `s` of 2h bits: `min(Y, ~Y)` of its high h bits and
