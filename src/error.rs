@@ -192,6 +192,14 @@ pub enum Error {
         /// How many of them were refused.
         problems: usize,
     },
+    /// No GPU can be used (`--gpu`): a build without the `gpu` feature, no Vulkan loader,
+    /// no adapter, or the device asked for is not there. The message names what to do.
+    #[error("{0}")]
+    NoGpu(String),
+    /// The GPU failed during a run (device lost, out of memory): the count of the task it
+    /// was on is discarded, and every task finished before it is kept.
+    #[error("the GPU failed: {0}")]
+    Gpu(String),
     /// A checkpoint is in use by another running process; two writers would
     /// overwrite each other's progress.
     #[error("checkpoint '{}' is in use by another nqueens process (lock '{}' is held)", path.display(), lock.display())]
@@ -222,6 +230,7 @@ impl Error {
                 | Error::Shard(_)
                 | Error::NotRegularFile { .. }
                 | Error::Recheck(_)
+                | Error::NoGpu(_)
                 | Error::CheckpointCorrupt { .. }
                 | Error::ResultCorrupt { .. }
                 | Error::CheckpointMismatch { .. }

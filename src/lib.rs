@@ -20,6 +20,8 @@ pub mod cpu;
 pub mod engine;
 pub mod error;
 pub mod estimate;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 pub mod known;
 pub mod plan;
 pub mod puzzles;

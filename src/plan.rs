@@ -6,7 +6,7 @@
 //! subset of a plan on a local rayon pool, largest tasks first, and reports each finished task
 //! to a [`Progress`] observer (never from inside the search loop).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use sha2::{Digest, Sha256};
 
@@ -81,6 +81,12 @@ pub trait Plan: Send + Sync {
     fn fingerprint(&self) -> String;
     /// A short human description of the plan's parameters, e.g. `split depth 3`.
     fn describe(&self) -> String;
+    /// A fault that makes this plan's counts worthless from now on (a GPU lost in a run),
+    /// if one happened. Every caller of the solve methods asks after each task and keeps
+    /// no count solved once it is set; the CPU engines never fault.
+    fn fault(&self) -> Option<Error> {
+        None
+    }
     /// Whether [`Plan::unique`] can compute the number of fundamental solutions.
     fn has_unique(&self) -> bool {
         false
@@ -244,9 +250,10 @@ pub fn execute_seq(
     progress.start_work(cost);
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
+    let faulted = AtomicBool::new(false);
     let sums = pool.broadcast(|_| {
         let mut sum = Some(0u128);
-        while !progress.should_stop() {
+        while !progress.should_stop() && !faulted.load(Ordering::Relaxed) {
             let position = next.fetch_add(1, Ordering::Relaxed);
             if position >= seq.positions() {
                 break;
@@ -257,6 +264,10 @@ pub fn execute_seq(
             let cost = plan.cost(task);
             progress.task_started(task, cost);
             let count = plan.solve(task);
+            if plan.fault().is_some() {
+                faulted.store(true, Ordering::Relaxed);
+                break;
+            }
             sum = sum.and_then(|s| s.checked_add(count));
             done.fetch_add(1, Ordering::Relaxed);
             progress.task_done(task, count);
@@ -264,6 +275,9 @@ pub fn execute_seq(
         }
         sum
     });
+    if let Some(fault) = plan.fault() {
+        return Err(fault);
+    }
     if done.load(Ordering::Relaxed) < tasks {
         return Err(Error::Interrupted);
     }

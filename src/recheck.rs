@@ -226,6 +226,9 @@ impl Plan for Faulty<'_> {
     fn solve_portable(&self, task: usize) -> u128 {
         self.inner.solve_portable(task)
     }
+    fn fault(&self) -> Option<Error> {
+        self.inner.fault()
+    }
     fn fingerprint(&self) -> String {
         self.inner.fingerprint()
     }

@@ -19,6 +19,7 @@ use super::simd::{self, Level};
 use super::transpose;
 use super::trie::Trie;
 use crate::work::{thread_cpu_seconds, Work};
+use std::sync::Arc;
 
 /// Matcher chunk width (usable key bits per table lookup).
 const CHUNK_BITS: u32 = 5;
@@ -43,6 +44,40 @@ pub(crate) struct Keys {
     pub work: Work,
     /// Whether phases are timed (only for counted solves: the clock is a system call).
     pub timed: bool,
+    /// Where the halves are joined instead, if not here (the GPU engine).
+    pub joiner: Option<Arc<dyn Joiner>>,
+    /// Why the joiner failed, if it did: the task's count is then worthless (every later
+    /// join of the task counts nothing).
+    pub fault: Option<String>,
+}
+
+/// A second place to join a task's halves: the GPU engine ([`crate::gpu`]). The engine's
+/// task code (quarters, pieces, units) stays the same; only the joins move.
+pub(crate) trait Joiner: Send + Sync + std::fmt::Debug {
+    /// The weighted count of the pairs of `join`, as [`Keys::join`] counts it, or `None`
+    /// where `join.refuse` and its stored side overflows one fill; what it did is added to
+    /// `work`. An error means the count cannot be had (the device was lost, say).
+    fn join(&self, join: Join<'_, '_>, work: &mut Work) -> Result<Option<u64>, String>;
+    /// Where the joins run, for a plan's description (`GPU NAME`).
+    fn describe(&self) -> String;
+}
+
+/// One join handed to a [`Joiner`]: the query sides (east) and stored sides (west, each
+/// west class weighted by `factors`), as [`Keys::join_unless_overflowing`] takes them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Join<'a, 'b> {
+    /// The east halves.
+    pub queries: &'b [HalfSpec<'a>],
+    /// The west halves.
+    pub stored: &'b [HalfSpec<'a>],
+    /// Each west class's factor (0: not built).
+    pub factors: [u64; 4],
+    /// The task's shape (holes, and even N's tie marks).
+    pub shape: &'b Shape,
+    /// How much of a task is held at once.
+    pub limits: Limits,
+    /// Whether to refuse a stored side that overflows one fill.
+    pub refuse: bool,
 }
 
 /// A stopwatch of one phase's CPU time that reads the clock only when `on`.
@@ -277,6 +312,26 @@ impl Keys {
         (shape, limits, level): (&Shape, Limits, Level),
         refuse: bool,
     ) -> Option<u64> {
+        if let Some(joiner) = &self.joiner {
+            if self.fault.is_some() {
+                return Some(0);
+            }
+            let join = Join {
+                queries: east,
+                stored: west,
+                factors,
+                shape,
+                limits,
+                refuse,
+            };
+            return match joiner.join(join, &mut self.work) {
+                Ok(count) => count,
+                Err(why) => {
+                    self.fault = Some(why);
+                    Some(0)
+                }
+            };
+        }
         let mut queries = Portions::new(east);
         let mut stored = Portions::new(west);
         let sides = (&mut queries, &mut stored);

@@ -30,7 +30,7 @@ pub(crate) mod weights;
 mod x86;
 
 use std::cell::RefCell;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 #[cfg(test)]
 use super::mirror::MirrorPlan;
@@ -40,6 +40,7 @@ use crate::plan::{fingerprint_words, Plan};
 use crate::subsample::{Draws, Subsample};
 use crate::work::{Clock, Work};
 use index::TaskIndex;
+pub(crate) use join::Joiner;
 use key::Geometry;
 use quarter::placements_by_size;
 use simd::Level;
@@ -50,7 +51,7 @@ use weights::{ew_weight, ns_weight};
 
 /// The smallest board this engine splits into quarters; smaller ones are counted by the
 /// symmetry engine, which also has their unique counts (so `--unique` works at every N).
-const MITM_MIN_N: u32 = 4;
+pub(crate) const MITM_MIN_N: u32 = 4;
 
 /// Largest quarter size the engine takes on. A 15×15 quarter (N = 30, 31) has row masks
 /// with over 85 million placements (10 of 15 rows, spread out), about 1.5 GB while one list
@@ -95,22 +96,28 @@ impl Engine for Mitm {
             };
             return super::symmetry::Symmetry.plan(n, &whole);
         }
-        let h = n / 2;
-        if h > MAX_H {
-            return Err(Error::Unsupported {
-                engine: self.name(),
-                what: format!(
-                    "N = {n}: its {h}×{h} quarters have row masks with tens of millions of \
-                     placements or more, gigabytes per worker thread (the largest N it takes \
-                     is {})",
-                    2 * MAX_H + 1
-                ),
-            });
-        }
+        check_quarters(n)?;
         // The plan has no parameters of its own (no split depth): `options` only matters for
         // the small boards above.
         Ok(Box::new(MitmPlan::new(n, Level::detect())))
     }
+}
+
+/// Refuses a board whose quarters are larger than the engine takes ([`MAX_H`]).
+pub(crate) fn check_quarters(n: u32) -> Result<(), Error> {
+    let h = n / 2;
+    if h > MAX_H {
+        return Err(Error::Unsupported {
+            engine: Mitm.name(),
+            what: format!(
+                "N = {n}: its {h}×{h} quarters have row masks with tens of millions of \
+                 placements or more, gigabytes per worker thread (the largest N it takes \
+                 is {})",
+                2 * MAX_H + 1
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// The meet-in-the-middle plan for one board size.
@@ -125,6 +132,11 @@ pub struct MitmPlan {
     /// The same plan at [`Level::PORTABLE`], built on first use by [`Plan::solve_portable`].
     portable: OnceLock<Context>,
     index: TaskIndex,
+    /// Where the tasks' halves are joined, if not on this CPU (the GPU engine); the portable
+    /// path always joins them here.
+    joiner: Option<Arc<dyn Joiner>>,
+    /// The first failure of the joiner: every count from then on is worthless.
+    fault: OnceLock<String>,
 }
 
 thread_local! {
@@ -150,7 +162,34 @@ impl MitmPlan {
             ctx,
             portable: OnceLock::new(),
             index,
+            joiner: None,
+            fault: OnceLock::new(),
         }
+    }
+
+    /// The plan for an `n`×`n` board (`n ≥ 4`, quarters no larger than the engine takes)
+    /// whose halves are joined by `joiner`: the same tasks, counts and fingerprint as the
+    /// CPU's plan.
+    pub(crate) fn with_joiner(n: u32, joiner: Arc<dyn Joiner>) -> Self {
+        let mut plan = Self::new(n, Level::detect());
+        plan.joiner = Some(joiner);
+        plan
+    }
+
+    /// Runs `solve` on this thread's scratch with the plan's joiner, and keeps the joiner's
+    /// failure, if any.
+    fn with_scratch<R>(&self, solve: impl FnOnce(&mut Scratch) -> R) -> R {
+        SCRATCH.with(|s| {
+            let s = &mut s.borrow_mut();
+            s.keys.joiner.clone_from(&self.joiner);
+            s.keys.fault = None;
+            let result = solve(s);
+            s.keys.joiner = None;
+            if let Some(why) = s.keys.fault.take() {
+                let _ = self.fault.set(why);
+            }
+            result
+        })
     }
 
     /// Task `id` of the plan (`id < len()`).
@@ -283,13 +322,12 @@ impl Plan for MitmPlan {
 
     fn solve(&self, task: usize) -> u128 {
         let task = self.task(task);
-        SCRATCH.with(|s| self.ctx.solve(task, &mut s.borrow_mut()))
+        self.with_scratch(|s| self.ctx.solve(task, s))
     }
 
     fn solve_counted(&self, task: usize) -> Option<(u128, Work)> {
         let task = self.task(task);
-        SCRATCH.with(|s| {
-            let s = &mut s.borrow_mut();
+        self.with_scratch(|s| {
             s.start_counting(true);
             let count = self.ctx.solve(task, s);
             Some((count, s.take_work()))
@@ -301,8 +339,7 @@ impl Plan for MitmPlan {
     fn solve_sampled(&self, task: usize, draws: Draws) -> Option<Subsample> {
         let seed = draws.seed ^ (task as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let task = self.task(task);
-        SCRATCH.with(|s| {
-            let s = &mut s.borrow_mut();
+        self.with_scratch(|s| {
             s.start_counting(draws.counted);
             s.sampling.draws = Some(Draws { seed, ..draws });
             s.sampling.pieces = 0;
@@ -331,7 +368,15 @@ impl Plan for MitmPlan {
             .portable
             .get_or_init(|| Context::new(self.ctx.geo.n, Level::PORTABLE));
         let task = self.task(task);
-        SCRATCH.with(|s| ctx.solve(task, &mut s.borrow_mut()))
+        SCRATCH.with(|s| {
+            let s = &mut s.borrow_mut();
+            s.keys.joiner = None;
+            ctx.solve(task, s)
+        })
+    }
+
+    fn fault(&self) -> Option<Error> {
+        self.fault.get().map(|why| Error::Gpu(why.clone()))
     }
 
     /// Parametric, so that huge plans hash quickly: engine, version, N, h (and the
@@ -358,9 +403,12 @@ impl Plan for MitmPlan {
     }
 
     fn describe(&self) -> String {
+        let joins = match &self.joiner {
+            Some(joiner) => joiner.describe(),
+            None => format!("matcher {}", self.ctx.level.name()),
+        };
         format!(
-            "meet in the middle, quarters {h}×{h}, matcher {}",
-            self.ctx.level.name(),
+            "meet in the middle, quarters {h}×{h}, {joins}",
             h = self.ctx.geo.h
         )
     }

@@ -73,6 +73,15 @@ pub(crate) struct Prepared {
     pending: Option<Pending>,
     /// Whether [`Prepared::fill`] has written the pending quarter.
     filled: bool,
+    /// Changes whenever the words do (unique across every quarter of the process), so
+    /// that a copy of them elsewhere (on a GPU) knows when it is stale.
+    stamp: u64,
+}
+
+/// The next [`Prepared::stamp`].
+fn next_stamp() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// What [`Prepared::fill`] needs to write a lazily prepared quarter's words.
@@ -115,6 +124,7 @@ impl Prepared {
         lazy: bool,
     ) {
         self.built_for = None;
+        self.stamp = next_stamp();
         self.pending = None;
         self.filled = false;
         self.hot.clear();
@@ -176,6 +186,7 @@ impl Prepared {
         };
         let walk = (list, Placement { a, b });
         self.convert_walks(walk, p.geo.h, strip, side, keep, false);
+        self.stamp = next_stamp();
     }
 
     /// Whether the words are written by [`Prepared::fill`] (once counted lazily, a quarter
@@ -440,6 +451,17 @@ impl Prepared {
         &self.words[class][o[c << k] as usize..o[(c + 1) << k] as usize]
     }
 
+    /// Every word of class `class` (the groups of [`Prepared::get`] and
+    /// [`Prepared::get_group`] are ranges of it).
+    pub(crate) fn words(&self, class: usize) -> &[u64] {
+        &self.words[class]
+    }
+
+    /// A number that changes whenever the words do, unique across quarters.
+    pub(crate) fn stamp(&self) -> u64 {
+        self.stamp
+    }
+
     /// The words of class `class` with column mask `cols` whose hot bits (those of the last
     /// [`Prepared::group_by`]) are exactly `pattern` (bit i: the i-th hot bit).
     pub(crate) fn get_group(&self, class: usize, cols: u32, pattern: u32) -> &[u64] {
@@ -456,6 +478,7 @@ impl Prepared {
         if self.hot == hot {
             return;
         }
+        self.stamp = next_stamp();
         let (old_k, k) = (self.hot.len(), hot.len());
         let masks = (self.offsets[0].len() - 1) >> old_k;
         let mut scratch = Vec::new();

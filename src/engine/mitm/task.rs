@@ -69,7 +69,7 @@ pub(crate) struct Task {
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
     quarters: [Prepared; 4],
-    keys: Keys,
+    pub(crate) keys: Keys,
     /// What an estimate asks of split tasks, and what they did.
     pub(crate) sampling: Sampling,
 }

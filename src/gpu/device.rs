@@ -1,0 +1,248 @@
+//! Finding and opening a GPU: adapters, limits, and the errors a user can act on.
+
+use std::sync::{Arc, OnceLock};
+
+use super::kernels::Kernels;
+use crate::error::Error;
+
+/// What a missing GPU needs, for the messages that say so.
+const INSTALL: &str = "install the Vulkan loader (Debian/Ubuntu: libvulkan1) and your GPU \
+                       driver's Vulkan driver (NVIDIA: the driver's Vulkan ICD; AMD/Intel: \
+                       mesa-vulkan-drivers)";
+
+/// Workgroup memory the count kernel holds (one block's tables and a reduction).
+const WORKGROUP_BYTES: u32 = 6208 * 4 + 256 * 16;
+
+/// One GPU this machine offers, as `--gpu-device` numbers them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Adapter {
+    /// Its number: the order the graphics API lists it in.
+    pub index: usize,
+    /// Its name, e.g. `NVIDIA H100 80GB HBM3`.
+    pub name: String,
+    /// The graphics API: `Vulkan`, `Metal` or `Dx12`.
+    pub backend: String,
+    /// The driver and its version.
+    pub driver: String,
+    /// A software driver running on the CPU (Mesa's lavapipe): exact, but slow.
+    pub software: bool,
+}
+
+impl std::fmt::Display for Adapter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}", self.name, self.backend)?;
+        if !self.driver.is_empty() {
+            write!(f, ", {}", self.driver)?;
+        }
+        if self.software {
+            write!(f, ", software")?;
+        }
+        write!(f, ")")
+    }
+}
+
+/// An open GPU, ready to count ([`crate::gpu::plan`]). Cheap to clone: clones share it.
+#[derive(Clone)]
+pub struct Gpu {
+    pub(crate) device: Arc<Device>,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu")
+            .field("adapter", &self.device.adapter)
+            .finish()
+    }
+}
+
+/// The device, its queue, its compiled kernels, and whether it failed.
+pub(crate) struct Device {
+    pub(crate) device: wgpu::Device,
+    pub(crate) queue: wgpu::Queue,
+    pub(crate) adapter: Adapter,
+    pub(crate) limits: wgpu::Limits,
+    pub(crate) kernels: Kernels,
+    /// The first error no request caught (device lost, say): every later request fails.
+    lost: Arc<OnceLock<String>>,
+}
+
+impl Gpu {
+    /// Opens GPU number `index` of [`adapters`], or without one the first hardware GPU (a
+    /// software driver only where there is nothing else).
+    ///
+    /// # Errors
+    /// [`Error::NoGpu`] where no GPU can be used: no Vulkan loader, no adapter, no adapter
+    /// of that number, or one without what the kernels need; the message says what to do.
+    pub fn open(index: Option<usize>) -> Result<Gpu, Error> {
+        let instance = instance();
+        let found = enumerate(&instance);
+        let chosen = match index {
+            Some(i) => found.into_iter().nth(i).ok_or_else(|| no_such_device(i))?,
+            None => pick_default(found)?,
+        };
+        let device = open_adapter(chosen.0, chosen.1)?;
+        Ok(Gpu {
+            device: Arc::new(device),
+        })
+    }
+
+    /// The adapter this GPU was opened on.
+    pub fn adapter(&self) -> &Adapter {
+        &self.device.adapter
+    }
+}
+
+/// Every GPU adapter this machine offers, numbered as `--gpu-device` takes them.
+///
+/// # Errors
+/// [`Error::NoGpu`] where the graphics API cannot be loaded at all (no Vulkan loader).
+pub fn adapters() -> Result<Vec<Adapter>, Error> {
+    loader_check()?;
+    Ok(enumerate(&instance()).into_iter().map(|(_, a)| a).collect())
+}
+
+fn instance() -> wgpu::Instance {
+    wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::PRIMARY,
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    })
+}
+
+/// The adapters, with their descriptions, in the API's order.
+fn enumerate(instance: &wgpu::Instance) -> Vec<(wgpu::Adapter, Adapter)> {
+    let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY));
+    adapters
+        .into_iter()
+        .enumerate()
+        .map(|(index, a)| {
+            let info = a.get_info();
+            let described = Adapter {
+                index,
+                name: info.name.clone(),
+                backend: format!("{:?}", info.backend),
+                driver: format!("{} {}", info.driver, info.driver_info)
+                    .trim()
+                    .to_string(),
+                software: info.device_type == wgpu::DeviceType::Cpu,
+            };
+            (a, described)
+        })
+        .collect()
+}
+
+/// The first hardware adapter, else a software one.
+fn pick_default(found: Vec<(wgpu::Adapter, Adapter)>) -> Result<(wgpu::Adapter, Adapter), Error> {
+    loader_check()?;
+    let hardware = found.iter().position(|(_, a)| !a.software);
+    let at = hardware.or(if found.is_empty() { None } else { Some(0) });
+    match at {
+        Some(i) => Ok(found.into_iter().nth(i).expect("index from the list")),
+        None => Err(Error::NoGpu(format!(
+            "no GPU adapter was found (the Vulkan loader is there, but no driver offers a \
+             device): {INSTALL}, or run without --gpu"
+        ))),
+    }
+}
+
+fn no_such_device(i: usize) -> Error {
+    let list = match adapters() {
+        Ok(list) if !list.is_empty() => list
+            .iter()
+            .map(|a| format!("{}: {a}", a.index))
+            .collect::<Vec<_>>()
+            .join("; "),
+        _ => "none".to_string(),
+    };
+    Error::NoGpu(format!(
+        "there is no GPU number {i} (--gpu-device counts from 0; this machine has: {list})"
+    ))
+}
+
+/// On Linux, whether the Vulkan loader can be loaded at all: wgpu only logs its absence.
+fn loader_check() -> Result<(), Error> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: dlopen with a valid NUL-terminated name and flags; the handle is closed
+        // at once and nothing from the library is called.
+        let handle = unsafe { libc::dlopen(c"libvulkan.so.1".as_ptr(), libc::RTLD_LAZY) };
+        if handle.is_null() {
+            return Err(Error::NoGpu(format!(
+                "no Vulkan loader (libvulkan.so.1) on this machine: {INSTALL}, or run \
+                 without --gpu"
+            )));
+        }
+        // SAFETY: the handle came from the dlopen above and is closed once.
+        unsafe { libc::dlclose(handle) };
+    }
+    Ok(())
+}
+
+/// The limits the kernels need, at most what the adapter offers: its largest buffers, and
+/// the workgroup memory of the count kernel.
+fn limits(adapter: &wgpu::Adapter, described: &Adapter) -> Result<wgpu::Limits, Error> {
+    let offered = adapter.limits();
+    if offered.max_compute_workgroup_storage_size < WORKGROUP_BYTES {
+        return Err(Error::NoGpu(format!(
+            "{described} has {} bytes of workgroup memory; the GPU engine needs {WORKGROUP_BYTES}",
+            offered.max_compute_workgroup_storage_size
+        )));
+    }
+    Ok(wgpu::Limits {
+        max_storage_buffer_binding_size: offered.max_storage_buffer_binding_size,
+        max_buffer_size: offered.max_buffer_size,
+        max_compute_workgroup_storage_size: WORKGROUP_BYTES,
+        max_storage_buffers_per_shader_stage: 8,
+        ..wgpu::Limits::default()
+    })
+}
+
+fn open_adapter(adapter: wgpu::Adapter, described: Adapter) -> Result<Device, Error> {
+    let caps = adapter.get_downlevel_capabilities();
+    if !caps.flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS) {
+        return Err(Error::NoGpu(format!(
+            "{described} cannot run compute shaders: {INSTALL}"
+        )));
+    }
+    let limits = limits(&adapter, &described)?;
+    let request = adapter.request_device(&wgpu::DeviceDescriptor {
+        label: Some("nqueens"),
+        required_features: wgpu::Features::empty(),
+        required_limits: limits.clone(),
+        experimental_features: Default::default(),
+        memory_hints: wgpu::MemoryHints::Performance,
+        trace: Default::default(),
+    });
+    let (device, queue) = pollster::block_on(request)
+        .map_err(|e| Error::NoGpu(format!("{described} could not be opened: {e}")))?;
+    let lost = Arc::new(OnceLock::new());
+    let on_error = Arc::clone(&lost);
+    device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+        let _ = on_error.set(e.to_string());
+    }));
+    let on_lost = Arc::clone(&lost);
+    device.set_device_lost_callback(move |reason, message| {
+        let _ = on_lost.set(format!("the device was lost ({reason:?}): {message}"));
+    });
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let kernels = Kernels::new(&device);
+    if let Some(e) = pollster::block_on(scope.pop()) {
+        return Err(Error::NoGpu(format!(
+            "{described} does not take the GPU engine's kernels: {e}"
+        )));
+    }
+    Ok(Device {
+        device,
+        queue,
+        adapter: described,
+        limits,
+        kernels,
+        lost,
+    })
+}
+
+impl Device {
+    /// The error that broke the device, if one did.
+    pub(crate) fn lost(&self) -> Option<String> {
+        self.lost.get().cloned()
+    }
+}

@@ -1,0 +1,56 @@
+//! The GPU engine: the mitm engine's joins on a GPU, through wgpu (Vulkan on Linux, Metal
+//! and DX12 elsewhere) and WGSL compute shaders (`src/gpu/shaders/`).
+//!
+//! The plan, its tasks and their counts are the CPU engine's ([`crate::engine::mitm`]): the
+//! CPU still plans, searches the quarters and cuts large tasks into pieces, and each join of
+//! two sides of halves goes to the GPU instead, where
+//!
+//! 1. the half join makes both sides' keys (every pair of disjoint north and south quarter
+//!    words, in jobs of one column split and class);
+//! 2. the larger side fills a sieve: a tree chosen on the host from a sample, as the CPU's
+//!    trie splits its keys on the bit that rules out the most pairs; every key walks it to
+//!    a leaf, and leaves are cut into blocks of 512 keys, bit-sliced on their mixed bits;
+//! 3. each query walks the tree to the blocks it may meet, and the block count counts the
+//!    keys it shares no bit with, 16 invocations per query, tables in workgroup memory.
+//!
+//! Totals are summed over 64 bits on the GPU and 128 on the host. Shards, checkpoints and
+//! results mix freely with the CPU's: the plan fingerprint is the same. Design and figures:
+//! `docs/gpu.md`.
+
+mod device;
+mod fill;
+mod jobs;
+mod join;
+mod kernels;
+mod memory;
+mod tree;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+pub(crate) use device::Device;
+pub use device::{adapters, Adapter, Gpu};
+
+use crate::engine::mitm::{check_quarters, MitmPlan, MITM_MIN_N};
+use crate::engine::{Engine, PlanOptions};
+use crate::error::{check_n, Error};
+use crate::plan::Plan;
+
+/// The mitm plan of an `n`×`n` board whose joins run on `gpu`: the same tasks, counts and
+/// fingerprint as `nqueens::engine::plan("mitm", n, …)`. Boards below the mitm engine's
+/// smallest get the CPU's plan.
+///
+/// # Errors
+/// As the mitm engine: a board size out of range or too large for it.
+pub fn plan(gpu: &Gpu, n: u32) -> Result<Box<dyn Plan>, Error> {
+    check_n(n)?;
+    let mitm = crate::engine::mitm::Mitm;
+    if n < MITM_MIN_N {
+        return mitm.plan(n, &PlanOptions::default());
+    }
+    check_quarters(n)?;
+    let joiner = Arc::new(join::GpuJoiner::new(Arc::clone(&gpu.device)));
+    Ok(Box::new(MitmPlan::with_joiner(n, joiner)))
+}
