@@ -5,12 +5,18 @@
 use std::ops::Range;
 
 use super::join::{add_sums, scan, scan_scratch, Fill, Plan, Slot, Stage, Tally};
-use super::tree::Tree;
+use super::tree::{Tree, LEAF_KEYS};
 use super::Device;
 use crate::engine::mitm::join::Join;
 use crate::work::Work;
 
-use super::join::{KEY_SAMPLE, QUERIES_PER_GROUP, QUERY_SAMPLE, TABLE_WORDS};
+use super::join::{KEY_SAMPLE, QUERY_SAMPLE, TABLE_WORDS};
+
+/// Routes a count workgroup takes (count.wgsl's `ROUTES`).
+const ROUTES_PER_GROUP: u64 = 2048;
+
+/// East tied halves a ties workgroup takes (ties.wgsl's `EAST`).
+const TIE_EAST: u64 = 4096;
 
 /// Where a fill's counters and offsets lie in the slot's `scan` buffer (u32 words), for a
 /// tree of `leaves` leaves, at most `blocks` blocks and `groups` route workgroups.
@@ -56,6 +62,11 @@ impl Regions {
     }
 }
 
+/// A tree's nodes and leaves.
+fn shape(tree: &Tree) -> (u64, u64) {
+    (tree.nodes.len() as u64, u64::from(tree.leaves))
+}
+
 /// What one query portion's routes and counts came to.
 struct Counted {
     weighted: u128,
@@ -80,14 +91,14 @@ impl Slot {
         if s == 0 {
             return Ok(());
         }
-        let target = self.stored.at_least(&dev.device, 8 * s).clone();
+        let target = self.stored.at_least(dev, 8 * s)?;
         self.write_keys(dev, (plan, offsets), stored.clone(), &target)?;
         let q_max = queries
             .iter()
             .map(|r| u64::from(offsets[r.end] - offsets[r.start]))
             .max()
             .unwrap_or(0);
-        let qbuf = self.queries.at_least(&dev.device, 8 * q_max).clone();
+        let qbuf = self.queries.at_least(dev, 8 * q_max)?;
         let q0 = self.write_keys(dev, (plan, offsets), queries[0].clone(), &qbuf)?;
         let tree = self.tree_for(dev, fill.live, s, u64::from(q0))?;
         let regions = Regions::new(
@@ -109,7 +120,7 @@ impl Slot {
             if q == 0 {
                 continue;
             }
-            self.upload_fill(dev, fill, (s, u64::from(q)), u64::from(tree.leaves));
+            self.upload_fill(dev, fill, (s, u64::from(q)), shape(&tree))?;
             let c = self.route_and_count(dev, regions, (0, u64::from(q)))?;
             blocks = c.blocks;
             work.queries += u64::from(q);
@@ -129,9 +140,9 @@ impl Slot {
         let ks = s.min(u64::from(KEY_SAMPLE));
         let qs = q.min(u64::from(QUERY_SAMPLE));
         let k = &dev.kernels;
-        let out = self.out.at_least(&dev.device, 8 * (ks + qs)).clone();
-        let jobs = self.jobs.at_least(&dev.device, 16).clone();
-        let items = self.items.at_least(&dev.device, 16).clone();
+        let out = self.out.at_least(dev, 8 * (ks + qs))?;
+        let jobs = self.jobs.at_least(dev, 16)?;
+        let items = self.items.at_least(dev, 16)?;
         self.params.clear();
         let mut stage = Stage::new(dev);
         for (keys, n, len, to) in [(&self.stored, s, ks, 0), (&self.queries, q, qs, ks)] {
@@ -148,19 +159,36 @@ impl Slot {
             .chunks_exact(2)
             .map(|w| (u64::from(w[0]) | u64::from(w[1]) << 32) & live)
             .collect();
-        let (mut stored, mut queries) =
-            (keys[..ks as usize].to_vec(), keys[ks as usize..].to_vec());
-        Ok(Tree::build(&mut stored, &mut queries, s))
+        let (stored, queries) = (&keys[..ks as usize], &keys[ks as usize..]);
+        // Leaves of a block, unless the blocks of that many leaves would not fit one binding.
+        let room = Slot::max_blocks(dev).saturating_sub(s.div_ceil(512));
+        let mut leaf_keys = LEAF_KEYS;
+        loop {
+            let (mut k, mut q) = (stored.to_vec(), queries.to_vec());
+            let tree = Tree::build(&mut k, &mut q, s, leaf_keys);
+            if u64::from(tree.leaves) <= room || tree.leaves <= 1 {
+                return Ok(tree);
+            }
+            leaf_keys *= 2.0;
+        }
     }
 
-    /// Uploads the fill's description for `s` stored keys and `q` queries.
-    fn upload_fill(&mut self, dev: &Device, fill: Fill, (s, q): (u64, u64), leaves: u64) {
-        let mut words = vec![0, s as u32, 0, q as u32, 0, 0, leaves as u32, 0];
+    /// Uploads the fill's description for `s` stored keys and `q` queries, with a tree of
+    /// `nodes` nodes and `leaves` leaves.
+    fn upload_fill(
+        &mut self,
+        dev: &Device,
+        fill: Fill,
+        (s, q): (u64, u64),
+        (nodes, leaves): (u64, u64),
+    ) -> Result<(), String> {
+        let mut words = vec![0, s as u32, 0, q as u32, 0, 0, leaves as u32, nodes as u32];
         words.extend([fill.live as u32, (fill.live >> 32) as u32, 0, 0]);
         words.extend(fill.stored_w);
         words.extend(fill.query_w);
-        let buffer = self.fills.at_least(&dev.device, 4 * words.len() as u64);
-        super::join::write_u32(&dev.queue, buffer, &words);
+        let buffer = self.fills.at_least(dev, 4 * words.len() as u64)?;
+        super::join::write_u32(&dev.queue, &buffer, &words);
+        Ok(())
     }
 
     /// Walks every stored key to its leaf, groups them by leaf, and builds the blocks.
@@ -171,17 +199,16 @@ impl Slot {
         fill: Fill,
         (s, r): (u64, Regions),
     ) -> Result<(), String> {
-        let d = &dev.device;
         let nodes: Vec<u32> = tree.nodes.iter().flatten().copied().collect();
-        let tree_buf = self.tree.at_least(d, 4 * nodes.len() as u64).clone();
+        let tree_buf = self.tree.at_least(dev, 4 * nodes.len() as u64)?;
         super::join::write_u32(&dev.queue, &tree_buf, &nodes);
-        self.upload_fill(dev, fill, (s, 0), r.leaves);
-        let scan_buf = self.scan.at_least(d, 4 * r.end).clone();
-        let leaf_of = self.leaf_of.at_least(d, 4 * s).clone();
-        let sorted = self.sorted.at_least(d, 8 * s).clone();
-        let blocks = self.blocks.at_least(d, 16 * r.blocks).clone();
-        let tables = self.tables.at_least(d, 4 * TABLE_WORDS * r.blocks).clone();
-        let info = self.info.at_least(d, 32 * r.blocks).clone();
+        self.upload_fill(dev, fill, (s, 0), shape(tree))?;
+        let scan_buf = self.scan.at_least(dev, 4 * r.end)?;
+        let leaf_of = self.leaf_of.at_least(dev, 4 * s)?;
+        let sorted = self.sorted.at_least(dev, 8 * s)?;
+        let blocks = self.blocks.at_least(dev, 16 * r.blocks)?;
+        let tables = self.tables.at_least(dev, 4 * TABLE_WORDS * r.blocks)?;
+        let info = self.info.at_least(dev, 32 * r.blocks)?;
         let (fills, keys) = (self.fills.get().clone(), self.stored.get().clone());
         let k = &dev.kernels;
         let p = [
@@ -258,10 +285,9 @@ impl Slot {
         r: Regions,
         (first, len): (u64, u64),
     ) -> Result<Counted, String> {
-        let d = &dev.device;
         let k = &dev.kernels;
         let scan_buf = self.scan.get().clone();
-        let routes = self.routes.at_least(d, 16).clone();
+        let routes = self.routes.at_least(dev, 16)?;
         let (fills, tree, queries, info) = (
             self.fills.get().clone(),
             self.tree.get().clone(),
@@ -304,7 +330,7 @@ impl Slot {
         let read = stage.submit(&mut self.params, &mut self.staging)?;
         let (total, blocks) = (u64::from(read[0][0]), u64::from(read[1][0]));
         let tests: u64 = read[2].iter().map(|&t| u64::from(t)).sum();
-        let max_routes = u64::from(dev.limits.max_storage_buffer_binding_size) / 8;
+        let max_routes = dev.limits.max_storage_buffer_binding_size / 8;
         if total > max_routes && len > 1 {
             let half = len / 2;
             let a = self.route_and_count(dev, r, (first, half))?;
@@ -335,21 +361,17 @@ impl Slot {
         (first, len): (u64, u64),
         (total, blocks): (u64, u64),
     ) -> Result<(u128, u128), String> {
-        let d = &dev.device;
         let k = &dev.kernels;
-        let routes = self.routes.at_least(d, 8 * total).clone();
-        let parts = total
-            .div_ceil(blocks.max(1) * QUERIES_PER_GROUP)
-            .clamp(1, 64);
-        let sums = self.sums.at_least(d, 16 * r.blocks * parts).clone();
+        let routes = self.routes.at_least(dev, 8 * total)?;
+        let groups = total.div_ceil(ROUTES_PER_GROUP);
+        let sums = self.sums.at_least(dev, 16 * groups)?;
         let scan_buf = self.scan.get().clone();
-        let (fills, tree, queries, info, tables) = (
+        let (fills, tree, queries) = (
             self.fills.get().clone(),
             self.tree.get().clone(),
             self.queries.get().clone(),
-            self.info.get().clone(),
-            self.tables.get().clone(),
         );
+        let (info, tables) = (self.info.get().clone(), self.tables.get().clone());
         // The count kernel runs without bounds checks in release builds: what it reads
         // must be where these sizes say.
         assert!(
@@ -358,6 +380,7 @@ impl Slot {
             r.blocks
         );
         assert!(routes.size() >= 8 * total && tables.size() >= 4 * TABLE_WORDS * r.blocks);
+        assert!(info.size() >= 32 * r.blocks && sums.size() >= 16 * groups);
         let p = [
             len,
             first,
@@ -379,16 +402,10 @@ impl Slot {
             &route_buffers,
             len.div_ceil(256),
         );
-        let c = [parts, r.blocks, r.block_queries, r.leaf_blocks + r.leaves].map(|x| x as u32);
+        let c = [total, r.blocks, r.block_queries, r.leaf_blocks + r.leaves].map(|x| x as u32);
         let count_buffers = [&fills, &tables, &info, &scan_buf, &routes, &sums];
-        stage.run(
-            &mut self.params,
-            &k.count,
-            &c,
-            &count_buffers,
-            r.blocks * parts,
-        );
-        stage.read(&sums, 0, 4 * r.blocks * parts);
+        stage.run(&mut self.params, &k.count, &c, &count_buffers, groups);
+        stage.read(&sums, 0, 4 * groups);
         let read = stage.submit(&mut self.params, &mut self.staging)?;
         Ok(add_sums(&read[0]))
     }
@@ -409,12 +426,13 @@ impl Slot {
         if west == 0 || east == 0 {
             return Ok(());
         }
-        let target = self.ties.at_least(&dev.device, 8 * (west + east)).clone();
+        let target = self.ties.at_least(dev, 8 * (west + east))?;
         self.write_keys(dev, (plan, offsets), plan.tied.clone(), &target)?;
-        let groups = west.div_ceil(256);
-        let sums = self.sums.at_least(&dev.device, 16 * groups).clone();
+        let west_groups = west.div_ceil(256);
+        let groups = west_groups * east.div_ceil(TIE_EAST);
+        let sums = self.sums.at_least(dev, 16 * groups)?;
         let split = |x: u64| [x as u32, (x >> 32) as u32];
-        let mut p = vec![west as u32, (west + east) as u32, 0, 0];
+        let mut p = vec![west as u32, (west + east) as u32, west_groups as u32, 0];
         for m in [marks[0], marks[1], marks[2], marks[3], below, 0] {
             p.extend(split(m));
         }
@@ -457,15 +475,15 @@ impl Slot {
                 .collect()
         };
         let (s, q) = (stored.len() as u64, queries.len() as u64);
-        let sbuf = self.stored.at_least(&dev.device, 8 * s).clone();
+        let sbuf = self.stored.at_least(dev, 8 * s)?;
         super::join::write_u32(&dev.queue, &sbuf, &split(stored));
-        let qbuf = self.queries.at_least(&dev.device, 8 * q).clone();
+        let qbuf = self.queries.at_least(dev, 8 * q)?;
         super::join::write_u32(&dev.queue, &qbuf, &split(queries));
         let tree = self.tree_for(dev, fill.live, s, q)?;
         let leaves = u64::from(tree.leaves);
         let regions = Regions::new(leaves, s.div_ceil(512) + leaves, q.div_ceil(256));
         self.sieve(dev, &tree, fill, (s, regions))?;
-        self.upload_fill(dev, fill, (s, q), leaves);
+        self.upload_fill(dev, fill, (s, q), shape(&tree))?;
         let c = self.route_and_count(dev, regions, (0, q))?;
         Ok((c.weighted, c.hits))
     }

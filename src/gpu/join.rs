@@ -21,8 +21,6 @@ pub(super) const KEY_SAMPLE: u32 = 1 << 15;
 pub(super) const QUERY_SAMPLE: u32 = 8192;
 /// Words of one block's tables (tables.wgsl's `TABLE_WORDS`).
 pub(super) const TABLE_WORDS: u64 = 6208;
-/// Queries a count workgroup takes on at least, before a block's queries are shared out.
-pub(super) const QUERIES_PER_GROUP: u64 = 4096;
 
 /// Joins on one GPU, for any number of worker threads: each join borrows a slot of
 /// buffers.
@@ -123,7 +121,7 @@ pub(super) struct Plan {
 }
 
 impl Plan {
-    fn new(join: &Join<'_, '_>, max_pairs: u64) -> Result<Self, String> {
+    pub(super) fn new(join: &Join<'_, '_>, max_pairs: u64) -> Result<Self, String> {
         let arena = jobs::arena(join.queries.iter().chain(join.stored));
         let marks = join
             .shape
@@ -290,7 +288,10 @@ impl<'d> Stage<'d> {
                     let mut pass = encoder.begin_compute_pass(&Default::default());
                     let refs: Vec<&wgpu::Buffer> = buffers.iter().collect();
                     kernel.dispatch(&dev.device, &mut pass, (&params, offset), &refs, groups);
-                    while let Some(Step::Run(..)) = steps.peek() {
+                    while let Some(Step::Run(..)) = steps
+                        .peek()
+                        .filter(|_| std::env::var_os("NQ_SPLIT").is_none())
+                    {
                         let Some(Step::Run(kernel, offset, buffers, groups)) = steps.next() else {
                             unreachable!("peeked a dispatch");
                         };
@@ -399,13 +400,17 @@ impl Slot {
         }
     }
 
-    /// Stored keys one fill may hold on this device: the join's limit, and what the
-    /// largest binding holds of its tables (a block per 512 keys and one per leaf, about
-    /// three per 512 keys at most).
+    /// The most blocks whose tables one binding holds on this device.
+    pub(super) fn max_blocks(dev: &Device) -> u64 {
+        let binding = dev.limits.max_storage_buffer_binding_size;
+        binding.min(dev.limits.max_buffer_size) / (TABLE_WORDS * 4)
+    }
+
+    /// Stored keys one fill may hold on this device: the join's limit, and half of what
+    /// the largest binding holds of their tables (the other half for partly filled
+    /// leaves; a fill whose tree has more leaves is given larger ones).
     fn fill_cap(dev: &Device, limit: usize) -> u64 {
-        let binding = u64::from(dev.limits.max_storage_buffer_binding_size);
-        let blocks = binding / (TABLE_WORDS * 4);
-        (limit as u64).min(blocks / 3 * 512).max(512)
+        (limit as u64).min(Self::max_blocks(dev) / 2 * 512).max(512)
     }
 
     fn join(
@@ -416,7 +421,7 @@ impl Slot {
     ) -> Result<Option<u64>, String> {
         let cap = Self::fill_cap(dev, join.limits.stored);
         let plan = Plan::new(join, cap)?;
-        self.upload(dev, &plan, join);
+        self.upload(dev, &plan, join)?;
         let offsets = self.count_items(dev, &plan)?;
         work.half_pairs_tested += plan.pairs(0..plan.tied.end);
         let size = |r: &std::ops::Range<usize>| u64::from(offsets[r.end] - offsets[r.start]);
@@ -462,35 +467,37 @@ impl Slot {
     }
 
     /// Uploads the jobs, and the quarter words unless they are there already.
-    fn upload(&mut self, dev: &Device, plan: &Plan, join: &Join<'_, '_>) {
+    pub(super) fn upload(
+        &mut self,
+        dev: &Device,
+        plan: &Plan,
+        join: &Join<'_, '_>,
+    ) -> Result<(), String> {
         if self.resident.as_ref() != Some(&plan.arena) {
             let words = jobs::arena_words(&plan.arena, join.queries.iter().chain(join.stored));
-            let buffer = self.words.at_least(&dev.device, 4 * words.len() as u64);
-            write_u32(&dev.queue, buffer, &words);
+            let buffer = self.words.at_least(dev, 4 * words.len() as u64)?;
+            write_u32(&dev.queue, &buffer, &words);
             self.resident = Some(plan.arena.clone());
         }
         let mut encoded = Vec::with_capacity(16 * plan.list.len());
         plan.list.iter().for_each(|j| j.encode(&mut encoded));
-        let buffer = self.jobs.at_least(&dev.device, 4 * encoded.len() as u64);
-        write_u32(&dev.queue, buffer, &encoded);
+        let buffer = self.jobs.at_least(dev, 4 * encoded.len() as u64)?;
+        write_u32(&dev.queue, &buffer, &encoded);
+        Ok(())
     }
 
     /// Counts every item's keys and scans them; returns each job's first key (and the
     /// total after the last).
-    fn count_items(&mut self, dev: &Device, plan: &Plan) -> Result<Vec<u32>, String> {
+    pub(super) fn count_items(&mut self, dev: &Device, plan: &Plan) -> Result<Vec<u32>, String> {
         let items = u64::from(plan.items());
         let k = &dev.kernels;
         let scan_buf = self
             .items
-            .at_least(&dev.device, 4 * (items + 1 + scan_scratch(items + 1)))
-            .clone();
+            .at_least(dev, 4 * (items + 1 + scan_scratch(items + 1)))?;
         let jobs = self.jobs.get().clone();
         let words = self.words.get().clone();
-        let keys = self.stored.at_least(&dev.device, 16).clone();
-        let out = self
-            .out
-            .at_least(&dev.device, 8 * (u64::from(plan.jobs()) + 1))
-            .clone();
+        let keys = self.stored.at_least(dev, 16)?;
+        let out = self.out.at_least(dev, 8 * (u64::from(plan.jobs()) + 1))?;
         self.params.clear();
         let mut stage = Stage::new(dev);
         stage.clear(&scan_buf, items, 1);

@@ -2,6 +2,7 @@
 //! dispatches, and reading results back.
 
 use super::kernels::PARAMS_BYTES;
+use super::Device;
 
 /// A storage buffer that is replaced by a larger one when a join needs more (its old
 /// contents are not kept).
@@ -24,19 +25,30 @@ impl Grow {
     }
 
     /// The buffer, at least `bytes` long (a quarter more than asked when it grows, and
-    /// never empty, since a binding may not be).
-    pub(crate) fn at_least(&mut self, device: &wgpu::Device, bytes: u64) -> &wgpu::Buffer {
+    /// never empty, since a binding may not be), or why the device cannot bind that much.
+    pub(crate) fn at_least(&mut self, dev: &Device, bytes: u64) -> Result<wgpu::Buffer, String> {
+        let limit = dev
+            .limits
+            .max_storage_buffer_binding_size
+            .min(dev.limits.max_buffer_size)
+            & !255;
         let need = bytes.max(16).next_multiple_of(16);
+        if need > limit {
+            return Err(format!(
+                "{} bytes of {} are more than this GPU binds at once ({limit})",
+                bytes, self.label
+            ));
+        }
         if self.buffer.as_ref().is_none_or(|b| b.size() < need) {
-            let size = (need + need / 4).next_multiple_of(256);
-            self.buffer = Some(device.create_buffer(&wgpu::BufferDescriptor {
+            let size = (need + need / 4).next_multiple_of(256).min(limit);
+            self.buffer = Some(dev.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(self.label),
                 size,
                 usage: self.usage,
                 mapped_at_creation: false,
             }));
         }
-        self.get()
+        Ok(self.get().clone())
     }
 
     /// The buffer as it is (created by [`Grow::at_least`] before).

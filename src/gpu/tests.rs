@@ -2,8 +2,13 @@
 //! plans task by task. Every test runs on whatever GPU the machine has (Mesa's lavapipe in
 //! CI) and says it was skipped where there is none.
 
+use std::sync::Arc;
+
 use super::join::{Fill, Slot};
 use super::*;
+use crate::engine::mitm::join::{Join, Keys};
+use crate::engine::mitm::simd::Level;
+use crate::engine::mitm::Joiner;
 use crate::plan::{execute, thread_pool, NoProgress};
 
 /// The machine's GPU, or `None` (the test then passes, saying so).
@@ -106,11 +111,11 @@ fn gpu_total(gpu: &Gpu, n: u32, threads: usize) -> u128 {
 }
 
 #[test]
-fn every_total_from_4_to_12_is_known() {
-    let Some(gpu) = gpu("every_total_from_4_to_12_is_known") else {
+fn every_total_from_4_to_16_is_known() {
+    let Some(gpu) = gpu("every_total_from_4_to_16_is_known") else {
         return;
     };
-    for n in 4..=12 {
+    for n in 4..=16 {
         let want = crate::known::total(n).unwrap();
         assert_eq!(gpu_total(&gpu, n, 2), want, "N = {n}");
     }
@@ -129,5 +134,151 @@ fn every_task_of_13_and_14_equals_the_cpu() {
             assert_eq!(on_gpu.solve(t), cpu.solve(t), "N = {n}, task {t}");
         }
         assert!(on_gpu.fault().is_none());
+    }
+}
+
+/// A joiner that joins on the GPU and on this CPU, and panics where the two differ: every
+/// join of a task checked on its own.
+#[derive(Debug)]
+struct Checked(super::join::GpuJoiner);
+
+impl Joiner for Checked {
+    fn join(&self, join: Join<'_, '_>, work: &mut crate::Work) -> Result<Option<u64>, String> {
+        let got = self.0.join(join, work)?;
+        let want = Keys::default().join_here(join, Level::detect());
+        assert_eq!(got, want, "a join of factors {:?}", join.factors);
+        Ok(got)
+    }
+
+    fn describe(&self) -> String {
+        "checked".into()
+    }
+}
+
+/// Tasks of `n` at the given shares of its plan (in thousandths), each join checked.
+fn check_tasks(gpu: &Gpu, n: u32, at: &[usize]) {
+    let joiner = Arc::new(Checked(super::join::GpuJoiner::new(Arc::clone(
+        &gpu.device,
+    ))));
+    let on_gpu = MitmPlan::with_joiner(n, joiner);
+    let cpu = crate::engine::plan("mitm", n, &crate::engine::PlanOptions::default()).unwrap();
+    for &share in at {
+        let t = (cpu.len() - 1) * share / 1000;
+        assert_eq!(on_gpu.solve(t), cpu.solve(t), "N = {n}, task {t}");
+        assert!(on_gpu.fault().is_none(), "{:?}", on_gpu.fault());
+    }
+}
+
+#[test]
+fn sampled_tasks_of_15_to_23_equal_the_cpu_join_by_join() {
+    let Some(gpu) = gpu("sampled_tasks_of_15_to_23_equal_the_cpu_join_by_join") else {
+        return;
+    };
+    // 18 and up weigh even pairs by the transposes (ties); odd N have cross tasks.
+    check_tasks(&gpu, 15, &[0, 500, 999]);
+    check_tasks(&gpu, 16, &[0, 300]);
+    check_tasks(&gpu, 18, &[0, 100, 700]);
+    check_tasks(&gpu, 19, &[0, 10, 500]);
+    check_tasks(&gpu, 20, &[500, 990]);
+    check_tasks(&gpu, 21, &[900]);
+    check_tasks(&gpu, 22, &[990]);
+    check_tasks(&gpu, 23, &[995]);
+}
+
+/// Drawn pieces of tasks of `n` (at the given shares, in thousandths), against the CPU's.
+fn check_pieces(gpu: &Gpu, n: u32, at: &[usize]) {
+    let cpu = crate::engine::plan("mitm", n, &crate::engine::PlanOptions::default()).unwrap();
+    let on_gpu = super::plan(gpu, n).unwrap();
+    let draws = crate::subsample::Draws {
+        count: 1,
+        seed: 5,
+        counted: false,
+    };
+    let parts = |s: crate::subsample::Subsample| -> Vec<_> {
+        s.parts.iter().map(|p| (p.count, p.probability)).collect()
+    };
+    for &share in at {
+        let t = (cpu.len() - 1) * share / 1000;
+        let want = parts(cpu.solve_sampled(t, draws).unwrap());
+        let got = parts(on_gpu.solve_sampled(t, draws).unwrap());
+        assert_eq!(got, want, "N = {n}, task {t}");
+        assert!(on_gpu.fault().is_none(), "{:?}", on_gpu.fault());
+    }
+}
+
+#[test]
+fn tasks_and_pieces_of_24_to_26_equal_the_cpu() {
+    let Some(gpu) = gpu("tasks_and_pieces_of_24_to_26_equal_the_cpu") else {
+        return;
+    };
+    check_pieces(&gpu, 24, &[980]);
+    check_pieces(&gpu, 25, &[990]);
+    check_pieces(&gpu, 26, &[900]);
+}
+
+/// Cases too slow for the suite on a CPU driver: `cargo test --features gpu -- --ignored`.
+#[test]
+#[ignore]
+fn larger_tasks_and_pieces_equal_the_cpu() {
+    let Some(gpu) = gpu("larger_tasks_and_pieces_equal_the_cpu") else {
+        return;
+    };
+    check_tasks(&gpu, 22, &[0, 10, 100, 500]);
+    check_pieces(&gpu, 24, &[500, 950]);
+    check_pieces(&gpu, 25, &[333, 500]);
+    check_pieces(&gpu, 26, &[333, 500]);
+    check_pieces(&gpu, 27, &[333, 500]);
+    check_pieces(&gpu, 28, &[333, 500]);
+}
+
+/// `data` scanned in place on the GPU from word `off` of a buffer.
+fn gpu_scan(dev: &Device, data: &[u32], off: u64) -> Vec<u32> {
+    use super::join::{scan, scan_scratch, write_u32, Stage};
+    use super::memory::{Grow, Params, Staging};
+    let len = data.len() as u64;
+    let mut buf = Grow::storage("test");
+    let b = buf
+        .at_least(dev, 4 * (off + len + scan_scratch(len)))
+        .unwrap();
+    let mut words = vec![7u32; off as usize];
+    words.extend_from_slice(data);
+    write_u32(&dev.queue, &b, &words);
+    let (mut params, mut staging) = (Params::new(), Staging::new());
+    let mut stage = Stage::new(dev);
+    scan(&mut stage, &mut params, &b, (off, len), off + len);
+    stage.read(&b, 0, off + len);
+    stage.submit(&mut params, &mut staging).unwrap().remove(0)
+}
+
+#[test]
+fn scans_are_exclusive_prefix_sums_at_every_size_and_offset() {
+    let Some(gpu) = gpu("scans_are_exclusive_prefix_sums_at_every_size_and_offset") else {
+        return;
+    };
+    let mut rng = fastrand::Rng::with_seed(5);
+    let sizes = [
+        (1, 0),
+        (1000, 3),
+        (1024, 0),
+        (1025, 5),
+        (5000, 17),
+        (1_100_000, 9),
+    ];
+    for (len, off) in sizes {
+        let data: Vec<u32> = (0..len).map(|_| rng.u32(..100)).collect();
+        let got = gpu_scan(&gpu.device, &data, off);
+        let want: Vec<u32> = data
+            .iter()
+            .scan(0, |run, &x| {
+                let before = *run;
+                *run += x;
+                Some(before)
+            })
+            .collect();
+        assert!(
+            got[..off as usize].iter().all(|&w| w == 7),
+            "{len} at {off}"
+        );
+        assert!(got[off as usize..] == want[..], "{len} at {off}");
     }
 }

@@ -11,15 +11,13 @@
 /// A leaf node's tag in its first word (the rest is the leaf's number).
 pub(crate) const LEAF: u32 = 0x8000_0000;
 
-/// Deepest node: a query's walk keeps at most one pending node per level (the route
-/// kernel's stack holds 64).
-const MAX_DEPTH: u32 = 56;
-
 /// Keys a leaf is aimed at: one block.
-const LEAF_KEYS: f64 = 512.0;
+pub(crate) const LEAF_KEYS: f64 = 512.0;
 
 /// A fill's tree: nodes `[bit, child without it, child with it, 0]`, or `[LEAF | leaf, 0,
-/// 0, 0]`; the root first.
+/// 0, 0]`, in preorder: each split is followed by the subtree with its bit, then the one
+/// without it. A walk that may enter the first steps to the next node, else jumps to the
+/// second, and goes on with the next node after a leaf: no stack (route.wgsl).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Tree {
     pub(crate) nodes: Vec<[u32; 4]>,
@@ -28,26 +26,21 @@ pub(crate) struct Tree {
 
 impl Tree {
     /// The tree for `total` stored keys, from a sample of them (`keys`) and of the queries
-    /// (`queries`), both masked to the bits that count (reordered in place).
-    pub(crate) fn build(keys: &mut [u64], queries: &mut [u64], total: u64) -> Tree {
+    /// (`queries`), both masked to the bits that count (reordered in place), with leaves
+    /// aimed at `leaf_keys` keys.
+    pub(crate) fn build(keys: &mut [u64], queries: &mut [u64], total: u64, leaf_keys: f64) -> Tree {
         let mut tree = Tree::default();
-        let scale = total as f64 / keys.len().max(1) as f64;
-        tree.node(keys, queries, (0, 0), scale);
+        let scale = total as f64 / keys.len().max(1) as f64 * LEAF_KEYS / leaf_keys;
+        tree.node(keys, queries, 0, scale);
         tree
     }
 
-    /// Builds the node of `keys` reached by `queries` at `depth`, with the bits `used`
-    /// above it; returns its index.
-    fn node(
-        &mut self,
-        keys: &mut [u64],
-        queries: &mut [u64],
-        (used, depth): (u64, u32),
-        scale: f64,
-    ) -> u32 {
+    /// Builds the node of `keys` reached by `queries`, with the bits `used` above it (so
+    /// at most 64 levels); returns its index.
+    fn node(&mut self, keys: &mut [u64], queries: &mut [u64], used: u64, scale: f64) -> u32 {
         let at = self.nodes.len() as u32;
         self.nodes.push([0; 4]);
-        let bit = if keys.len() as f64 * scale <= LEAF_KEYS || depth >= MAX_DEPTH {
+        let bit = if keys.len() as f64 * scale <= LEAF_KEYS {
             None
         } else {
             best_bit(keys, queries, used)
@@ -61,9 +54,9 @@ impl Tree {
         let mid = partition(keys, mask);
         let (without, with) = keys.split_at_mut(mid);
         let open = partition(queries, mask);
-        let next = (used | mask, depth + 1);
-        let one = self.node(with, &mut queries[..open], next, scale);
-        let zero = self.node(without, queries, next, scale);
+        let one = self.node(with, &mut queries[..open], used | mask, scale);
+        debug_assert_eq!(one, at + 1, "preorder");
+        let zero = self.node(without, queries, used | mask, scale);
         self.nodes[at as usize] = [p, zero, one, 0];
         at
     }
@@ -129,7 +122,7 @@ mod tests {
     #[test]
     fn a_small_fill_is_one_leaf() {
         let mut keys = vec![1, 2, 3];
-        let tree = Tree::build(&mut keys, &mut [1, 4], 300);
+        let tree = Tree::build(&mut keys, &mut [1, 4], 300, LEAF_KEYS);
         assert_eq!(tree.nodes, vec![[LEAF, 0, 0, 0]]);
         assert_eq!(tree.leaves, 1);
     }
@@ -140,7 +133,7 @@ mod tests {
         let mut keys: Vec<u64> = (0..4096).map(|_| rng.u64(..) & rng.u64(..)).collect();
         let mut queries: Vec<u64> = (0..512).map(|_| rng.u64(..) & rng.u64(..)).collect();
         let all = keys.clone();
-        let tree = Tree::build(&mut keys, &mut queries, 4096);
+        let tree = Tree::build(&mut keys, &mut queries, 4096, LEAF_KEYS);
         assert!(tree.leaves >= 8, "{} leaves", tree.leaves);
         // Every key reaches exactly one leaf, and no leaf is far past a block.
         let mut sizes = vec![0usize; tree.leaves as usize];
@@ -148,10 +141,11 @@ mod tests {
             sizes[leaf_of(&tree, k) as usize] += 1;
         }
         assert!(sizes.iter().all(|&s| s > 0 && s <= 512), "{sizes:?}");
-        // Both children of every split exist.
-        for n in &tree.nodes {
+        // Both children of every split exist, in preorder: the child with the bit next.
+        for (at, n) in tree.nodes.iter().enumerate() {
             if n[0] & LEAF == 0 {
-                assert!(n[1] > 0 && n[2] > 0);
+                assert_eq!(n[2] as usize, at + 1);
+                assert!(n[1] as usize > at + 1);
             }
         }
     }

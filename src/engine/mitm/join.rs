@@ -303,6 +303,13 @@ impl Keys {
             .expect("a join that may overflow is never refused")
     }
 
+    #[cfg(test)]
+    /// `join` on this CPU (a joiner's reference).
+    pub(crate) fn join_here(&mut self, join: Join<'_, '_>, level: Level) -> Option<u64> {
+        let run = (join.shape, join.limits, level);
+        self.join_unless_overflowing((join.queries, join.stored), join.factors, run, join.refuse)
+    }
+
     /// [`Keys::join`], or with `refuse`, `None` where the stored side overflows its first
     /// fill: nothing is counted then, though the portions built so far are in the counters.
     fn join_unless_overflowing(

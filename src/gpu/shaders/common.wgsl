@@ -38,44 +38,89 @@ fn add64v(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < b.x));
 }
 
+// The bits of x under mask m, packed to the low end (a portable pext): each of five
+// steps moves the bits that have an odd number of mask holes below them (in the current
+// step's unit) down by that unit, as in Hacker's Delight's compress. Written out without
+// a loop: Mesa's CPU driver stops any loop after 65535 rounds in one invocation, and a
+// pack per route would reach that.
+fn compress(x0: u32, m0: u32) -> u32 {
+    var x = x0 & m0;
+    var m = m0;
+    var mk = ~m << 1u;
+    var mp: u32;
+    var mv: u32;
+    var t: u32;
+    // Step 1 (by 1).
+    mp = mk ^ (mk << 1u);
+    mp = mp ^ (mp << 2u);
+    mp = mp ^ (mp << 4u);
+    mp = mp ^ (mp << 8u);
+    mp = mp ^ (mp << 16u);
+    mv = mp & m;
+    m = (m ^ mv) | (mv >> 1u);
+    t = x & mv;
+    x = (x ^ t) | (t >> 1u);
+    mk = mk & ~mp;
+    // Step 2 (by 2).
+    mp = mk ^ (mk << 1u);
+    mp = mp ^ (mp << 2u);
+    mp = mp ^ (mp << 4u);
+    mp = mp ^ (mp << 8u);
+    mp = mp ^ (mp << 16u);
+    mv = mp & m;
+    m = (m ^ mv) | (mv >> 2u);
+    t = x & mv;
+    x = (x ^ t) | (t >> 2u);
+    mk = mk & ~mp;
+    // Step 3 (by 4).
+    mp = mk ^ (mk << 1u);
+    mp = mp ^ (mp << 2u);
+    mp = mp ^ (mp << 4u);
+    mp = mp ^ (mp << 8u);
+    mp = mp ^ (mp << 16u);
+    mv = mp & m;
+    m = (m ^ mv) | (mv >> 4u);
+    t = x & mv;
+    x = (x ^ t) | (t >> 4u);
+    mk = mk & ~mp;
+    // Step 4 (by 8).
+    mp = mk ^ (mk << 1u);
+    mp = mp ^ (mp << 2u);
+    mp = mp ^ (mp << 4u);
+    mp = mp ^ (mp << 8u);
+    mp = mp ^ (mp << 16u);
+    mv = mp & m;
+    m = (m ^ mv) | (mv >> 8u);
+    t = x & mv;
+    x = (x ^ t) | (t >> 8u);
+    mk = mk & ~mp;
+    // Step 5 (by 16).
+    mp = mk ^ (mk << 1u);
+    mp = mp ^ (mp << 2u);
+    mp = mp ^ (mp << 4u);
+    mp = mp ^ (mp << 8u);
+    mp = mp ^ (mp << 16u);
+    mv = mp & m;
+    t = x & mv;
+    x = (x ^ t) | (t >> 16u);
+    return x;
+}
+
 // Packs the bits of key k under mask m: the first 30 of them into bits 0..29 of x, the
 // rest into y from bit 0 (so no 5-bit chunk straddles the halves). Masks have at most 60
 // bits (the host checks).
 fn pack60(k: vec2<u32>, m: vec2<u32>) -> vec2<u32> {
-    var x = 0u;
-    var y = 0u;
-    var i = 0u;
-    var mm = m.x;
-    loop {
-        if (mm == 0u) {
-            break;
-        }
-        let b = countTrailingZeros(mm);
-        let bit = (k.x >> b) & 1u;
-        if (i < 30u) {
-            x = x | (bit << i);
-        } else {
-            y = y | (bit << (i - 30u));
-        }
-        i = i + 1u;
-        mm = mm & (mm - 1u);
+    let lo = compress(k.x, m.x);
+    let hi = compress(k.y, m.y);
+    let n = countOneBits(m.x);
+    // The packed value lo | hi << n over 64 bits, as (vx, vy).
+    var vx = lo;
+    var vy = hi;
+    if (n < 32u) {
+        vx = lo | (hi << n);
+        vy = select(0u, hi >> (32u - n), n > 0u);
     }
-    mm = m.y;
-    loop {
-        if (mm == 0u) {
-            break;
-        }
-        let b = countTrailingZeros(mm);
-        let bit = (k.y >> b) & 1u;
-        if (i < 30u) {
-            x = x | (bit << i);
-        } else {
-            y = y | (bit << (i - 30u));
-        }
-        i = i + 1u;
-        mm = mm & (mm - 1u);
-    }
-    return vec2<u32>(x, y);
+    return vec2<u32>(vx & 0x3fffffffu, (vx >> 30u) | (vy << 2u));
 }
 
 // Chunk j (5 bits) of a key packed by pack60.

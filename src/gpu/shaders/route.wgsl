@@ -27,7 +27,8 @@ struct Fill {
     root: u32,
     leaf_base: u32,
     leaves: u32,
-    pad: u32,
+    // Past the fill's last tree node.
+    tree_end: u32,
     live: vec2<u32>,
     pad2: vec2<u32>,
     stored_w: vec4<u32>,
@@ -43,8 +44,6 @@ struct Fill {
 @group(0) @binding(6) var<storage, read_write> routes: array<vec2<u32>>;
 
 const LEAF: u32 = 0x80000000u;
-// Deepest tree the host builds, plus one.
-const STACK: u32 = 64u;
 
 var<workgroup> tests_of: array<u32, 256>;
 
@@ -66,33 +65,29 @@ fn fill_of_query(i: u32) -> u32 {
     return lo;
 }
 
-// Walks query i's tree; with `write`, writes its routes, else counts them. Returns the
-// tests made.
+// Walks query i's tree; with `emit`, writes its routes, else counts them. Returns the
+// tests made. The nodes of a tree are in preorder, each split followed by the subtree
+// with its bit and then the one without: a query that may enter the first steps to the
+// next node, else jumps to the second, and after a leaf the next node is where the walk
+// goes on. So the walk needs no stack.
 fn route(i: u32, emit: bool) -> u32 {
     let raw = queries[i];
     let f = fills[fill_of_query(i)];
     let q = raw & f.live;
     let cls = (raw.y >> 29u) & 3u;
-    var stack: array<u32, STACK>;
-    stack[0] = f.root;
-    var sp = 1u;
+    var at = f.root;
     var tests = 0u;
     loop {
-        if (sp == 0u) {
+        if (at >= f.tree_end) {
             break;
         }
-        sp = sp - 1u;
-        let node = tree[stack[sp]];
+        let node = tree[at];
         tests = tests + 1u;
         if ((node.x & LEAF) == 0u) {
-            stack[sp] = node.y;
-            sp = sp + 1u;
-            if (!has_bit(q, node.x)) {
-                stack[sp] = node.z;
-                sp = sp + 1u;
-            }
+            at = select(at + 1u, node.y, has_bit(q, node.x));
             continue;
         }
+        at = at + 1u;
         let leaf = node.x & ~LEAF;
         let b1 = atomicLoad(&scan[p.leaf_blocks + leaf + 1u]);
         for (var b = atomicLoad(&scan[p.leaf_blocks + leaf]); b < b1; b = b + 1u) {
@@ -102,11 +97,11 @@ fn route(i: u32, emit: bool) -> u32 {
                 continue;
             }
             if (emit) {
-                let at = atomicLoad(&scan[p.block_queries + b])
+                let slot = atomicLoad(&scan[p.block_queries + b])
                     + atomicAdd(&scan[p.block_cursor + b], 1u);
                 var packed = pack60(q, bits.zw);
                 packed.y = packed.y | (cls << 30u);
-                routes[at] = packed;
+                routes[slot] = packed;
             } else {
                 atomicAdd(&scan[p.block_queries + b], 1u);
             }

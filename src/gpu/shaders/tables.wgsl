@@ -22,7 +22,8 @@ struct Fill {
     root: u32,
     leaf_base: u32,
     leaves: u32,
-    pad: u32,
+    // Past the fill's last tree node.
+    tree_end: u32,
     live: vec2<u32>,
     pad2: vec2<u32>,
     stored_w: vec4<u32>,

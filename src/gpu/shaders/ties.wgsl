@@ -1,12 +1,15 @@
 // The tied pairs of the transposes at even N, which the tags keep out of every block count
 // and which weigh half their class's factor: each west half marked First meets the east
 // halves marked Second, and each marked Second the east ones marked First, compared one by
-// one on their key bits. West halves are keys [0, west) of `keys`, east ones [west, end).
+// one on their key bits. West halves are keys [0, west) of `keys`, east ones [west, end);
+// a workgroup takes 256 west halves against a run of EAST east ones (Mesa's CPU driver stops
+// a loop after 65535 rounds in one invocation).
 
 struct TieParams {
     west: u32,
     end: u32,
-    pad0: u32,
+    // Workgroups per run of east keys.
+    west_groups: u32,
     pad1: u32,
     // The marks (east First, east Second, west First, west Second).
     east_first: vec2<u32>,
@@ -25,10 +28,14 @@ struct TieParams {
 
 var<workgroup> red: array<vec4<u32>, 256>;
 
+const EAST: u32 = 4096u;
+
 @compute @workgroup_size(256)
 fn ties(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let g = flat_group(wg);
-    let i = g * 256u + li;
+    let i = (g % p.west_groups) * 256u + li;
+    let e0 = p.west + (g / p.west_groups) * EAST;
+    let e1 = min(e0 + EAST, p.end);
     var acc = vec2<u32>(0u);
     var hits = vec2<u32>(0u);
     if (i < p.west) {
@@ -42,7 +49,7 @@ fn ties(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         let weight = p.weights[(w.y >> 29u) & 3u];
         let wb = w & p.below;
         if ((partner.x | partner.y) != 0u) {
-            for (var e = p.west; e < p.end; e = e + 1u) {
+            for (var e = e0; e < e1; e = e + 1u) {
                 let k = keys[e];
                 if (!disjoint(k, partner) && disjoint(wb, k & p.below)) {
                     hits = add64(hits, 1u);
