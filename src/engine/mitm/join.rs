@@ -65,6 +65,7 @@ pub(crate) trait Joiner: Send + Sync + std::fmt::Debug {
 /// One join handed to a [`Joiner`]: the query sides (east) and stored sides (west, each
 /// west class weighted by `factors`), as [`Keys::join_unless_overflowing`] takes them.
 #[derive(Debug, Clone, Copy)]
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
 pub(crate) struct Join<'a, 'b> {
     /// The east halves.
     pub queries: &'b [HalfSpec<'a>],
@@ -303,7 +304,7 @@ impl Keys {
             .expect("a join that may overflow is never refused")
     }
 
-    #[cfg(test)]
+    #[cfg(all(test, feature = "gpu"))]
     /// `join` on this CPU (a joiner's reference).
     pub(crate) fn join_here(&mut self, join: Join<'_, '_>, level: Level) -> Option<u64> {
         let run = (join.shape, join.limits, level);

@@ -170,6 +170,7 @@ impl MitmPlan {
     /// The plan for an `n`×`n` board (`n ≥ 4`, quarters no larger than the engine takes)
     /// whose halves are joined by `joiner`: the same tasks, counts and fingerprint as the
     /// CPU's plan.
+    #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
     pub(crate) fn with_joiner(n: u32, joiner: Arc<dyn Joiner>) -> Self {
         let mut plan = Self::new(n, Level::detect());
         plan.joiner = Some(joiner);

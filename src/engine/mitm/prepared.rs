@@ -453,11 +453,13 @@ impl Prepared {
 
     /// Every word of class `class` (the groups of [`Prepared::get`] and
     /// [`Prepared::get_group`] are ranges of it).
+    #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
     pub(crate) fn words(&self, class: usize) -> &[u64] {
         &self.words[class]
     }
 
     /// A number that changes whenever the words do, unique across quarters.
+    #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
     pub(crate) fn stamp(&self) -> u64 {
         self.stamp
     }
