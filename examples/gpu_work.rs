@@ -14,7 +14,9 @@ fn solve(plan: &dyn Plan, task: usize) -> (Vec<u128>, Work) {
         seed: 7,
         counted: true,
     };
-    let sample: Subsample = plan.solve_sampled(task, draws).expect("mitm solves in part");
+    let sample: Subsample = plan
+        .solve_sampled(task, draws)
+        .expect("mitm solves in part");
     let mut work = Work::default();
     sample.parts.iter().for_each(|p| work.add(&p.work));
     (sample.parts.iter().map(|p| p.count).collect(), work)
@@ -47,9 +49,16 @@ fn main() {
         }
         assert_eq!(got, want, "N = {n} task {task}: the GPU's counts differ");
         println!("N = {n} task {task}: counts {want:?} (equal)");
-        println!("  {:>20} {:>12} {:>12} {:>7}", "counter", "CPU", "GPU", "ratio");
+        println!(
+            "  {:>20} {:>12} {:>12} {:>7}",
+            "counter", "CPU", "GPU", "ratio"
+        );
         for ((name, c), (_, g)) in cpu_work.counters().into_iter().zip(gpu_work.counters()) {
-            let ratio = if c > 0.0 { format!("{:.3}", g / c) } else { "-".into() };
+            let ratio = if c > 0.0 {
+                format!("{:.3}", g / c)
+            } else {
+                "-".into()
+            };
             println!("  {name:>20} {c:>12.4e} {g:>12.4e} {ratio:>7}");
         }
     }

@@ -16,6 +16,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Mutex, PoisonError};
 
 use crate::error::Error;
 use crate::plan::{Plan, Progress};
@@ -25,6 +26,7 @@ use crate::tap::{Hook, Tap};
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Recheck {
     fraction: f64,
+    checkers: usize,
 }
 
 impl Recheck {
@@ -34,7 +36,10 @@ impl Recheck {
     /// [`Error::Recheck`] for a fraction outside (0, 1] or not a number.
     pub fn new(fraction: f64) -> Result<Self, Error> {
         if fraction > 0.0 && fraction <= 1.0 {
-            Ok(Recheck { fraction })
+            Ok(Recheck {
+                fraction,
+                checkers: 1,
+            })
         } else {
             Err(Error::Recheck(format!(
                 "the fraction must be above 0 and at most 1, got {fraction}"
@@ -45,6 +50,19 @@ impl Recheck {
     /// The fraction of tasks rechecked.
     pub fn fraction(&self) -> f64 {
         self.fraction
+    }
+
+    /// Rechecks on `checkers` threads (at least one) beside the workers: a run whose
+    /// workers mostly wait for a GPU leaves the CPU's cores to the portable path, which is
+    /// slower than the GPU by far.
+    pub fn checkers(mut self, checkers: usize) -> Self {
+        self.checkers = checkers.max(1);
+        self
+    }
+
+    /// The threads that recheck.
+    pub fn checker_threads(&self) -> usize {
+        self.checkers
     }
 
     /// Whether task `task` of the plan with fingerprint seed `seed` is rechecked: a hash of
@@ -109,8 +127,12 @@ pub(crate) fn run_checked<R>(
     }
     let failed = AtomicBool::new(false);
     let (tx, rx) = mpsc::channel();
+    let rx = Mutex::new(rx);
+    let checkers = recheck.map_or(1, |r| r.checkers);
     let (result, checked) = std::thread::scope(|scope| {
-        let checker = scope.spawn(|| check_all(plan, rx, on_agree, &failed));
+        let checkers: Vec<_> = (0..checkers)
+            .map(|_| scope.spawn(|| check_all(plan, &rx, on_agree, &failed)))
+            .collect();
         let result = {
             let view = Faulty { inner: plan, fault };
             let observer = Tap {
@@ -125,12 +147,19 @@ pub(crate) fn run_checked<R>(
             body(&view, &observer)
             // The observer and its sender are dropped here, so the checker drains and ends.
         };
-        let checked = checker
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let checked: Vec<_> = checkers
+            .into_iter()
+            .map(|c| {
+                c.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect();
         (result, checked)
     });
-    let mut agreed = checked?;
+    let mut agreed = Vec::new();
+    for tasks in checked {
+        agreed.extend(tasks?);
+    }
     agreed.sort_unstable();
     Ok((result, Rechecked { tasks: agreed }))
 }
@@ -173,15 +202,23 @@ pub fn solve_portable(plan: &dyn Plan, tasks: &[usize], pool: &rayon::ThreadPool
     pool.install(|| tasks.par_iter().map(|&t| plan.solve_portable(t)).collect())
 }
 
-/// The checker thread: re-solves each queued task and compares.
+/// A checker thread: re-solves each task it takes from the queue and compares, until the
+/// queue is closed and empty or a check failed.
 fn check_all(
     plan: &dyn Plan,
-    queue: Receiver<(usize, u128)>,
+    queue: &Mutex<Receiver<(usize, u128)>>,
     on_agree: &(dyn Fn(usize) + Sync),
     failed: &AtomicBool,
 ) -> Result<Vec<usize>, Error> {
     let mut agreed = Vec::new();
-    for (task, fast) in queue {
+    loop {
+        let next = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
+        let Ok((task, fast)) = next else {
+            break;
+        };
+        if failed.load(Ordering::Acquire) {
+            break;
+        }
         let portable = plan.solve_portable(task);
         if portable != fast {
             failed.store(true, Ordering::Release);
@@ -277,9 +314,17 @@ mod tests {
         recheck: f64,
         fault: Option<Fault>,
     ) -> Result<(u128, Rechecked), Error> {
+        run_on(plan, Recheck::new(recheck).unwrap(), fault)
+    }
+
+    fn run_on(
+        plan: &dyn Plan,
+        recheck: Recheck,
+        fault: Option<Fault>,
+    ) -> Result<(u128, Rechecked), Error> {
         let ids: Vec<usize> = (0..plan.len()).collect();
         let pool = thread_pool(2).unwrap();
-        let recheck = Some(Recheck::new(recheck).unwrap());
+        let recheck = Some(recheck);
         let (total, rechecked) =
             run_checked(plan, recheck, fault, &NoProgress, &|_| {}, |p, o| {
                 execute(p, &ids, &pool, o)
@@ -338,6 +383,20 @@ mod tests {
         let (total, rechecked) = run(&plan, 1.0, None).unwrap();
         assert_eq!(total, 352);
         assert_eq!(rechecked.tasks, (0..plan.len()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn several_checkers_recheck_every_task_once_and_catch_a_fault() {
+        let plan = MirrorPlan::new(10, 3);
+        let all = Recheck::new(1.0).unwrap().checkers(3);
+        let (total, rechecked) = run_on(&plan, all, None).unwrap();
+        assert_eq!(total, 724);
+        assert_eq!(rechecked.tasks, (0..plan.len()).collect::<Vec<_>>());
+        let fault = Fault { task: 5, delta: 2 };
+        match run_on(&plan, all, Some(fault)) {
+            Err(Error::RecheckMismatch { task: 5, .. }) => {}
+            other => panic!("expected a mismatch on task 5, got {other:?}"),
+        }
     }
 
     #[test]
