@@ -5,8 +5,9 @@ use std::path::Path;
 use nqueens::bench::BenchReport;
 use plotters::prelude::*;
 
-/// Draws speed-up (with the ideal line) and parallel efficiency against thread count into an
-/// SVG file, written atomically (only a regular file is ever replaced).
+/// Draws speed-up (with the ideal line) and parallel efficiency (with the per-core speed, where
+/// CPU time was measured) against thread count into an SVG file, written atomically (only a
+/// regular file is ever replaced).
 pub(crate) fn scaling(report: &BenchReport, path: &Path) -> anyhow::Result<()> {
     let mut svg = String::new();
     draw(report, &mut svg)?;
@@ -62,9 +63,25 @@ fn draw(report: &BenchReport, svg: &mut String) -> anyhow::Result<()> {
         .build_cartesian_2d(0.5..max_t + 0.5, 0.0..110.0)?;
     eff.configure_mesh()
         .x_desc("threads")
-        .y_desc("efficiency (%)")
+        .y_desc("percent")
         .draw()?;
-    eff.draw_series(LineSeries::new(points.iter().map(|p| (p.0, 100.0 * p.2)), RED).point_size(4))?;
+    eff.draw_series(LineSeries::new(points.iter().map(|p| (p.0, 100.0 * p.2)), RED).point_size(4))?
+        .label("efficiency")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], RED));
+    let core: Vec<(f64, f64)> = report
+        .results
+        .iter()
+        .filter_map(|r| Some((r.threads as f64, 100.0 * r.core_speed?)))
+        .collect();
+    if !core.is_empty() {
+        eff.draw_series(LineSeries::new(core, GREEN).point_size(3))?
+            .label("core speed (CPU time per copy)")
+            .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], GREEN));
+    }
+    eff.configure_series_labels()
+        .position(SeriesLabelPosition::LowerLeft)
+        .border_style(BLACK)
+        .draw()?;
     root.present()?;
     Ok(())
 }

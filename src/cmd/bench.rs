@@ -18,7 +18,8 @@ use crate::progress::BenchBar;
 /// Arguments of `nqueens bench`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// Workload: quick (seconds), standard (about a minute), long (burn-in)
+    /// Workload, counted once per thread in each row: quick (seconds a row), standard (half a
+    /// minute a row), long (burn-in)
     #[arg(long, value_enum, default_value_t = SizeArg::Quick)]
     pub size: SizeArg,
 
@@ -42,8 +43,9 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
 
-    /// Re-solve FRACTION of every count's tasks on the portable code path and compare (a
-    /// mismatch exits with status 3) [default: 0.05 with --duration, else none]
+    /// Re-solve FRACTION of one copy's tasks of every count, drawn from all the row's copies,
+    /// on the portable code path and compare (a mismatch exits with status 3) [default: 0.05
+    /// with --duration, else none]
     #[arg(long, value_name = "FRACTION", value_parser = crate::parse::parse_fraction)]
     pub recheck: Option<Recheck>,
 
@@ -59,9 +61,9 @@ pub(crate) struct Args {
 /// Workload sizes on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SizeArg {
-    /// A few seconds on 2 cores
+    /// A few seconds a row
     Quick,
-    /// About a minute on 2 cores
+    /// Half a minute a row
     Standard,
     /// Long, for burn-in
     Long,
@@ -137,17 +139,32 @@ pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
             Ok(Exit::Ok)
         }
         Outcome::Wrong(w) => {
+            let when = match w.round {
+                0 => "the warm-up".to_string(),
+                r => format!("round {r}"),
+            };
             message!(
-                "WRONG COUNT in round {} with {} threads: N = {} gave {}, OEIS A000170 \
-                 says {}. This machine is not computing correctly (CPU, memory, overclock?).",
-                w.round,
+                "WRONG COUNT in {when} with {} threads: N = {} counted {} gave {} in all, not \
+                 {} ({} × {}, OEIS A000170). This machine is not computing correctly (CPU, \
+                 memory, overclock?).",
                 w.threads,
                 w.n,
+                times(w.copies),
                 w.got,
-                w.expected
+                w.expected,
+                w.copies,
+                w.expected / w.copies.max(1) as u128
             );
             Ok(Exit::Mismatch)
         }
+    }
+}
+
+/// `once`, `4 times`: how often a board was counted.
+fn times(copies: usize) -> String {
+    match copies {
+        1 => "once".to_string(),
+        k => format!("{k} times"),
     }
 }
 
