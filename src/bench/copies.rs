@@ -198,6 +198,38 @@ mod tests {
     }
 
     #[test]
+    fn a_row_counts_every_copy_and_a_fault_in_one_makes_it_wrong() {
+        let plan = CountOptions::new().threads(1).plan(8).unwrap();
+        let mut config = BenchConfig {
+            workload: super::super::workload(super::super::Size::Tiny),
+            threads: vec![3],
+            rounds: 1,
+            duration: None,
+            recheck: None,
+            fault: None,
+        };
+        let row = RowSpec {
+            threads: 3,
+            copies: 3,
+            round: 2,
+            index: 0,
+            planned: None,
+        };
+        match count_row(&config, &[plan.as_ref()], row, &()).unwrap() {
+            RowOutcome::Counted { sample, .. } => {
+                assert_eq!((sample.solutions, sample.copies), (276, 3));
+                assert_eq!(sample.tasks, 3 * plan.len() as u64);
+            }
+            RowOutcome::Wrong(w) => panic!("{w:?}"),
+        }
+        config.fault = Some(crate::recheck::Fault { task: 0, delta: 1 });
+        match count_row(&config, &[plan.as_ref()], row, &()).unwrap() {
+            RowOutcome::Wrong(w) => assert_eq!((w.copies, w.got, w.expected), (3, 277, 276)),
+            RowOutcome::Counted { .. } => panic!("the fault went unnoticed"),
+        }
+    }
+
+    #[test]
     fn a_row_rechecks_one_copys_share_of_its_tasks() {
         let once = Recheck::new(0.5).unwrap();
         let row = row_recheck(Some(once), 4).unwrap().unwrap();

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::ValueEnum;
-use nqueens::bench::{self, BenchConfig, BenchReport, Outcome, Size};
+use nqueens::bench::{self, BenchConfig, BenchReport, Outcome, Size, WrongCount};
 use nqueens::recheck::{Fault, Recheck};
 use nqueens::report::{self, Format, SpeedRatio};
 
@@ -139,32 +139,32 @@ pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
             Ok(Exit::Ok)
         }
         Outcome::Wrong(w) => {
-            let when = match w.round {
-                0 => "the warm-up".to_string(),
-                r => format!("round {r}"),
-            };
             message!(
-                "WRONG COUNT in {when} with {} threads: N = {} counted {} gave {} in all, not \
-                 {} ({} × {}, OEIS A000170). This machine is not computing correctly (CPU, \
-                 memory, overclock?).",
-                w.threads,
-                w.n,
-                times(w.copies),
-                w.got,
-                w.expected,
-                w.copies,
-                w.expected / w.copies.max(1) as u128
+                "WRONG COUNT in {}. This machine is not computing correctly (CPU, memory, \
+                 overclock?).",
+                wrong_count(&w)
             );
             Ok(Exit::Mismatch)
         }
     }
 }
 
-/// `once`, `4 times`: how often a board was counted.
-fn times(copies: usize) -> String {
-    match copies {
-        1 => "once".to_string(),
-        k => format!("{k} times"),
+/// Where a wrong count happened and what it gave, against OEIS A000170.
+fn wrong_count(w: &WrongCount) -> String {
+    let when = match w.round {
+        0 => "the warm-up".to_string(),
+        r => format!("round {r}"),
+    };
+    let (n, threads, got, expected) = (w.n, w.threads, w.got, w.expected);
+    match w.copies {
+        1 => format!(
+            "{when} with {threads} threads: N = {n} gave {got}, OEIS A000170 says {expected}"
+        ),
+        k => format!(
+            "{when} with {threads} threads: N = {n} counted {k} times gave {got} in all, not \
+             {expected} ({k} × {}, OEIS A000170)",
+            expected / k as u128
+        ),
     }
 }
 
@@ -319,6 +319,28 @@ mod tests {
             format: crate::options::FormatArg::Text,
         };
         assert_eq!(execute(&bench.args, &global).unwrap(), Exit::Mismatch);
+    }
+
+    #[test]
+    fn a_wrong_count_of_several_copies_names_the_published_value_once() {
+        let mut w = WrongCount {
+            n: 8,
+            threads: 3,
+            copies: 3,
+            round: 2,
+            got: 277,
+            expected: 276,
+        };
+        assert_eq!(
+            wrong_count(&w),
+            "round 2 with 3 threads: N = 8 counted 3 times gave 277 in all, not 276 \
+             (3 × 92, OEIS A000170)"
+        );
+        (w.copies, w.round, w.got, w.expected) = (1, 0, 93, 92);
+        assert_eq!(
+            wrong_count(&w),
+            "the warm-up with 3 threads: N = 8 gave 93, OEIS A000170 says 92"
+        );
     }
 
     #[test]

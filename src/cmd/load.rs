@@ -14,10 +14,15 @@ use crate::exit::Exit;
 /// Arguments of `nqueens load`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// vector: the matcher's inner loop on cache-resident tables (shares a core); memory:
-    /// a stream through a large buffer (shares memory bandwidth and the last-level cache)
+    /// count: `count N -j1` over and over; vector: the matcher's inner loop on
+    /// cache-resident tables (shares a core); memory: a stream through a large buffer (shares
+    /// memory bandwidth and the last-level cache)
     #[arg(value_enum)]
     pub kind: Kind,
+
+    /// The board the count load counts
+    #[arg(long, value_name = "N", default_value_t = 18, value_parser = crate::parse::parse_n)]
+    pub n: u32,
 
     /// Stop after SECS seconds
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = parse_run_time)]
@@ -32,6 +37,8 @@ pub(crate) struct Args {
 /// What a load keeps busy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Kind {
+    /// Everything a count uses: the same count, on one thread, again and again
+    Count,
     /// A core's vector units (and nothing beyond the core)
     Vector,
     /// Memory bandwidth and the last-level cache
@@ -50,6 +57,21 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
     let until = start + args.seconds;
     let line = match args.kind {
+        Kind::Count => {
+            let options = nqueens::CountOptions::new().threads(1);
+            let mut counts = 0u64;
+            while Instant::now() < until {
+                let count = nqueens::count(args.n, &options)?;
+                anyhow::ensure!(
+                    count.is_consistent(),
+                    "WRONG COUNT: N = {} gave {} solutions, not the published value",
+                    args.n,
+                    count.total
+                );
+                counts += 1;
+            }
+            format!("count: {counts} counts of N = {} on one thread", args.n)
+        }
         Kind::Vector => {
             let counts = nqueens::bench::load::vector(until);
             let rate = counts as f64 / start.elapsed().as_secs_f64();
