@@ -11,6 +11,7 @@ fn bench_json_has_the_documented_fields_and_compare_reads_it() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("a.json");
     let file = file.to_str().unwrap();
+    let plot = dir.join("scaling.svg");
     let (code, stdout, stderr) = run(&[
         "bench",
         "--size",
@@ -21,6 +22,8 @@ fn bench_json_has_the_documented_fields_and_compare_reads_it() {
         "--json",
         "--export-json",
         file,
+        "--plot",
+        plot.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{stderr}");
     let v: Value = serde_json::from_str(&stdout).expect("stdout is JSON");
@@ -59,6 +62,10 @@ fn bench_json_has_the_documented_fields_and_compare_reads_it() {
         }
     }
     assert!(v["score"].as_f64().is_some_and(|s| s > 0.0));
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    for text in ["<svg", "speed-up", "efficiency", "core speed"] {
+        assert!(svg.contains(text), "the plot has no '{text}'");
+    }
     let exported: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
     assert_eq!(exported["schema"], v["schema"]);
 
