@@ -168,7 +168,7 @@ read -r memory _ _ <<<"$(stats memory 3)"
 } | tee "$out/table.md"
 
 # The verdict: the per-core loss beside copies, and which single kind of sharing comes close.
-echo
+echo | tee -a "$out/table.md"
 awk -v a="$alone" -v c="$copies" -v v="$vector" -v m="$memory" -v lo="$alone_lo" -v hi="$alone_hi" 'BEGIN {
   if (a == "-" || c == "-") { print "Verdict: no per-core figures (a single thread, or no CPU times)."; exit }
   lc = 1 - a / c; lv = (v == "-") ? 0 : 1 - a / v; lm = (m == "-") ? 0 : 1 - a / m
