@@ -154,16 +154,22 @@ const SECONDS_NAMES: [&str; 4] = [
     "match_seconds",
 ];
 
-/// CPU seconds used by the calling thread, where the system has a per-thread clock.
+/// The seconds on the CPU-time clock `clock`, where the system has it.
 #[cfg(unix)]
-pub(crate) fn thread_cpu_seconds() -> Option<f64> {
+fn cpu_clock_seconds(clock: libc::clockid_t) -> Option<f64> {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
     (rc == 0).then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+}
+
+/// CPU seconds used by the calling thread, where the system has a per-thread clock.
+#[cfg(unix)]
+pub(crate) fn thread_cpu_seconds() -> Option<f64> {
+    cpu_clock_seconds(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// CPU seconds used by the calling thread (not measured on this system).
@@ -176,13 +182,7 @@ pub(crate) fn thread_cpu_seconds() -> Option<f64> {
 /// the system has a process clock.
 #[cfg(unix)]
 pub fn process_cpu_seconds() -> Option<f64> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    (rc == 0).then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+    cpu_clock_seconds(libc::CLOCK_PROCESS_CPUTIME_ID)
 }
 
 /// CPU seconds used so far by the whole process (not measured on this system).
