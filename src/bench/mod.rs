@@ -1,7 +1,8 @@
 //! The hardware benchmark: a fixed, versioned workload counted at several thread counts, every
 //! count verified against the published values, and a host description.
 //!
-//! A row at T threads counts the workload T times at once ([`copies`]), so each thread has
+//! A row at T threads counts the workload T times at once ([`copies`]; at most once per
+//! logical CPU), so each thread has
 //! the same work in every row and a machine that scales perfectly shows 100% efficiency in
 //! every row, on 2 threads or 256. Each row records its wall-clock and process CPU time:
 //! CPU time per copy that grows with the threads means each core ran slower (shared caches,
@@ -302,9 +303,11 @@ pub fn run(config: &BenchConfig, observer: &dyn BenchObserver) -> Result<Outcome
     })))
 }
 
-/// The copies of the workload a row at `threads` threads counts: one per thread.
+/// The copies of the workload a row at `threads` threads counts: one per thread, but no more
+/// than this machine's logical CPUs, so that a row of more threads than CPUs (which can only
+/// read a lower efficiency) lasts no longer than the row of every CPU.
 pub fn copies(threads: usize) -> usize {
-    threads.max(1)
+    threads.clamp(1, num_cpus::get().max(1))
 }
 
 /// One plan per distinct board size of `workload`, for `threads` threads (the widest row).
