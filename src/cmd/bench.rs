@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::ValueEnum;
-use nqueens::bench::{self, BenchConfig, BenchReport, Outcome, Size};
+use nqueens::bench::{self, BenchConfig, BenchReport, Outcome, Size, WrongCount};
 use nqueens::recheck::{Fault, Recheck};
 use nqueens::report::{self, Format, SpeedRatio};
 
@@ -18,7 +18,8 @@ use crate::progress::BenchBar;
 /// Arguments of `nqueens bench`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// Workload: quick (seconds), standard (about a minute), long (burn-in)
+    /// Workload, counted once per thread in each row: quick (seconds a row), standard (half a
+    /// minute a row), long (burn-in)
     #[arg(long, value_enum, default_value_t = SizeArg::Quick)]
     pub size: SizeArg,
 
@@ -42,8 +43,9 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
 
-    /// Re-solve FRACTION of every count's tasks on the portable code path and compare (a
-    /// mismatch exits with status 3) [default: 0.05 with --duration, else none]
+    /// Re-solve FRACTION of one copy's tasks of every count, drawn from all the row's copies,
+    /// on the portable code path and compare (a mismatch exits with status 3) [default: 0.05
+    /// with --duration, else none]
     #[arg(long, value_name = "FRACTION", value_parser = crate::parse::parse_fraction)]
     pub recheck: Option<Recheck>,
 
@@ -59,9 +61,9 @@ pub(crate) struct Args {
 /// Workload sizes on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SizeArg {
-    /// A few seconds on 2 cores
+    /// A few seconds a row
     Quick,
-    /// About a minute on 2 cores
+    /// Half a minute a row
     Standard,
     /// Long, for burn-in
     Long,
@@ -138,16 +140,31 @@ pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
         }
         Outcome::Wrong(w) => {
             message!(
-                "WRONG COUNT in round {} with {} threads: N = {} gave {}, OEIS A000170 \
-                 says {}. This machine is not computing correctly (CPU, memory, overclock?).",
-                w.round,
-                w.threads,
-                w.n,
-                w.got,
-                w.expected
+                "WRONG COUNT in {}. This machine is not computing correctly (CPU, memory, \
+                 overclock?).",
+                wrong_count(&w)
             );
             Ok(Exit::Mismatch)
         }
+    }
+}
+
+/// Where a wrong count happened and what it gave, against OEIS A000170.
+fn wrong_count(w: &WrongCount) -> String {
+    let when = match w.round {
+        0 => "the warm-up".to_string(),
+        r => format!("round {r}"),
+    };
+    let (n, threads, got, expected) = (w.n, w.threads, w.got, w.expected);
+    match w.copies {
+        1 => format!(
+            "{when} with {threads} threads: N = {n} gave {got}, OEIS A000170 says {expected}"
+        ),
+        k => format!(
+            "{when} with {threads} threads: N = {n} counted {k} times gave {got} in all, not \
+             {expected} ({k} × {}, OEIS A000170)",
+            expected / k as u128
+        ),
     }
 }
 
@@ -302,6 +319,28 @@ mod tests {
             format: crate::options::FormatArg::Text,
         };
         assert_eq!(execute(&bench.args, &global).unwrap(), Exit::Mismatch);
+    }
+
+    #[test]
+    fn a_wrong_count_of_several_copies_names_the_published_value_once() {
+        let mut w = WrongCount {
+            n: 8,
+            threads: 3,
+            copies: 3,
+            round: 2,
+            got: 277,
+            expected: 276,
+        };
+        assert_eq!(
+            wrong_count(&w),
+            "round 2 with 3 threads: N = 8 counted 3 times gave 277 in all, not 276 \
+             (3 × 92, OEIS A000170)"
+        );
+        (w.copies, w.round, w.got, w.expected) = (1, 0, 93, 92);
+        assert_eq!(
+            wrong_count(&w),
+            "the warm-up with 3 threads: N = 8 gave 93, OEIS A000170 says 92"
+        );
     }
 
     #[test]

@@ -348,7 +348,7 @@ fn write_shard(count: &ResumableCount, out: &Path, global: &Global) -> anyhow::R
         );
         return Ok(Exit::Failure.into());
     }
-    let summary = ShardSummary::new(&result, out.to_path_buf());
+    let summary = ShardSummary::new(&result, out.to_path_buf(), count.cpu());
     render_shard_summary(&summary, global.format(), &mut std::io::stdout().lock())
         .with_context(|| format!("printing the shard's total ({})", result.total))?;
     if !global.quiet {
