@@ -6,11 +6,42 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod files;
+mod runs;
 
 use std::path::Path;
+use std::process::{Child, Command, Stdio};
 
-use common::run;
+use common::{nqueens_std, run};
 
 pub(crate) fn s(p: &Path) -> &str {
     p.to_str().unwrap()
+}
+
+/// Starts `cmd` with stdin, stdout and stderr piped.
+pub(crate) fn spawn(cmd: &mut Command) -> Child {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Sends `signal` to a child process.
+pub(crate) fn signal(child: &Child, signal: libc::c_int) {
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) with a live child's PID and a valid signal number has no memory effect.
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+}
+
+/// Waits until `path` is a non-empty file (the run's first save is done); false after two
+/// minutes.
+pub(crate) fn wait_for_save(path: &Path) -> bool {
+    let start = std::time::Instant::now();
+    while std::fs::metadata(path).map_or(true, |m| m.len() == 0) {
+        if start.elapsed() > std::time::Duration::from_secs(120) {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    true
 }

@@ -38,8 +38,9 @@ pub(crate) struct Args {
     #[arg(long, conflicts_with = "n")]
     pub stdin: bool,
 
-    /// Save progress to FILE every few seconds and on Ctrl-C/SIGTERM; if FILE exists, resume
-    /// from it (finished tasks are not counted again)
+    /// Save progress to FILE every few seconds and on Ctrl-C, SIGTERM or SIGUSR1; if FILE
+    /// exists, resume from it (finished tasks are not counted again; an empty FILE is no
+    /// checkpoint yet)
     #[arg(long, value_name = "FILE", conflicts_with = "stdin")]
     pub checkpoint: Option<PathBuf>,
 

@@ -1,0 +1,65 @@
+//! Runs: threads past memory and CPUs, boards past the fast engine, and the batch system's
+//! warning before a time limit.
+
+use super::*;
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn issue_51_sigusr1_saves_the_checkpoint_and_exits_as_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let ckpt = dir.path().join("c.ckpt");
+    let args = [
+        "count",
+        "18",
+        "-e",
+        "mirror",
+        "-j",
+        "1",
+        "--checkpoint",
+        s(&ckpt),
+    ];
+    let every = ["--checkpoint-every", "0.05"];
+    let child = spawn(nqueens_std().args(args).args(every));
+    assert!(wait_for_save(&ckpt));
+    signal(&child, libc::SIGUSR1);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("progress saved"),
+        "{}",
+        text(&out.stderr)
+    );
+    nqueens::shard::Checkpoint::load(&ckpt).unwrap().unwrap();
+}
+
+#[test]
+fn issue_51_the_slurm_array_script_asks_for_the_warning_and_the_count_gets_it() {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scripts/slurm/count-array.sbatch"
+    );
+    let text_of = std::fs::read_to_string(script).unwrap();
+    assert!(text_of.contains("\n#SBATCH --signal=B:USR1@"), "{text_of}");
+    let dir = tempfile::tempdir().unwrap();
+    let child = spawn(
+        Command::new("bash")
+            .args([script, "18", s(dir.path()), "-e", "mirror"])
+            .env("NQUEENS", assert_cmd::cargo::cargo_bin("nqueens"))
+            .env("CHECKPOINT_EVERY", "0.05")
+            .envs([("SLURM_ARRAY_TASK_ID", "0"), ("SLURM_ARRAY_TASK_MIN", "0")])
+            .envs([
+                ("SLURM_ARRAY_TASK_MAX", "0"),
+                ("SLURM_ARRAY_TASK_COUNT", "1"),
+            ]),
+    );
+    let ckpt = dir.path().join("checkpoints/shard-0.ckpt");
+    assert!(wait_for_save(&ckpt));
+    // With B:, Slurm signals the batch shell only: the script must be the count itself.
+    signal(&child, libc::SIGUSR1);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    nqueens::shard::Checkpoint::load(&ckpt).unwrap().unwrap();
+}
