@@ -8,6 +8,7 @@ pub(crate) mod input;
 pub(crate) mod merge;
 pub(crate) mod messages;
 pub(crate) mod place;
+pub(crate) mod replace;
 pub(crate) mod solutions;
 pub(crate) mod status;
 pub(crate) mod two_colour;

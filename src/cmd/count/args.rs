@@ -58,6 +58,11 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["stdin", "unique"])]
     pub out: Option<PathBuf>,
 
+    /// Let --out replace a file that is not this shard's earlier result (an empty file, or
+    /// the same shard of the same run, is replaced without it)
+    #[arg(long, requires = "out")]
+    pub force: bool,
+
     /// Re-solve a deterministic random FRACTION (0 < FRACTION ≤ 1, e.g. 0.01) of the tasks on
     /// the portable code path, on another thread, and compare: a mismatch names the task,
     /// exits with status 3 and writes no result

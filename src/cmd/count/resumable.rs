@@ -9,13 +9,15 @@ use std::sync::Arc;
 use anyhow::Context;
 use nqueens::report::{render_shard_summary, ShardSummary};
 use nqueens::shard::blocks::SavedCheck;
-use nqueens::shard::{check_writable, is_same_file, ResumableCount, Resume, ShardSpec};
+use nqueens::shard::{
+    check_writable, is_same_file, Identity, PartialResult, ResumableCount, Resume, ShardSpec,
+};
 use nqueens::CountOptions;
 
 use super::args::{Args, ShardArg};
 use super::publish::{commentary, publish};
 use crate::cmd::messages::{message, note};
-use crate::cmd::plural;
+use crate::cmd::{plural, replace};
 use crate::exit::{Exit, UsageError};
 use crate::options::Global;
 use crate::progress::Bar;
@@ -102,8 +104,9 @@ fn tell_resumed(count: &ResumableCount, global: &Global) {
 }
 
 /// Before anything is read or counted: the result file and the checkpoint are two files,
-/// neither is a folder, device or FIFO, and both can be written at the size they will need
-/// (a full disk, a requeued run).
+/// neither is a folder, device or FIFO, both can be written at the size they will need
+/// (a full disk, a requeued run), and the result file replaces nothing but this shard's
+/// earlier result (unless `--force`).
 fn check_outputs(args: &Args, count: &ResumableCount) -> anyhow::Result<()> {
     let sized = [
         (args.out.as_deref(), count.largest_result_len()),
@@ -114,6 +117,9 @@ fn check_outputs(args: &Args, count: &ResumableCount) -> anyhow::Result<()> {
             check_writable(path, bytes)
                 .with_context(|| format!("cannot write '{}'", path.display()))?;
         }
+    }
+    if let Some(out) = &args.out {
+        replace::check(out, "--out", args.force, |path| earlier_result(path, count))?;
     }
     if let (Some(out), Some(cp)) = (&args.out, &args.checkpoint) {
         if is_same_file(out, cp) {
@@ -127,6 +133,33 @@ fn check_outputs(args: &Args, count: &ResumableCount) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether the result file at `path` is this shard's own, from an earlier run of the same
+/// plan (so writing it again loses nothing); else what it is, for the refusal.
+fn earlier_result(path: &Path, count: &ResumableCount) -> Result<(), String> {
+    let old = PartialResult::load(path).map_err(|e| match e {
+        nqueens::Error::ResultCorrupt { message, .. } => {
+            format!("is not a shard result file of nqueens ({message})")
+        }
+        other => format!("cannot be read as a shard result file ({other})"),
+    })?;
+    let now = Identity::new(count.plan(), count.shard());
+    let run = |id: &Identity| (id.n, id.engine.clone(), id.plan_hash.clone(), id.plan_tasks);
+    if run(&old.identity) == run(&now) && old.identity.shard == now.shard {
+        return Ok(());
+    }
+    let name = |id: &Identity| {
+        format!(
+            "shard {} of N = {} ({} engine, plan {})",
+            id.shard, id.n, id.engine, id.plan_hash
+        )
+    };
+    Err(format!(
+        "holds the result of {}, not of this run's {}",
+        name(&old.identity),
+        name(&now)
+    ))
 }
 
 /// What the main thread hears while the count runs: a signal, or the count's end.
