@@ -144,10 +144,10 @@ pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
         }
         Outcome::Wrong(w) => {
             message!(
-                "WRONG COUNT in round {} with {} threads: N = {} gave {}, OEIS A000170 \
+                "WRONG COUNT in round {} with {}: N = {} gave {}, OEIS A000170 \
                  says {}. This machine is not computing correctly (CPU, memory, overclock?).",
                 w.round,
-                w.threads,
+                crate::cmd::plural(w.threads, "thread"),
                 w.n,
                 w.got,
                 w.expected

@@ -20,6 +20,7 @@ use nqueens::shard::stable_plan;
 use nqueens::{engine, CountOptions};
 
 use crate::cmd::messages::message;
+use crate::cmd::plural;
 use crate::exit::Exit;
 use crate::options::Global;
 use crate::parse::{parse_n, parse_percent, parse_span};
@@ -92,11 +93,12 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let d = design(plan.as_ref(), args.samples as usize, args.seed);
     if !global.quiet {
         message!(
-            "estimating N = {} ({} engine, {} tasks): timing {} sampled tasks on {threads} threads for about {} s…",
+            "estimating N = {} ({} engine, {}): timing {} on {} for about {} s…",
             args.n,
             plan.engine(),
-            plan.len(),
-            d.tasks().len(),
+            plural(plan.len(), "task"),
+            plural(d.tasks().len(), "sampled task"),
+            plural(threads, "thread"),
             args.calibrate.as_secs_f64()
         );
     }

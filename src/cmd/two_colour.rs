@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use nqueens::puzzles::two_colour::{self, TwoColour};
 use nqueens::report::{render_two_colour, TwoColourReport};
 
-use crate::cmd::input;
 use crate::cmd::messages::message;
+use crate::cmd::{input, plural};
 use crate::exit::Exit;
 use crate::options::Global;
 
@@ -37,15 +37,18 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
 }
 
 fn commentary(r: &TwoColour) -> String {
+    let fit = if r.solutions == 1 { "fits" } else { "fit" };
+    let symmetries = match r.symmetries {
+        1 => "1 symmetry".to_string(),
+        k => format!("{k} symmetries"),
+    };
     format!(
-        "n = {}: {} solutions fit the mask, {} ordered disjoint pairs; {} symmetries \
-         ({} processed), {} threads, {:.3} s",
+        "n = {}: {} {fit} the mask, {}; {symmetries} ({} processed), {}, {:.3} s",
         r.n,
-        r.solutions,
-        r.pairs,
-        r.symmetries,
+        plural(r.solutions, "solution"),
+        plural(r.pairs, "ordered disjoint pair"),
         r.representatives,
-        r.threads,
+        plural(r.threads, "thread"),
         r.elapsed.as_secs_f64()
     )
 }

@@ -124,6 +124,18 @@ pub fn render_count(report: &CountReport, format: Format, out: &mut dyn Write) -
     }
 }
 
+/// The most problems a report lists for people; the rest are counted (JSON lists them all).
+pub const MAX_LISTED: usize = 20;
+
+/// The line that counts the problems past the first [`MAX_LISTED`] of `total`, if any.
+pub fn more_problems(total: usize) -> Option<String> {
+    let more = total.checked_sub(MAX_LISTED).filter(|&m| m > 0)?;
+    Some(format!(
+        "... and {} (--json lists them all)",
+        plural(more, "more problem")
+    ))
+}
+
 /// `1 solution`, `2 solutions`: a count with its noun in the right number.
 pub fn plural(count: impl std::fmt::Display, noun: &str) -> String {
     let text = count.to_string();

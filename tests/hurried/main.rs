@@ -11,7 +11,7 @@ mod runs;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use common::{nqueens_std, run};
+use common::{nqueens, nqueens_std, run};
 
 pub(crate) fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -44,4 +44,14 @@ pub(crate) fn wait_for_save(path: &Path) -> bool {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
     true
+}
+
+/// `nqueens args` with `stdin` as its input; (status, stdout, stderr).
+pub(crate) fn run_with_input(args: &[&str], stdin: &str) -> (i32, String, String) {
+    let out = nqueens().args(args).write_stdin(stdin).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }

@@ -7,7 +7,7 @@ use nqueens::puzzles::mask::{count_masked, Mask};
 use nqueens::Count;
 
 use super::publish::publish;
-use crate::cmd::input;
+use crate::cmd::{input, plural};
 use crate::options::Global;
 use crate::progress::Bar;
 
@@ -26,12 +26,13 @@ pub(super) fn run(n: u32, path: &Path, global: &Global) -> anyhow::Result<ExitCo
 fn commentary(c: &Count, mask: &Mask) -> String {
     let blocked: u32 = mask.row_masks().iter().map(|r| c.n - r.count_ones()).sum();
     format!(
-        "N = {} with {blocked} blocked cells: {} placements; {} ({} tasks), {} threads, {:.3} s",
+        "N = {} with {}: {}; {} ({}), {}, {:.3} s",
         c.n,
-        c.total,
+        plural(blocked, "blocked cell"),
+        plural(c.total, "placement"),
         c.plan,
-        c.tasks,
-        c.threads,
+        plural(c.tasks, "task"),
+        plural(c.threads, "thread"),
         c.elapsed.as_secs_f64()
     )
 }

@@ -418,13 +418,13 @@ fn write_shard(count: &ResumableCount, out: &Path, global: &Global) -> anyhow::R
         .with_context(|| format!("printing the shard's total ({})", result.total))?;
     if !global.quiet {
         message!(
-            "shard {shard} of N = {}: {} solutions from {} of {} tasks ({} engine, {}), \
+            "shard {shard} of N = {}: {} from {} of {} ({} engine, {}), \
              {:.3} s, {} rechecked on the portable code path; wrote '{}' (add up all K files \
              with 'nqueens merge')",
             result.identity.n,
-            result.total,
+            plural(result.total, "solution"),
             result.tasks,
-            result.identity.plan_tasks,
+            plural(result.identity.plan_tasks, "task"),
             result.identity.engine,
             result.identity.plan,
             result.elapsed_s,
