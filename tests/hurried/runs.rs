@@ -1,6 +1,8 @@
 //! Runs: threads past memory and CPUs, boards past the fast engine, and the batch system's
 //! warning before a time limit.
 
+use std::io::{BufRead, BufReader};
+
 use super::*;
 
 fn text(bytes: &[u8]) -> String {
@@ -62,4 +64,27 @@ fn issue_51_the_slurm_array_script_asks_for_the_warning_and_the_count_gets_it() 
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
     nqueens::shard::Checkpoint::load(&ckpt).unwrap().unwrap();
+}
+
+#[test]
+fn issue_51_auto_counts_boards_past_the_mitm_engine_and_says_what_they_cost() {
+    let mut child = spawn(nqueens_std().args(["count", "30"]));
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut note = String::new();
+    stderr.read_line(&mut note).unwrap();
+    // The count has started: it is stopped here, after a few core-years' worth of notice.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        note.contains("symmetry engine") && note.contains("core-years"),
+        "{note}"
+    );
+    let (code, _, stderr) = run(&["estimate", "31"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("symmetry engine") && stderr.contains("no measured estimate"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(&["count", "30", "-e", "mitm"]);
+    assert_eq!(code, 2, "asked by name, mitm still refuses: {stderr}");
 }

@@ -19,6 +19,7 @@ use nqueens::CountOptions;
 pub(crate) use args::Args;
 use publish::{commentary, oeis_status, publish};
 
+use crate::cmd::messages::note;
 use crate::exit::Exit;
 use crate::options::Global;
 use crate::parse::parse_n;
@@ -40,6 +41,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.mask {
         return mask::run(n, path, global);
     }
+    tell_cost(n, &args.engine, global.quiet);
     if args.checkpoint.is_some() || args.out.is_some() {
         return resumable::run(args, n, &options, global);
     }
@@ -64,4 +66,11 @@ fn judge(options: &CountOptions, global: &Global) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(status.into())
+}
+
+/// Says what a board past the fast engine's reach costs (unless quiet).
+pub(super) fn tell_cost(n: u32, engine: &str, quiet: bool) {
+    if let (Some(cost), false) = (nqueens::engine::beyond_mitm(n, engine), quiet) {
+        note!("{cost}. Checkpoint it (--checkpoint) and shard it (--shard) as any long count.");
+    }
 }
