@@ -284,9 +284,14 @@ pub fn count_with_progress(
     count_plan(plan.as_ref(), options, progress, start)
 }
 
-/// Runs every task of `plan` with `options` (threads, recheck) and builds its [`Count`];
-/// `start` is when the count began (planning included).
-pub(crate) fn count_plan(
+/// Runs every task of `plan` (built by [`CountOptions::plan`]) with `options` (threads,
+/// recheck) and builds its [`Count`]; `start` is when the count began (planning included).
+/// For a caller that looks at the plan before it counts, e.g. at its
+/// [`Plan::worker_bytes`] to choose the threads.
+///
+/// # Errors
+/// As [`count`].
+pub fn count_plan(
     plan: &dyn Plan,
     options: &CountOptions,
     progress: &dyn Progress,

@@ -20,7 +20,7 @@ use nqueens::shard::stable_plan;
 use nqueens::{engine, CountOptions};
 
 use crate::cmd::messages::{message, note};
-use crate::cmd::plural;
+use crate::cmd::{plural, workers};
 use crate::exit::Exit;
 use crate::options::Global;
 use crate::parse::{parse_n, parse_percent, parse_span};
@@ -106,10 +106,14 @@ fn refuse_past_mitm(args: &Args, tasks: usize, quiet: bool) -> anyhow::Result<()
 /// Runs `nqueens estimate`.
 pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
-    let threads = global.threads();
-    let options = CountOptions::new().engine(&args.engine).threads(threads);
+    let options = CountOptions::new()
+        .engine(&args.engine)
+        .threads(global.threads());
     let plan = stable_plan(args.n, &options)?;
     refuse_past_mitm(args, plan.len(), global.quiet)?;
+    let what = format!("N = {} on the {} engine", args.n, plan.engine());
+    let asked = options.workers(plan.len())?;
+    let threads = workers::fit(asked, plan.worker_bytes(), &what, global.quiet)?;
     let plan_rss = memory().map(|m| m.0);
     let d = design(plan.as_ref(), args.samples as usize, args.seed);
     if !global.quiet {

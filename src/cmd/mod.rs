@@ -13,5 +13,6 @@ pub(crate) mod solutions;
 pub(crate) mod status;
 pub(crate) mod two_colour;
 pub(crate) mod verify;
+pub(crate) mod workers;
 
 pub(crate) use nqueens::report::plural;

@@ -9,7 +9,7 @@ mod files;
 mod runs;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 use common::{nqueens, nqueens_std, run};
 
@@ -54,4 +54,25 @@ pub(crate) fn run_with_input(args: &[&str], stdin: &str) -> (i32, String, String
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// `nqueens args` with an address-space limit (`ulimit -v`) of `bytes`.
+pub(crate) fn with_address_space(bytes: u64, args: &[&str]) -> Output {
+    use std::os::unix::process::CommandExt as _;
+    let mut cmd = nqueens_std();
+    cmd.args(args);
+    // SAFETY: between fork and exec only setrlimit(2), which is async-signal-safe, runs.
+    unsafe {
+        cmd.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.output().unwrap()
 }

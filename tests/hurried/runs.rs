@@ -88,3 +88,60 @@ fn issue_51_auto_counts_boards_past_the_mitm_engine_and_says_what_they_cost() {
     let (code, _, stderr) = run(&["count", "30", "-e", "mitm"]);
     assert_eq!(code, 2, "asked by name, mitm still refuses: {stderr}");
 }
+
+/// An address space that holds the binary and a few dozen workers of N = 16, not 256.
+const TIGHT: u64 = 1_500_000 << 10;
+
+#[test]
+fn issue_51_threads_past_the_address_space_are_cut_not_started_and_failed() {
+    let out = with_address_space(TIGHT, &["count", "16", "-e", "mitm", "-j", "256"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(text(&out.stdout), "14772512\n");
+    assert!(
+        stderr.contains("ulimit -v") && stderr.contains("running on"),
+        "{stderr}"
+    );
+    let board = format!("6\n{}", "1 1 1 1 1 1\n".repeat(6));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("board");
+    std::fs::write(&file, board).unwrap();
+    let out = with_address_space(TIGHT, &["two-colour", "-j", "256", s(&file)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "12\n");
+    let estimate = [
+        "estimate",
+        "14",
+        "-j",
+        "256",
+        "--calibrate",
+        "0.05s",
+        "--json",
+        "-q",
+    ];
+    let out = with_address_space(TIGHT, &estimate);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let threads = report["threads"].as_u64().unwrap();
+    assert!((1..256).contains(&threads), "{report}");
+}
+
+#[test]
+fn issue_51_a_count_not_one_worker_fits_is_refused_not_aborted() {
+    let out = with_address_space(300 << 20, &["count", "24", "-e", "mitm", "-j", "2"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("not enough memory for one worker"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn issue_51_far_more_threads_than_cpus_get_a_note() {
+    let (code, _, stderr) = run(&["count", "14", "-e", "mitm", "-j", "400"]);
+    assert_eq!(code, 0);
+    assert!(stderr.contains("note: 400 threads on"), "{stderr}");
+    let (_, _, quiet) = run(&["count", "14", "-e", "mitm", "-j", "400", "-q"]);
+    assert_eq!(quiet, "");
+}

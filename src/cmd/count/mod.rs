@@ -10,16 +10,18 @@ mod resumable;
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::time::Instant;
 
 use anyhow::Context;
 use nqueens::recheck::Fault;
 use nqueens::report::{render_count, CountReport};
-use nqueens::CountOptions;
+use nqueens::{CountOptions, Plan};
 
 pub(crate) use args::Args;
 use publish::{commentary, oeis_status, publish};
 
 use crate::cmd::messages::note;
+use crate::cmd::workers;
 use crate::exit::Exit;
 use crate::options::Global;
 use crate::parse::parse_n;
@@ -45,8 +47,11 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     if args.checkpoint.is_some() || args.out.is_some() {
         return resumable::run(args, n, &options, global);
     }
+    let start = Instant::now();
+    let plan = options.plan(n)?;
+    let options = fit_threads(&options, plan.as_ref(), plan.len(), global.quiet)?;
     let bar = Bar::new(global.quiet);
-    let result = nqueens::count_with_progress(n, &options, &bar);
+    let result = nqueens::count_plan(plan.as_ref(), &options, &bar, start);
     bar.finish();
     let count = result?;
     publish(&count, &commentary(&count), global)
@@ -66,6 +71,19 @@ fn judge(options: &CountOptions, global: &Global) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(status.into())
+}
+
+/// `options` with as many of its threads as `plan`'s workers fit in memory, for `tasks`
+/// tasks (fewer with a note; an error if not one fits).
+fn fit_threads(
+    options: &CountOptions,
+    plan: &dyn Plan,
+    tasks: usize,
+    quiet: bool,
+) -> anyhow::Result<CountOptions> {
+    let what = format!("N = {} on the {} engine", plan.n(), plan.engine());
+    let threads = workers::fit(options.workers(tasks)?, plan.worker_bytes(), &what, quiet)?;
+    Ok(options.clone().threads(threads))
 }
 
 /// Says what a board past the fast engine's reach costs (unless quiet).

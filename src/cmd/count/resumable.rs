@@ -17,7 +17,7 @@ use nqueens::CountOptions;
 use super::args::{Args, ShardArg};
 use super::publish::{commentary, publish};
 use crate::cmd::messages::{message, note};
-use crate::cmd::{plural, replace};
+use crate::cmd::{plural, replace, workers};
 use crate::exit::{Exit, UsageError};
 use crate::options::Global;
 use crate::progress::Bar;
@@ -48,6 +48,11 @@ pub(super) fn run(
     };
     let count = ResumableCount::new(n, options, resume)?;
     check_outputs(args, &count)?;
+    let plan = count.plan();
+    let what = format!("N = {n} on the {} engine", plan.engine());
+    let asked = options.workers(count.shard_tasks())?;
+    let threads = workers::fit(asked, plan.worker_bytes(), &what, global.quiet)?;
+    let count = count.with_threads(threads);
     let count = Arc::new(count.open()?);
     tell_resumed(&count, global);
     let job = Job {

@@ -323,6 +323,10 @@ impl Plan for MitmPlan {
         })
     }
 
+    fn worker_bytes(&self) -> u64 {
+        limits::worker_bytes(self.ctx.geo.n)
+    }
+
     /// Up to 10×10 quarters the quarter lists are cached; above, every task builds its own.
     fn warms_caches(&self) -> bool {
         self.ctx.cache.is_cached() || self.ctx.prepared.is_cached()
