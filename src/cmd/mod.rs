@@ -11,6 +11,7 @@ pub(crate) mod place;
 pub(crate) mod replace;
 pub(crate) mod solutions;
 pub(crate) mod status;
+pub(crate) mod stream;
 pub(crate) mod two_colour;
 pub(crate) mod verify;
 pub(crate) mod workers;

@@ -7,6 +7,7 @@
 mod common;
 mod files;
 mod runs;
+mod streams;
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
