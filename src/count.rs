@@ -298,13 +298,28 @@ pub fn count_plan(
     start: Instant,
 ) -> Result<Count, Error> {
     let pool = plan::thread_pool(options.workers(plan.len())?)?;
+    count_plan_in(&pool, plan, options, progress, start)
+}
+
+/// [`count_plan`] on a pool of `options`' thread count ([`plan::thread_pool`]) that the
+/// caller keeps, so that many counts in one process (the judge format) start no pool each.
+///
+/// # Errors
+/// As [`count`].
+pub fn count_plan_in(
+    pool: &rayon::ThreadPool,
+    plan: &dyn Plan,
+    options: &CountOptions,
+    progress: &dyn Progress,
+    start: Instant,
+) -> Result<Count, Error> {
     let (total, rechecked) = recheck::run_checked(
         plan,
         options.recheck,
         options.fault,
         progress,
         &|_| {},
-        |plan, progress| plan::execute_seq(plan, &(0..plan.len()), &pool, progress),
+        |plan, progress| plan::execute_seq(plan, &(0..plan.len()), pool, progress),
     )?;
     let mut count = finish(plan, total?, options, start.elapsed())?;
     count.rechecked = options.recheck.map(|_| rechecked.tasks.len());

@@ -35,7 +35,9 @@ mod env;
 mod tap;
 
 pub(crate) use count::finish;
-pub use count::{count, count_plan, count_with_progress, Count, CountOptions, MAX_THREADS};
+pub use count::{
+    count, count_plan, count_plan_in, count_with_progress, Count, CountOptions, MAX_THREADS,
+};
 pub use error::{Error, MAX_N, MIN_N};
 pub use plan::{NoProgress, Plan, Progress};
 pub use work::Work;

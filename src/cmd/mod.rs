@@ -5,6 +5,7 @@ pub(crate) mod completions;
 pub(crate) mod count;
 pub(crate) mod estimate;
 pub(crate) mod input;
+pub(crate) mod judge;
 pub(crate) mod merge;
 pub(crate) mod messages;
 pub(crate) mod place;

@@ -13,12 +13,14 @@ mod shard;
 mod status;
 pub mod text;
 
-pub use compare::{render_comparison, SpeedRatio};
+pub use compare::{render_comparison, SpeedRatio, COMPARE_SCHEMA};
 pub use estimate::{
     render_estimate, CountersReport, EstimateReport, PiecesReport, Span, SpeedReport, WorkReport,
     ESTIMATE_SCHEMA,
 };
-pub use puzzles::{render_two_colour, render_verdict, TwoColourReport, Verdict, TWO_COLOUR_SCHEMA};
+pub use puzzles::{
+    render_two_colour, render_verdict, TwoColourReport, Verdict, TWO_COLOUR_SCHEMA, VERDICT_SCHEMA,
+};
 pub use shard::{render_shard_summary, ShardSummary, SHARD_SUMMARY_SCHEMA};
 pub use status::render_status;
 

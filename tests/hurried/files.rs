@@ -71,6 +71,10 @@ fn issue_51_bench_exports_replace_only_earlier_exports() {
     };
     assert_eq!(bench(&[]).0, 0);
     assert_eq!(bench(&[]).0, 0, "earlier exports are replaced");
+    let (_, stdout, _) = run(&["bench", "--compare", &json, &json, "--json"]);
+    let compared: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(compared["schema"], "nqueens.bench-compare/1");
+    assert_eq!(compared["ratios"][0]["ratio"], 1.0);
     let notes = path("notes.txt");
     std::fs::write(&notes, "my notes\n").unwrap();
     for flag in ["--export-json", "--export-markdown", "--plot"] {

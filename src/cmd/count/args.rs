@@ -34,7 +34,7 @@ pub(crate) struct Args {
     pub unique: bool,
 
     /// Judge format: read one N per line from stdin (a line "0" or end of input ends), print
-    /// one count per line
+    /// one count per line (JSON Lines with --json, one table with --markdown)
     #[arg(long, conflicts_with = "n")]
     pub stdin: bool,
 

@@ -1,30 +1,28 @@
 //! `nqueens count N`: count the solutions for an N×N board.
 //!
 //! The modules form no cycle: [`args`] and [`publish`] are leaves; [`resumable`] (checkpoints
-//! and shards) and [`mask`] (blocked cells) use them; this module dispatches to all of them.
+//! and shards), [`mask`] (blocked cells) and [`stdin`] (the judge format) use them; this
+//! module dispatches to all of them.
 
 mod args;
 mod mask;
 mod publish;
 mod resumable;
+mod stdin;
 
-use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
 use nqueens::recheck::Fault;
-use nqueens::report::{render_count, CountReport};
 use nqueens::{CountOptions, Plan};
 
 pub(crate) use args::Args;
-use publish::{commentary, oeis_status, publish};
+use publish::{commentary, publish};
 
 use crate::cmd::messages::note;
 use crate::cmd::workers;
-use crate::exit::Exit;
 use crate::options::Global;
-use crate::parse::parse_n;
 use crate::progress::Bar;
 
 /// Runs `nqueens count`.
@@ -37,7 +35,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         .recheck(args.recheck)
         .fault(args.test_inject_fault.map(|task| Fault { task, delta: 1 }));
     if args.stdin {
-        return judge(&options, global);
+        return stdin::run(&options, &args.engine, global);
     }
     let n = args.n.context("N is required")?;
     if let Some(path) = &args.mask {
@@ -55,22 +53,6 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     bar.finish();
     let count = result?;
     publish(&count, &commentary(&count), global)
-}
-
-/// The judge format: one N per line in, one count per line out.
-fn judge(options: &CountOptions, global: &Global) -> anyhow::Result<ExitCode> {
-    let mut status = Exit::Ok;
-    let mut out = std::io::stdout().lock();
-    for n in crate::cmd::input::judge_sizes(parse_n) {
-        let n = n?;
-        let count = nqueens::count(n, options)?;
-        render_count(&CountReport::from(&count), global.format(), &mut out)?;
-        out.flush()?;
-        if oeis_status(&count) != Exit::Ok {
-            status = Exit::Mismatch;
-        }
-    }
-    Ok(status.into())
 }
 
 /// `options` with as many of its threads as `plan`'s workers fit in memory, for `tasks`
