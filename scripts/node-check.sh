@@ -98,7 +98,9 @@ commit=$(field commit <"$out/bench.json")
 # 2. count N -jT, and a -j1 sample: shard 0 of K.
 echo "node-check: count $count_n -j$threads, and shard 0/$shards of it on one thread" >&2
 "$bin" count "$count_n" -q -j "$threads" --json >"$out/count-full.json"
-"$bin" count "$count_n" -q -j 1 --shard "0/$shards" --out "$out/shard.json" --json >"$out/count-sample.json"
+# --force: shard.json is this script's own scratch, perhaps of another N or K from an earlier run
+# in the same OUT, which count would otherwise refuse to replace.
+"$bin" count "$count_n" -q -j 1 --shard "0/$shards" --out "$out/shard.json" --force --json >"$out/count-sample.json"
 
 # 3. count 18 -j1 alone and beside T-1 loads, RUNS alternating rounds.
 conditions=(alone count vector memory)

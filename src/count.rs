@@ -290,16 +290,17 @@ pub fn count_with_progress(
     count_plan(plan.as_ref(), options, progress, start)
 }
 
-/// The wall-clock and process CPU time since a count began.
+/// The wall-clock and process CPU time since a count began: what [`count_plan`] reports as
+/// [`Count::elapsed`] and [`Count::cpu`].
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Stopwatch {
+pub struct Stopwatch {
     wall: Instant,
     cpu: CpuClock,
 }
 
 impl Stopwatch {
     /// Starts both clocks.
-    pub(crate) fn start() -> Self {
+    pub fn start() -> Self {
         Stopwatch {
             wall: Instant::now(),
             cpu: CpuClock::start(),
@@ -307,22 +308,42 @@ impl Stopwatch {
     }
 }
 
-/// Runs every task of `plan` with `options` (threads, recheck) and builds its [`Count`];
-/// `start` is when the count began (planning included).
-pub(crate) fn count_plan(
+/// Runs every task of `plan` (built by [`CountOptions::plan`]) with `options` (threads,
+/// recheck) and builds its [`Count`]; `start` is when the count began (planning included).
+/// For a caller that looks at the plan before it counts, e.g. at its
+/// [`Plan::worker_bytes`] to choose the threads.
+///
+/// # Errors
+/// As [`count`].
+pub fn count_plan(
     plan: &dyn Plan,
     options: &CountOptions,
     progress: &dyn Progress,
     start: Stopwatch,
 ) -> Result<Count, Error> {
     let pool = plan::thread_pool(options.workers(plan.len())?)?;
+    count_plan_in(&pool, plan, options, progress, start)
+}
+
+/// [`count_plan`] on a pool of `options`' thread count ([`plan::thread_pool`]) that the
+/// caller keeps, so that many counts in one process (the judge format) start no pool each.
+///
+/// # Errors
+/// As [`count`].
+pub fn count_plan_in(
+    pool: &rayon::ThreadPool,
+    plan: &dyn Plan,
+    options: &CountOptions,
+    progress: &dyn Progress,
+    start: Stopwatch,
+) -> Result<Count, Error> {
     let (total, rechecked) = recheck::run_checked(
         plan,
         options.recheck,
         options.fault,
         progress,
         &|_| {},
-        |plan, progress| plan::execute_seq(plan, &(0..plan.len()), &pool, progress),
+        |plan, progress| plan::execute_seq(plan, &(0..plan.len()), pool, progress),
     )?;
     let mut count = finish(
         plan,

@@ -11,6 +11,7 @@ use nqueens::recheck::{Fault, Recheck};
 use nqueens::report::{self, Format, SpeedRatio};
 
 use crate::cmd::messages::{message, warning};
+use crate::cmd::replace;
 use crate::exit::{Exit, UsageError};
 use crate::options::Global;
 use crate::progress::BenchBar;
@@ -42,6 +43,11 @@ pub(crate) struct Args {
     /// Draw speed-up and efficiency against thread count into an SVG file
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+
+    /// Let the exports and the plot replace files that are not earlier ones of their kind
+    /// (an earlier bench report, markdown export or plot is replaced without it)
+    #[arg(long)]
+    pub force: bool,
 
     /// Re-solve FRACTION of one copy's tasks of every count, drawn from all the row's copies,
     /// on the portable code path and compare (a mismatch exits with status 3) [default: 0.05
@@ -155,13 +161,12 @@ fn wrong_count(w: &WrongCount) -> String {
         0 => "the warm-up".to_string(),
         r => format!("round {r}"),
     };
-    let (n, threads, got, expected) = (w.n, w.threads, w.got, w.expected);
+    let threads = crate::cmd::plural(w.threads, "thread");
+    let (n, got, expected) = (w.n, w.got, w.expected);
     match w.copies {
-        1 => format!(
-            "{when} with {threads} threads: N = {n} gave {got}, OEIS A000170 says {expected}"
-        ),
+        1 => format!("{when} with {threads}: N = {n} gave {got}, OEIS A000170 says {expected}"),
         k => format!(
-            "{when} with {threads} threads: N = {n} counted {k} times gave {got} in all, not \
+            "{when} with {threads}: N = {n} counted {k} times gave {got} in all, not \
              {expected} ({k} × {}, OEIS A000170)",
             expected / k as u128
         ),
@@ -197,8 +202,23 @@ fn write_report(path: &Path, report: &BenchReport, format: Format) -> anyhow::Re
 const EXPORT_PROBE_BYTES: usize = 1 << 16;
 
 /// Checks every output file before the benchmark runs, so a bad path fails at once; two
-/// exports to one file (the second would replace the first) are a usage error.
+/// exports to one file (the second would replace the first), or one that would replace
+/// a file that is not an earlier export of its kind (without `--force`), are usage errors.
 fn check_outputs(args: &Args) -> anyhow::Result<()> {
+    let kinds: [(&Option<PathBuf>, &str, Recogniser); 3] = [
+        (&args.export_json, "--export-json", is_json_report),
+        (
+            &args.export_markdown,
+            "--export-markdown",
+            is_markdown_report,
+        ),
+        (&args.plot, "--plot", is_plot),
+    ];
+    for (path, flag, earlier) in kinds {
+        if let Some(path) = path {
+            replace::check(path, flag, args.force, earlier)?;
+        }
+    }
     let outputs: Vec<&PathBuf> = [&args.export_json, &args.export_markdown, &args.plot]
         .into_iter()
         .flatten()
@@ -221,6 +241,36 @@ fn check_outputs(args: &Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Says whether a file is an earlier output of one kind (see [`replace::check`]).
+type Recogniser = fn(&Path) -> Result<(), String>;
+
+/// An earlier `--export-json`: JSON with a bench schema (of any version).
+fn is_json_report(path: &Path) -> Result<(), String> {
+    let schema = replace::read_text(path)
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|v| v.get("schema")?.as_str().map(String::from));
+    match schema {
+        Some(s) if s.starts_with("nqueens.bench/") => Ok(()),
+        _ => Err("is not a bench report of nqueens".into()),
+    }
+}
+
+/// An earlier `--export-markdown`: the summary list every version starts it with.
+fn is_markdown_report(path: &Path) -> Result<(), String> {
+    match replace::read_text(path) {
+        Some(text) if text.starts_with("- workload: ") && text.contains("\n- nqueens ") => Ok(()),
+        _ => Err("is not a markdown bench report of nqueens".into()),
+    }
+}
+
+/// An earlier `--plot`: an SVG drawing with the plot's title.
+fn is_plot(path: &Path) -> Result<(), String> {
+    match replace::read_text(path) {
+        Some(text) if text.starts_with("<svg") && text.contains("nqueens bench (") => Ok(()),
+        _ => Err("is not a bench plot of nqueens".into()),
+    }
 }
 
 /// The largest bench report `--compare` reads (real ones are a few kB).
@@ -341,6 +391,8 @@ mod tests {
             wrong_count(&w),
             "the warm-up with 3 threads: N = 8 gave 93, OEIS A000170 says 92"
         );
+        w.threads = 1;
+        assert!(wrong_count(&w).starts_with("the warm-up with 1 thread: "));
     }
 
     #[test]

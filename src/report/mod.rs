@@ -13,12 +13,14 @@ mod shard;
 mod status;
 pub mod text;
 
-pub use compare::{render_comparison, SpeedRatio};
+pub use compare::{render_comparison, SpeedRatio, COMPARE_SCHEMA};
 pub use estimate::{
     render_estimate, CountersReport, EstimateReport, PiecesReport, Span, SpeedReport, WorkReport,
     ESTIMATE_SCHEMA,
 };
-pub use puzzles::{render_two_colour, render_verdict, TwoColourReport, Verdict, TWO_COLOUR_SCHEMA};
+pub use puzzles::{
+    render_two_colour, render_verdict, TwoColourReport, Verdict, TWO_COLOUR_SCHEMA, VERDICT_SCHEMA,
+};
 pub use shard::{render_shard_summary, ShardSummary, SHARD_SUMMARY_SCHEMA};
 pub use status::render_status;
 
@@ -127,6 +129,18 @@ pub fn render_count(report: &CountReport, format: Format, out: &mut dyn Write) -
         Format::Json => json::write(report, out),
         Format::Markdown => markdown::count(report, out),
     }
+}
+
+/// The most problems a report lists for people; the rest are counted (JSON lists them all).
+pub const MAX_LISTED: usize = 20;
+
+/// The line that counts the problems past the first [`MAX_LISTED`] of `total`, if any.
+pub fn more_problems(total: usize) -> Option<String> {
+    let more = total.checked_sub(MAX_LISTED).filter(|&m| m > 0)?;
+    Some(format!(
+        "... and {} (--json lists them all)",
+        plural(more, "more problem")
+    ))
 }
 
 /// `1 solution`, `2 solutions`: a count with its noun in the right number.

@@ -89,6 +89,13 @@ impl ResumableCount {
         })
     }
 
+    /// Runs on `threads` worker threads instead of those of its options (fewer, say, to fit
+    /// in memory); the plan, made for a fixed thread count, stays the same.
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.options = std::mem::take(&mut self.options).threads(threads);
+        self
+    }
+
     /// The plan counted.
     pub fn plan(&self) -> &dyn Plan {
         self.plan.as_ref()
