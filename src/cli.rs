@@ -122,6 +122,9 @@ pub(crate) enum Command {
     },
     /// Print shell completions
     Completions(cmd::completions::Args),
+    /// Keep one core busy in one way for a while (for scripts/node-check.sh)
+    #[command(hide = true)]
+    Load(cmd::load::Args),
 }
 
 impl Command {
@@ -138,7 +141,7 @@ impl Command {
             | Command::Merge { quiet, .. }
             | Command::Status { quiet, .. }
             | Command::Estimate { quiet, .. } => quiet.is_set(),
-            Command::Completions(_) => false,
+            Command::Completions(_) | Command::Load(_) => false,
         }
     }
 
@@ -170,7 +173,7 @@ impl Command {
             Command::Verify { format, .. }
             | Command::Merge { format, .. }
             | Command::Status { format, .. } => global(None, format.chosen()?),
-            Command::Completions(_) => global(None, FormatArg::Text),
+            Command::Completions(_) | Command::Load(_) => global(None, FormatArg::Text),
         })
     }
 
@@ -187,6 +190,7 @@ impl Command {
             Command::Status { args, .. } => cmd::status::run(args, global),
             Command::Estimate { args, .. } => cmd::estimate::run(args, global),
             Command::Completions(args) => cmd::completions::run(args, &mut Cli::command()),
+            Command::Load(args) => cmd::load::run(args),
         }
     }
 }

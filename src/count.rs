@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::Error;
 use crate::plan::{self, NoProgress, Plan, Progress};
+use crate::work::CpuClock;
 use crate::{engine, known, recheck};
 
 /// The most worker threads a run may ask for. Runs never start more workers than they have
@@ -247,6 +248,11 @@ pub struct Count {
     pub threads: usize,
     /// Wall-clock time of the count (plan and search).
     pub elapsed: Duration,
+    /// CPU time the process used over the same span, all threads together (`None` where the
+    /// system has no process clock, or for a count resumed from a checkpoint, whose earlier
+    /// runs' CPU time was not kept). Beside `elapsed × threads` it shows whether the
+    /// workers were busy or waited.
+    pub cpu: Option<Duration>,
     /// Whether `total` agrees with OEIS A000170 (`None`: no published value).
     pub verified: Option<bool>,
     /// Whether `unique` agrees with OEIS A002562 (`None`: not computed or not published).
@@ -279,40 +285,85 @@ pub fn count_with_progress(
     options: &CountOptions,
     progress: &dyn Progress,
 ) -> Result<Count, Error> {
-    let start = Instant::now();
+    let start = Stopwatch::start();
     let plan = options.plan(n)?;
     count_plan(plan.as_ref(), options, progress, start)
 }
 
-/// Runs every task of `plan` with `options` (threads, recheck) and builds its [`Count`];
-/// `start` is when the count began (planning included).
-pub(crate) fn count_plan(
+/// The wall-clock and process CPU time since a count began: what [`count_plan`] reports as
+/// [`Count::elapsed`] and [`Count::cpu`].
+#[derive(Debug, Clone, Copy)]
+pub struct Stopwatch {
+    wall: Instant,
+    cpu: CpuClock,
+}
+
+impl Stopwatch {
+    /// Starts both clocks.
+    pub fn start() -> Self {
+        Stopwatch {
+            wall: Instant::now(),
+            cpu: CpuClock::start(),
+        }
+    }
+}
+
+/// Runs every task of `plan` (built by [`CountOptions::plan`]) with `options` (threads,
+/// recheck) and builds its [`Count`]; `start` is when the count began (planning included).
+/// For a caller that looks at the plan before it counts, e.g. at its
+/// [`Plan::worker_bytes`] to choose the threads.
+///
+/// # Errors
+/// As [`count`].
+pub fn count_plan(
     plan: &dyn Plan,
     options: &CountOptions,
     progress: &dyn Progress,
-    start: Instant,
+    start: Stopwatch,
 ) -> Result<Count, Error> {
     let pool = plan::thread_pool(options.workers(plan.len())?)?;
+    count_plan_in(&pool, plan, options, progress, start)
+}
+
+/// [`count_plan`] on a pool of `options`' thread count ([`plan::thread_pool`]) that the
+/// caller keeps, so that many counts in one process (the judge format) start no pool each.
+///
+/// # Errors
+/// As [`count`].
+pub fn count_plan_in(
+    pool: &rayon::ThreadPool,
+    plan: &dyn Plan,
+    options: &CountOptions,
+    progress: &dyn Progress,
+    start: Stopwatch,
+) -> Result<Count, Error> {
     let (total, rechecked) = recheck::run_checked(
         plan,
         options.recheck,
         options.fault,
         progress,
         &|_| {},
-        |plan, progress| plan::execute_seq(plan, &(0..plan.len()), &pool, progress),
+        |plan, progress| plan::execute_seq(plan, &(0..plan.len()), pool, progress),
     )?;
-    let mut count = finish(plan, total?, options, start.elapsed())?;
+    let mut count = finish(
+        plan,
+        total?,
+        options,
+        start.wall.elapsed(),
+        start.cpu.elapsed(),
+    )?;
     count.rechecked = options.recheck.map(|_| rechecked.tasks.len());
     Ok(count)
 }
 
 /// Builds the [`Count`] for a finished plan: adds the unique count if asked and checks both
-/// values against the published ones.
+/// values against the published ones. `cpu` is the process CPU time over `elapsed`.
 pub(crate) fn finish(
     plan: &dyn Plan,
     total: u128,
     options: &CountOptions,
     elapsed: Duration,
+    cpu: Option<Duration>,
 ) -> Result<Count, Error> {
     let n = plan.n();
     let unique = if options.unique {
@@ -329,6 +380,7 @@ pub(crate) fn finish(
         tasks: plan.len(),
         threads: options.workers(plan.len())?,
         elapsed,
+        cpu,
         verified: known::check(known::total(n), total),
         unique_verified: unique.and_then(|u| known::check(known::unique(n), u)),
         rechecked: None,

@@ -13,7 +13,7 @@ pub enum Exit {
     Usage = 2,
     /// A count disagrees with the published value, or a merge found a problem.
     Mismatch = 3,
-    /// Interrupted by Ctrl-C or SIGTERM, after saving what was finished.
+    /// Interrupted by Ctrl-C, SIGTERM or SIGUSR1, after saving what was finished.
     Interrupted = 130,
 }
 

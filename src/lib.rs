@@ -23,6 +23,7 @@ pub mod estimate;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod known;
+pub mod memory;
 pub mod plan;
 pub mod puzzles;
 pub mod recheck;
@@ -36,7 +37,10 @@ mod env;
 mod tap;
 
 pub(crate) use count::finish;
-pub use count::{count, count_with_progress, Count, CountOptions, MAX_THREADS};
+pub use count::{
+    count, count_plan, count_plan_in, count_with_progress, Count, CountOptions, Stopwatch,
+    MAX_THREADS,
+};
 pub use error::{Error, MAX_N, MIN_N};
 pub use plan::{NoProgress, Plan, Progress};
 pub use work::Work;

@@ -109,7 +109,8 @@ fn writable(writes: &'static [FormatArg]) -> impl TypedValueParser<Value = Forma
 pub(crate) enum FormatArg {
     /// Plain values
     Text,
-    /// One JSON object
+    /// JSON: one object, or JSON Lines (one object per line) where the answers come line by
+    /// line (--stdin, verify, solutions)
     Json,
     /// A markdown table
     Markdown,

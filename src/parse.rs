@@ -125,14 +125,20 @@ pub(crate) fn parse_span(s: &str) -> Result<Duration, String> {
         _ => return Err(format!("'{s}': the unit must be s, m, h or d")),
     };
     match number.parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 && x * scale <= 1e9 => {
+        Ok(x) if x.is_finite() && x > 0.0 && x * scale <= MAX_SPAN_S => {
             Ok(Duration::from_secs_f64(x * scale))
         }
+        Ok(x) if x.is_finite() && x * scale > MAX_SPAN_S => Err(format!(
+            "'{s}' is longer than the longest time taken, {MAX_SPAN_S} s (about 31 years)"
+        )),
         _ => Err(format!(
             "'{s}' is not a positive time (e.g. 2h, 90m, 3600s)"
         )),
     }
 }
+
+/// The longest time span [`parse_span`] takes, in seconds.
+const MAX_SPAN_S: f64 = 1e9;
 
 #[cfg(test)]
 mod tests {
@@ -218,6 +224,14 @@ mod tests {
         for bad in ["", "h", "0h", "-1h", "2w", "1e300s", "nan"] {
             assert!(parse_span(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn issue_51_a_span_too_long_is_called_too_long_not_negative() {
+        let err = parse_span("9999999d").unwrap_err();
+        assert!(err.contains("longer than the longest"), "{err}");
+        assert!(!err.contains("not a positive"), "{err}");
+        assert!(parse_span("-1d").unwrap_err().contains("not a positive"));
     }
 
     #[test]

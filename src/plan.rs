@@ -75,6 +75,13 @@ pub trait Plan: Send + Sync {
     fn warms_caches(&self) -> bool {
         true
     }
+    /// The most memory one worker thread holds while it solves this plan's tasks (its own
+    /// buffers, beyond what the plan shares), in bytes: a run holds it against the memory it
+    /// may use before it starts its workers ([`crate::memory`]). The default,
+    /// [`SEARCH_WORKER_BYTES`], suits a backtracking search.
+    fn worker_bytes(&self) -> u64 {
+        SEARCH_WORKER_BYTES
+    }
     /// A stable digest of the plan (engine, version, N, parameters and its tasks; a huge plan
     /// may hash its parameters, its cost classes and a deterministic sample of tasks), so
     /// that results computed under one plan are never mixed with another.
@@ -130,6 +137,10 @@ pub trait Progress: Sync {
         false
     }
 }
+
+/// The memory a worker of a backtracking search holds (its state is a few kilobytes; the
+/// rest is room for its stack), in bytes: see [`Plan::worker_bytes`].
+pub const SEARCH_WORKER_BYTES: u64 = 1 << 20;
 
 /// A progress observer that ignores everything.
 #[derive(Debug, Default, Clone, Copy)]

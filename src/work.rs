@@ -154,22 +154,58 @@ const SECONDS_NAMES: [&str; 4] = [
     "match_seconds",
 ];
 
-/// CPU seconds used by the calling thread, where the system has a per-thread clock.
+/// The seconds on the CPU-time clock `clock`, where the system has it.
 #[cfg(unix)]
-pub(crate) fn thread_cpu_seconds() -> Option<f64> {
+fn cpu_clock_seconds(clock: libc::clockid_t) -> Option<f64> {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
     (rc == 0).then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+}
+
+/// CPU seconds used by the calling thread, where the system has a per-thread clock.
+#[cfg(unix)]
+pub(crate) fn thread_cpu_seconds() -> Option<f64> {
+    cpu_clock_seconds(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// CPU seconds used by the calling thread (not measured on this system).
 #[cfg(not(unix))]
 pub(crate) fn thread_cpu_seconds() -> Option<f64> {
     None
+}
+
+/// CPU seconds used so far by the whole process (every thread, user and system time), where
+/// the system has a process clock.
+#[cfg(unix)]
+pub fn process_cpu_seconds() -> Option<f64> {
+    cpu_clock_seconds(libc::CLOCK_PROCESS_CPUTIME_ID)
+}
+
+/// CPU seconds used so far by the whole process (not measured on this system).
+#[cfg(not(unix))]
+pub fn process_cpu_seconds() -> Option<f64> {
+    None
+}
+
+/// A stopwatch of the process's CPU time: what a run used, all threads together.
+#[derive(Debug, Clone, Copy)]
+pub struct CpuClock(Option<f64>);
+
+impl CpuClock {
+    /// Starts the stopwatch.
+    pub fn start() -> Self {
+        CpuClock(process_cpu_seconds())
+    }
+
+    /// CPU time the process used since [`CpuClock::start`] (`None` without a process clock).
+    pub fn elapsed(&self) -> Option<std::time::Duration> {
+        let (start, now) = (self.0?, process_cpu_seconds()?);
+        Some(std::time::Duration::from_secs_f64((now - start).max(0.0)))
+    }
 }
 
 /// A stopwatch of this thread's CPU time, or of wall time where there is no such clock.

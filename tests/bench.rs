@@ -11,16 +11,19 @@ fn bench_json_has_the_documented_fields_and_compare_reads_it() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("a.json");
     let file = file.to_str().unwrap();
+    let plot = dir.join("scaling.svg");
     let (code, stdout, stderr) = run(&[
         "bench",
         "--size",
         "tiny",
         "-q",
         "-j",
-        "1",
+        "1,2",
         "--json",
         "--export-json",
         file,
+        "--plot",
+        plot.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{stderr}");
     let v: Value = serde_json::from_str(&stdout).expect("stdout is JSON");
@@ -39,19 +42,30 @@ fn bench_json_has_the_documented_fields_and_compare_reads_it() {
     assert_eq!(v["verified"], true, "the report says every count matched");
     let row = &v["results"][0];
     assert_eq!(row["threads"], 1);
+    assert_eq!(row["copies"], 1);
     assert_eq!(row["speedup"], 1.0);
-    for field in [
-        "wall_s",
-        "solutions_per_s",
-        "subproblems_per_s",
-        "efficiency",
-    ] {
-        assert!(
-            row[field].as_f64().is_some_and(|x| x > 0.0),
-            "results[0].{field}"
-        );
+    assert_eq!(row["core_speed"], 1.0);
+    for (i, row) in v["results"].as_array().unwrap().iter().enumerate() {
+        for field in [
+            "wall_s",
+            "cpu_s",
+            "solutions_per_s",
+            "subproblems_per_s",
+            "efficiency",
+            "busy",
+            "core_speed",
+        ] {
+            assert!(
+                row[field].as_f64().is_some_and(|x| x > 0.0),
+                "results[{i}].{field}"
+            );
+        }
     }
     assert!(v["score"].as_f64().is_some_and(|s| s > 0.0));
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    for text in ["<svg", "speed-up", "efficiency", "core speed"] {
+        assert!(svg.contains(text), "the plot has no '{text}'");
+    }
     let exported: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
     assert_eq!(exported["schema"], v["schema"]);
 
@@ -59,6 +73,85 @@ fn bench_json_has_the_documented_fields_and_compare_reads_it() {
     assert_eq!(code, 0);
     assert!(stdout.contains("1.000"), "{stdout}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn issue_50_each_row_counts_the_workload_once_per_thread_up_to_the_cpus() {
+    let (code, stdout, stderr) = run(&["bench", "--size", "tiny", "-q", "-j", "1,2,3", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let rows = v["results"].as_array().unwrap();
+    let number = |row: &Value, field: &str| -> u128 {
+        let value = &row[field];
+        value
+            .as_str()
+            .map_or_else(|| value.as_u64().unwrap().into(), |s| s.parse().unwrap())
+    };
+    let (solutions, tasks) = (
+        number(&rows[0], "solutions"),
+        number(&rows[0], "subproblems"),
+    );
+    assert_eq!(solutions, 724 + 2680 + 14200, "N = 10, 11, 12 once");
+    let cpus = number(&v["host"], "logical_cores");
+    for row in rows {
+        // One copy per thread, up to one per logical CPU.
+        let copies = (row["threads"].as_u64().unwrap() as u128).min(cpus);
+        assert_eq!(number(row, "copies"), copies);
+        assert_eq!(number(row, "solutions"), copies * solutions);
+        assert_eq!(number(row, "subproblems"), copies * tasks);
+    }
+}
+
+#[test]
+fn a_wrong_count_in_a_row_of_copies_names_them() {
+    let argv = [
+        "bench",
+        "--size",
+        "tiny",
+        "-q",
+        "-j",
+        "2",
+        "--test-inject-fault",
+        "0",
+    ];
+    let (code, _, stderr) = run(&argv);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("WRONG COUNT in the warm-up with 2 threads: N = 10 gave 725, OEIS"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn count_json_reports_cpu_time_beside_wall_time() {
+    let (code, stdout, stderr) = run(&["count", "13", "--json", "-j", "2"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(v["cpu_s"].as_f64().is_some_and(|s| s > 0.0), "{stdout}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("shard.json");
+    let argv = [
+        "count", "13", "--shard", "0/2", "-j", "1", "--json", "--out",
+    ];
+    let (code, stdout, stderr) = run(&[&argv[..], &[out.to_str().unwrap()]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(v["cpu_s"].as_f64().is_some_and(|s| s > 0.0), "{stdout}");
+}
+
+#[test]
+fn the_hidden_loads_run_for_the_time_asked_and_say_what_they_did() {
+    let (code, stdout, stderr) = run(&["load", "vector", "--seconds", "0.05"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("vector: "), "{stdout}");
+    let (code, stdout, stderr) = run(&["load", "memory", "--seconds", "0.05", "--mib", "1"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("memory: "), "{stdout}");
+    let (code, stdout, stderr) = run(&["load", "count", "--n", "8", "--seconds", "0.05"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("count: "), "{stdout}");
+    let (code, _, stderr) = run(&["load", "memory", "--mib", "0"]);
+    assert_eq!(code, 2, "{stderr}");
 }
 
 #[test]

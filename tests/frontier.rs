@@ -31,6 +31,7 @@ fn huge_shard_counts_neither_panic_nor_allocate() {
         assert_eq!(result.tasks, 1, "K = {k}: shard 0 holds task 0 only");
         // A shard past the plan's end is empty: a zero that merges like any other.
         let last = format!("{}/{k}", k.parse::<u128>().unwrap() - 1);
+        let out = tmp.path().join(format!("{k}-last.json"));
         nqueens()
             .args(["count", "10", "-q", "--shard", &last, "--out", s(&out)])
             .assert()

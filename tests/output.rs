@@ -132,7 +132,7 @@ fn merge_has_no_markdown_output_and_says_so() {
 }
 
 /// Filters for a one-thread `bench` report: the host, version and score lines and the
-/// measured cells of its one row (speed-up and efficiency of a single row are fixed).
+/// measured cells of its one row (its copies, speed-up, efficiency and core speed are fixed).
 const BENCH: [(&str, &str); 5] = [
     (r"host: .*", "host: [HOST]"),
     (
@@ -141,12 +141,12 @@ const BENCH: [(&str, &str); 5] = [
     ),
     (r"score: [0-9.]+", "score: [SCORE]"),
     (
-        r"(?m)^( +1) +[0-9.]+ +[0-9.e+]+ +\d+ +1\.00 +100%$",
-        "$1 [WALL] [SOL/S] [SUB/S] 1.00 100%",
+        r"(?m)^( +1) +1 +[0-9.]+ +[0-9.]+ +[0-9.e+]+ +1\.00 +100% +\d+% +100%$",
+        "$1 1 [WALL] [CPU] [SOL/S] 1.00 100% [BUSY] 100%",
     ),
     (
-        r"\| 1 \| [0-9.]+ \| [0-9.e+]+ \| \d+ \| 1\.00 \| 100% \|",
-        "| 1 | [WALL] | [SOL/S] | [SUB/S] | 1.00 | 100% |",
+        r"\| 1 \| 1 \| [0-9.]+ \| [0-9.]+ \| [0-9.e+]+ \| 1\.00 \| 100% \| \d+% \| 100% \|",
+        "| 1 | 1 | [WALL] | [CPU] | [SOL/S] | 1.00 | 100% | [BUSY] | 100% |",
     ),
 ];
 
@@ -154,7 +154,15 @@ const BENCH: [(&str, &str); 5] = [
 fn bench_text_and_markdown_reports_have_the_documented_layout() {
     let dir = tempfile::tempdir().unwrap();
     let md = dir.path().join("bench.md");
-    let args = ["bench", "-q", "-j", "1", "--export-markdown"];
+    let args = [
+        "bench",
+        "--size",
+        "tiny",
+        "-q",
+        "-j",
+        "1",
+        "--export-markdown",
+    ];
     let out = nqueens().args(args).arg(&md).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = String::from_utf8(out.stdout).unwrap();

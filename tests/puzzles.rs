@@ -59,7 +59,11 @@ fn solutions_json_lines_deserialize() {
     let text = stdout_of(&["solutions", "6", "--json"]);
     let all: Vec<Vec<u32>> = text
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert_eq!(v["schema"], "nqueens.solution/1");
+            serde_json::from_value(v["cols"].clone()).unwrap()
+        })
         .collect();
     assert_eq!(
         all,

@@ -6,11 +6,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::ValueEnum;
-use nqueens::bench::{self, BenchConfig, BenchReport, Outcome, Size};
+use nqueens::bench::{self, BenchConfig, BenchReport, Outcome, Size, WrongCount};
 use nqueens::recheck::{Fault, Recheck};
 use nqueens::report::{self, Format, SpeedRatio};
 
 use crate::cmd::messages::{message, warning};
+use crate::cmd::replace;
 use crate::exit::{Exit, UsageError};
 use crate::options::Global;
 use crate::progress::BenchBar;
@@ -18,7 +19,8 @@ use crate::progress::BenchBar;
 /// Arguments of `nqueens bench`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// Workload: quick (seconds), standard (about a minute), long (burn-in)
+    /// Workload, counted once per thread in each row: quick (seconds a row), standard (half a
+    /// minute a row), long (burn-in)
     #[arg(long, value_enum, default_value_t = SizeArg::Quick)]
     pub size: SizeArg,
 
@@ -42,8 +44,14 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
 
-    /// Re-solve FRACTION of every count's tasks on the portable code path and compare (a
-    /// mismatch exits with status 3) [default: 0.05 with --duration, else none]
+    /// Let the exports and the plot replace files that are not earlier ones of their kind
+    /// (an earlier bench report, markdown export or plot is replaced without it)
+    #[arg(long)]
+    pub force: bool,
+
+    /// Re-solve FRACTION of one copy's tasks of every count, drawn from all the row's copies,
+    /// on the portable code path and compare (a mismatch exits with status 3) [default: 0.05
+    /// with --duration, else none]
     #[arg(long, value_name = "FRACTION", value_parser = crate::parse::parse_fraction)]
     pub recheck: Option<Recheck>,
 
@@ -59,9 +67,9 @@ pub(crate) struct Args {
 /// Workload sizes on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SizeArg {
-    /// A few seconds on 2 cores
+    /// A few seconds a row
     Quick,
-    /// About a minute on 2 cores
+    /// Half a minute a row
     Standard,
     /// Long, for burn-in
     Long,
@@ -138,16 +146,30 @@ pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
         }
         Outcome::Wrong(w) => {
             message!(
-                "WRONG COUNT in round {} with {} threads: N = {} gave {}, OEIS A000170 \
-                 says {}. This machine is not computing correctly (CPU, memory, overclock?).",
-                w.round,
-                w.threads,
-                w.n,
-                w.got,
-                w.expected
+                "WRONG COUNT in {}. This machine is not computing correctly (CPU, memory, \
+                 overclock?).",
+                wrong_count(&w)
             );
             Ok(Exit::Mismatch)
         }
+    }
+}
+
+/// Where a wrong count happened and what it gave, against OEIS A000170.
+fn wrong_count(w: &WrongCount) -> String {
+    let when = match w.round {
+        0 => "the warm-up".to_string(),
+        r => format!("round {r}"),
+    };
+    let threads = crate::cmd::plural(w.threads, "thread");
+    let (n, got, expected) = (w.n, w.got, w.expected);
+    match w.copies {
+        1 => format!("{when} with {threads}: N = {n} gave {got}, OEIS A000170 says {expected}"),
+        k => format!(
+            "{when} with {threads}: N = {n} counted {k} times gave {got} in all, not \
+             {expected} ({k} × {}, OEIS A000170)",
+            expected / k as u128
+        ),
     }
 }
 
@@ -180,8 +202,23 @@ fn write_report(path: &Path, report: &BenchReport, format: Format) -> anyhow::Re
 const EXPORT_PROBE_BYTES: usize = 1 << 16;
 
 /// Checks every output file before the benchmark runs, so a bad path fails at once; two
-/// exports to one file (the second would replace the first) are a usage error.
+/// exports to one file (the second would replace the first), or one that would replace
+/// a file that is not an earlier export of its kind (without `--force`), are usage errors.
 fn check_outputs(args: &Args) -> anyhow::Result<()> {
+    let kinds: [(&Option<PathBuf>, &str, Recogniser); 3] = [
+        (&args.export_json, "--export-json", is_json_report),
+        (
+            &args.export_markdown,
+            "--export-markdown",
+            is_markdown_report,
+        ),
+        (&args.plot, "--plot", is_plot),
+    ];
+    for (path, flag, earlier) in kinds {
+        if let Some(path) = path {
+            replace::check(path, flag, args.force, earlier)?;
+        }
+    }
     let outputs: Vec<&PathBuf> = [&args.export_json, &args.export_markdown, &args.plot]
         .into_iter()
         .flatten()
@@ -204,6 +241,36 @@ fn check_outputs(args: &Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Says whether a file is an earlier output of one kind (see [`replace::check`]).
+type Recogniser = fn(&Path) -> Result<(), String>;
+
+/// An earlier `--export-json`: JSON with a bench schema (of any version).
+fn is_json_report(path: &Path) -> Result<(), String> {
+    let schema = replace::read_text(path)
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|v| v.get("schema")?.as_str().map(String::from));
+    match schema {
+        Some(s) if s.starts_with("nqueens.bench/") => Ok(()),
+        _ => Err("is not a bench report of nqueens".into()),
+    }
+}
+
+/// An earlier `--export-markdown`: the summary list every version starts it with.
+fn is_markdown_report(path: &Path) -> Result<(), String> {
+    match replace::read_text(path) {
+        Some(text) if text.starts_with("- workload: ") && text.contains("\n- nqueens ") => Ok(()),
+        _ => Err("is not a markdown bench report of nqueens".into()),
+    }
+}
+
+/// An earlier `--plot`: an SVG drawing with the plot's title.
+fn is_plot(path: &Path) -> Result<(), String> {
+    match replace::read_text(path) {
+        Some(text) if text.starts_with("<svg") && text.contains("nqueens bench (") => Ok(()),
+        _ => Err("is not a bench plot of nqueens".into()),
+    }
 }
 
 /// The largest bench report `--compare` reads (real ones are a few kB).
@@ -302,6 +369,30 @@ mod tests {
             format: crate::options::FormatArg::Text,
         };
         assert_eq!(execute(&bench.args, &global).unwrap(), Exit::Mismatch);
+    }
+
+    #[test]
+    fn a_wrong_count_of_several_copies_names_the_published_value_once() {
+        let mut w = WrongCount {
+            n: 8,
+            threads: 3,
+            copies: 3,
+            round: 2,
+            got: 277,
+            expected: 276,
+        };
+        assert_eq!(
+            wrong_count(&w),
+            "round 2 with 3 threads: N = 8 counted 3 times gave 277 in all, not 276 \
+             (3 × 92, OEIS A000170)"
+        );
+        (w.copies, w.round, w.got, w.expected) = (1, 0, 93, 92);
+        assert_eq!(
+            wrong_count(&w),
+            "the warm-up with 3 threads: N = 8 gave 93, OEIS A000170 says 92"
+        );
+        w.threads = 1;
+        assert!(wrong_count(&w).starts_with("the warm-up with 1 thread: "));
     }
 
     #[test]

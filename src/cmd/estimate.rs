@@ -19,7 +19,8 @@ use nqueens::shard::slurm::detect_max_array_size;
 use nqueens::shard::stable_plan;
 use nqueens::{engine, CountOptions};
 
-use crate::cmd::messages::message;
+use crate::cmd::messages::{message, note};
+use crate::cmd::{plural, workers};
 use crate::exit::Exit;
 use crate::options::Global;
 use crate::parse::{parse_n, parse_percent, parse_span};
@@ -82,21 +83,47 @@ pub(crate) struct Args {
 /// least floor whose intervals held every count there, 15% keeps a point of margin.
 const DEFAULT_TIMING_FLOOR: f64 = 15.0;
 
+/// Past the mitm engine's reach, says what the count costs by extrapolation and refuses to
+/// sample: a task there takes days, far beyond any `--time-limit`.
+fn refuse_past_mitm(args: &Args, tasks: usize, quiet: bool) -> anyhow::Result<()> {
+    let (Some(hours), Some(cost)) = (
+        engine::extrapolated_core_hours(args.n),
+        engine::beyond_mitm(args.n, &args.engine),
+    ) else {
+        return Ok(());
+    };
+    if !quiet {
+        note!("{cost}");
+    }
+    anyhow::bail!(
+        "no measured estimate for N = {}: its {tasks} tasks take about {:.0} core-hours each \
+         by that extrapolation, far beyond --time-limit, so not one of them can be timed",
+        args.n,
+        hours / tasks.max(1) as f64
+    )
+}
+
 /// Runs `nqueens estimate`.
 pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
-    let threads = global.threads();
-    let options = CountOptions::new().engine(&args.engine).threads(threads);
+    let options = CountOptions::new()
+        .engine(&args.engine)
+        .threads(global.threads());
     let plan = stable_plan(args.n, &options)?;
+    refuse_past_mitm(args, plan.len(), global.quiet)?;
+    let what = format!("N = {} on the {} engine", args.n, plan.engine());
+    let asked = options.workers(plan.len())?;
+    let threads = workers::fit(asked, plan.worker_bytes(), &what, global.quiet)?;
     let plan_rss = memory().map(|m| m.0);
     let d = design(plan.as_ref(), args.samples as usize, args.seed);
     if !global.quiet {
         message!(
-            "estimating N = {} ({} engine, {} tasks): timing {} sampled tasks on {threads} threads for about {} s…",
+            "estimating N = {} ({} engine, {}): timing {} on {} for about {} s…",
             args.n,
             plan.engine(),
-            plan.len(),
-            d.tasks().len(),
+            plural(plan.len(), "task"),
+            plural(d.tasks().len(), "sampled task"),
+            plural(threads, "thread"),
             args.calibrate.as_secs_f64()
         );
     }

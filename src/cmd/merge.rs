@@ -4,7 +4,8 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use nqueens::report::{json, verified_label, Format};
+use anyhow::Context as _;
+use nqueens::report::{json, more_problems, verified_label, Format, MAX_LISTED};
 use nqueens::shard::merge::{expand_paths, merge, MergeReport};
 
 use crate::cmd::messages::{message, note};
@@ -20,10 +21,19 @@ pub(crate) struct Args {
     pub paths: Vec<PathBuf>,
 }
 
-/// Runs `nqueens merge`: prints the total only if every check passes; otherwise lists every
-/// problem on stderr and exits with status 3.
+/// Runs `nqueens merge`: prints the total only if every check passes; otherwise lists the
+/// problems on stderr (the first [`MAX_LISTED`]; `--json` has them all) and exits with
+/// status 3. Paths that are not there, or no file to merge, fail with status 1.
 pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
+    // A path that is not there, or no file at all, is a failed command (as for `status`),
+    // not a mismatch among shards.
+    for path in &args.paths {
+        std::fs::symlink_metadata(path).with_context(|| format!("reading '{}'", path.display()))?;
+    }
     let files = expand_paths(&args.paths)?;
+    if files.is_empty() {
+        anyhow::bail!("no shard result files (*.json) to merge in the paths given");
+    }
     let report = merge(&files);
     let mut out = std::io::stdout().lock();
     // stdout carries only an accepted total; the JSON report always prints (its `total` is
@@ -46,8 +56,11 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     }
     let problems = super::plural(report.problems.len(), "problem");
     message!("merge refused: {problems}:");
-    for p in &report.problems {
+    for p in report.problems.iter().take(MAX_LISTED) {
         eprintln!("  - {}", p.message);
+    }
+    if let Some(more) = more_problems(report.problems.len()) {
+        eprintln!("  {more}");
     }
     Ok(Exit::Mismatch.into())
 }
@@ -55,17 +68,17 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
 /// One line for people about a good merge.
 fn summary(r: &MergeReport) -> String {
     format!(
-        "merged {} shards of N = {} ({} engine, {}, plan {}) from {} files written by \
-         nqueens {}: {} solutions; {:.3} s of shard time; {} rechecked on the portable code \
-         path; matches OEIS A000170: {}",
-        r.shards.unwrap_or_default(),
+        "merged {} of N = {} ({} engine, {}, plan {}) from {} written by nqueens {}: {}; \
+         {:.3} s of shard time; {} rechecked on the portable code path; matches OEIS \
+         A000170: {}",
+        super::plural(r.shards.unwrap_or_default(), "shard"),
         r.n.unwrap_or_default(),
         r.engine.as_deref().unwrap_or("?"),
         r.plan.as_deref().unwrap_or("?"),
         r.plan_hash.as_deref().unwrap_or("?"),
-        r.files.len(),
+        super::plural(r.files.len(), "file"),
         r.versions.join(", "),
-        r.total.as_deref().unwrap_or("?"),
+        super::plural(r.total.as_deref().unwrap_or("?"), "solution"),
         r.elapsed_s,
         super::plural(r.rechecked, "task"),
         verified_label(r.verified)

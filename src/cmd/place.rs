@@ -10,6 +10,7 @@ use nqueens::puzzles::place::{self, Construction};
 use nqueens::report::Format;
 use nqueens::Error;
 
+use crate::cmd::judge::{Answers, Questions};
 use crate::cmd::messages::message;
 use crate::exit::{Exit, UsageError};
 use crate::options::{FormatArg, Global};
@@ -31,7 +32,7 @@ pub(crate) struct Args {
     pub seed: Option<u64>,
 
     /// Judge format: one N per line on stdin (0 or end of input ends), one output line each (the
-    /// solution, or "no solution")
+    /// solution, or "no solution"; JSON Lines with --json)
     #[arg(long, conflicts_with = "n")]
     pub stdin: bool,
 }
@@ -166,12 +167,18 @@ fn write(
         Layout::Line => place::write_line(out, rows),
         Layout::Board => place::write_board(out, &rows.collect::<Vec<u32>>()),
         Layout::Json => {
-            write!(out, "{{\"n\":{n},\"method\":\"{method}\",\"rows\":[")?;
+            write!(
+                out,
+                "{{\"schema\":\"{PLACE_SCHEMA}\",\"n\":{n},\"method\":\"{method}\",\"rows\":["
+            )?;
             place::write_joined(out, rows, b',')?;
             out.write_all(b"]}\n")
         }
     }
 }
+
+/// The schema tag of `place --json` output (one object per board).
+pub(crate) const PLACE_SCHEMA: &str = "nqueens.place/1";
 
 /// The line `--stdin` prints for an n without a solution (2 and 3).
 pub(crate) const NO_SOLUTION: &str = "no solution";
@@ -179,7 +186,10 @@ pub(crate) const NO_SOLUTION: &str = "no solution";
 /// Writes the marker line for an n without a solution, in `layout`.
 fn no_solution_line(out: &mut impl Write, n: u64, layout: Layout) -> std::io::Result<()> {
     match layout {
-        Layout::Json => writeln!(out, "{{\"n\":{n},\"rows\":null}}"),
+        Layout::Json => writeln!(
+            out,
+            "{{\"schema\":\"{PLACE_SCHEMA}\",\"n\":{n},\"rows\":null}}"
+        ),
         Layout::Line | Layout::Board => writeln!(out, "{NO_SOLUTION}"),
     }
 }
@@ -187,13 +197,16 @@ fn no_solution_line(out: &mut impl Write, n: u64, layout: Layout) -> std::io::Re
 /// The judge format: one N per line in, one solution line out (or [`NO_SOLUTION`]).
 fn judge(args: &Args, layout: Layout, seed: u64) -> anyhow::Result<ExitCode> {
     let mut status = Exit::Ok;
-    let mut out = std::io::stdout().lock();
-    for n in crate::cmd::input::judge_sizes(parse_size) {
-        let n = n?;
-        if n == 0 {
+    let mut questions = Questions::stdin();
+    let mut answers = Answers::new(std::io::stdout().lock());
+    loop {
+        answers.before(&questions)?;
+        let Some(n) = questions.next(parse_size) else {
             break;
-        }
-        match solve(&mut out, n, args.method, seed, layout) {
+        };
+        let n = n?;
+        let out = answers.out();
+        match solve(out, n, args.method, seed, layout) {
             Err(e)
                 if e.downcast_ref::<Error>()
                     .is_some_and(|e| matches!(e, Error::NoSolution { .. })) =>
@@ -201,13 +214,14 @@ fn judge(args: &Args, layout: Layout, seed: u64) -> anyhow::Result<ExitCode> {
                 // One output line per input line, always, so a judge can match
                 // them up: a marker line keeps the
                 // answers aligned with the questions.
-                no_solution_line(&mut out, n, layout)?;
+                no_solution_line(out, n, layout)?;
                 message!("{e}");
                 status = Exit::Failure;
             }
             other => other?,
         }
-        out.flush()?;
+        answers.answered()?;
     }
+    answers.flush()?;
     Ok(status.into())
 }

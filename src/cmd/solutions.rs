@@ -1,12 +1,13 @@
 //! `nqueens solutions N`: print every solution, streamed, in lexicographic order.
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::process::ExitCode;
 
 use nqueens::puzzles::solutions::{write_board, write_perm, Solutions};
 use nqueens::report::Format;
 
 use crate::cmd::messages::message;
+use crate::cmd::stream;
 use crate::exit::Exit;
 use crate::options::{FormatArg, Global};
 use crate::parse::parse_n;
@@ -32,22 +33,32 @@ enum Layout {
 }
 
 /// Runs `nqueens solutions`: boards (default; `--format board`), `--format perm` or `--json`.
+/// Each solution is on a terminal the moment it is found, and through a pipe within a tenth
+/// of a second (see [`stream`]).
 pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let layout = layout(global)?;
     let mut walk = Solutions::new(args.n)?;
-    let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let limit = args.limit.unwrap_or(u64::MAX);
-    let mut printed = 0u64;
-    while printed < limit {
-        let Some(cols) = walk.next_solution() else {
-            break;
-        };
-        write_one(&mut out, cols, layout, printed == 0)?;
-        printed += 1;
-    }
-    out.flush()?;
+    let (tell, printed) = std::sync::mpsc::channel();
+    stream::to_stdout(move |sink| {
+        let mut found = 0u64;
+        while found < limit {
+            let Some(cols) = walk.next_solution() else {
+                break;
+            };
+            let first = found == 0;
+            if sink
+                .push(|buf| write_one(buf, cols, layout, first))
+                .is_err()
+            {
+                return;
+            }
+            found += 1;
+        }
+        let _ = tell.send(found);
+    })?;
     if !global.quiet {
-        let printed = super::plural(printed, "solution");
+        let printed = super::plural(printed.recv().unwrap_or_default(), "solution");
         message!("N = {}: {printed} printed", args.n);
     }
     Ok(Exit::Ok.into())
@@ -67,24 +78,38 @@ fn layout(global: &Global) -> Result<Layout, nqueens::Error> {
 }
 
 /// Writes one solution; boards are separated by a blank line.
-fn write_one(
-    out: &mut impl Write,
-    cols: &[u32],
-    layout: Layout,
-    first: bool,
-) -> std::io::Result<()> {
-    match layout {
+fn write_one(out: &mut Vec<u8>, cols: &[u32], layout: Layout, first: bool) {
+    // Writing to a vector cannot fail.
+    let _ = match layout {
         Layout::Board => {
             if !first {
-                out.write_all(b"\n")?;
+                out.push(b'\n');
             }
             write_board(out, cols)
         }
         Layout::Perm => write_perm(out, cols),
-        Layout::Json => {
-            let one_based: Vec<u32> = cols.iter().map(|c| c + 1).collect();
-            serde_json::to_writer(&mut *out, &one_based)?;
-            out.write_all(b"\n")
-        }
-    }
+        Layout::Json => write_json(out, cols),
+    };
 }
+
+/// One solution as a JSON line: `{"schema":…,"n":…,"cols":[…]}`, the 1-based column of the
+/// queen in each row.
+fn write_json(out: &mut Vec<u8>, cols: &[u32]) -> std::io::Result<()> {
+    write!(
+        out,
+        "{{\"schema\":\"{SOLUTION_SCHEMA}\",\"n\":{},\"cols\":[",
+        cols.len()
+    )?;
+    let mut number = itoa::Buffer::new();
+    for (i, c) in cols.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(number.format(c + 1).as_bytes());
+    }
+    out.extend_from_slice(b"]}\n");
+    Ok(())
+}
+
+/// The schema tag of each `solutions --json` line.
+pub(crate) const SOLUTION_SCHEMA: &str = "nqueens.solution/1";

@@ -3,11 +3,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use nqueens::plan::SEARCH_WORKER_BYTES;
 use nqueens::puzzles::two_colour::{self, TwoColour};
 use nqueens::report::{render_two_colour, TwoColourReport};
 
-use crate::cmd::input;
 use crate::cmd::messages::message;
+use crate::cmd::{input, plural, workers};
 use crate::exit::Exit;
 use crate::options::Global;
 
@@ -27,7 +28,9 @@ pub(crate) struct Args {
 pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let text = input::read_to_string(&args.file, input::MAX_BOARD_BYTES, "a two-colour board")?;
     let mask = two_colour::parse(&text, &input::source_name(&args.file))?;
-    let result = two_colour::count_with_symmetry(&mask, global.threads(), !args.no_symmetry)?;
+    let what = format!("a two-colour board of n = {}", mask.n());
+    let threads = workers::fit(global.threads(), SEARCH_WORKER_BYTES, &what, global.quiet)?;
+    let result = two_colour::count_with_symmetry(&mask, threads, !args.no_symmetry)?;
     let report = TwoColourReport::from(&result);
     render_two_colour(&report, global.format(), &mut std::io::stdout().lock())?;
     if !global.quiet {
@@ -37,15 +40,18 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
 }
 
 fn commentary(r: &TwoColour) -> String {
+    let fit = if r.solutions == 1 { "fits" } else { "fit" };
+    let symmetries = match r.symmetries {
+        1 => "1 symmetry".to_string(),
+        k => format!("{k} symmetries"),
+    };
     format!(
-        "n = {}: {} solutions fit the mask, {} ordered disjoint pairs; {} symmetries \
-         ({} processed), {} threads, {:.3} s",
+        "n = {}: {} {fit} the mask, {}; {symmetries} ({} processed), {}, {:.3} s",
         r.n,
-        r.solutions,
-        r.pairs,
-        r.symmetries,
+        plural(r.solutions, "solution"),
+        plural(r.pairs, "ordered disjoint pair"),
         r.representatives,
-        r.threads,
+        plural(r.threads, "thread"),
         r.elapsed.as_secs_f64()
     )
 }

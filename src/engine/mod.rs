@@ -113,17 +113,54 @@ pub fn find(name: &str, n: u32) -> Result<&'static dyn Engine, Error> {
         })
 }
 
-/// The fastest engine for an `n`×`n` board on this machine.
+/// The fastest engine for an `n`×`n` board on this machine that counts it.
 pub fn auto(n: u32) -> &'static dyn Engine {
     // Measured: mirror is fastest below N = 12 (every count < 1.5 ms);
     // symmetry is 1.4x faster than mirror at 12; mitm is level at 12, 30x faster than mirror
     // from 16, and ahead of symmetry at every larger N sampled (docs/benchmarks.md,
-    // docs/frontier.md).
+    // docs/frontier.md). Past mitm's reach, symmetry is the fastest that counts the board.
     match n {
         0..SYMMETRY_FROM => &mirror::Mirror,
         SYMMETRY_FROM..MITM_FROM => &symmetry::Symmetry,
-        _ => &mitm::Mitm,
+        MITM_FROM..=MITM_MAX_N => &mitm::Mitm,
+        _ => &symmetry::Symmetry,
     }
+}
+
+/// The largest board the meet-in-the-middle engine counts; past it [`auto`] picks the
+/// symmetry engine.
+pub const MITM_MAX_N: u32 = mitm::MAX_N;
+
+/// Core-hours the symmetry engine needs for an `n`×`n` board past the meet-in-the-middle
+/// engine's reach, extrapolated from its measured N = 24 (not a measurement: no sample of
+/// such a board can be timed, one task takes days); `None` within reach.
+pub fn extrapolated_core_hours(n: u32) -> Option<f64> {
+    let steps = i32::try_from(n.checked_sub(24)?).ok()?;
+    (n > MITM_MAX_N).then(|| symmetry::CORE_HOURS_AT_24 * symmetry::GROWTH_PER_N.powi(steps))
+}
+
+/// For a board past the meet-in-the-middle engine's reach counted with `engine` (a name, or
+/// `auto`): what the count costs, for people; `None` within reach, or for mitm, which
+/// refuses such boards itself.
+pub fn beyond_mitm(n: u32, engine: &str) -> Option<String> {
+    let years = extrapolated_core_hours(n)? / (24.0 * 365.25);
+    let years = if years >= 1e6 {
+        format!("{:.1} million core-years", years / 1e6)
+    } else {
+        format!("{:.0} thousand core-years", years / 1e3)
+    };
+    let how = match engine {
+        AUTO => format!(", so auto counts it with the symmetry engine: about {years}"),
+        "symmetry" => format!("; the symmetry engine counts it in about {years}"),
+        "mirror" => format!("; the mirror engine takes more than the symmetry engine's {years}"),
+        _ => return None,
+    };
+    Some(format!(
+        "N = {n} is past the mitm engine's reach (N ≤ {MITM_MAX_N}){how}, extrapolated at \
+         {}× per step of N from {} core-hours at N = 24, not measured",
+        symmetry::GROWTH_PER_N,
+        symmetry::CORE_HOURS_AT_24
+    ))
 }
 
 /// The first board size at which [`auto`] picks the symmetry engine.
@@ -144,8 +181,8 @@ pub fn auto_backtracking(n: u32) -> &'static dyn Engine {
 
 /// The fastest engine for an `n`×`n` board that also counts fundamental solutions.
 pub fn auto_unique(n: u32) -> &'static dyn Engine {
-    // Every engine with unique counts: mitm where it is the fastest, symmetry below.
-    if n >= MITM_FROM {
+    // Every engine with unique counts: mitm where it is the fastest, symmetry elsewhere.
+    if (MITM_FROM..=MITM_MAX_N).contains(&n) {
         &mitm::Mitm
     } else {
         &symmetry::Symmetry
@@ -228,7 +265,10 @@ mod tests {
         assert_eq!(auto(16).name(), "mitm");
         assert_eq!(auto(23).name(), "mitm");
         assert_eq!(auto(24).name(), "mitm");
-        assert_eq!(auto(32).name(), "mitm");
+        assert_eq!(auto(29).name(), "mitm");
+        assert_eq!(auto(30).name(), "symmetry");
+        assert_eq!(auto(32).name(), "symmetry");
+        assert_eq!(auto_unique(30).name(), "symmetry");
         assert_eq!(auto_unique(12).name(), "symmetry");
         assert_eq!(auto_unique(13).name(), "mitm");
         assert!(auto_unique(8)

@@ -7,8 +7,6 @@
 //! executor. When the mask is left-right symmetric (or top-bottom symmetric, which becomes
 //! left-right after transposing the board) only half the first row is searched.
 
-use std::time::Instant;
-
 use crate::engine::kernel::{self, bits, expand_at_least, full_mask, Node, Rows, Weighted};
 use crate::error::Error;
 use crate::plan::{fingerprint_words, Plan, Progress};
@@ -310,7 +308,7 @@ impl Plan for MaskPlan {
 /// [`Error::Threads`], [`Error::ThreadPool`], or [`Error::Interrupted`] if `progress` asked
 /// to stop.
 pub fn count_masked(mask: &Mask, threads: usize, progress: &dyn Progress) -> Result<Count, Error> {
-    let start = Instant::now();
+    let start = crate::count::Stopwatch::start();
     let options = crate::CountOptions::new().threads(threads);
     let plan = MaskPlan::new(mask, options.checked_threads()?);
     let mut count = crate::count::count_plan(&plan, &options, progress, start)?;

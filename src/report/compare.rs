@@ -6,10 +6,13 @@ use serde::Serialize;
 
 use super::{json, markdown, text, Format};
 
+/// The schema tag of `bench --compare --json`.
+pub const COMPARE_SCHEMA: &str = "nqueens.bench-compare/1";
+
 /// B's speed over A's at one thread count.
 ///
-/// JSON: an array of these objects, fields `ratio` (rounded to three decimals, as the table
-/// shows it) and `threads`.
+/// JSON: `{"schema": COMPARE_SCHEMA, "ratios": [...]}`, each ratio an object with the fields
+/// `ratio` (rounded to three decimals, as the table shows it) and `threads`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SpeedRatio {
     /// B's solutions/s divided by A's, rounded to three decimals.
@@ -29,7 +32,14 @@ impl SpeedRatio {
     }
 }
 
-/// Writes the ratios: a table (text or markdown) or a JSON array.
+/// The JSON document of a comparison.
+#[derive(Serialize)]
+struct Comparison<'a> {
+    schema: &'static str,
+    ratios: &'a [SpeedRatio],
+}
+
+/// Writes the ratios: a table (text or markdown) or one JSON object (see [`SpeedRatio`]).
 pub fn render_comparison(
     ratios: &[SpeedRatio],
     format: Format,
@@ -42,7 +52,13 @@ pub fn render_comparison(
         .collect();
     match format {
         Format::Markdown => markdown::table(&header, &body, out),
-        Format::Json => json::write(&ratios, out),
+        Format::Json => json::write(
+            &Comparison {
+                schema: COMPARE_SCHEMA,
+                ratios,
+            },
+            out,
+        ),
         Format::Text => text::table(&header, &body, out),
     }
 }

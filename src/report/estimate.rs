@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::{json, Format};
+use super::{json, plural, Format};
 use crate::estimate::Interval;
 
 /// The schema tag of an estimate report.
@@ -178,8 +178,11 @@ pub fn render_estimate(r: &EstimateReport, format: Format, out: &mut dyn Write) 
 fn text(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
-        "N = {}: {} engine ({}), {} tasks",
-        r.n, r.engine, r.plan, r.tasks
+        "N = {}: {} engine ({}), {}",
+        r.n,
+        r.engine,
+        r.plan,
+        plural(r.tasks, "task")
     )?;
     machine(r, out)?;
     cost(r, out)?;
@@ -193,8 +196,11 @@ fn machine(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
     let (w, s) = (&r.work, &r.speed);
     writeln!(
         out,
-        "machine: {}, matcher {}, {} threads ({})",
-        r.cpu, r.isa, r.threads, r.code_paths
+        "machine: {}, matcher {}, {} ({})",
+        r.cpu,
+        r.isa,
+        plural(r.threads, "thread"),
+        r.code_paths
     )?;
     writeln!(
         out,
@@ -230,8 +236,8 @@ fn cost(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
     let w = &r.wall_hours;
     writeln!(
         out,
-        "wall time on {} threads: {} (90% interval {} to {}); largest task {} (up to {})",
-        r.threads,
+        "wall time on {}: {} (90% interval {} to {}); largest task {} (up to {})",
+        plural(r.threads, "thread"),
         human(w.estimate),
         human(w.low),
         human(w.high),
@@ -250,8 +256,10 @@ fn cost(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
 fn shards(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
-        "shards for {:.2} h per array task on {} threads: K = {}",
-        r.per_task_hours, r.threads, r.shards
+        "shards for {:.2} h per array task on {}: K = {}",
+        r.per_task_hours,
+        plural(r.threads, "thread"),
+        r.shards
     )?;
     writeln!(out, "{}", r.sbatch)?;
     writeln!(

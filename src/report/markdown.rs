@@ -18,16 +18,19 @@ pub fn table(header: &[&str], body: &[Vec<String>], out: &mut dyn Write) -> io::
 
 /// One count as a one-row table.
 pub fn count(r: &CountReport, out: &mut dyn Write) -> io::Result<()> {
-    let header = [
-        "N",
-        "solutions",
-        "unique",
-        "engine",
-        "threads",
-        "time (s)",
-        "verified",
-    ];
-    let row = vec![
+    count_header(out)?;
+    count_row(r, out)
+}
+
+/// The header and rule of a table of counts (one row each: [`count_row`]), so that counts
+/// printed one after another make one table.
+pub fn count_header(out: &mut dyn Write) -> io::Result<()> {
+    table(&COUNT_HEADER, &[], out)
+}
+
+/// One count as a row of the table [`count_header`] starts.
+pub fn count_row(r: &CountReport, out: &mut dyn Write) -> io::Result<()> {
+    let row = [
         r.n.to_string(),
         r.total.clone(),
         r.unique.clone().unwrap_or_else(|| "-".to_string()),
@@ -36,8 +39,19 @@ pub fn count(r: &CountReport, out: &mut dyn Write) -> io::Result<()> {
         format!("{:.3}", r.elapsed_s),
         verified_label(r.verified).to_string(),
     ];
-    table(&header, &[row], out)
+    writeln!(out, "| {} |", row.join(" | "))
 }
+
+/// The columns of a table of counts.
+const COUNT_HEADER: [&str; 7] = [
+    "N",
+    "solutions",
+    "unique",
+    "engine",
+    "threads",
+    "time (s)",
+    "verified",
+];
 
 /// A benchmark: summary lines as a list, then the table.
 pub fn bench(report: &BenchReport, out: &mut dyn Write) -> io::Result<()> {

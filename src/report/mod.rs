@@ -13,12 +13,14 @@ mod shard;
 mod status;
 pub mod text;
 
-pub use compare::{render_comparison, SpeedRatio};
+pub use compare::{render_comparison, SpeedRatio, COMPARE_SCHEMA};
 pub use estimate::{
     render_estimate, CountersReport, EstimateReport, PiecesReport, Span, SpeedReport, WorkReport,
     ESTIMATE_SCHEMA,
 };
-pub use puzzles::{render_two_colour, render_verdict, TwoColourReport, Verdict, TWO_COLOUR_SCHEMA};
+pub use puzzles::{
+    render_two_colour, render_verdict, TwoColourReport, Verdict, TWO_COLOUR_SCHEMA, VERDICT_SCHEMA,
+};
 pub use shard::{render_shard_summary, ShardSummary, SHARD_SUMMARY_SCHEMA};
 pub use status::render_status;
 
@@ -48,9 +50,10 @@ pub enum Format {
 ///
 /// JSON fields: `schema` (`"nqueens.count/1"`), `version` (of the tool), `n`, `total` and
 /// `unique` (decimal strings, so no digit is lost past 2^53; `unique` is null unless asked
-/// for), `engine`, `plan`, `tasks`, `threads`, `elapsed_s`, `verified` and `unique_verified`
-/// (true/false against OEIS, null when no value is published), `code_path` (the kernel
-/// variant chosen for this CPU), `isa` (the matcher's instruction-set level, as
+/// for), `engine`, `plan`, `tasks`, `threads`, `elapsed_s`, `cpu_s` (process CPU seconds over
+/// the same span, all threads; null where not measured, e.g. after a resume), `verified` and
+/// `unique_verified` (true/false against OEIS, null when no value is published), `code_path`
+/// (the kernel variant chosen for this CPU), `isa` (the matcher's instruction-set level, as
 /// `NQUEENS_ISA` names it), `rechecked` (tasks re-solved on the portable code path with
 /// the same count; null without `--recheck`), `cpu` (see [`crate::cpu::name`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -75,6 +78,9 @@ pub struct CountReport {
     pub threads: usize,
     /// Wall-clock seconds.
     pub elapsed_s: f64,
+    /// Process CPU seconds over the same span, all threads together (see [`Count::cpu`]).
+    #[serde(default)]
+    pub cpu_s: Option<f64>,
     /// Agreement of `total` with OEIS A000170.
     pub verified: Option<bool>,
     /// Agreement of `unique` with OEIS A002562.
@@ -105,6 +111,7 @@ impl From<&Count> for CountReport {
             tasks: c.tasks,
             threads: c.threads,
             elapsed_s: c.elapsed.as_secs_f64(),
+            cpu_s: c.cpu.map(|d| d.as_secs_f64()),
             verified: c.verified,
             unique_verified: c.unique_verified,
             code_path: crate::engine::code_paths(),
@@ -122,6 +129,18 @@ pub fn render_count(report: &CountReport, format: Format, out: &mut dyn Write) -
         Format::Json => json::write(report, out),
         Format::Markdown => markdown::count(report, out),
     }
+}
+
+/// The most problems a report lists for people; the rest are counted (JSON lists them all).
+pub const MAX_LISTED: usize = 20;
+
+/// The line that counts the problems past the first [`MAX_LISTED`] of `total`, if any.
+pub fn more_problems(total: usize) -> Option<String> {
+    let more = total.checked_sub(MAX_LISTED).filter(|&m| m > 0)?;
+    Some(format!(
+        "... and {} (--json lists them all)",
+        plural(more, "more problem")
+    ))
 }
 
 /// `1 solution`, `2 solutions`: a count with its noun in the right number.
@@ -153,23 +172,32 @@ pub fn render_bench(report: &BenchReport, format: Format, out: &mut dyn Write) -
 pub fn bench_table(report: &BenchReport) -> (Vec<&'static str>, Vec<Vec<String>>) {
     let header = vec![
         "threads",
+        "copies",
         "wall (s)",
+        "CPU (s)",
         "solutions/s",
-        "subproblems/s",
         "speed-up",
         "efficiency",
+        "busy",
+        "core speed",
     ];
+    let percent =
+        |x: Option<f64>| x.map_or_else(|| "-".to_string(), |x| format!("{:.0}%", 100.0 * x));
     let rows = report
         .results
         .iter()
         .map(|r| {
             vec![
                 r.threads.to_string(),
+                r.copies.to_string(),
                 format!("{:.3}", r.wall_s),
+                r.cpu_s
+                    .map_or_else(|| "-".to_string(), |c| format!("{c:.3}")),
                 format!("{:.3e}", r.solutions_per_s),
-                format!("{:.0}", r.subproblems_per_s),
                 format!("{:.2}", r.speedup),
-                format!("{:.0}%", 100.0 * r.efficiency),
+                percent(Some(r.efficiency)),
+                percent(r.busy),
+                percent(r.core_speed),
             ]
         })
         .collect();
@@ -183,7 +211,8 @@ pub fn bench_summary(r: &BenchReport) -> Vec<String> {
     let sizes: Vec<String> = w.sizes.iter().map(u32::to_string).collect();
     let mut lines = vec![
         format!(
-            "workload: {:?} v{} ({} engine, N = {}), {} verified round(s)",
+            "workload: {:?} v{} ({} engine, N = {}, once per thread in each row), {} verified \
+             round(s)",
             w.name,
             w.version,
             w.engine,

@@ -79,9 +79,13 @@ pub fn render_two_colour(
     }
 }
 
+/// The schema tag of each `verify --json` line.
+pub const VERDICT_SCHEMA: &str = "nqueens.verdict/1";
+
 /// The verdict on one claimed solution, as `verify` prints it.
 ///
-/// JSON fields: `conflicts`, `line`, `n`, `problems` (the first few, in words), `valid`.
+/// JSON fields: `conflicts`, `line`, `n`, `problems` (the first few, in words), `schema`
+/// ([`VERDICT_SCHEMA`]), `valid`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Verdict {
     /// The total number of problems.
@@ -92,6 +96,8 @@ pub struct Verdict {
     pub n: u64,
     /// The first problems, in words.
     pub problems: Vec<String>,
+    /// Schema tag, [`VERDICT_SCHEMA`].
+    pub schema: &'static str,
     /// Whether the permutation is a solution.
     pub valid: bool,
 }
@@ -104,6 +110,7 @@ impl Verdict {
             line,
             n: check.n,
             problems: check.problems.iter().map(ToString::to_string).collect(),
+            schema: VERDICT_SCHEMA,
             valid: check.is_valid(),
         }
     }

@@ -3,6 +3,7 @@
 
 use std::io::{self, Write};
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -15,8 +16,9 @@ pub const SHARD_SUMMARY_SCHEMA: &str = "nqueens.shard-summary/1";
 /// A shard's summary, as printed.
 ///
 /// JSON fields: `schema` ([`SHARD_SUMMARY_SCHEMA`]), `n`, `shard` (`I/K`), `tasks` (in the
-/// shard), `plan_tasks`, `total` (a decimal string), `elapsed_s`, `rechecked`, `out` (the
-/// result file written).
+/// shard), `plan_tasks`, `total` (a decimal string), `elapsed_s`, `cpu_s` (process CPU
+/// seconds of this run, all threads; null after a resume), `rechecked`, `out` (the result
+/// file written).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ShardSummary {
     /// Schema tag, [`SHARD_SUMMARY_SCHEMA`].
@@ -33,6 +35,8 @@ pub struct ShardSummary {
     pub total: String,
     /// Seconds spent counting.
     pub elapsed_s: f64,
+    /// Process CPU seconds of this run, all threads together (`None` after a resume).
+    pub cpu_s: Option<f64>,
     /// Tasks re-solved on the portable code path with the same count.
     pub rechecked: usize,
     /// The result file.
@@ -40,8 +44,8 @@ pub struct ShardSummary {
 }
 
 impl ShardSummary {
-    /// The summary of `result`, written to `out`.
-    pub fn new(result: &PartialResult, out: PathBuf) -> Self {
+    /// The summary of `result`, written to `out`, that took `cpu` of process CPU time.
+    pub fn new(result: &PartialResult, out: PathBuf, cpu: Option<Duration>) -> Self {
         ShardSummary {
             schema: SHARD_SUMMARY_SCHEMA,
             n: result.identity.n,
@@ -50,6 +54,7 @@ impl ShardSummary {
             plan_tasks: result.identity.plan_tasks,
             total: result.total.to_string(),
             elapsed_s: result.elapsed_s,
+            cpu_s: cpu.map(|d| d.as_secs_f64()),
             rechecked: result.rechecked,
             out,
         }

@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use super::{json, plural, Format};
+use super::{json, more_problems, plural, Format, MAX_LISTED};
 use crate::shard::StatusReport;
 
 /// Writes a status report as JSON, or as lines for people (text and markdown alike).
@@ -33,8 +33,11 @@ fn text(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
     }
     if !r.problems.is_empty() {
         writeln!(out, "problems ({}):", r.problems.len())?;
-        for p in &r.problems {
+        for p in r.problems.iter().take(MAX_LISTED) {
             writeln!(out, "  - {}", p.message)?;
+        }
+        if let Some(more) = more_problems(r.problems.len()) {
+            writeln!(out, "  {more}")?;
         }
     }
     Ok(())
@@ -45,15 +48,15 @@ fn run_line(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
     let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
     writeln!(
         out,
-        "run '{}': N = {}, {} engine ({}), plan {}, {} tasks, K = {} shards; {} read, written \
-         by nqueens {}",
+        "run '{}': N = {}, {} engine ({}), plan {}, {}, K = {}; {} read, written by \
+         nqueens {}",
         r.run_dir,
         r.n.map_or("?".into(), |n| n.to_string()),
         text(&r.engine),
         text(&r.plan),
         text(&r.plan_hash),
-        r.plan_tasks.unwrap_or_default(),
-        r.shards.unwrap_or_default(),
+        plural(r.plan_tasks.unwrap_or_default(), "task"),
+        plural(r.shards.unwrap_or_default(), "shard"),
         plural(r.files, "file"),
         r.versions.join(", ")
     )

@@ -108,9 +108,9 @@ impl Checkpoint {
         })
     }
 
-    /// Reads `path`: `None` if it does not exist. A [`CHECKPOINT_SCHEMA_2`] file is checked
-    /// against its own checksum and upgraded: its finished tasks become
-    /// [`Inherited`](super::blocks::Inherited).
+    /// Reads `path`: `None` if it does not exist or is an empty file. A
+    /// [`CHECKPOINT_SCHEMA_2`] file is checked against its own checksum and upgraded: its
+    /// finished tasks become [`Inherited`](super::blocks::Inherited).
     ///
     /// # Errors
     /// [`Error::CheckpointCorrupt`] if it cannot be read, is truncated, oversized or not a
@@ -118,6 +118,11 @@ impl Checkpoint {
     /// resume into a wrong count.
     pub fn load(path: &Path) -> Result<Option<Self>, Error> {
         if std::fs::symlink_metadata(path).is_err() {
+            return Ok(None);
+        }
+        // What `mktemp` or `touch` leaves for a job script is no checkpoint yet: a save is
+        // written whole and renamed into place, so no save leaves an empty file.
+        if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0) {
             return Ok(None);
         }
         let corrupt = |message: String| Error::CheckpointCorrupt {

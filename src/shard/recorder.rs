@@ -19,6 +19,7 @@ use crate::error::Error;
 use crate::plan::{self, Plan, Progress, TaskSeq};
 use crate::recheck::{self, Fault, Recheck};
 use crate::tap::{Hook, Tap};
+use crate::work::CpuClock;
 
 /// Collects finished tasks into a [`Checkpoint`] and saves it (when given a path).
 #[derive(Debug)]
@@ -33,6 +34,8 @@ pub(crate) struct Recorder {
     saved_tasks: AtomicU64,
     failure: Mutex<Option<Error>>,
     started: Instant,
+    /// The process CPU clock, from the same moment as `started`.
+    cpu: CpuClock,
     base_elapsed: f64,
     /// The checkpoint's lock, which follows each saved file (see [`Lock::follow`]).
     lock: Option<Lock>,
@@ -51,6 +54,7 @@ impl Recorder {
             save_lock: Mutex::new(false),
             failure: Mutex::new(None),
             started: Instant::now(),
+            cpu: CpuClock::start(),
             lock: None,
         }
     }
@@ -107,6 +111,14 @@ impl Recorder {
     /// Time spent on this run so far, over all sessions.
     pub(crate) fn elapsed(&self) -> Duration {
         Duration::from_secs_f64(self.base_elapsed) + self.started.elapsed()
+    }
+
+    /// The process CPU time over [`Recorder::elapsed`]: `None` for a resumed count (the
+    /// checkpoint keeps no CPU time of the earlier runs) or without a process clock.
+    pub(crate) fn cpu(&self) -> Option<Duration> {
+        (self.base_elapsed == 0.0)
+            .then(|| self.cpu.elapsed())
+            .flatten()
     }
 
     /// Writes the current state to the checkpoint file (no-op without one, or once

@@ -89,6 +89,13 @@ impl ResumableCount {
         })
     }
 
+    /// Runs on `threads` worker threads instead of those of its options (fewer, say, to fit
+    /// in memory); the plan, made for a fixed thread count, stays the same.
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.options = std::mem::take(&mut self.options).threads(threads);
+        self
+    }
+
     /// The plan counted.
     pub fn plan(&self) -> &dyn Plan {
         self.plan.as_ref()
@@ -260,12 +267,25 @@ impl ResumableCount {
     /// [`Error::Threads`] if the thread count is out of range.
     pub fn finish(&self, total: u128) -> Result<Count, Error> {
         let recorder = self.recorder();
-        let mut count = crate::finish(self.plan(), total, &self.options, recorder.elapsed())?;
+        let mut count = crate::finish(
+            self.plan(),
+            total,
+            &self.options,
+            recorder.elapsed(),
+            recorder.cpu(),
+        )?;
         count.rechecked = self
             .options
             .rechecking()
             .map(|_| recorder.snapshot().rechecked.len() as usize);
         Ok(count)
+    }
+
+    /// The process CPU time since the count was opened, all threads together: `None` for a
+    /// count resumed from a checkpoint (the earlier runs' CPU time was not kept) or where the
+    /// system has no process clock.
+    pub fn cpu(&self) -> Option<Duration> {
+        self.recorder().cpu()
     }
 
     /// This shard's result file, to be saved and later merged with the others.

@@ -240,7 +240,12 @@ fn write_temp(
         .make_in(dir, open)
         .map_err(|error| Error::Io {
             path: dir.to_path_buf(),
-            error,
+            // The folder itself may well exist ("/proc/self: No such file or directory"
+            // would puzzle anyone): say what failed in it.
+            error: std::io::Error::new(
+                error.kind(),
+                format!("cannot create a file in this folder ({error})"),
+            ),
         })?;
     let io = |path: &Path| {
         let path = path.to_path_buf();
@@ -284,6 +289,9 @@ fn write_target(path: &Path) -> Result<PathBuf, Error> {
         }
     };
     if meta.is_file() {
+        if let Some(kind) = kernel_file(path) {
+            return Err(refuse(kind));
+        }
         return Ok(path.to_path_buf());
     }
     if !meta.file_type().is_symlink() {
@@ -298,6 +306,36 @@ fn write_target(path: &Path) -> Result<PathBuf, Error> {
         ))),
         Err(_) => Err(refuse("a symbolic link to nothing")),
     }
+}
+
+/// What `path` is, if it looks like a regular file but lives on a file system of the kernel
+/// (`/proc`, `/sys`): no file can be created next to it, and writing it is no result file.
+#[cfg(target_os = "linux")]
+fn kernel_file(path: &Path) -> Option<&'static str> {
+    use std::os::unix::ffi::OsStrExt;
+    const PROC_SUPER_MAGIC: i64 = 0x9fa0;
+    const SYSFS_MAGIC: i64 = 0x6265_6572;
+    let name = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: all zeros is a valid value of this plain C struct.
+    let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `name` is a NUL-terminated path and `fs` a writable struct statfs(2) fills in.
+    if unsafe { libc::statfs(name.as_ptr(), &mut fs) } != 0 {
+        return None;
+    }
+    // `f_type`'s type differs between platforms (a 64-bit integer on 64-bit Linux).
+    #[allow(clippy::useless_conversion)]
+    let kind = i64::from(fs.f_type);
+    match kind {
+        PROC_SUPER_MAGIC => Some("a file of the kernel's /proc file system"),
+        SYSFS_MAGIC => Some("a file of the kernel's /sys file system"),
+        _ => None,
+    }
+}
+
+/// Elsewhere there is no such file system to tell apart.
+#[cfg(not(target_os = "linux"))]
+fn kernel_file(_: &Path) -> Option<&'static str> {
+    None
 }
 
 /// What a non-regular file is, for messages.

@@ -86,7 +86,8 @@ fn fifos_and_dangling_links_are_never_replaced() {
 fn a_link_to_a_regular_file_is_followed_and_kept() {
     let dir = tempfile::tempdir().unwrap();
     let real = dir.path().join("real.json");
-    std::fs::write(&real, "old").unwrap();
+    // Empty, as `mktemp` leaves it: a file `--out` may replace.
+    std::fs::write(&real, "").unwrap();
     let link = dir.path().join("link.json");
     std::os::unix::fs::symlink(&real, &link).unwrap();
     nqueens()

@@ -34,12 +34,13 @@ pub(crate) struct Args {
     pub unique: bool,
 
     /// Judge format: read one N per line from stdin (a line "0" or end of input ends), print
-    /// one count per line
+    /// one count per line (JSON Lines with --json, one table with --markdown)
     #[arg(long, conflicts_with = "n")]
     pub stdin: bool,
 
-    /// Save progress to FILE every few seconds and on Ctrl-C/SIGTERM; if FILE exists, resume
-    /// from it (finished tasks are not counted again)
+    /// Save progress to FILE every few seconds and on Ctrl-C, SIGTERM or SIGUSR1; if FILE
+    /// exists, resume from it (finished tasks are not counted again; an empty FILE is no
+    /// checkpoint yet)
     #[arg(long, value_name = "FILE", conflicts_with = "stdin")]
     pub checkpoint: Option<PathBuf>,
 
@@ -56,6 +57,11 @@ pub(crate) struct Args {
     /// `nqueens merge`) to FILE; without --shard it holds the whole count (shard 0/1)
     #[arg(long, value_name = "FILE", conflicts_with_all = ["stdin", "unique"])]
     pub out: Option<PathBuf>,
+
+    /// Let --out replace a file that is not this shard's earlier result (an empty file, or
+    /// the same shard of the same run, is replaced without it)
+    #[arg(long, requires = "out")]
+    pub force: bool,
 
     /// Re-solve a deterministic random FRACTION (0 < FRACTION ≤ 1, e.g. 0.01) of the tasks on
     /// the portable code path, on another thread, and compare: a mismatch names the task,

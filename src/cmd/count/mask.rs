@@ -3,11 +3,12 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use nqueens::plan::SEARCH_WORKER_BYTES;
 use nqueens::puzzles::mask::{count_masked, Mask};
 use nqueens::Count;
 
 use super::publish::publish;
-use crate::cmd::input;
+use crate::cmd::{input, plural, workers};
 use crate::options::Global;
 use crate::progress::Bar;
 
@@ -15,8 +16,10 @@ use crate::progress::Bar;
 pub(super) fn run(n: u32, path: &Path, global: &Global) -> anyhow::Result<ExitCode> {
     let text = input::read_to_string(path, input::MAX_BOARD_BYTES, "a mask")?;
     let mask = Mask::parse(&text, n, &input::source_name(path))?;
+    let what = format!("N = {n} with a mask");
+    let threads = workers::fit(global.threads(), SEARCH_WORKER_BYTES, &what, global.quiet)?;
     let bar = Bar::new(global.quiet);
-    let result = count_masked(&mask, global.threads(), &bar);
+    let result = count_masked(&mask, threads, &bar);
     bar.finish();
     let count = result?;
     publish(&count, &commentary(&count, &mask), global)
@@ -26,12 +29,13 @@ pub(super) fn run(n: u32, path: &Path, global: &Global) -> anyhow::Result<ExitCo
 fn commentary(c: &Count, mask: &Mask) -> String {
     let blocked: u32 = mask.row_masks().iter().map(|r| c.n - r.count_ones()).sum();
     format!(
-        "N = {} with {blocked} blocked cells: {} placements; {} ({} tasks), {} threads, {:.3} s",
+        "N = {} with {}: {}; {} ({}), {}, {:.3} s",
         c.n,
-        c.total,
+        plural(blocked, "blocked cell"),
+        plural(c.total, "placement"),
         c.plan,
-        c.tasks,
-        c.threads,
+        plural(c.tasks, "task"),
+        plural(c.threads, "thread"),
         c.elapsed.as_secs_f64()
     )
 }

@@ -1,27 +1,27 @@
 //! `nqueens count N`: count the solutions for an N×N board.
 //!
 //! The modules form no cycle: [`args`] and [`publish`] are leaves; [`resumable`] (checkpoints
-//! and shards) and [`mask`] (blocked cells) use them; this module dispatches to all of them.
+//! and shards), [`mask`] (blocked cells) and [`stdin`] (the judge format) use them; this
+//! module dispatches to all of them.
 
 mod args;
 mod mask;
 mod publish;
 mod resumable;
+mod stdin;
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use nqueens::recheck::Fault;
-use nqueens::report::{render_count, CountReport};
-use nqueens::CountOptions;
+use nqueens::{CountOptions, Plan, Stopwatch};
 
 pub(crate) use args::Args;
-use publish::{commentary, oeis_status, publish};
+use publish::{commentary, publish};
 
-use crate::exit::Exit;
+use crate::cmd::messages::note;
+use crate::cmd::workers;
 use crate::options::Global;
-use crate::parse::parse_n;
 use crate::progress::Bar;
 
 /// Runs `nqueens count`.
@@ -34,34 +34,42 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         .recheck(args.recheck)
         .fault(args.test_inject_fault.map(|task| Fault { task, delta: 1 }));
     if args.stdin {
-        return judge(&options, global);
+        return stdin::run(&options, &args.engine, global);
     }
     let n = args.n.context("N is required")?;
     if let Some(path) = &args.mask {
         return mask::run(n, path, global);
     }
+    tell_cost(n, &args.engine, global.quiet);
     if args.checkpoint.is_some() || args.out.is_some() {
         return resumable::run(args, n, &options, global);
     }
+    let start = Stopwatch::start();
+    let plan = options.plan(n)?;
+    let options = fit_threads(&options, plan.as_ref(), plan.len(), global.quiet)?;
     let bar = Bar::new(global.quiet);
-    let result = nqueens::count_with_progress(n, &options, &bar);
+    let result = nqueens::count_plan(plan.as_ref(), &options, &bar, start);
     bar.finish();
     let count = result?;
     publish(&count, &commentary(&count), global)
 }
 
-/// The judge format: one N per line in, one count per line out.
-fn judge(options: &CountOptions, global: &Global) -> anyhow::Result<ExitCode> {
-    let mut status = Exit::Ok;
-    let mut out = std::io::stdout().lock();
-    for n in crate::cmd::input::judge_sizes(parse_n) {
-        let n = n?;
-        let count = nqueens::count(n, options)?;
-        render_count(&CountReport::from(&count), global.format(), &mut out)?;
-        out.flush()?;
-        if oeis_status(&count) != Exit::Ok {
-            status = Exit::Mismatch;
-        }
+/// `options` with as many of its threads as `plan`'s workers fit in memory, for `tasks`
+/// tasks (fewer with a note; an error if not one fits).
+fn fit_threads(
+    options: &CountOptions,
+    plan: &dyn Plan,
+    tasks: usize,
+    quiet: bool,
+) -> anyhow::Result<CountOptions> {
+    let what = format!("N = {} on the {} engine", plan.n(), plan.engine());
+    let threads = workers::fit(options.workers(tasks)?, plan.worker_bytes(), &what, quiet)?;
+    Ok(options.clone().threads(threads))
+}
+
+/// Says what a board past the fast engine's reach costs (unless quiet).
+pub(super) fn tell_cost(n: u32, engine: &str, quiet: bool) {
+    if let (Some(cost), false) = (nqueens::engine::beyond_mitm(n, engine), quiet) {
+        note!("{cost}. Checkpoint it (--checkpoint) and shard it (--shard) as any long count.");
     }
-    Ok(status.into())
 }

@@ -9,13 +9,15 @@ use std::sync::Arc;
 use anyhow::Context;
 use nqueens::report::{render_shard_summary, ShardSummary};
 use nqueens::shard::blocks::SavedCheck;
-use nqueens::shard::{check_writable, is_same_file, ResumableCount, Resume, ShardSpec};
+use nqueens::shard::{
+    check_writable, is_same_file, Identity, PartialResult, ResumableCount, Resume, ShardSpec,
+};
 use nqueens::CountOptions;
 
 use super::args::{Args, ShardArg};
 use super::publish::{commentary, publish};
 use crate::cmd::messages::{message, note};
-use crate::cmd::plural;
+use crate::cmd::{plural, replace, workers};
 use crate::exit::{Exit, UsageError};
 use crate::options::Global;
 use crate::progress::Bar;
@@ -46,6 +48,11 @@ pub(super) fn run(
     };
     let count = ResumableCount::new(n, options, resume)?;
     check_outputs(args, &count)?;
+    let plan = count.plan();
+    let what = format!("N = {n} on the {} engine", plan.engine());
+    let asked = options.workers(count.shard_tasks())?;
+    let threads = workers::fit(asked, plan.worker_bytes(), &what, global.quiet)?;
+    let count = count.with_threads(threads);
     let count = Arc::new(count.open()?);
     tell_resumed(&count, global);
     let job = Job {
@@ -102,8 +109,9 @@ fn tell_resumed(count: &ResumableCount, global: &Global) {
 }
 
 /// Before anything is read or counted: the result file and the checkpoint are two files,
-/// neither is a folder, device or FIFO, and both can be written at the size they will need
-/// (a full disk, a requeued run).
+/// neither is a folder, device or FIFO, both can be written at the size they will need
+/// (a full disk, a requeued run), and the result file replaces nothing but this shard's
+/// earlier result (unless `--force`).
 fn check_outputs(args: &Args, count: &ResumableCount) -> anyhow::Result<()> {
     let sized = [
         (args.out.as_deref(), count.largest_result_len()),
@@ -114,6 +122,9 @@ fn check_outputs(args: &Args, count: &ResumableCount) -> anyhow::Result<()> {
             check_writable(path, bytes)
                 .with_context(|| format!("cannot write '{}'", path.display()))?;
         }
+    }
+    if let Some(out) = &args.out {
+        replace::check(out, "--out", args.force, |path| earlier_result(path, count))?;
     }
     if let (Some(out), Some(cp)) = (&args.out, &args.checkpoint) {
         if is_same_file(out, cp) {
@@ -127,6 +138,33 @@ fn check_outputs(args: &Args, count: &ResumableCount) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether the result file at `path` is this shard's own, from an earlier run of the same
+/// plan (so writing it again loses nothing); else what it is, for the refusal.
+fn earlier_result(path: &Path, count: &ResumableCount) -> Result<(), String> {
+    let old = PartialResult::load(path).map_err(|e| match e {
+        nqueens::Error::ResultCorrupt { message, .. } => {
+            format!("is not a shard result file of nqueens ({message})")
+        }
+        other => format!("cannot be read as a shard result file ({other})"),
+    })?;
+    let now = Identity::new(count.plan(), count.shard());
+    let run = |id: &Identity| (id.n, id.engine.clone(), id.plan_hash.clone(), id.plan_tasks);
+    if run(&old.identity) == run(&now) && old.identity.shard == now.shard {
+        return Ok(());
+    }
+    let name = |id: &Identity| {
+        format!(
+            "shard {} of N = {} ({} engine, plan {})",
+            id.shard, id.n, id.engine, id.plan_hash
+        )
+    };
+    Err(format!(
+        "holds the result of {}, not of this run's {}",
+        name(&old.identity),
+        name(&now)
+    ))
 }
 
 /// What the main thread hears while the count runs: a signal, or the count's end.
@@ -144,9 +182,9 @@ enum Outcome {
     Failed(anyhow::Error),
 }
 
-/// Installs the Ctrl-C/SIGTERM handler. It only tells the main thread; it never saves or
-/// exits itself, so it never cuts a save short. Returns the channel the main thread listens
-/// on, and a sender for the solver thread.
+/// Installs the Ctrl-C/SIGTERM handler, and passes SIGUSR1 on as SIGTERM. It only tells the
+/// main thread; it never saves or exits itself, so it never cuts a save short. Returns the
+/// channel the main thread listens on, and a sender for the solver thread.
 fn listen_for_signals() -> anyhow::Result<(Sender<Event>, Receiver<Event>)> {
     let (tell, events) = mpsc::channel();
     let signal = tell.clone();
@@ -155,7 +193,39 @@ fn listen_for_signals() -> anyhow::Result<(Sender<Event>, Receiver<Event>)> {
         let _ = signal.send(Event::Signal);
     })
     .context("installing the Ctrl-C/SIGTERM handler")?;
+    usr1_as_term().context("installing the SIGUSR1 handler")?;
     Ok((tell, events))
+}
+
+/// Makes SIGUSR1 stop the count as SIGTERM does. Batch systems send it as a warning before a
+/// time limit (Slurm's `--signal=B:USR1@120`); by default it would kill the process without
+/// a save.
+#[cfg(unix)]
+fn usr1_as_term() -> std::io::Result<()> {
+    extern "C" fn to_term(_: libc::c_int) {
+        // SAFETY: getpid(2) and kill(2) are async-signal-safe and touch no memory.
+        unsafe {
+            libc::kill(libc::getpid(), libc::SIGTERM);
+        }
+    }
+    // SAFETY: the action is fully initialised (zeroed, then its handler and empty mask set)
+    // before sigaction(2) reads it; the handler only makes async-signal-safe calls.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = to_term as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        if libc::sigaction(libc::SIGUSR1, &action, std::ptr::null_mut()) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Elsewhere there is no SIGUSR1.
+#[cfg(not(unix))]
+fn usr1_as_term() -> std::io::Result<()> {
+    Ok(())
 }
 
 /// Everything the solver thread owns.
@@ -348,18 +418,18 @@ fn write_shard(count: &ResumableCount, out: &Path, global: &Global) -> anyhow::R
         );
         return Ok(Exit::Failure.into());
     }
-    let summary = ShardSummary::new(&result, out.to_path_buf());
+    let summary = ShardSummary::new(&result, out.to_path_buf(), count.cpu());
     render_shard_summary(&summary, global.format(), &mut std::io::stdout().lock())
         .with_context(|| format!("printing the shard's total ({})", result.total))?;
     if !global.quiet {
         message!(
-            "shard {shard} of N = {}: {} solutions from {} of {} tasks ({} engine, {}), \
+            "shard {shard} of N = {}: {} from {} of {} ({} engine, {}), \
              {:.3} s, {} rechecked on the portable code path; wrote '{}' (add up all K files \
              with 'nqueens merge')",
             result.identity.n,
-            result.total,
+            plural(result.total, "solution"),
             result.tasks,
-            result.identity.plan_tasks,
+            plural(result.identity.plan_tasks, "task"),
             result.identity.engine,
             result.identity.plan,
             result.elapsed_s,

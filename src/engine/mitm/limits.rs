@@ -6,6 +6,26 @@
 
 use super::kernels::BLOCK;
 
+/// The most memory one worker holds while it solves tasks of N = `n` (see
+/// [`Plan::worker_bytes`](crate::Plan::worker_bytes)). From the peak per thread `estimate N
+/// -j2` measured (Zen 4, avx512): 17, 32 and 24 MB at N = 19, 20 and 21, 68–94 MB at
+/// N = 22–23, 138–183 MB at N = 24–25, 177–184 MB at N = 26 and 197–395 MB at N = 28, with
+/// room for a long run's thread, which held up to 1.25 times its sample's peak at N = 28.
+/// Most of it is the sieve of up to [`Limits::stored`] keys and the [`Limits::queries`]
+/// portion.
+pub(crate) fn worker_bytes(n: u32) -> u64 {
+    const MB: u64 = 1 << 20;
+    MB * match n {
+        ..=17 => 16,
+        18..=19 => 32,
+        20..=21 => 64,
+        22..=23 => 160,
+        24..=25 => 256,
+        26..=27 => 320,
+        _ => 512,
+    }
+}
+
 /// How much of a task is held at once, and when ranking pays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Limits {

@@ -59,6 +59,9 @@ pub(crate) const MITM_MIN_N: u32 = 4;
 /// that. 14×14 (N = 28, 29) peaks at about 11 million placements per list.
 const MAX_H: u32 = 14;
 
+/// The largest board the engine counts.
+pub const MAX_N: u32 = 2 * MAX_H + 1;
+
 /// The fingerprint word of even N's plans whose tasks weigh pairs by the transposes
 /// ([`transpose`]).
 const TRANSPOSES: u64 = u64::from_le_bytes(*b"transpos");
@@ -112,8 +115,7 @@ pub(crate) fn check_quarters(n: u32) -> Result<(), Error> {
             what: format!(
                 "N = {n}: its {h}×{h} quarters have row masks with tens of millions of \
                  placements or more, gigabytes per worker thread (the largest N it takes \
-                 is {})",
-                2 * MAX_H + 1
+                 is {MAX_N})"
             ),
         });
     }
@@ -357,6 +359,10 @@ impl Plan for MitmPlan {
             }
             Some(sample)
         })
+    }
+
+    fn worker_bytes(&self) -> u64 {
+        limits::worker_bytes(self.ctx.geo.n)
     }
 
     /// Up to 10×10 quarters the quarter lists are cached; above, every task builds its own.

@@ -30,6 +30,13 @@ pub struct Symmetry;
 
 /// Automatic split: at least this many tasks per thread ...
 const TASKS_PER_THREAD: usize = 64;
+
+/// Core-hours of a count of N = 24, as `estimate 24 -e symmetry -j2` measured it (Zen 4;
+/// 90% interval 895 to 2,012), and the factor its work grows by per step of N, as Q(N)
+/// grows: what a board past the mitm engine costs, by extrapolation.
+pub(crate) const CORE_HOURS_AT_24: f64 = 1453.0;
+/// See [`CORE_HOURS_AT_24`].
+pub(crate) const GROWTH_PER_N: f64 = 8.0;
 /// ... and, for large boards, about `2^(N − 8)` tasks (capped), so that long runs
 /// checkpoint and shard in steps of similar size: the work grows by about 8× per N.
 const MAX_MIN_TASKS: usize = 1 << 18;

@@ -9,6 +9,7 @@
 //! renames a complete hidden temporary file into place. Memory follows the number of
 //! files, not K or the plan.
 
+mod mergeable;
 mod rerun;
 mod scan;
 
@@ -80,10 +81,10 @@ pub struct CpuShards {
 /// versions that wrote the files), `done`, `in_progress`, `not_started` (shards),
 /// `share_of` (`"estimated cost"`, or `"tasks"` when the plan could not be rebuilt),
 /// `done_share` (0 to 1), `tasks_done`, `partial_total` (decimal string: the counts so
-/// far, not the answer), `complete`, `results_dir`, `shard_seconds`, `span_s` (first start to now),
-/// `share_per_hour`, `eta_s`, `stale_after_s`, `stale`, `cpus`, `unfinished` (ranges
-/// `"A-B"`), `max_array_size`, `rerun` (`sbatch` lines), `notes`, `problems`
-/// (`[{kind, message}]`).
+/// far, not the answer), `complete` (every shard done, and `merge` accepts them),
+/// `results_dir`, `shard_seconds`, `span_s` (first start to now), `share_per_hour`, `eta_s`,
+/// `stale_after_s`, `stale`, `cpus`, `unfinished` (ranges `"A-B"`), `max_array_size`,
+/// `rerun` (`sbatch` lines), `notes`, `problems` (`[{kind, message}]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StatusReport {
     /// Schema tag, [`STATUS_SCHEMA`].
@@ -123,7 +124,8 @@ pub struct StatusReport {
     /// The counts so far (results and checkpoints), a decimal string: partial until
     /// `complete`.
     pub partial_total: String,
-    /// Whether every shard has a result (then `nqueens merge` gives the total).
+    /// Whether every shard has a result and `nqueens merge` accepts them (then it gives the
+    /// total; where it would refuse, a note says why).
     pub complete: bool,
     /// The folder of the first result file (what `nqueens merge` reads).
     pub results_dir: Option<String>,
@@ -182,6 +184,9 @@ pub fn status(dir: &Path, options: &StatusOptions) -> Result<StatusReport, Error
     let run = Run::of(own, key.4);
     let plan = rebuild_plan(&run, options, &mut report);
     progress(&run, plan.as_deref(), options, &mut report);
+    if report.complete {
+        mergeable::check(&mut report);
+    }
     rerun::suggest(dir, &run, options.max_array_size, &mut report);
     Ok(report)
 }

@@ -44,7 +44,7 @@ pub(crate) struct Scan {
     pub(crate) seen: Vec<Seen>,
     /// Files that could not be read, are damaged, or are not of this tool.
     pub(crate) problems: Vec<Problem>,
-    /// Other nqueens files (merge or count reports), skipped.
+    /// Other nqueens files (merge or count reports) and empty checkpoints, skipped.
     pub(crate) skipped: usize,
 }
 
@@ -113,12 +113,16 @@ pub(crate) fn scan(files: &[PathBuf]) -> Scan {
     out
 }
 
-/// One file: `None` for another nqueens report, a problem for anything unreadable,
-/// damaged or foreign.
+/// One file: `None` for another nqueens report or an empty checkpoint, a problem for
+/// anything unreadable, damaged or foreign.
 fn read_one(path: &Path) -> Result<Option<Seen>, (ProblemKind, String)> {
     let corrupted = |why: String| (ProblemKind::Corrupted, why);
     let meta = std::fs::metadata(path)
         .map_err(|e| (ProblemKind::Unreadable, format!("cannot read it: {e}")))?;
+    if meta.is_file() && meta.len() == 0 && path.extension().is_some_and(|e| e == "ckpt") {
+        // An empty checkpoint is one a job script made for a run not started yet.
+        return Ok(None);
+    }
     let value = sealed::read_json(path, sealed::MAX_CHECKPOINT_BYTES).map_err(|why| {
         let kind = match why.starts_with("cannot read") {
             true => ProblemKind::Unreadable,

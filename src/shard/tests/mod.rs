@@ -293,6 +293,21 @@ fn a_tampered_or_truncated_checkpoint_is_refused() {
     assert!(err.contains("truncated"), "{err}");
 }
 
+#[test]
+fn issue_51_an_empty_checkpoint_file_is_no_checkpoint_yet() {
+    let tmp = dir();
+    let path = tmp.path().join("c");
+    std::fs::write(&path, b"").unwrap();
+    assert!(Checkpoint::load(&path).unwrap().is_none());
+    let p = plan(8);
+    let fresh = Checkpoint::resume_or_new(&path, p.as_ref(), ShardSpec::whole()).unwrap();
+    assert_eq!(fresh.tasks_done, 0);
+    // One byte is no longer "nothing yet": it is a damaged file.
+    std::fs::write(&path, b"\n").unwrap();
+    let err = Checkpoint::load(&path).unwrap_err().to_string();
+    assert!(err.contains("truncated"), "{err}");
+}
+
 fn write_shards(dir: &std::path::Path, n: u32, k: usize) -> Vec<PathBuf> {
     let p = plan(n);
     (0..k)

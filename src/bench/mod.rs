@@ -1,0 +1,361 @@
+//! The hardware benchmark: a fixed, versioned workload counted at several thread counts, every
+//! count verified against the published values, and a host description.
+//!
+//! A row at T threads counts the workload T times at once ([`copies`]; at most once per
+//! logical CPU), so each thread has
+//! the same work in every row and a machine that scales perfectly shows 100% efficiency in
+//! every row, on 2 threads or 256. Each row records its wall-clock and process CPU time:
+//! CPU time per copy that grows with the threads means each core ran slower (shared caches,
+//! memory, SMT siblings); wall time that grows while CPU time does not means threads waited.
+//!
+//! People burn in machines with N-Queens because the answer is known: a fast run that is wrong
+//! reveals a bad CPU, memory or overclock. [`run`] stops at the first wrong count. With a
+//! [`Recheck`], a fraction of the tasks is also re-solved on the portable code path
+//! (the same mechanism as `count --recheck`), which catches a fault even where it would not
+//! change a total enough to notice, and names the task.
+
+mod copies;
+mod host;
+pub mod load;
+mod rows;
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::recheck::{Fault, Recheck};
+use crate::{CountOptions, Error, Plan};
+use copies::{count_row, RowOutcome, RowSpec};
+pub use host::HostInfo;
+use rows::{keep_best, summarise, Sample};
+
+/// Schema tag of a [`BenchReport`].
+pub const BENCH_SCHEMA: &str = "nqueens.bench/1";
+
+/// Workload sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Size {
+    /// A few seconds a row (N = 16, 17, 18).
+    Quick,
+    /// Half a minute a row (N = 18, 19, 19).
+    Standard,
+    /// Several minutes a row (N = 19, 20, 20); for burn-in.
+    Long,
+    /// A fraction of a second: for the tool's own tests, which need a real, verified run of
+    /// every code path but not a measurement (as hyperfine's debug mode).
+    Tiny,
+}
+
+/// A fixed list of counts. Scores are comparable across machines only for the same name and
+/// version: the version changes whenever the sizes or the engine change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Workload {
+    /// `quick`, `standard` or `long` (or `tiny`, for tests).
+    pub name: Size,
+    /// Workload version.
+    pub version: u32,
+    /// Engine used for every count.
+    pub engine: String,
+    /// Board sizes counted, in order, per round and thread count (each as many times as
+    /// the row has threads).
+    pub sizes: Vec<u32>,
+}
+
+/// The workload of a given size.
+pub fn workload(size: Size) -> Workload {
+    // The fastest engine (mitm) on sizes whose counts are in the known tables, so every
+    // timed count is also checked.
+    let sizes = match size {
+        Size::Quick => vec![16, 17, 18],
+        Size::Standard => vec![18, 19, 19],
+        Size::Long => vec![19, 20, 20],
+        Size::Tiny => vec![10, 11, 12],
+    };
+    Workload {
+        name: size,
+        // 3: a row counts the workload once per thread (2: once per row).
+        version: 3,
+        engine: "mitm".to_string(),
+        sizes,
+    }
+}
+
+/// One row: the results at one thread count (its best round).
+///
+/// The measurements are `threads`, the work (`copies` of the workload, with their
+/// `solutions` and `subproblems`), `wall_s` and `cpu_s`; the other fields follow from them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadResult {
+    /// Worker threads.
+    pub threads: usize,
+    /// Times the row counted the workload (reports of workload version 2 and before
+    /// counted it once a row).
+    #[serde(default = "one")]
+    pub copies: usize,
+    /// Wall-clock seconds for the row (best round).
+    pub wall_s: f64,
+    /// Process CPU seconds for the row, all threads together (`None` where not measured).
+    #[serde(default)]
+    pub cpu_s: Option<f64>,
+    /// Solutions counted in the row, all copies (decimal string).
+    pub solutions: String,
+    /// Subproblems (tasks) solved in the row, all copies.
+    pub subproblems: u64,
+    /// Solutions per second.
+    pub solutions_per_s: f64,
+    /// Subproblems per second.
+    pub subproblems_per_s: f64,
+    /// Solutions per second over those at the smallest thread count.
+    pub speedup: f64,
+    /// Speed-up divided by the thread ratio (1.0 = perfect scaling).
+    pub efficiency: f64,
+    /// CPU time over wall time × threads: how much of the time the threads were running
+    /// (below 1.0: they waited).
+    #[serde(default)]
+    pub busy: Option<f64>,
+    /// CPU seconds per copy at the smallest thread count over this row's (below 1.0: each
+    /// core ran slower than alone).
+    #[serde(default)]
+    pub core_speed: Option<f64>,
+}
+
+/// The copies a row read from an older report counted: one.
+fn one() -> usize {
+    1
+}
+
+/// A finished benchmark.
+///
+/// JSON fields: `schema` (`"nqueens.bench/1"`), `workload` {`name`, `version`, `engine`,
+/// `sizes`}, `host` {`cpu`, `logical_cores`, `physical_cores`, `features`, `code_path`, `isa`, `os`,
+/// `arch`, `version`, `commit`}, `rounds` (all verified), `verified` (true when every count
+/// matched its published value), `rechecked`, `results` (one row per thread count:
+/// `threads`, `copies`, `wall_s`, `cpu_s`, `solutions`, `subproblems`, `solutions_per_s`,
+/// `subproblems_per_s`, and `speedup`, `efficiency`, `busy` and `core_speed`, relative to
+/// the smallest thread count; see [`ThreadResult`]), and `score`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchReport {
+    /// Schema tag, [`BENCH_SCHEMA`].
+    pub schema: String,
+    /// The workload that ran.
+    pub workload: Workload,
+    /// The machine it ran on.
+    pub host: HostInfo,
+    /// Rounds completed, each verified.
+    pub rounds: u32,
+    /// Whether every count matched its published value (OEIS A000170). Reports written
+    /// before this field existed read as `false`.
+    #[serde(default)]
+    pub verified: bool,
+    /// Tasks re-solved on the portable code path with the same count, over the whole run
+    /// (0 without a recheck).
+    #[serde(default)]
+    pub rechecked: usize,
+    /// One entry per thread count.
+    pub results: Vec<ThreadResult>,
+    /// [`score`] of the results.
+    pub score: f64,
+}
+
+/// The single score: millions of solutions per second at the best thread count. Comparable
+/// across machines for the same workload name and version.
+pub fn score(results: &[ThreadResult]) -> f64 {
+    results
+        .iter()
+        .map(|r| r.solutions_per_s / 1e6)
+        .fold(0.0, f64::max)
+}
+
+/// How long and at which thread counts to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchConfig {
+    /// The workload.
+    pub workload: Workload,
+    /// Thread counts, in order.
+    pub threads: Vec<usize>,
+    /// Rounds to run at least.
+    pub rounds: u32,
+    /// Keep running rounds until this much time has passed.
+    pub duration: Option<Duration>,
+    /// Re-solve this fraction of one copy's tasks in every row's count of each board, drawn
+    /// from all its copies, on the portable code path.
+    pub recheck: Option<Recheck>,
+    /// Test hook: a fault in the fast code path of every count (see [`Fault`]).
+    pub fault: Option<Fault>,
+}
+
+/// The default thread counts: 1, 2, 4, ... and finally `max` itself.
+pub fn default_threads(max: usize) -> Vec<usize> {
+    let mut list: Vec<usize> = std::iter::successors(Some(1usize), |t| t.checked_mul(2))
+        .take_while(|&t| t < max)
+        .collect();
+    list.push(max.max(1));
+    list
+}
+
+/// A count that disagreed with the published value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrongCount {
+    /// Board size.
+    pub n: u32,
+    /// Thread count of the failing run.
+    pub threads: usize,
+    /// Times the board was counted in that run (the totals below are for all of them).
+    pub copies: usize,
+    /// Round (1-based; 0 for the untimed warm-up before the first).
+    pub round: u32,
+    /// What was counted.
+    pub got: u128,
+    /// What OEIS says, times `copies`.
+    pub expected: u128,
+}
+
+/// How a benchmark ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Every round verified.
+    Verified(Box<BenchReport>),
+    /// A count was wrong; the run stopped there.
+    Wrong(WrongCount),
+}
+
+/// Observes a benchmark: told before each count.
+pub trait BenchObserver: Sync {
+    /// Count `index` of `total` (round, threads, N) is about to start.
+    fn count_started(&self, _index: usize, _total: Option<usize>, _label: &str) {}
+}
+
+/// Ignores everything.
+impl BenchObserver for () {}
+
+/// Runs the benchmark: builds the workload's plans once (every row counts the same tasks),
+/// warms them with one untimed, verified count where the engine fills caches as it goes
+/// (so the one-thread row does not pay for filling what the wider rows then share), then
+/// times each thread count's row, round after round.
+pub fn run(config: &BenchConfig, observer: &dyn BenchObserver) -> Result<Outcome, Error> {
+    let started = Instant::now();
+    let widest = config.threads.iter().copied().max().unwrap_or(1);
+    let built = build_plans(&config.workload, widest)?;
+    let plans: Vec<&dyn Plan> = config
+        .workload
+        .sizes
+        .iter()
+        .map(|n| {
+            built
+                .iter()
+                .find(|p| p.n() == *n)
+                .expect("planned")
+                .as_ref()
+        })
+        .collect();
+    let warm: Vec<&dyn Plan> = built
+        .iter()
+        .filter(|p| p.warms_caches())
+        .map(|p| p.as_ref())
+        .collect();
+    let per_round = config.threads.len() * plans.len();
+    let planned =
+        (config.duration.is_none()).then(|| warm.len() + per_round * config.rounds as usize);
+    let spec = |threads, copies, round, index| RowSpec {
+        threads,
+        copies,
+        round,
+        index,
+        planned,
+    };
+    if !warm.is_empty() {
+        let row = spec(widest, 1, 0, 0);
+        if let RowOutcome::Wrong(wrong) = count_row(config, &warm, row, observer)? {
+            return Ok(Outcome::Wrong(wrong));
+        }
+    }
+    let mut best: Vec<Option<Sample>> = vec![None; config.threads.len()];
+    let (mut rechecked, mut round) = (0, 0);
+    while round < config.rounds || config.duration.is_some_and(|d| started.elapsed() < d) {
+        round += 1;
+        for (i, (slot, &threads)) in best.iter_mut().zip(&config.threads).enumerate() {
+            let index = warm.len() + (round as usize - 1) * per_round + i * plans.len();
+            let row = spec(threads, copies(threads), round, index);
+            match count_row(config, &plans, row, observer)? {
+                RowOutcome::Counted {
+                    sample,
+                    rechecked: r,
+                } => {
+                    keep_best(slot, sample);
+                    rechecked += r;
+                }
+                RowOutcome::Wrong(wrong) => return Ok(Outcome::Wrong(wrong)),
+            }
+        }
+    }
+    let results = summarise(&config.threads, &best);
+    Ok(Outcome::Verified(Box::new(BenchReport {
+        schema: BENCH_SCHEMA.to_string(),
+        workload: config.workload.clone(),
+        host: HostInfo::detect(),
+        rounds: round,
+        // A wrong count returns `Outcome::Wrong` above, so every count here was checked.
+        verified: true,
+        rechecked,
+        score: score(&results),
+        results,
+    })))
+}
+
+/// The copies of the workload a row at `threads` threads counts: one per thread, but no more
+/// than this machine's logical CPUs, so that a row of more threads than CPUs (which can only
+/// read a lower efficiency) lasts no longer than the row of every CPU.
+pub fn copies(threads: usize) -> usize {
+    threads.clamp(1, num_cpus::get().max(1))
+}
+
+/// One plan per distinct board size of `workload`, for `threads` threads (the widest row).
+fn build_plans(workload: &Workload, threads: usize) -> Result<Vec<Box<dyn Plan>>, Error> {
+    let options = CountOptions::new()
+        .engine(&workload.engine)
+        .threads(threads);
+    let mut sizes = workload.sizes.clone();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes.into_iter().map(|n| options.plan(n)).collect()
+}
+
+/// Speed ratios of `b` over `a` per thread count present in both (b's solutions/s divided
+/// by a's): above 1 means `b` is faster.
+pub fn compare(a: &BenchReport, b: &BenchReport) -> Vec<(usize, f64)> {
+    a.results
+        .iter()
+        .filter_map(|ra| {
+            let rb = b.results.iter().find(|r| r.threads == ra.threads)?;
+            Some((
+                ra.threads,
+                rb.solutions_per_s / ra.solutions_per_s.max(1e-12),
+            ))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::known;
+
+    #[test]
+    fn default_thread_counts_double_up_to_the_maximum() {
+        assert_eq!(default_threads(1), vec![1]);
+        assert_eq!(default_threads(2), vec![1, 2]);
+        assert_eq!(default_threads(6), vec![1, 2, 4, 6]);
+        assert_eq!(default_threads(8), vec![1, 2, 4, 8]);
+    }
+
+    #[test]
+    fn every_workload_size_has_published_values() {
+        for size in [Size::Quick, Size::Standard, Size::Long, Size::Tiny] {
+            assert!(workload(size)
+                .sizes
+                .iter()
+                .all(|&n| known::total(n).is_some()));
+        }
+    }
+}
