@@ -120,6 +120,15 @@ pub(crate) enum Command {
         #[command(flatten)]
         format: RecordFormat,
     },
+    /// List the GPUs `--gpu-device` can pick (a build with `--features gpu`)
+    Gpus {
+        #[command(flatten)]
+        args: cmd::gpu::Args,
+        #[command(flatten)]
+        quiet: Quiet,
+        #[command(flatten)]
+        format: RecordFormat,
+    },
     /// Print shell completions
     Completions(cmd::completions::Args),
     /// Keep one core busy in one way for a while (for scripts/node-check.sh)
@@ -140,6 +149,7 @@ impl Command {
             | Command::Bench { quiet, .. }
             | Command::Merge { quiet, .. }
             | Command::Status { quiet, .. }
+            | Command::Gpus { quiet, .. }
             | Command::Estimate { quiet, .. } => quiet.is_set(),
             Command::Completions(_) | Command::Load(_) => false,
         }
@@ -172,6 +182,7 @@ impl Command {
             }
             Command::Verify { format, .. }
             | Command::Merge { format, .. }
+            | Command::Gpus { format, .. }
             | Command::Status { format, .. } => global(None, format.chosen()?),
             Command::Completions(_) | Command::Load(_) => global(None, FormatArg::Text),
         })
@@ -189,6 +200,7 @@ impl Command {
             Command::Merge { args, .. } => cmd::merge::run(args, global),
             Command::Status { args, .. } => cmd::status::run(args, global),
             Command::Estimate { args, .. } => cmd::estimate::run(args, global),
+            Command::Gpus { args, .. } => cmd::gpu::run(args, global),
             Command::Completions(args) => cmd::completions::run(args, &mut Cli::command()),
             Command::Load(args) => cmd::load::run(args),
         }

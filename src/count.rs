@@ -61,6 +61,8 @@ pub struct CountOptions {
     unique: bool,
     recheck: Option<recheck::Recheck>,
     fault: Option<recheck::Fault>,
+    #[cfg(feature = "gpu")]
+    gpu: Option<crate::gpu::Gpu>,
 }
 
 impl Default for CountOptions {
@@ -72,6 +74,8 @@ impl Default for CountOptions {
             unique: false,
             recheck: None,
             fault: None,
+            #[cfg(feature = "gpu")]
+            gpu: None,
         }
     }
 }
@@ -118,6 +122,14 @@ impl CountOptions {
     /// [`recheck::Fault`]).
     pub fn fault(mut self, fault: Option<recheck::Fault>) -> Self {
         self.fault = fault;
+        self
+    }
+
+    /// Joins on `gpu` (the mitm engine's plan, the same tasks and counts; see
+    /// [`crate::gpu`]), or on the CPU with `None`.
+    #[cfg(feature = "gpu")]
+    pub fn gpu(mut self, gpu: Option<crate::gpu::Gpu>) -> Self {
+        self.gpu = gpu;
         self
     }
 
@@ -198,6 +210,10 @@ impl CountOptions {
 
     /// Builds the plan these options select for an `n`×`n` board.
     pub fn plan(&self, n: u32) -> Result<Box<dyn Plan>, Error> {
+        #[cfg(feature = "gpu")]
+        if let Some(gpu) = &self.gpu {
+            return self.gpu_plan(gpu, n);
+        }
         let options = engine::PlanOptions {
             split_depth: self.split_depth,
             threads: self.checked_threads()?,
@@ -226,6 +242,25 @@ impl CountOptions {
             return Err(Error::UniqueUnsupported { engine: asked });
         }
         Ok(plan)
+    }
+
+    /// The plan joined on `gpu`: the mitm engine's, which `auto` and `mitm` name.
+    #[cfg(feature = "gpu")]
+    fn gpu_plan(&self, gpu: &crate::gpu::Gpu, n: u32) -> Result<Box<dyn Plan>, Error> {
+        let mitm = engine::Engine::name(&engine::mitm::Mitm);
+        if !matches!(self.engine, EngineChoice::Auto) && !self.engine.is(mitm) {
+            let asked = engine::find(self.engine.name(), n)?.name();
+            return Err(Error::Unsupported {
+                engine: asked,
+                what: "--gpu (a GPU joins the mitm engine's plan: leave -e out, or -e mitm)"
+                    .into(),
+            });
+        }
+        if self.split_depth.is_some() {
+            return Err(Error::SplitDepthUnsupported { engine: mitm });
+        }
+        self.checked_threads()?;
+        crate::gpu::plan(gpu, n)
     }
 }
 

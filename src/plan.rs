@@ -94,6 +94,12 @@ pub trait Plan: Send + Sync {
     fn fault(&self) -> Option<Error> {
         None
     }
+    /// The device other than this CPU that solves the tasks (`GPU NAME`), if any. A task's
+    /// time is then wall time rather than its thread's CPU time, for an estimate: it spends
+    /// it waiting on the device.
+    fn device(&self) -> Option<String> {
+        None
+    }
     /// Whether [`Plan::unique`] can compute the number of fundamental solutions.
     fn has_unique(&self) -> bool {
         false

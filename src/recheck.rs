@@ -266,6 +266,9 @@ impl Plan for Faulty<'_> {
     fn fault(&self) -> Option<Error> {
         self.inner.fault()
     }
+    fn device(&self) -> Option<String> {
+        self.inner.device()
+    }
     fn fingerprint(&self) -> String {
         self.inner.fingerprint()
     }

@@ -208,17 +208,19 @@ impl CpuClock {
     }
 }
 
-/// A stopwatch of this thread's CPU time, or of wall time where there is no such clock.
+/// A stopwatch of this thread's CPU time, or of wall time where there is no such clock (or
+/// where it is asked for).
 pub(crate) struct Clock {
     cpu: Option<f64>,
     wall: Instant,
 }
 
 impl Clock {
-    /// Starts the stopwatch.
-    pub(crate) fn start() -> Self {
+    /// Starts the stopwatch: of this thread's CPU time, or of wall time with `wall`: work that waits on a GPU spends its
+    /// time there, not on this thread's CPU.
+    pub(crate) fn start_for(wall: bool) -> Self {
         Clock {
-            cpu: thread_cpu_seconds(),
+            cpu: if wall { None } else { thread_cpu_seconds() },
             wall: Instant::now(),
         }
     }

@@ -71,6 +71,9 @@ pub(crate) struct Args {
     #[arg(long, value_name = "TIME", default_value = "90s", value_parser = parse_span)]
     pub time_limit: Duration,
 
+    #[command(flatten)]
+    pub gpu: crate::cmd::gpu::GpuArgs,
+
     /// The cluster's MaxArraySize for the suggested arrays (default: from 'scontrol show
     /// config', else Slurm's default 1001); more shards are submitted as several arrays
     #[arg(long, value_name = "SIZE", value_parser = clap::value_parser!(u32).range(1..))]
@@ -109,6 +112,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let options = CountOptions::new()
         .engine(&args.engine)
         .threads(global.threads());
+    let options = args.gpu.apply(options, global.quiet)?;
     let plan = stable_plan(args.n, &options)?;
     refuse_past_mitm(args, plan.len(), global.quiet)?;
     let what = format!("N = {} on the {} engine", args.n, plan.engine());

@@ -4,6 +4,7 @@ pub(crate) mod bench;
 pub(crate) mod completions;
 pub(crate) mod count;
 pub(crate) mod estimate;
+pub(crate) mod gpu;
 pub(crate) mod input;
 pub(crate) mod judge;
 pub(crate) mod load;

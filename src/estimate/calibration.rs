@@ -382,7 +382,7 @@ fn solve_part(plan: &dyn Plan, t: usize, draws: Draws) -> (Subsample, bool) {
     if let Some(sample) = plan.solve_sampled(t, draws) {
         return (sample, true);
     }
-    let clock = Clock::start();
+    let clock = Clock::start_for(plan.device().is_some());
     if draws.counted {
         if let Some((count, work)) = plan.solve_counted(t) {
             return (Subsample::whole(count, clock.seconds(), work), true);

@@ -99,6 +99,7 @@ pub fn estimate_report(
             counters: counters(plan, d, cal, false),
         },
         largest_task_high_hours: e.largest_task.high / 3600.0,
+        gpu: plan.device(),
     }
 }
 
@@ -146,9 +147,14 @@ fn slurm(plan: &dyn Plan, e: &Estimate, s: &ReportSettings) -> Slurm {
     // for shards that are not quite equal and 10 minutes for start-up and the last checkpoint.
     let shard_high = (core.high / (shards * threads) as f64).max(e.largest_task.high);
     let limit = shard_high * 1.25 + 600.0;
-    let options = format!("--cpus-per-task={threads} --time={}", clock(limit));
+    let (gres, gpu) = if plan.device().is_some() {
+        ("--gres=gpu:1 ", " --gpu")
+    } else {
+        ("", "")
+    };
+    let options = format!("{gres}--cpus-per-task={threads} --time={}", clock(limit));
     let count = format!(
-        "nqueens count {} --engine {} -j {threads} -q",
+        "nqueens count {} --engine {}{gpu} -j {threads} -q",
         s.n,
         plan.engine()
     );

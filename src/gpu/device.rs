@@ -45,6 +45,15 @@ impl std::fmt::Display for Adapter {
 #[derive(Clone)]
 pub struct Gpu {
     pub(crate) device: Arc<Device>,
+    /// Test hook: the joins of a plan fail after this many, as on a lost device.
+    pub(crate) fail_after: Option<u64>,
+}
+
+impl PartialEq for Gpu {
+    /// The same device opened once (clones of one [`Gpu`]).
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.device, &other.device) && self.fail_after == other.fail_after
+    }
 }
 
 impl std::fmt::Debug for Gpu {
@@ -83,7 +92,16 @@ impl Gpu {
         let device = open_adapter(chosen.0, chosen.1)?;
         Ok(Gpu {
             device: Arc::new(device),
+            fail_after: None,
         })
+    }
+
+    /// Test hook: every plan made on this GPU from now on fails its joins after `joins` of
+    /// them, as it would on a device lost in a run.
+    #[doc(hidden)]
+    pub fn fail_after(mut self, joins: Option<u64>) -> Self {
+        self.fail_after = joins;
+        self
     }
 
     /// The adapter this GPU was opened on.

@@ -5,6 +5,7 @@
 //! The host plans and reads back a few numbers between stages: each job's first key (for
 //! portions and sizes), samples (for the tree), and each stage's totals.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -27,6 +28,8 @@ pub(super) const TABLE_WORDS: u64 = 6208;
 pub(crate) struct GpuJoiner {
     device: Arc<Device>,
     slots: Mutex<Vec<Slot>>,
+    /// Test hook: joins left before every join fails, as on a lost device.
+    fail_after: Option<AtomicU64>,
 }
 
 impl std::fmt::Debug for GpuJoiner {
@@ -36,11 +39,20 @@ impl std::fmt::Debug for GpuJoiner {
 }
 
 impl GpuJoiner {
-    pub(crate) fn new(device: Arc<Device>) -> Self {
+    pub(crate) fn new(device: Arc<Device>, fail_after: Option<u64>) -> Self {
         GpuJoiner {
             device,
             slots: Mutex::new(Vec::new()),
+            fail_after: fail_after.map(AtomicU64::new),
         }
+    }
+
+    /// Whether the test hook says this join fails.
+    fn injected_failure(&self) -> bool {
+        self.fail_after.as_ref().is_some_and(|left| {
+            left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                .is_err()
+        })
     }
 }
 
@@ -48,6 +60,9 @@ impl Joiner for GpuJoiner {
     fn join(&self, join: Join<'_, '_>, work: &mut Work) -> Result<Option<u64>, String> {
         if let Some(lost) = self.device.lost() {
             return Err(lost);
+        }
+        if self.injected_failure() {
+            return Err("the device was lost (injected by a test)".into());
         }
         let slot = self
             .slots
@@ -77,7 +92,7 @@ impl Joiner for GpuJoiner {
     }
 
     fn describe(&self) -> String {
-        format!("GPU {}", self.device.adapter)
+        format!("GPU {}", self.device.adapter.name)
     }
 }
 

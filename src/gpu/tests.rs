@@ -157,9 +157,10 @@ impl Joiner for Checked {
 
 /// Tasks of `n` at the given shares of its plan (in thousandths), each join checked.
 fn check_tasks(gpu: &Gpu, n: u32, at: &[usize]) {
-    let joiner = Arc::new(Checked(super::join::GpuJoiner::new(Arc::clone(
-        &gpu.device,
-    ))));
+    let joiner = Arc::new(Checked(super::join::GpuJoiner::new(
+        Arc::clone(&gpu.device),
+        None,
+    )));
     let on_gpu = MitmPlan::with_joiner(n, joiner);
     let cpu = crate::engine::plan("mitm", n, &crate::engine::PlanOptions::default()).unwrap();
     for &share in at {

@@ -75,6 +75,10 @@ pub struct EstimateReport {
     pub speed: SpeedReport,
     /// The largest task's hours at the upper end of its 90% interval.
     pub largest_task_high_hours: f64,
+    /// The GPU the joins ran on (`null`: the CPU). Then tasks were timed in wall time with
+    /// `threads` threads feeding it: `core_hours` are those threads' hours, and `wall_hours`
+    /// are the GPU's (one GPU, `threads` threads).
+    pub gpu: Option<String>,
 }
 
 /// Sampled tasks solved from some of their pieces (`pieces` in `--json`).
@@ -222,6 +226,9 @@ fn machine(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
 
 /// CPU time, wall time and memory.
 fn cost(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
+    if let Some(gpu) = &r.gpu {
+        return gpu_cost(r, gpu, out);
+    }
     let c = &r.core_hours;
     writeln!(
         out,
@@ -241,6 +248,30 @@ fn cost(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
         human(w.estimate),
         human(w.low),
         human(w.high),
+        human(r.largest_task_hours),
+        human(r.largest_task_high_hours)
+    )?;
+    writeln!(
+        out,
+        "memory: {} after the plan, peak {} more per thread",
+        megabytes(r.plan_rss_bytes),
+        megabytes(r.peak_rss_per_thread_bytes)
+    )
+}
+
+/// GPU time and memory: the wall time of one GPU with the sample's threads feeding it.
+fn gpu_cost(r: &EstimateReport, gpu: &str, out: &mut dyn Write) -> io::Result<()> {
+    let w = &r.wall_hours;
+    writeln!(
+        out,
+        "GPU time: {} GPU-hours = {} on one {gpu}, fed by {} (90% interval {} to {}: sampling ±{:.1}%, timing ±{:.1}%); largest task {} (up to {})",
+        sig(w.estimate),
+        human(w.estimate),
+        plural(r.threads, "thread"),
+        human(w.low),
+        human(w.high),
+        100.0 * r.speed.sampling_spread,
+        100.0 * r.speed.timing_spread,
         human(r.largest_task_hours),
         human(r.largest_task_high_hours)
     )?;

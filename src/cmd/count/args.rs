@@ -73,10 +73,13 @@ pub(crate) struct Args {
     #[arg(long, value_name = "TASK", hide = true)]
     pub test_inject_fault: Option<usize>,
 
+    #[command(flatten)]
+    pub gpu: crate::cmd::gpu::GpuArgs,
+
     /// Count on a board with blocked cells: FILE (or - for stdin) has N lines of N cells,
     /// 1 or . allowed, 0 or # blocked. Not with --stdin, --unique, --split-depth, --engine,
     /// --checkpoint, --shard, --out or --recheck (one search over the whole board)
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["stdin", "unique", "split_depth", "engine", "checkpoint", "shard", "out", "recheck"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["stdin", "unique", "split_depth", "engine", "checkpoint", "shard", "out", "recheck", "gpu", "gpu_device"])]
     pub mask: Option<PathBuf>,
 }
 

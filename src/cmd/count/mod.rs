@@ -33,6 +33,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         .unique(args.unique)
         .recheck(args.recheck)
         .fault(args.test_inject_fault.map(|task| Fault { task, delta: 1 }));
+    let options = args.gpu.apply(options, global.quiet)?;
     if args.stdin {
         return stdin::run(&options, &args.engine, global);
     }

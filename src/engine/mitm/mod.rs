@@ -346,7 +346,7 @@ impl Plan for MitmPlan {
             s.start_counting(draws.counted);
             s.sampling.draws = Some(Draws { seed, ..draws });
             s.sampling.pieces = 0;
-            let clock = Clock::start();
+            let clock = Clock::start_for(self.joiner.is_some());
             let count = self.ctx.solve(task, s);
             let seconds = clock.seconds();
             s.sampling.draws = None;
@@ -384,6 +384,10 @@ impl Plan for MitmPlan {
 
     fn fault(&self) -> Option<Error> {
         self.fault.get().map(|why| Error::Gpu(why.clone()))
+    }
+
+    fn device(&self) -> Option<String> {
+        self.joiner.as_ref().map(|j| j.describe())
     }
 
     /// Parametric, so that huge plans hash quickly: engine, version, N, h (and the

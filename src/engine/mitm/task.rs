@@ -660,7 +660,7 @@ fn join_drawn(
     for (p, probability, times) in pieces {
         // Each piece's work on its own: the shared work so far is set aside.
         let shared = std::mem::take(&mut keys.work);
-        let clock = Clock::start();
+        let clock = Clock::start_for(keys.joiner.is_some());
         let count = keys.join_split(sides, cut, p..p + 1, factors, run);
         let seconds = clock.seconds();
         let work = std::mem::replace(&mut keys.work, shared);

@@ -1,0 +1,132 @@
+//! `--gpu` and `--gpu-device` (for `count`, `estimate` and `bench`), and `nqueens gpus`, the
+//! GPUs they can pick. A build without the `gpu` feature has the same flags and says how to
+//! get one that runs them.
+
+use std::process::ExitCode;
+
+use nqueens::recheck::Recheck;
+use nqueens::CountOptions;
+
+use crate::options::Global;
+
+/// The share of tasks a GPU run rechecks on the CPU's portable path unless `--recheck` says
+/// otherwise: a GPU, its driver and its memory are one more thing that can count wrong.
+pub(crate) const GPU_RECHECK: f64 = 0.01;
+
+/// `--gpu` and `--gpu-device`.
+#[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = "GPU")]
+pub(crate) struct GpuArgs {
+    /// Join on a GPU: the mitm engine's plan (the same tasks, counts, shards and
+    /// checkpoints), its joins run through Vulkan, Metal or DX12; rechecks 1% of the tasks on
+    /// the CPU unless --recheck says otherwise. Needs a build with `--features gpu`
+    #[arg(long)]
+    pub gpu: bool,
+
+    /// Which GPU, counting from 0 as `nqueens gpus` lists them [default: the first hardware
+    /// GPU]; implies --gpu
+    #[arg(long, value_name = "I")]
+    pub gpu_device: Option<usize>,
+
+    /// Testing only: every join fails after JOINS of them, as on a lost device
+    #[arg(long, value_name = "JOINS", hide = true)]
+    pub test_gpu_fail_after: Option<u64>,
+}
+
+impl GpuArgs {
+    /// Whether a GPU was asked for.
+    pub(crate) fn wanted(&self) -> bool {
+        self.gpu || self.gpu_device.is_some()
+    }
+
+    /// `options` joining on the GPU asked for (none: unchanged), with the default recheck
+    /// of a GPU run and its checkers: a quarter of the threads, which mostly wait on the
+    /// GPU, recheck on the portable path.
+    pub(crate) fn apply(&self, options: CountOptions, quiet: bool) -> anyhow::Result<CountOptions> {
+        if !self.wanted() {
+            return Ok(options);
+        }
+        let options = self.open_into(options, quiet)?;
+        let recheck = options
+            .rechecking()
+            .unwrap_or(Recheck::new(GPU_RECHECK).expect("a valid fraction"));
+        let checkers = (options.checked_threads()? / 4).max(1);
+        Ok(options.recheck(Some(recheck.checkers(checkers))))
+    }
+
+    #[cfg(feature = "gpu")]
+    fn open_into(&self, options: CountOptions, quiet: bool) -> anyhow::Result<CountOptions> {
+        let gpu = nqueens::gpu::Gpu::open(self.gpu_device)?.fail_after(self.test_gpu_fail_after);
+        if !quiet {
+            let adapter = gpu.adapter();
+            crate::cmd::messages::note!("joining on GPU {}: {adapter}", adapter.index);
+            if adapter.software {
+                crate::cmd::messages::warning!(
+                    "that is a software driver running on the CPU: exact, but far slower than \
+                     the CPU engine (install your GPU's driver, or run without --gpu)"
+                );
+            }
+        }
+        Ok(options.gpu(Some(gpu)))
+    }
+
+    #[cfg(not(feature = "gpu"))]
+    fn open_into(&self, _options: CountOptions, _quiet: bool) -> anyhow::Result<CountOptions> {
+        Err(not_built().into())
+    }
+}
+
+/// The error of a build without GPU support.
+#[cfg(not(feature = "gpu"))]
+fn not_built() -> nqueens::Error {
+    nqueens::Error::NoGpu(
+        "this nqueens was built without GPU support: build it with `cargo build --release \
+         --features gpu` (and install the Vulkan loader, libvulkan1, and your GPU driver's \
+         Vulkan driver)"
+            .into(),
+    )
+}
+
+/// Arguments of `nqueens gpus`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {}
+
+/// Runs `nqueens gpus`: one line per GPU adapter (`--json`: a list), numbered as
+/// `--gpu-device` takes them.
+#[cfg(feature = "gpu")]
+pub(crate) fn run(_args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
+    let adapters = nqueens::gpu::adapters()?;
+    let mut out = std::io::stdout().lock();
+    if global.format() == nqueens::report::Format::Json {
+        let list: Vec<_> = adapters
+            .iter()
+            .map(|a| {
+                serde_json::json!({
+                    "index": a.index,
+                    "name": a.name,
+                    "backend": a.backend,
+                    "driver": a.driver,
+                    "software": a.software,
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({ "schema": "nqueens.gpus/1", "gpus": list });
+        writeln!(out, "{doc}")?;
+    } else if adapters.is_empty() {
+        crate::cmd::messages::message!("no GPU adapter found");
+    } else {
+        for a in &adapters {
+            writeln!(out, "{}: {a}", a.index)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `nqueens gpus` in a build without GPU support: says so.
+#[cfg(not(feature = "gpu"))]
+pub(crate) fn run(_args: &Args, _global: &Global) -> anyhow::Result<ExitCode> {
+    Err(not_built().into())
+}
+
+#[cfg(feature = "gpu")]
+use std::io::Write as _;
