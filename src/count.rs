@@ -252,8 +252,7 @@ impl CountOptions {
             let asked = engine::find(self.engine.name(), n)?.name();
             return Err(Error::Unsupported {
                 engine: asked,
-                what: "--gpu (a GPU joins the mitm engine's plan: leave -e out, or -e mitm)"
-                    .into(),
+                what: "--gpu (a GPU joins the mitm engine's plan: leave -e out, or -e mitm)".into(),
             });
         }
         if self.split_depth.is_some() {

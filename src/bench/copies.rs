@@ -67,6 +67,12 @@ impl Plan for Copies<'_> {
     fn warms_caches(&self) -> bool {
         self.inner.warms_caches()
     }
+    fn fault(&self) -> Option<Error> {
+        self.inner.fault()
+    }
+    fn device(&self) -> Option<String> {
+        self.inner.device()
+    }
     fn fingerprint(&self) -> String {
         let inner = self.inner.fingerprint();
         let words = inner.as_bytes().chunks(8).map(|c| {
@@ -207,6 +213,7 @@ mod tests {
             duration: None,
             recheck: None,
             fault: None,
+            base: CountOptions::new(),
         };
         let row = RowSpec {
             threads: 3,

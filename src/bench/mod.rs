@@ -130,7 +130,7 @@ fn one() -> usize {
 /// JSON fields: `schema` (`"nqueens.bench/1"`), `workload` {`name`, `version`, `engine`,
 /// `sizes`}, `host` {`cpu`, `logical_cores`, `physical_cores`, `features`, `code_path`, `isa`, `os`,
 /// `arch`, `version`, `commit`}, `rounds` (all verified), `verified` (true when every count
-/// matched its published value), `rechecked`, `results` (one row per thread count:
+/// matched its published value), `rechecked`, `gpu` (only when a GPU joined), `results` (one row per thread count:
 /// `threads`, `copies`, `wall_s`, `cpu_s`, `solutions`, `subproblems`, `solutions_per_s`,
 /// `subproblems_per_s`, and `speedup`, `efficiency`, `busy` and `core_speed`, relative to
 /// the smallest thread count; see [`ThreadResult`]), and `score`.
@@ -152,6 +152,9 @@ pub struct BenchReport {
     /// (0 without a recheck).
     #[serde(default)]
     pub rechecked: usize,
+    /// The GPU the joins ran on (`bench --gpu`; absent: the CPU). Its threads feed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
     /// One entry per thread count.
     pub results: Vec<ThreadResult>,
     /// [`score`] of the results.
@@ -183,6 +186,9 @@ pub struct BenchConfig {
     pub recheck: Option<Recheck>,
     /// Test hook: a fault in the fast code path of every count (see [`Fault`]).
     pub fault: Option<Fault>,
+    /// The options every plan is built from, the workload setting its engine and the widest
+    /// row its threads: a GPU to join on, if any (`CountOptions::new()` for the CPU).
+    pub base: CountOptions,
 }
 
 /// The default thread counts: 1, 2, 4, ... and finally `max` itself.
@@ -236,7 +242,7 @@ impl BenchObserver for () {}
 pub fn run(config: &BenchConfig, observer: &dyn BenchObserver) -> Result<Outcome, Error> {
     let started = Instant::now();
     let widest = config.threads.iter().copied().max().unwrap_or(1);
-    let built = build_plans(&config.workload, widest)?;
+    let built = build_plans(config, widest)?;
     let plans: Vec<&dyn Plan> = config
         .workload
         .sizes
@@ -298,6 +304,7 @@ pub fn run(config: &BenchConfig, observer: &dyn BenchObserver) -> Result<Outcome
         // A wrong count returns `Outcome::Wrong` above, so every count here was checked.
         verified: true,
         rechecked,
+        gpu: plans.first().and_then(|p| p.device()),
         score: score(&results),
         results,
     })))
@@ -310,12 +317,14 @@ pub fn copies(threads: usize) -> usize {
     threads.clamp(1, num_cpus::get().max(1))
 }
 
-/// One plan per distinct board size of `workload`, for `threads` threads (the widest row).
-fn build_plans(workload: &Workload, threads: usize) -> Result<Vec<Box<dyn Plan>>, Error> {
-    let options = CountOptions::new()
-        .engine(&workload.engine)
+/// One plan per distinct board size of the workload, for `threads` threads (the widest row).
+fn build_plans(config: &BenchConfig, threads: usize) -> Result<Vec<Box<dyn Plan>>, Error> {
+    let options = config
+        .base
+        .clone()
+        .engine(&config.workload.engine)
         .threads(threads);
-    let mut sizes = workload.sizes.clone();
+    let mut sizes = config.workload.sizes.clone();
     sizes.sort_unstable();
     sizes.dedup();
     sizes.into_iter().map(|n| options.plan(n)).collect()

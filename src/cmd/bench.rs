@@ -9,6 +9,7 @@ use clap::ValueEnum;
 use nqueens::bench::{self, BenchConfig, BenchReport, Outcome, Size, WrongCount};
 use nqueens::recheck::{Fault, Recheck};
 use nqueens::report::{self, Format, SpeedRatio};
+use nqueens::CountOptions;
 
 use crate::cmd::messages::{message, warning};
 use crate::cmd::replace;
@@ -62,6 +63,9 @@ pub(crate) struct Args {
     /// Compare two saved JSON reports: B's speed over A's per thread count
     #[arg(long, num_args = 2, value_names = ["A.json", "B.json"])]
     pub compare: Option<Vec<PathBuf>>,
+
+    #[command(flatten)]
+    pub gpu: crate::cmd::gpu::GpuArgs,
 }
 
 /// Workload sizes on the command line.
@@ -126,6 +130,8 @@ pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
     {
         return Err(UsageError(format!("thread count {t} is listed twice in -j")).into());
     }
+    let base = args.gpu.open(CountOptions::new(), global.quiet)?;
+    let gpu_recheck = args.gpu.wanted().then(crate::cmd::gpu::default_recheck);
     let config = BenchConfig {
         workload: bench::workload(args.size.into()),
         threads,
@@ -133,8 +139,10 @@ pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
         duration: args.duration,
         recheck: args
             .recheck
+            .or(gpu_recheck)
             .or_else(|| args.duration.map(|_| burn_in_recheck())),
         fault: args.test_inject_fault.map(|task| Fault { task, delta: 1 }),
+        base,
     };
     let bar = BenchBar::new(global.quiet);
     let outcome = bench::run(&config, &bar);
@@ -145,9 +153,13 @@ pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
             Ok(Exit::Ok)
         }
         Outcome::Wrong(w) => {
+            let suspects = if args.gpu.wanted() {
+                "GPU, its driver, CPU, memory?"
+            } else {
+                "CPU, memory, overclock?"
+            };
             message!(
-                "WRONG COUNT in {}. This machine is not computing correctly (CPU, memory, \
-                 overclock?).",
+                "WRONG COUNT in {}. This machine is not computing correctly ({suspects}).",
                 wrong_count(&w)
             );
             Ok(Exit::Mismatch)
@@ -314,6 +326,14 @@ fn compare(a: &Path, b: &Path, format: Format) -> anyhow::Result<Exit> {
     let (ra, rb) = (read_report(a)?, read_report(b)?);
     if ra.workload != rb.workload {
         warning!("the two reports ran different workloads; ratios are rough");
+    }
+    if ra.gpu != rb.gpu {
+        let on = |gpu: &Option<String>| gpu.as_deref().unwrap_or("the CPU").to_string();
+        warning!(
+            "the two reports joined on different devices ({} and {})",
+            on(&ra.gpu),
+            on(&rb.gpu)
+        );
     }
     let ratios = bench::compare(&ra, &rb);
     if ratios.is_empty() {

@@ -13,6 +13,11 @@ use crate::options::Global;
 /// otherwise: a GPU, its driver and its memory are one more thing that can count wrong.
 pub(crate) const GPU_RECHECK: f64 = 0.01;
 
+/// The recheck of a GPU run unless `--recheck` says otherwise ([`GPU_RECHECK`]).
+pub(crate) fn default_recheck() -> Recheck {
+    Recheck::new(GPU_RECHECK).expect("a valid fraction")
+}
+
 /// `--gpu` and `--gpu-device`.
 #[derive(Debug, Clone, Default, clap::Args)]
 #[command(next_help_heading = "GPU")]
@@ -47,11 +52,17 @@ impl GpuArgs {
             return Ok(options);
         }
         let options = self.open_into(options, quiet)?;
-        let recheck = options
-            .rechecking()
-            .unwrap_or(Recheck::new(GPU_RECHECK).expect("a valid fraction"));
+        let recheck = options.rechecking().unwrap_or_else(default_recheck);
         let checkers = (options.checked_threads()? / 4).max(1);
         Ok(options.recheck(Some(recheck.checkers(checkers))))
+    }
+
+    /// `options` joining on the GPU asked for (none: unchanged), rechecking as they say.
+    pub(crate) fn open(&self, options: CountOptions, quiet: bool) -> anyhow::Result<CountOptions> {
+        if !self.wanted() {
+            return Ok(options);
+        }
+        self.open_into(options, quiet)
     }
 
     #[cfg(feature = "gpu")]

@@ -51,6 +51,9 @@ pub fn plan(gpu: &Gpu, n: u32) -> Result<Box<dyn Plan>, Error> {
         return mitm.plan(n, &PlanOptions::default());
     }
     check_quarters(n)?;
-    let joiner = Arc::new(join::GpuJoiner::new(Arc::clone(&gpu.device), gpu.fail_after));
+    let joiner = Arc::new(join::GpuJoiner::new(
+        Arc::clone(&gpu.device),
+        gpu.fail_after,
+    ));
     Ok(Box::new(MitmPlan::with_joiner(n, joiner)))
 }

@@ -11,10 +11,14 @@ use crate::engine::mitm::simd::Level;
 use crate::engine::mitm::Joiner;
 use crate::plan::{execute, thread_pool, NoProgress};
 
-/// The machine's GPU, or `None` (the test then passes, saying so).
+/// The machine's GPU, or `None` (the test then passes, saying so), unless
+/// `NQUEENS_REQUIRE_GPU` is set: CI, which installs a driver, must not skip them unseen.
 fn gpu(test: &str) -> Option<Gpu> {
     match Gpu::open(None) {
         Ok(gpu) => Some(gpu),
+        Err(e) if std::env::var_os("NQUEENS_REQUIRE_GPU").is_some() => {
+            panic!("{test}: no GPU, and NQUEENS_REQUIRE_GPU is set: {e}")
+        }
         Err(e) => {
             eprintln!("{test}: skipped, no GPU: {e}");
             None

@@ -231,11 +231,14 @@ pub fn bench_summary(r: &BenchReport) -> Vec<String> {
             h.code_path
         ),
         format!("nqueens {} ({})", h.version, h.commit),
-        format!(
-            "score: {:.2} (million solutions per second at the best thread count)",
-            r.score
-        ),
     ];
+    if let Some(gpu) = &r.gpu {
+        lines.push(format!("joins on {gpu}, fed by each row's threads"));
+    }
+    lines.extend([format!(
+        "score: {:.2} (million solutions per second at the best thread count)",
+        r.score
+    )]);
     if r.rechecked > 0 {
         lines.push(format!(
             "recheck: {} tasks also solved on the portable code path, all agree",

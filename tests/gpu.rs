@@ -1,0 +1,136 @@
+//! `--gpu` from the command line: exact counts, bad devices, a wrong count caught by the
+//! recheck, a lost device resumed from its checkpoint, and what a build without the `gpu`
+//! feature says. The GPU tests run on whatever GPU the machine has (Mesa's lavapipe in CI)
+//! and say they were skipped where there is none, unless `NQUEENS_REQUIRE_GPU` is set.
+
+mod common;
+
+use common::run;
+
+#[cfg(not(feature = "gpu"))]
+#[test]
+fn a_build_without_the_feature_says_how_to_get_one_with_exit_2() {
+    let asks: [&[&str]; 4] = [
+        &["count", "8", "--gpu"],
+        &["estimate", "16", "--gpu-device", "0"],
+        &["bench", "--size", "tiny", "--gpu"],
+        &["gpus"],
+    ];
+    for args in asks {
+        let (code, out, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}: {out}");
+        assert!(err.contains("--features gpu"), "{args:?}: {err}");
+    }
+}
+
+#[cfg(feature = "gpu")]
+mod with_gpu {
+    use super::run;
+
+    /// Whether `nqueens gpus` lists a GPU; if not, the test is skipped (saying so) unless
+    /// `NQUEENS_REQUIRE_GPU` is set.
+    fn have_gpu(test: &str) -> bool {
+        let (code, out, err) = run(&["gpus", "--json"]);
+        let listed = code == 0
+            && serde_json::from_str::<serde_json::Value>(&out)
+                .ok()
+                .and_then(|v| v["gpus"].as_array().map(|a| !a.is_empty()))
+                .unwrap_or(false);
+        if !listed {
+            assert!(
+                std::env::var_os("NQUEENS_REQUIRE_GPU").is_none(),
+                "{test}: no GPU, and NQUEENS_REQUIRE_GPU is set: {out}{err}"
+            );
+            eprintln!("{test}: skipped, no GPU: {out}{err}");
+        }
+        listed
+    }
+
+    #[test]
+    fn counts_on_the_gpu_are_exact_and_name_it() {
+        if !have_gpu("counts_on_the_gpu_are_exact_and_name_it") {
+            return;
+        }
+        for (n, total) in [("6", "4"), ("11", "2680"), ("13", "73712")] {
+            let (code, out, err) = run(&["count", n, "--gpu", "-j", "2"]);
+            assert_eq!((code, out.trim()), (0, total), "N = {n}: {err}");
+            assert!(err.contains("joining on GPU 0"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_gpu_that_is_not_there_or_another_engine_is_a_usage_error() {
+        if !have_gpu("a_gpu_that_is_not_there_or_another_engine_is_a_usage_error") {
+            return;
+        }
+        let (code, out, err) = run(&["count", "10", "--gpu-device", "99"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(out.is_empty() && err.contains("0: "), "{err}");
+        let (code, _, err) = run(&["count", "10", "--gpu", "-e", "symmetry"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("mitm"), "{err}");
+    }
+
+    #[test]
+    fn a_wrong_gpu_count_is_caught_by_the_recheck_with_exit_3() {
+        if !have_gpu("a_wrong_gpu_count_is_caught_by_the_recheck_with_exit_3") {
+            return;
+        }
+        let args = ["count", "12", "--gpu", "--recheck", "1", "--test-inject-fault", "5"];
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 3, "{out}{err}");
+        assert!(err.contains("task 5"), "{err}");
+    }
+
+    #[test]
+    fn a_lost_device_keeps_finished_tasks_and_a_resume_is_exact() {
+        if !have_gpu("a_lost_device_keeps_finished_tasks_and_a_resume_is_exact") {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let ckpt = dir.path().join("c.ckpt");
+        let ckpt = ckpt.to_str().unwrap();
+        let lost = [
+            "count",
+            "14",
+            "--gpu",
+            "-j",
+            "1",
+            "--checkpoint",
+            ckpt,
+            "--test-gpu-fail-after",
+            "300",
+        ];
+        let (code, out, err) = run(&lost);
+        assert_eq!(code, 1, "{out}{err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(err.contains("GPU"), "{err}");
+        let (code, out, err) = run(&["count", "14", "--checkpoint", ckpt]);
+        assert_eq!((code, out.trim()), (0, "365596"), "{err}");
+        let left = err
+            .split_once("': ")
+            .and_then(|(_, rest)| rest.split_once(" of 1716 tasks left"))
+            .map(|(left, _)| left.parse::<usize>().unwrap());
+        assert!(left.is_some_and(|l| l < 1716), "{err}");
+    }
+
+    #[test]
+    fn bench_and_estimate_on_the_gpu_say_which() {
+        if !have_gpu("bench_and_estimate_on_the_gpu_say_which") {
+            return;
+        }
+        let (code, out, err) = run(&["bench", "--gpu", "--size", "tiny", "-j", "1", "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(report["verified"], true);
+        assert!(report["gpu"].as_str().unwrap().starts_with("GPU "), "{out}");
+        assert!(report["rechecked"].as_u64().unwrap() > 0, "{out}");
+        let args = ["estimate", "15", "--gpu", "--time-limit", "5s", "--json"];
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 0, "{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert!(report["gpu"].as_str().unwrap().starts_with("GPU "), "{out}");
+        assert!(report["sbatch"].to_string().contains("--gres=gpu:1"), "{out}");
+    }
+}
