@@ -299,7 +299,7 @@ pub(crate) fn count_plan(
         options.fault,
         progress,
         &|_| {},
-        |plan, progress| plan::execute_seq(plan, &(0..plan.len()), &pool, progress),
+        |plan, progress| crate::probe::execute_probed(plan, &(0..plan.len()), &pool, progress),
     )?;
     let mut count = finish(plan, total?, options, start.elapsed())?;
     count.rechecked = options.recheck.map(|_| rechecked.tasks.len());

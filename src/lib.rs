@@ -22,6 +22,7 @@ pub mod error;
 pub mod estimate;
 pub mod known;
 pub mod plan;
+pub mod probe;
 pub mod puzzles;
 pub mod recheck;
 pub mod report;
