@@ -40,6 +40,9 @@ done
     { echo "chaos: --seed, --rounds and --limit take whole numbers" >&2; exit 2; }
 
 cd "$(dirname "$0")/.."
+# Failures go to fd 3, the script's stderr: the background steps' own stderr goes to a log,
+# since bash reports there every process this script kills.
+exec 3>&2
 repo=$PWD
 here=$(dirname "$0")
 # shellcheck source=scripts/chaos/lib.sh

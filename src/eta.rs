@@ -52,6 +52,15 @@ struct Slice {
 }
 
 impl Eta {
+    /// An ETA for a run of estimated cost `total`.
+    #[cfg(test)]
+    pub(crate) fn with_total(total: u128) -> Self {
+        Eta {
+            total,
+            ..Eta::default()
+        }
+    }
+
     /// The run solves `probes` (`(slice, task)`) first, each standing for one of `slices`
     /// slices of equal cost of the run, slice 0 the largest tasks.
     pub(crate) fn probes(&mut self, slices: usize, probes: &[(usize, usize)]) {
@@ -211,10 +220,7 @@ mod tests {
     #[test]
     fn the_eta_says_nothing_until_a_task_finishes() {
         let t0 = Instant::now();
-        let mut eta = Eta {
-            total: 1000,
-            ..Eta::default()
-        };
+        let mut eta = Eta::with_total(1000);
         eta.started(0, 400, t0);
         eta.started(1, 400, t0);
         assert_eq!(eta.remaining(t0 + secs(60)), None);
@@ -224,10 +230,7 @@ mod tests {
     #[test]
     fn the_eta_is_by_cost_calibrated_by_measured_time() {
         let t0 = Instant::now();
-        let mut eta = Eta {
-            total: 1000,
-            ..Eta::default()
-        };
+        let mut eta = Eta::with_total(1000);
         // Two threads: a task of cost 100 takes 10 s (10 units/s per thread).
         eta.started(0, 100, t0);
         eta.started(1, 500, t0);
@@ -243,10 +246,7 @@ mod tests {
     /// takes 1 s a unit, the large tasks' slice (0) 0.5 s.
     fn probed() -> (Eta, Instant) {
         let t0 = Instant::now();
-        let mut eta = Eta {
-            total: 1000,
-            ..Eta::default()
-        };
+        let mut eta = Eta::with_total(1000);
         eta.probes(2, &[(1, 10), (0, 11)]);
         eta.started(10, 10, t0);
         eta.finished(10, t0 + secs(10));
@@ -284,10 +284,7 @@ mod tests {
     #[test]
     fn issue_49_a_probe_in_flight_raises_its_slice_and_one_probe_is_not_trusted_alone() {
         let t0 = Instant::now();
-        let mut eta = Eta {
-            total: 1000,
-            ..Eta::default()
-        };
+        let mut eta = Eta::with_total(1000);
         eta.probes(2, &[(1, 10), (0, 11)]);
         eta.started(10, 10, t0);
         eta.started(11, 100, t0);

@@ -213,10 +213,41 @@ mod tests {
         }
     }
 
+    /// What a count tells its observer: the probes, and the tasks in the order they start.
+    #[derive(Default)]
+    struct Watch {
+        probes: std::sync::Mutex<Vec<(usize, usize)>>,
+        started: std::sync::Mutex<Vec<usize>>,
+    }
+
+    impl Progress for Watch {
+        fn probes(&self, _slices: usize, probes: &[(usize, usize)]) {
+            self.probes.lock().unwrap().extend_from_slice(probes);
+        }
+        fn task_started(&self, task: usize, _cost: u64) {
+            self.started.lock().unwrap().push(task);
+        }
+    }
+
+    #[test]
+    fn issue_49_a_count_starts_with_a_task_from_each_slice_of_its_cost() {
+        let watch = Watch::default();
+        let options = crate::CountOptions::new().threads(1);
+        let count = crate::count_with_progress(13, &options, &watch).unwrap();
+        assert_eq!(count.total, 73_712);
+        let probes = watch.probes.lock().unwrap().clone();
+        let started = watch.started.lock().unwrap().clone();
+        assert!(probes.len() > SLICES / 2, "{probes:?}");
+        let first: Vec<usize> = probes.iter().map(|p| p.1).collect();
+        // Not the largest tasks (ids 0, 1, …) first: the probes, smallest slice first.
+        assert_eq!(started[..first.len()], first[..]);
+        assert!(first[0] > first[first.len() - 1], "{first:?}");
+    }
+
     #[test]
     fn a_small_run_is_not_probed() {
-        let plan = crate::shard::stable_plan(8, &crate::CountOptions::new()).unwrap();
-        assert!(plan.len() < MIN_TASKS);
-        assert!(probes(plan.as_ref(), &(0..plan.len())).is_empty());
+        let plan = crate::shard::stable_plan(12, &crate::CountOptions::new()).unwrap();
+        assert!(probes(plan.as_ref(), &(0..MIN_TASKS - 1)).is_empty());
+        assert!(!probes(plan.as_ref(), &(0..MIN_TASKS)).is_empty());
     }
 }

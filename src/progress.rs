@@ -357,10 +357,7 @@ mod tests {
             clock(Duration::from_secs(100_000 * YEAR_SECONDS)),
             "100.0 k years"
         );
-        let mut eta = Eta {
-            total: u128::MAX,
-            ..Eta::default()
-        };
+        let mut eta = Eta::with_total(u128::MAX);
         let t0 = Instant::now();
         eta.started(0, 1, t0);
         eta.finished(0, t0 + Duration::from_secs(3600));

@@ -242,13 +242,15 @@ fn issue_49_a_live_count_is_running_and_once_killed_is_stopped() {
     // the checkpoint is saved before the first task and then not for an hour.
     let mut child = common::nqueens_std()
         .args(["count", "20", "-q", "-j1", "--shard", "0/2"])
-        .args(["--checkpoint", s(&ckpt), "--checkpoint-every", "1h"])
+        .args(["--checkpoint", s(&ckpt), "--checkpoint-every", "3600"])
+        .args(["--out", s(&tmp.path().join("shard-0.json"))])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let started = Instant::now();
     while !ckpt.exists() && started.elapsed() < Duration::from_secs(120) {
+        assert!(child.try_wait().unwrap().is_none(), "the count ended early");
         std::thread::sleep(Duration::from_millis(5));
     }
     age(&ckpt, 3);

@@ -82,7 +82,7 @@ summary() {
 fault_phase() {
     now_ms
     local t0=$ms i filler=
-    shard=0 scenario 0
+    shard=0 scenario 0 2>>"$logs/shell.err"
     now_ms
     shard_ms=$((ms - t0 + 1))
     if [ "$disk_kind" != none ]; then
@@ -93,7 +93,7 @@ fault_phase() {
     fi
     for i in $(seq 1 $((k - 1))); do
         while [ "$(jobs -rp | wc -l)" -ge 4 ]; do wait -n; done
-        (shard=$i scenario "$i") &
+        (shard=$i scenario "$i") 2>>"$logs/shell.err" &
     done
     wait
     [ -z "$filler" ] || wait "$filler" 2>/dev/null
@@ -128,6 +128,9 @@ judge() {
     for e in "$@"; do
         case $e:$rc in
             sigterm:130) said "$log" 'interrupted; progress saved to' && return 0 ;;
+            # Before the handler is installed (the first instants) SIGTERM ends the process
+            # as it would any program; it had not saved, so nothing is lost.
+            sigterm:143) [ ! -s "$log.err" ] && fault sigterm-before-the-handler && return 0 ;;
             locked:1) said "$log" 'in use by another nqueens process' && return 0 ;;
             killed:137) return 0 ;;
         esac

@@ -33,7 +33,7 @@ sleep_ms() { sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))"; }
 fail() {
     local where="round $round${shard:+ shard $shard}"
     echo "$where: $*" >>"$scratch/failures"
-    echo "chaos: FAIL: $where: $*" >&2
+    echo "chaos: FAIL: $where: $*" >&3
 }
 # fault KIND: one fault of KIND was injected (or a consequence of one seen, e.g. a refusal).
 fault() { echo "$1" >>"$scratch/faults"; }

@@ -57,7 +57,7 @@ user_flow() {
     fi
     for i in "${unfinished[@]}"; do
         while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n; done
-        (shard=$i rerun "$i") &
+        (shard=$i rerun "$i") 2>>"$logs/shell.err" &
     done
     wait
     status_step status-2 || return
