@@ -89,6 +89,8 @@ prepare_binaries() {
         cargo build --release --quiet || { echo "chaos: cargo build failed" >&2; exit 1; }
         bin=$repo/target/release/nqueens
     fi
+    bin=$(realpath "$bin") && [ -x "$bin" ] || { echo "chaos: no binary at '$bin'" >&2; exit 1; }
+    [ -z "$other" ] || other=$(realpath "$other")
     version=$("$bin" --version | awk '{print $2}') || { echo "chaos: '$bin' does not run" >&2; exit 1; }
     if [ -z "$other" ]; then
         build_other || { other=; other_why=${other_why:-"no build of another version"}; }
@@ -115,15 +117,22 @@ build_other() {
     tar -C "$repo" --exclude=./target --exclude=./.git -cf - . | tar -C "$src" -xf - ||
         { other_why="cannot copy the tree"; return 1; }
     sed -i "0,/^version = \".*\"/s//version = \"$version-chaos\"/" "$src/Cargo.toml"
-    if [ ! -d "$target/$dir/deps" ] && [ -d "$repo/target/$dir/deps" ]; then
-        cp -a "$repo/target/$dir/deps" "$repo/target/$dir/build" "$repo/target/$dir/.fingerprint" \
-            "$target/$dir/" 2>/dev/null
+    # Only this crate is built again: without debug info or incremental files, which a
+    # stand-in binary does not need (the dependencies' settings stay, so they are reused).
+    printf '\n[profile.%s.package.nqueens]\ndebug = 0\n' "$profile" >>"$src/Cargo.toml"
+    local from=$repo/target/$dir
+    if [ ! -d "$target/$dir/deps" ] && [ -d "$from/deps" ]; then
+        # The dependencies' outputs and fingerprints, not the test executables beside them.
+        mkdir -p "$target/$dir/deps"
+        cp -a "$from/build" "$from/.fingerprint" "$target/$dir/" 2>/dev/null
+        find "$from/deps" -maxdepth 1 \( -name 'lib*' -o -name '*.d' \) \
+            -exec cp -a -t "$target/$dir/deps" {} + 2>/dev/null
     fi
     echo "chaos: building nqueens $version-chaos (the other version) in $top"
     now_ms
     local t0=$ms
-    CARGO_TARGET_DIR=$target cargo build --quiet --profile "$profile" --bin nqueens \
-        --manifest-path "$src/Cargo.toml" || { other_why="its build failed"; return 1; }
+    CARGO_INCREMENTAL=0 CARGO_TARGET_DIR=$target cargo build --quiet --profile "$profile" \
+        --bin nqueens --manifest-path "$src/Cargo.toml" || { other_why="its build failed"; return 1; }
     now_ms
     echo "chaos: built in $(((ms - t0) / 1000)) s"
     other=$target/$dir/nqueens
