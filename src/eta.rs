@@ -180,7 +180,13 @@ impl Eta {
         // One probe says nothing of the spread: assume it as wide as the pace itself.
         let var = match self.probe_paces.len() {
             1 => mean * mean,
-            _ => self.probe_paces.iter().map(|p| (p - mean).powi(2)).sum::<f64>() / (m - 1.0),
+            _ => {
+                self.probe_paces
+                    .iter()
+                    .map(|p| (p - mean).powi(2))
+                    .sum::<f64>()
+                    / (m - 1.0)
+            }
         };
         let mut floor = vec![0.0f64; self.slices.len()];
         for (task, &(start, cost)) in &self.running {

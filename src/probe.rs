@@ -66,28 +66,29 @@ pub(crate) fn probes(plan: &dyn Plan, seq: &dyn TaskSeq) -> Vec<Probe> {
     if seq.positions() < MIN_TASKS {
         return Vec::new();
     }
-    let runs: Vec<(usize, u64)> = plan.cost_runs().collect();
     let first = (seq.first_pending()..seq.positions()).find_map(|p| seq.task(p));
     let last = (0..seq.positions()).rev().find_map(|p| seq.task(p));
     let (Some(first), Some(last)) = (first, last) else {
         return Vec::new();
     };
-    let (lo, hi) = (cost_below(&runs, first), cost_below(&runs, last + 1));
+    let (lo, hi) = costs_below(plan, [first, last + 1]);
     let slice_cost = hi.saturating_sub(lo) / SLICES as u128;
     if slice_cost == 0 {
         return Vec::new();
     }
     let mut rng = fastrand::Rng::with_seed(SEED);
+    let points: Vec<u128> = (0..SLICES)
+        .rev()
+        .map(|slice| lo + slice as u128 * slice_cost + rng.u128(0..slice_cost))
+        .collect();
     let mut out: Vec<Probe> = Vec::new();
-    for slice in (0..SLICES).rev() {
-        let point = lo + slice as u128 * slice_cost + rng.u128(0..slice_cost);
-        let Some(position) = id_at(&runs, point).and_then(|id| seq.position_near(id)) else {
-            continue;
-        };
-        let Some(task) = seq.task(position) else {
+    for (i, id) in ids_at(plan, &points).into_iter().enumerate() {
+        let position = id.and_then(|id| seq.position_near(id));
+        let Some((position, task)) = position.and_then(|p| Some((p, seq.task(p)?))) else {
             continue;
         };
         if out.iter().all(|p| p.position != position) {
+            let slice = SLICES - 1 - i;
             out.push(Probe {
                 slice,
                 position,
@@ -98,31 +99,44 @@ pub(crate) fn probes(plan: &dyn Plan, seq: &dyn TaskSeq) -> Vec<Probe> {
     out
 }
 
-/// The plan's estimated cost of the ids below `id`.
-fn cost_below(runs: &[(usize, u64)], id: usize) -> u128 {
-    let mut first = 0usize;
-    let mut below = 0u128;
-    for &(n, c) in runs {
-        let mine = n.min(id.saturating_sub(first));
-        below += mine as u128 * u128::from(c);
+/// The plan's estimated cost of the ids below each of `ids` (ascending), in one pass over
+/// its cost runs (a plan without runs of equal cost has one per task).
+fn costs_below(plan: &dyn Plan, ids: [usize; 2]) -> (u128, u128) {
+    let (mut first, mut below) = (0usize, [0u128; 2]);
+    for (n, c) in plan.cost_runs() {
+        for (sum, &id) in below.iter_mut().zip(&ids) {
+            *sum += n.min(id.saturating_sub(first)) as u128 * u128::from(c);
+        }
         first += n;
+        if first >= ids[1] {
+            break;
+        }
     }
-    below
+    (below[0], below[1])
 }
 
-/// The id of the task whose cost covers `point` of the plan's cumulative cost.
-fn id_at(runs: &[(usize, u64)], point: u128) -> Option<usize> {
+/// The ids of the tasks whose cost covers each of `points` of the plan's cumulative cost,
+/// in one pass over its cost runs.
+fn ids_at(plan: &dyn Plan, points: &[u128]) -> Vec<Option<usize>> {
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by_key(|&i| points[i]);
+    let mut out = vec![None; points.len()];
+    let mut next = order.iter().peekable();
     let (mut below, mut first) = (0u128, 0usize);
-    for &(n, c) in runs {
+    for (n, c) in plan.cost_runs() {
         let span = n as u128 * u128::from(c);
-        if point < below + span {
-            let within = (point - below) / u128::from(c);
-            return Some(first + usize::try_from(within).ok()?);
+        while let Some(&&i) = next.peek() {
+            if points[i] >= below + span {
+                break;
+            }
+            let within = (points[i] - below) / u128::from(c);
+            out[i] = usize::try_from(within).ok().map(|w| first + w);
+            next.next();
         }
         below += span;
         first += n;
     }
-    None
+    out
 }
 
 /// `inner` with the tasks at positions `first` taken before all the others (and skipped
@@ -209,7 +223,10 @@ mod tests {
                 p.slice as u128 * total / SLICES as u128,
                 (p.slice as u128 + 1) * total / SLICES as u128,
             );
-            assert!(end > lo && below <= hi, "{p:?}: {below}..{end} vs {lo}..{hi}");
+            assert!(
+                end > lo && below <= hi,
+                "{p:?}: {below}..{end} vs {lo}..{hi}"
+            );
         }
     }
 

@@ -220,12 +220,18 @@ fn issue_49_a_held_checkpoint_is_running_however_old_and_a_free_one_stale_at_onc
     assert_eq!(v["stale_after_s"].as_f64(), Some(7200.0));
     let (_, text, _) = run(&["status", s(&dir)]);
     assert!(text.contains("1 running, 0 not"), "{text}");
-    assert!(text.contains("running: 1 shard (a live process") && text.contains("): 3"), "{text}");
+    assert!(
+        text.contains("running: 1 shard (a live process") && text.contains("): 3"),
+        "{text}"
+    );
     assert!(
         text.contains("partial total:") && text.contains("NOT the number"),
         "{text}"
     );
-    assert!(nqueens::shard::checkpoint::lock(&ckpt).is_err(), "the lock is still held");
+    assert!(
+        nqueens::shard::checkpoint::lock(&ckpt).is_err(),
+        "the lock is still held"
+    );
     drop(held);
     let (_, text, _) = run(&["status", s(&dir)]);
     assert!(

@@ -2,8 +2,9 @@
 # The faults of scripts/chaos.sh: one round's plan, drawn from the seed, and each shard's
 # scenario. A scenario leaves, for the checks that follow: done/S (the shard's result file is
 # there and intact), saved/S (tasks its checkpoint held when its last run was killed),
-# other/S (another version wrote its checkpoint last) and flipped/S (its checkpoint was
-# damaged on purpose).
+# other/S (another version wrote its checkpoint last), and flipped/S.ckpt.{was,now} or
+# flipped/S.json.{was,now} (the shard's checkpoint or result before and after a bit of it was
+# flipped on purpose).
 
 # Shard scenarios and how often each is drawn (out of the sum).
 kinds=(none kill9 sigterm duplicate flip version stale-temp deleted)
@@ -121,7 +122,7 @@ judge() {
     local i=$1 log=$2
     shift 2
     case $rc in
-        0) touch "$marks/done/$i"; rm -f "$marks/saved/$i" "$marks/flipped/$i"; return 0 ;;
+        0) touch "$marks/done/$i"; rm -f "$marks/saved/$i"; return 0 ;;
         124) return 1 ;;
     esac
     local e
@@ -216,12 +217,13 @@ flip_run() {
         stop_run "$i" "$log" kill9 "$3" "$bin"
         [ -f "$marks/done/$i" ] && return
         [ -f "$(ckpt_of "$i")" ] || return
-        flip_byte "$(ckpt_of "$i")" "${plan_place[$i]}" "${plan_bit[$i]}" || return
-        touch "$marks/flipped/$i"
+        flip_byte "$(ckpt_of "$i")" "${plan_place[$i]}" "${plan_bit[$i]}" \
+            "$marks/flipped/$i.ckpt" || return
         fault flipped-checkpoint
     else
         clean_run "$i" "$log" || return
-        flip_byte "$(out_of "$i")" "${plan_place[$i]}" "${plan_bit[$i]}" || return
+        flip_byte "$(out_of "$i")" "${plan_place[$i]}" "${plan_bit[$i]}" \
+            "$marks/flipped/$i.json" || return
         rm -f "$marks/done/$i"
         fault flipped-result
     fi
@@ -246,7 +248,7 @@ version_run() {
         # shellcheck disable=SC2046
         run_step "$log.other" "$other" $(count_cmd "$i")
         judge "$i" "$log.other" || return
-        if [ -s "$marks/saved/$i" ] && [ "$(cat "$marks/saved/$i")" -gt 0 ] &&
+        if [ "$rc" = 0 ] && [ -s "$marks/saved/$i" ] && [ "$(cat "$marks/saved/$i")" -gt 0 ] &&
             ! said "$log.other" "written by nqueens $version"; then
             fail "nqueens $other_version resumed shard $i without saying it was written by $version"
         fi

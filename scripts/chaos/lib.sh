@@ -170,13 +170,33 @@ fill_disk() {
     rm -f "$1/.filler"
 }
 
-# flip_byte FILE PERMILLE BIT: flips bit BIT of the byte at PERMILLE/1000 of FILE's length.
+# flip_byte FILE PERMILLE BIT COPIES: flips bit BIT of the byte at PERMILLE/1000 of FILE's
+# length, keeping the file as it was in COPIES.was and as it is then in COPIES.now.
 flip_byte() {
     local file=$1 size offset byte
     size=$(stat -c %s "$file") || return 1
     [ "$size" -gt 0 ] || return 1
+    cp "$file" "$4.was" || return 1
     offset=$(($2 * size / 1000))
     byte=$(od -An -tu1 -j "$offset" -N1 "$file" | tr -d ' ')
     printf "$(printf '\\%03o' $((byte ^ (1 << $3))))" |
-        dd of="$file" bs=1 seek="$offset" conv=notrunc status=none
+        dd of="$file" bs=1 seek="$offset" conv=notrunc status=none || return 1
+    cp "$file" "$4.now"
+}
+
+# same_meaning COPIES: whether the file as it was and with its flipped bit read the same: some
+# bits change no value (the case of a hex digit of a digest, some header bits of the done-set
+# bitmap), and a reader may take such a file as the original. Asked of status, on each copy
+# alone: the tasks done, their share of the plan's cost and their total must all be equal.
+same_meaning() {
+    local copy what
+    for copy in was now; do
+        rm -rf "$1.dir" && mkdir -p "$1.dir" && cp "$1.$copy" "$1.dir/file.${2:-json}"
+        "$bin" status "$1.dir" --json --max-array-size 7 >"$1.$copy.status" 2>/dev/null ||
+            return 1
+    done
+    for what in tasks_done done_share partial_total n engine plan_hash shards; do
+        [ "$(grep -o "\"$what\":[^,]*" "$1.was.status")" = \
+            "$(grep -o "\"$what\":[^,]*" "$1.now.status")" ] || return 1
+    done
 }

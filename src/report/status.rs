@@ -128,7 +128,8 @@ fn stale_lines(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
     let of = |process: Holder| -> Vec<&StaleShard> {
         r.stale.iter().filter(|s| s.process == process).collect()
     };
-    let idle = |s: &&StaleShard| format!("{} ({} since its last save)", s.shard, duration(s.idle_s));
+    let idle =
+        |s: &&StaleShard| format!("{} ({} since its last save)", s.shard, duration(s.idle_s));
     let stopped = of(Holder::Stopped);
     if !stopped.is_empty() {
         writeln!(

@@ -247,7 +247,11 @@ mod tests {
         assert!(matches!(lock(&name), Err(Error::CheckpointLocked { .. })));
         assert_eq!(holder(&name), Holder::Running);
         drop(held);
-        assert_eq!(holder(&name), Holder::Stopped, "a lock dies with its holder");
+        assert_eq!(
+            holder(&name),
+            Holder::Stopped,
+            "a lock dies with its holder"
+        );
     }
 
     #[test]

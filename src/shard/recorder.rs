@@ -293,8 +293,7 @@ impl TaskSeq for Pending {
     /// The shard's position near `id`, or the first after it not yet done.
     fn position_near(&self, id: usize) -> Option<usize> {
         let near = self.seq.position_near(id)?;
-        (near..self.positions().min(near + crate::probe::NEAR))
-            .find(|&p| self.task(p).is_some())
+        (near..self.positions().min(near + crate::probe::NEAR)).find(|&p| self.task(p).is_some())
     }
     fn first_pending(&self) -> usize {
         self.done.prefix()
@@ -326,8 +325,7 @@ pub(crate) fn run(
     let finished = (Mutex::new(false), Condvar::new());
     let (outcome, saver) = std::thread::scope(|scope| {
         let saver = scope.spawn(|| periodic_saves(recorder, every, &finished));
-        let outcome =
-            crate::probe::execute_probed(plan, &todo, pool, &recorder.observer(progress));
+        let outcome = crate::probe::execute_probed(plan, &todo, pool, &recorder.observer(progress));
         *finished.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
         finished.1.notify_all();
         (outcome, saver.join())

@@ -447,15 +447,9 @@ fn liveness(index: usize, s: &Seen, options: &StatusOptions, r: &mut StatusRepor
         .and_then(|m| options.now.duration_since(m).ok())
         .unwrap_or_default();
     let process = holder(Path::new(&s.file));
-    let is_stale = match process {
-        Holder::Running => {
-            r.running.push(index);
-            false
-        }
-        Holder::Stopped => true,
-        Holder::Unknown => idle > options.stale_after,
-    };
-    if is_stale {
+    if process == Holder::Running {
+        r.running.push(index);
+    } else if process == Holder::Stopped || idle > options.stale_after {
         r.stale.push(StaleShard {
             shard: index,
             file: s.file.clone(),

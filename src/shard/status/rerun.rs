@@ -39,7 +39,11 @@ pub(super) fn suggest(dir: &Path, run: &Run, max_array_size: usize, r: &mut Stat
         .collect();
     let mut busy: Vec<usize> = done.chain(r.running.iter().copied()).collect();
     busy.sort_unstable();
-    let chunks = array_chunks(&gaps(busy.into_iter(), run.k), max_array_size, MAX_RERUN_LINES);
+    let chunks = array_chunks(
+        &gaps(busy.into_iter(), run.k),
+        max_array_size,
+        MAX_RERUN_LINES,
+    );
     let listed: usize = chunks.iter().map(|c| c.tasks).sum();
     let unfinished = (r.in_progress + r.not_started).saturating_sub(r.running.len());
     if !r.running.is_empty() {
