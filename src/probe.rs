@@ -26,8 +26,8 @@ const SEED: u64 = 0x9e0b_e5ee_d5ee_d001;
 /// How far past a task already done [`TaskSeq::position_near`] may look for one not done.
 pub(crate) const NEAR: usize = 64;
 
-/// Solves the tasks of `seq` like [`execute_seq`], with the probes of [`probes`] first and
-/// `progress` told of them.
+/// Solves the tasks of `seq` like [`execute_seq`], with one task of each of [`SLICES`] slices
+/// of its estimated cost first (see the [module docs](self)) and `progress` told of them.
 ///
 /// # Errors
 /// As [`execute_seq`].

@@ -43,7 +43,8 @@ impl Lock {
 /// Locks the checkpoint `path` against other processes.
 ///
 /// # Errors
-/// [`Error::CheckpointLocked`] if another process holds it, [`Error::CheckpointCorrupt`] if
+/// [`Error::CheckpointLocked`] if another process holds it (still, after trying again for
+/// 0.1 s: `status` may hold it shared for an instant, see [`holder`]), [`Error::CheckpointCorrupt`] if
 /// `path` exists and is not a regular file, [`Error::Io`] if the lock file cannot be opened.
 pub fn lock(path: &Path) -> Result<Lock, Error> {
     // A device, FIFO or folder is never a checkpoint: refuse it before creating anything
@@ -154,7 +155,7 @@ pub enum Holder {
 /// a shared lock is tried on the lock file and on the checkpoint itself, each opened
 /// read-only (nothing is created), and let go at once. A running process's exclusive lock
 /// makes the try fail and is left as it was; a run starting at that very instant waits the
-/// few milliseconds out ([`try_lock_patiently`]).
+/// few milliseconds out ([`lock`] tries again for that long).
 ///
 /// Both files are asked because the holder locks the checkpoint file it saved last only just
 /// after renaming it into place ([`Lock::follow`]), while its lock file stays held throughout.
