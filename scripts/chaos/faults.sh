@@ -171,6 +171,12 @@ stop_run() {
             fault "$kind-during-a-save"
         fi
         judge "$i" "$log" killed sigterm || return
+        # Killed after it wrote its result (renamed into place whole), on its way out: done.
+        if [ -f "$(out_of "$i")" ]; then
+            touch "$marks/done/$i"
+            fault "$kind-after-the-result"
+            return
+        fi
         local saved
         saved=$(grep -o '"tasks_done":[0-9]*' "$(ckpt_of "$i")" 2>/dev/null | cut -d: -f2)
         echo "${saved:-0}" >"$marks/saved/$i"

@@ -146,7 +146,7 @@ verdict() {
         "flipped bytes $(($(tally flipped-checkpoint) + $(tally flipped-result))) ($(tally flipped-checkpoint) in checkpoints, $(tally damaged-checkpoint-refused) refused on resume; $(tally flipped-without-a-change) changed no value and were read as the same file)," \
         "another version $(($(tally checkpoint-of-another-version) + $(tally resumed-by-another-version)))$version_note," \
         "stale temporary files $(tally stale-temp), deleted results $(tally deleted-result);" \
-        "kills and signals that came after the shard finished: $(($(tally kill9-came-too-late) + $(tally sigterm-came-too-late)));" \
+        "kills and signals that came after the shard finished: $(($(tally kill9-came-too-late) + $(tally sigterm-came-too-late))), after its result was written: $(($(tally kill9-after-the-result) + $(tally sigterm-after-the-result)));" \
         "reruns $(tally rerun)"
     if [ "$failures" = 0 ] && [ "$exact" = "$rounds" ]; then
         echo "chaos: PASS: seed $seed, $rounds rounds in $1 s: every merged total equals A000170, nothing lost, no panic, no hang"
