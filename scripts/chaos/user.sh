@@ -140,7 +140,7 @@ verdict() {
     local version_note=
     [ -z "$other" ] && version_note=" (left out: $other_why)"
     echo "chaos: faults injected: kill -9 $(tally kill9) ($(tally kill9-during-a-save) during a save)," \
-        "SIGTERM $(tally sigterm) ($(tally sigterm-during-a-save) during a save)," \
+        "SIGTERM $(tally sigterm)," \
         "duplicate submissions $(tally duplicate) ($(tally duplicate-refused) refused by the lock)," \
         "full disk $(tally disk-full)$disk_note ($(tally stopped-by-full-disk) runs stopped by it)," \
         "flipped bytes $(($(tally flipped-checkpoint) + $(tally flipped-result))) ($(tally flipped-checkpoint) in checkpoints, $(tally damaged-checkpoint-refused) refused on resume; $(tally flipped-without-a-change) changed no value and were read as the same file)," \
