@@ -264,7 +264,7 @@ mod tests {
         let probe = File::open(lock_path_of(&sealed::resolved_target(&name).unwrap())).unwrap();
         probe.lock_shared().unwrap();
         let let_go = std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(30));
+            std::thread::sleep(std::time::Duration::from_millis(2));
             drop(probe);
         });
         assert!(lock(&name).is_ok());
