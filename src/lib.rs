@@ -23,6 +23,7 @@ pub mod estimate;
 pub mod known;
 pub mod memory;
 pub mod plan;
+pub mod probe;
 pub mod puzzles;
 pub mod recheck;
 pub mod report;
