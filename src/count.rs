@@ -377,7 +377,7 @@ pub fn count_plan_in(
         options.fault,
         progress,
         &|_| {},
-        |plan, progress| plan::execute_seq(plan, &(0..plan.len()), pool, progress),
+        |plan, progress| crate::probe::execute_probed(plan, &(0..plan.len()), pool, progress),
     )?;
     let mut count = finish(
         plan,

@@ -25,6 +25,7 @@ pub mod gpu;
 pub mod known;
 pub mod memory;
 pub mod plan;
+pub mod probe;
 pub mod puzzles;
 pub mod recheck;
 pub mod report;

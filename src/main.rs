@@ -2,6 +2,7 @@
 
 mod cli;
 mod cmd;
+mod eta;
 mod exit;
 mod options;
 mod parse;

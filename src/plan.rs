@@ -131,6 +131,11 @@ pub trait Progress: Sync {
     /// The tasks about to run have estimated cost `cost` in all (sum of [`Plan::cost`]);
     /// called once, right after [`Progress::start`].
     fn start_work(&self, _cost: u128) {}
+    /// The run solves these tasks first (called before [`Progress::start`]): each
+    /// `(slice, task)` says that `task` was drawn from slice `slice` of `slices` slices of
+    /// equal estimated cost of the plan, slice 0 holding the largest tasks, so its time per
+    /// cost unit stands for its slice's ([`crate::probe`]).
+    fn probes(&self, _slices: usize, _probes: &[(usize, usize)]) {}
     /// Task `task`, of estimated cost `cost`, was taken by a worker.
     fn task_started(&self, _task: usize, _cost: u64) {}
     /// Task `task` finished with weighted count `count`.
@@ -177,6 +182,17 @@ pub trait TaskSeq: Sync {
     fn workload(&self, plan: &dyn Plan) -> (usize, u128) {
         workload_by_task(plan, self)
     }
+    /// A position of this sequence whose task is plan id `id`, or one near it of about the
+    /// same cost, not already done; `None` where the sequence cannot say (then no task is
+    /// probed first, [`crate::probe`]).
+    fn position_near(&self, _id: usize) -> Option<usize> {
+        None
+    }
+    /// A position before which every task is done (so the search for the first task to do
+    /// starts there): 0 unless the sequence knows better.
+    fn first_pending(&self) -> usize {
+        0
+    }
 }
 
 impl TaskSeq for std::ops::Range<usize> {
@@ -193,6 +209,9 @@ impl TaskSeq for std::ops::Range<usize> {
                 .saturating_sub(ids.start.max(self.start))
         });
         (self.len(), cost)
+    }
+    fn position_near(&self, id: usize) -> Option<usize> {
+        self.contains(&id).then(|| id - self.start)
     }
 }
 

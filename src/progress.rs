@@ -5,16 +5,14 @@
 //! search, and it is hidden unless stderr is a terminal and `--quiet` was not given.
 //!
 //! Progress and ETA are by estimated *cost*, not by task count: plans run their
-//! biggest tasks first, so counting tasks says "90% done" long before the end. [`Eta`]
-//! calibrates the plan's cost units against the time finished tasks took on their thread,
-//! credits tasks in flight with the time they have run, and says "estimating…" until a
-//! task has finished.
+//! biggest tasks first, so counting tasks says "90% done" long before the end. The time left
+//! is [`Eta`]'s: calibrated by measured task times, from tasks spread over the run's cost
+//! first, and an upper bound rather than a guess.
 //!
 //! The line fits the terminal's width: as it narrows, [`line_for_width`] drops the wording,
 //! the bar, the running count and the tasks in flight, in that order, and keeps the share
 //! done, the ETA and the tasks done to the last.
 
-use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -22,6 +20,8 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 use nqueens::bench::BenchObserver;
 use nqueens::Progress;
+
+use crate::eta::{Eta, ETA_CAP_SECONDS};
 
 /// Columns before the message: the spinner, a blank, the elapsed time (`00:00:00`) and a
 /// blank.
@@ -164,6 +164,10 @@ pub(crate) fn progress_bar(quiet: bool, len: u64, template: &str) -> ProgressBar
 }
 
 impl Progress for Bar {
+    fn probes(&self, slices: usize, probes: &[(usize, usize)]) {
+        self.state().eta.probes(slices, probes);
+    }
+
     fn start(&self, tasks: usize, _plan_len: usize) {
         let mut s = self.state();
         s.tasks = tasks;
@@ -228,81 +232,6 @@ impl BenchObserver for BenchBar {
     }
 }
 
-/// Time left from estimated costs, calibrated by measured task times.
-#[derive(Debug, Default)]
-pub(crate) struct Eta {
-    /// Estimated cost of every task of the run.
-    pub total: u128,
-    /// Estimated cost of the finished tasks.
-    done: u128,
-    /// Thread-seconds the finished tasks took.
-    busy: f64,
-    /// Tasks in flight: when they started and their cost.
-    running: HashMap<usize, (Instant, u64)>,
-    /// The most tasks seen in flight at once (the run's parallelism).
-    parallel: usize,
-}
-
-impl Eta {
-    /// Task `task` of cost `cost` started at `at`.
-    pub(crate) fn started(&mut self, task: usize, cost: u64, at: Instant) {
-        self.running.insert(task, (at, cost));
-        self.parallel = self.parallel.max(self.running.len());
-    }
-
-    /// Task `task` finished at `at`.
-    pub(crate) fn finished(&mut self, task: usize, at: Instant) {
-        if let Some((start, cost)) = self.running.remove(&task) {
-            self.done += u128::from(cost);
-            self.busy += at.duration_since(start).as_secs_f64();
-        }
-    }
-
-    /// Tasks in flight.
-    pub(crate) fn in_flight(&self) -> usize {
-        self.running.len()
-    }
-
-    /// Cost units one thread does per second, once a task has finished.
-    fn rate(&self) -> Option<f64> {
-        (self.done > 0 && self.busy > 0.0).then(|| self.done as f64 / self.busy)
-    }
-
-    /// Estimated cost already done at `now`: finished tasks, plus the share of each task in
-    /// flight its running time stands for at the measured rate (never more than its cost).
-    fn done_at(&self, now: Instant) -> f64 {
-        let rate = self.rate().unwrap_or(0.0);
-        let partial: f64 = self
-            .running
-            .values()
-            .map(|&(start, cost)| (rate * now.duration_since(start).as_secs_f64()).min(cost as f64))
-            .sum();
-        self.done as f64 + partial
-    }
-
-    /// The fraction of the estimated work done at `now`, 0 to 1.
-    pub(crate) fn fraction(&self, now: Instant) -> f64 {
-        if self.total == 0 {
-            return 0.0;
-        }
-        (self.done_at(now) / self.total as f64).clamp(0.0, 1.0)
-    }
-
-    /// Time left at `now`, or `None` while there is no measured rate yet.
-    pub(crate) fn remaining(&self, now: Instant) -> Option<Duration> {
-        let rate = self.rate()?;
-        let threads = self.parallel.max(1) as f64;
-        let left = (self.total as f64 - self.done_at(now)).max(0.0);
-        let secs = left / (rate * threads);
-        secs.is_finite()
-            .then(|| Duration::from_secs_f64(secs.min(ETA_CAP_SECONDS)))
-    }
-}
-
-/// The longest time left an ETA holds (about 3·10^10 years): far past any count, yet within
-/// what a [`Duration`] takes; the line says "over" it rather than a smaller figure.
-const ETA_CAP_SECONDS: f64 = 1e18;
-
 /// Seconds in a year of 365.25 days.
 const YEAR_SECONDS: u64 = 31_557_600;
 
@@ -342,37 +271,6 @@ pub(crate) fn human(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_eta_says_nothing_until_a_task_finishes() {
-        let t0 = Instant::now();
-        let mut eta = Eta {
-            total: 1000,
-            ..Eta::default()
-        };
-        eta.started(0, 400, t0);
-        eta.started(1, 400, t0);
-        assert_eq!(eta.remaining(t0 + Duration::from_secs(60)), None);
-        assert_eq!(eta.in_flight(), 2);
-    }
-
-    #[test]
-    fn the_eta_is_by_cost_calibrated_by_measured_time() {
-        let t0 = Instant::now();
-        let mut eta = Eta {
-            total: 1000,
-            ..Eta::default()
-        };
-        // Two threads: a task of cost 100 takes 10 s (10 units/s per thread).
-        eta.started(0, 100, t0);
-        eta.started(1, 500, t0);
-        eta.finished(0, t0 + Duration::from_secs(10));
-        eta.started(2, 400, t0 + Duration::from_secs(10));
-        let now = t0 + Duration::from_secs(10);
-        // Done: 100 + 100 credited to task 1 = 200 of 1000; 800 left at 2 × 10 units/s.
-        assert!((eta.fraction(now) - 0.2).abs() < 1e-9);
-        assert_eq!(eta.remaining(now), Some(Duration::from_secs(40)));
-    }
 
     /// The fields of an N = 19 count a tenth of the way in.
     fn n19() -> Fields {
@@ -459,10 +357,7 @@ mod tests {
             clock(Duration::from_secs(100_000 * YEAR_SECONDS)),
             "100.0 k years"
         );
-        let mut eta = Eta {
-            total: u128::MAX,
-            ..Eta::default()
-        };
+        let mut eta = Eta::with_total(u128::MAX);
         let t0 = Instant::now();
         eta.started(0, 1, t0);
         eta.finished(0, t0 + Duration::from_secs(3600));

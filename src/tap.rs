@@ -32,6 +32,10 @@ impl<H: Hook> Progress for Tap<'_, H> {
         self.inner.start_work(cost);
     }
 
+    fn probes(&self, slices: usize, probes: &[(usize, usize)]) {
+        self.inner.probes(slices, probes);
+    }
+
     fn task_started(&self, task: usize, cost: u64) {
         self.inner.task_started(task, cost);
     }

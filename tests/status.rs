@@ -184,31 +184,91 @@ fn files_of_another_n_or_k_and_damaged_files_are_named_and_nothing_is_changed() 
     assert_eq!(snapshot(&dir.join("checkpoints")), before);
 }
 
+/// Back-dates `path` by `hours`.
+fn age(path: &Path, hours: u64) {
+    let old = SystemTime::now() - Duration::from_secs(hours * 3600);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+}
+
 #[test]
-fn a_checkpoint_that_has_not_moved_is_stale_and_a_held_one_is_read() {
+fn issue_49_a_held_checkpoint_is_running_however_old_and_a_free_one_stale_at_once() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
     partial_run(&dir);
     let ckpt = dir.join("checkpoints/shard-3.ckpt");
-    let old = SystemTime::now() - Duration::from_secs(3 * 3600);
-    std::fs::File::options()
-        .write(true)
-        .open(&ckpt)
-        .unwrap()
-        .set_modified(old)
-        .unwrap();
-    // A running job holds the checkpoint's lock; status reads it all the same.
-    let _held = nqueens::shard::checkpoint::lock(&ckpt).unwrap();
-    let (_, v) = status_json(&dir, &["--stale-after", "2h"]);
-    assert_eq!(v["stale"][0]["shard"], 3, "{v}");
-    assert_eq!(v["stale_after_s"].as_f64(), Some(7200.0));
+    // Shard 3's process ended seconds ago: no process holds its lock, so it is stale now,
+    // long before the threshold.
     let (_, v) = status_json(&dir, &["--stale-after", "4h"]);
+    assert_eq!(v["stale"][0]["shard"], 3, "{v}");
+    assert_eq!(v["stale"][0]["process"], "stopped", "{v}");
+    assert_eq!(v["running"], Value::Array(vec![]), "{v}");
+    assert_eq!(rerun_shards(&v["rerun"], 1001), BTreeSet::from([3, 4]));
+    // A running job holds the checkpoint's lock: running, never stale however old, left out
+    // of the reruns; status reads it all the same and takes nothing from it.
+    age(&ckpt, 3);
+    let held = nqueens::shard::checkpoint::lock(&ckpt).unwrap();
+    let (_, v) = status_json(&dir, &["--stale-after", "2h"]);
     assert_eq!(v["stale"], Value::Array(vec![]), "{v}");
+    assert_eq!(v["running"], serde_json::json!([3]), "{v}");
+    assert_eq!(v["in_progress"], 1, "{v}");
+    assert_eq!(rerun_shards(&v["rerun"], 1001), BTreeSet::from([4]));
+    assert_eq!(v["stale_after_s"].as_f64(), Some(7200.0));
     let (_, text, _) = run(&["status", s(&dir)]);
+    assert!(text.contains("1 running, 0 not"), "{text}");
+    assert!(
+        text.contains("running: 1 shard (a live process") && text.contains("): 3"),
+        "{text}"
+    );
     assert!(
         text.contains("partial total:") && text.contains("NOT the number"),
         "{text}"
     );
+    assert!(
+        nqueens::shard::checkpoint::lock(&ckpt).is_err(),
+        "the lock is still held"
+    );
+    drop(held);
+    let (_, text, _) = run(&["status", s(&dir)]);
+    assert!(
+        text.contains("stale: 1 shard stopped (no process holds") && text.contains(": 3 (3.0 h"),
+        "{text}"
+    );
+}
+
+#[test]
+fn issue_49_a_live_count_is_running_and_once_killed_is_stopped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ckpt = tmp.path().join("shard-0.ckpt");
+    // Tasks of N = 20 take long enough that this one is still running when status looks;
+    // the checkpoint is saved before the first task and then not for an hour.
+    let mut child = common::nqueens_std()
+        .args(["count", "20", "-q", "-j1", "--shard", "0/2"])
+        .args(["--checkpoint", s(&ckpt), "--checkpoint-every", "3600"])
+        .args(["--out", s(&tmp.path().join("shard-0.json"))])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !ckpt.exists() && started.elapsed() < Duration::from_secs(120) {
+        assert!(child.try_wait().unwrap().is_none(), "the count ended early");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    age(&ckpt, 3);
+    let (_, live) = status_json(tmp.path(), &["--stale-after", "1s"]);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let (_, dead) = status_json(tmp.path(), &[]);
+    assert_eq!(live["running"], serde_json::json!([0]), "{live}");
+    assert_eq!(live["stale"], Value::Array(vec![]), "{live}");
+    assert_eq!(dead["running"], Value::Array(vec![]), "{dead}");
+    assert_eq!(dead["stale"][0]["shard"], 0, "{dead}");
+    assert_eq!(dead["stale"][0]["process"], "stopped", "{dead}");
 }
 
 #[test]

@@ -22,8 +22,9 @@ pub(crate) struct Args {
     #[arg(value_name = "RUN_DIR")]
     pub dir: PathBuf,
 
-    /// A shard whose checkpoint has not been written for longer than this is reported as
-    /// stale (likely dead), e.g. 30m, 2h, 1d
+    /// Where a checkpoint's lock cannot be probed: a shard whose checkpoint has not been
+    /// written for longer than this is reported as stale (likely dead), e.g. 30m, 2h, 1d.
+    /// Elsewhere the lock tells: a held one is running, a free one stopped, at once
     #[arg(long, value_name = "TIME", default_value = "2h", value_parser = parse_span)]
     pub stale_after: Duration,
 

@@ -3,7 +3,8 @@
 use std::io::{self, Write};
 
 use super::{json, more_problems, plural, Format, MAX_LISTED};
-use crate::shard::StatusReport;
+use crate::shard::checkpoint::Holder;
+use crate::shard::{StaleShard, StatusReport};
 
 /// Writes a status report as JSON, or as lines for people (text and markdown alike).
 pub fn render_status(r: &StatusReport, format: Format, out: &mut dyn Write) -> io::Result<()> {
@@ -17,7 +18,8 @@ pub fn render_status(r: &StatusReport, format: Format, out: &mut dyn Write) -> i
 fn text(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
     run_line(r, out)?;
     progress_lines(r, out)?;
-    stale_line(r, out)?;
+    running_line(r, out)?;
+    stale_lines(r, out)?;
     for c in &r.cpus {
         let each = duration(c.mean_shard_s);
         writeln!(
@@ -67,8 +69,13 @@ fn progress_lines(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
     let k = r.shards.unwrap_or_default();
     writeln!(
         out,
-        "shards: {} done, {} in progress (with a checkpoint), {} not started, of {k}",
-        r.done, r.in_progress, r.not_started
+        "shards: {} done, {} in progress (with a checkpoint: {} running, {} not), {} not \
+         started, of {k}",
+        r.done,
+        r.in_progress,
+        r.running.len(),
+        r.in_progress - r.running.len(),
+        r.not_started
     )?;
     writeln!(
         out,
@@ -105,32 +112,60 @@ fn progress_lines(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-/// Shards whose checkpoint has not moved.
-fn stale_line(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
-    if r.stale.is_empty() {
+/// Shards a live process is running.
+fn running_line(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
+    if r.running.is_empty() {
         return Ok(());
     }
-    let listed: Vec<String> = r
-        .stale
-        .iter()
-        .take(20)
-        .map(|s| format!("{} ({})", s.shard, duration(s.idle_s)))
-        .collect();
-    let more = r.stale.len().saturating_sub(listed.len());
-    let more = if more > 0 {
-        format!(" and {more} more")
-    } else {
-        String::new()
-    };
+    let listed = listed(r.running.iter().map(|i| i.to_string()));
     writeln!(
         out,
-        "stale: {} in progress whose checkpoint has not been written for over {} (likely \
-         dead, or waiting in the queue; a checkpoint is saved only after a task finishes): \
-         {}{more}",
-        plural(r.stale.len(), "shard"),
-        duration(r.stale_after_s),
-        listed.join(", ")
+        "running: {} (a live process holds each checkpoint's lock; never stale, however long \
+         a task takes): {listed}",
+        plural(r.running.len(), "shard")
     )
+}
+
+/// Shards in progress that no process is running, by how that is known.
+fn stale_lines(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
+    let of = |process: Holder| -> Vec<&StaleShard> {
+        r.stale.iter().filter(|s| s.process == process).collect()
+    };
+    let idle =
+        |s: &&StaleShard| format!("{} ({} since its last save)", s.shard, duration(s.idle_s));
+    let stopped = of(Holder::Stopped);
+    if !stopped.is_empty() {
+        writeln!(
+            out,
+            "stale: {} stopped (no process holds the checkpoint's lock: killed, stopped or \
+             failed; rerun them): {}",
+            plural(stopped.len(), "shard"),
+            listed(stopped.iter().map(idle))
+        )?;
+    }
+    let unknown = of(Holder::Unknown);
+    if !unknown.is_empty() {
+        writeln!(
+            out,
+            "stale: {} whose checkpoint has not been written for over {} and whose lock \
+             cannot be probed here (likely dead, or waiting in the queue; a checkpoint is \
+             saved only after a task finishes): {}",
+            plural(unknown.len(), "shard"),
+            duration(r.stale_after_s),
+            listed(unknown.iter().map(idle))
+        )?;
+    }
+    Ok(())
+}
+
+/// The first [`MAX_LISTED`] items, joined, and how many more there are.
+fn listed(items: impl ExactSizeIterator<Item = String>) -> String {
+    let more = items.len().saturating_sub(MAX_LISTED);
+    let mut text: Vec<String> = items.take(MAX_LISTED).collect::<Vec<_>>();
+    if more > 0 {
+        text.push(format!("and {more} more"));
+    }
+    text.join(", ")
 }
 
 /// The unfinished shards and the lines that rerun them.
@@ -138,7 +173,12 @@ fn rerun_lines(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
     if r.unfinished.is_empty() {
         return Ok(());
     }
-    let listed: Vec<&str> = r.unfinished.iter().take(20).map(String::as_str).collect();
+    let listed: Vec<&str> = r
+        .unfinished
+        .iter()
+        .take(MAX_LISTED)
+        .map(String::as_str)
+        .collect();
     let more = r.unfinished.len() - listed.len();
     let more = if more > 0 {
         format!(" and {more} more ranges")
@@ -146,10 +186,12 @@ fn rerun_lines(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
         String::new()
     };
     writeln!(out, "unfinished shards: {}{more}", listed.join(","))?;
+    if r.rerun.is_empty() {
+        return Ok(());
+    }
     writeln!(
         out,
-        "rerun them (arrays within MaxArraySize {}; a shard still running refuses a second \
-         run by its checkpoint lock):",
+        "rerun them (arrays within MaxArraySize {}; running shards left out):",
         r.max_array_size
     )?;
     for line in &r.rerun {

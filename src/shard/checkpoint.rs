@@ -31,7 +31,7 @@ use crate::error::Error;
 use crate::plan::Plan;
 
 pub use super::done::DoneSet;
-pub use super::lock::{lock, Lock};
+pub use super::lock::{holder, lock, Holder, Lock};
 
 /// The schema tag of a checkpoint file (what is written).
 pub const CHECKPOINT_SCHEMA: &str = "nqueens.checkpoint/3";

@@ -1,8 +1,10 @@
 //! The lock that keeps two processes off one checkpoint.
 
 use std::fs::{File, OpenOptions};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
 
 use super::sealed;
 use crate::error::Error;
@@ -41,7 +43,8 @@ impl Lock {
 /// Locks the checkpoint `path` against other processes.
 ///
 /// # Errors
-/// [`Error::CheckpointLocked`] if another process holds it, [`Error::CheckpointCorrupt`] if
+/// [`Error::CheckpointLocked`] if another process holds it (still, after trying again for
+/// 0.1 s: `status` may hold it shared for an instant, see [`holder`]), [`Error::CheckpointCorrupt`] if
 /// `path` exists and is not a regular file, [`Error::Io`] if the lock file cannot be opened.
 pub fn lock(path: &Path) -> Result<Lock, Error> {
     // A device, FIFO or folder is never a checkpoint: refuse it before creating anything
@@ -57,8 +60,7 @@ pub fn lock(path: &Path) -> Result<Lock, Error> {
     // The lock belongs to the file, not to its spelling: `x.json`, `./x.json` and a link to
     // it all lock `.x.json.lock` beside the file itself.
     let target = sealed::resolved_target(path)?;
-    let dir = target.parent().unwrap_or(Path::new("."));
-    let lock_path = dir.join(lock_name(target.file_name().unwrap_or_default()));
+    let lock_path = lock_path_of(&target);
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -68,7 +70,7 @@ pub fn lock(path: &Path) -> Result<Lock, Error> {
             path: lock_path.clone(),
             error,
         })?;
-    match file.try_lock() {
+    match try_lock_patiently(&file) {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
             return Err(Error::CheckpointLocked {
@@ -105,7 +107,7 @@ fn lock_file_itself(path: &Path, target: &Path) -> Result<Option<File>, Error> {
     let Ok(file) = file else {
         return Ok(None);
     };
-    match file.try_lock() {
+    match try_lock_patiently(&file) {
         Ok(()) => Ok(Some(file)),
         Err(std::fs::TryLockError::WouldBlock) => Err(Error::CheckpointLocked {
             path: path.to_path_buf(),
@@ -113,6 +115,81 @@ fn lock_file_itself(path: &Path, target: &Path) -> Result<Option<File>, Error> {
         }),
         Err(std::fs::TryLockError::Error(_)) => Ok(None),
     }
+}
+
+/// Tries to lock `file` exclusively, again for a few milliseconds if it is held: `status`
+/// probes a lock by holding it shared for an instant ([`holder`]), and a run starting in that
+/// instant must not take the probe for a second run. A real holder keeps its lock for the
+/// whole run, so a true refusal is only that much later.
+fn try_lock_patiently(file: &File) -> Result<(), std::fs::TryLockError> {
+    let mut tries = 0;
+    loop {
+        match file.try_lock() {
+            Err(std::fs::TryLockError::WouldBlock) if tries < PATIENT_TRIES => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// How often [`try_lock_patiently`] tries again, 10 ms apart.
+const PATIENT_TRIES: u32 = 10;
+
+/// Whether a process is on a checkpoint, as its lock says ([`holder`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Holder {
+    /// A live process holds the checkpoint's lock: its run is going on.
+    Running,
+    /// No process holds it: the run that wrote the checkpoint ended, was stopped or was
+    /// killed (a lock dies with its process, even by `kill -9`).
+    Stopped,
+    /// The lock could not be probed (a file system without locks, a lock file that cannot be
+    /// opened): only the checkpoint's age can tell.
+    Unknown,
+}
+
+/// Who holds the lock of checkpoint `path`, asked without taking anything from a holder:
+/// a shared lock is tried on the lock file and on the checkpoint itself, each opened
+/// read-only (nothing is created), and let go at once. A running process's exclusive lock
+/// makes the try fail and is left as it was; a run starting at that very instant waits the
+/// few milliseconds out ([`lock`] tries again for that long).
+///
+/// Both files are asked because the holder locks the checkpoint file it saved last only just
+/// after renaming it into place ([`Lock::follow`]), while its lock file stays held throughout.
+pub fn holder(path: &Path) -> Holder {
+    let Ok(target) = sealed::resolved_target(path) else {
+        return Holder::Unknown;
+    };
+    match (is_held(&lock_path_of(&target)), is_held(&target)) {
+        (Some(true), _) | (_, Some(true)) => Holder::Running,
+        (Some(false), _) => Holder::Stopped,
+        (None, _) => Holder::Unknown,
+    }
+}
+
+/// Whether another process holds a lock on `path`: `Some(false)` if it is free or there is
+/// no such file (every run creates its lock file before it saves), `None` if it cannot tell.
+fn is_held(path: &Path) -> Option<bool> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(false),
+        Err(_) => return None,
+    };
+    match file.try_lock_shared() {
+        // Dropping the file lets the shared lock go.
+        Ok(()) => Some(false),
+        Err(std::fs::TryLockError::WouldBlock) => Some(true),
+        Err(std::fs::TryLockError::Error(_)) => None,
+    }
+}
+
+/// The lock file of the checkpoint `target` (resolved, [`sealed::resolved_target`]).
+fn lock_path_of(target: &Path) -> PathBuf {
+    let dir = target.parent().unwrap_or(Path::new("."));
+    dir.join(lock_name(target.file_name().unwrap_or_default()))
 }
 
 /// The longest checkpoint name kept whole in its lock file's name: with the dot and
@@ -155,6 +232,43 @@ mod tests {
         assert!(matches!(lock(&link), Err(Error::CheckpointLocked { .. })));
         drop(held);
         assert!(lock(&link).is_ok(), "free again once the holder is gone");
+    }
+
+    #[test]
+    fn a_held_lock_says_running_and_a_free_one_stopped_and_the_probe_creates_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let name = tmp.path().join("a.ckpt");
+        std::fs::write(&name, "{}").unwrap();
+        // Never run here: no lock file, and asking makes none.
+        assert_eq!(holder(&name), Holder::Stopped);
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+        let held = lock(&name).unwrap();
+        assert_eq!(holder(&name), Holder::Running);
+        // The probe took nothing: the holder still holds, and a second run is refused.
+        assert!(matches!(lock(&name), Err(Error::CheckpointLocked { .. })));
+        assert_eq!(holder(&name), Holder::Running);
+        drop(held);
+        assert_eq!(
+            holder(&name),
+            Holder::Stopped,
+            "a lock dies with its holder"
+        );
+    }
+
+    #[test]
+    fn a_run_starting_while_status_probes_is_not_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let name = tmp.path().join("a.ckpt");
+        drop(lock(&name).unwrap());
+        // What a probe holds, for longer than a probe ever does.
+        let probe = File::open(lock_path_of(&sealed::resolved_target(&name).unwrap())).unwrap();
+        probe.lock_shared().unwrap();
+        let let_go = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            drop(probe);
+        });
+        assert!(lock(&name).is_ok());
+        let_go.join().unwrap();
     }
 
     #[test]

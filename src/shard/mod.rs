@@ -55,7 +55,7 @@ pub use merge::{merge, MergeReport, Problem, ProblemKind};
 pub use partial::{Digest, PartialResult, ShardTotals, SHARD_SCHEMA};
 pub use resumable::{ResumableCount, Resume, DEFAULT_SAVE_PERIOD};
 pub use sealed::{check_writable, is_same_file, read_at_most, write_atomic};
-pub use status::{status, StatusOptions, StatusReport};
+pub use status::{status, StaleShard, StatusOptions, StatusReport};
 
 /// The version of this tool, recorded in every result and checkpoint file.
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -221,6 +221,11 @@ impl TaskSeq for ShardSeq {
         let below = |id: usize| self.spec.len(id.min(self.plan_len));
         let cost = plan::cost_by_runs(plan, |ids| below(ids.end) - below(ids.start));
         (self.positions(), cost)
+    }
+    /// The round of `id`'s stride: its task is `id` or one of the ids next to it.
+    fn position_near(&self, id: usize) -> Option<usize> {
+        let round = id / self.spec.count;
+        (round < self.positions()).then_some(round)
     }
 }
 

@@ -302,6 +302,14 @@ impl TaskSeq for Pending {
         let done_cost = prefix_cost + stragglers;
         (tasks.saturating_sub(done), cost.saturating_sub(done_cost))
     }
+    /// The shard's position near `id`, or the first after it not yet done.
+    fn position_near(&self, id: usize) -> Option<usize> {
+        let near = self.seq.position_near(id)?;
+        (near..self.positions().min(near + crate::probe::NEAR)).find(|&p| self.task(p).is_some())
+    }
+    fn first_pending(&self) -> usize {
+        self.done.prefix()
+    }
 }
 
 /// Solves the tasks of the recorder's shard that it does not already hold, saving the
@@ -329,7 +337,7 @@ pub(crate) fn run(
     let finished = (Mutex::new(false), Condvar::new());
     let (outcome, saver) = std::thread::scope(|scope| {
         let saver = scope.spawn(|| periodic_saves(recorder, every, &finished));
-        let outcome = plan::execute_seq(plan, &todo, pool, &recorder.observer(progress));
+        let outcome = crate::probe::execute_probed(plan, &todo, pool, &recorder.observer(progress));
         *finished.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
         finished.1.notify_all();
         (outcome, saver.join())

@@ -1,13 +1,13 @@
 //! How far a cluster run is: [`status`] reads the shard result files and checkpoints under
 //! a run directory and reports shards done, in progress and not started, the share of the
-//! plan's estimated cost done, a partial total, throughput and ETA, shards whose checkpoint
-//! has stopped moving, damaged or foreign files, and the Slurm arrays that rerun exactly the
-//! unfinished shards.
+//! plan's estimated cost done, a partial total, throughput and ETA, which shards in progress
+//! are running and which stopped, damaged or foreign files, and the Slurm arrays that rerun
+//! exactly the unfinished shards that are not running.
 //!
-//! It only reads: no lock is taken (a running job holds its checkpoint's lock and keeps it),
-//! nothing is written, and a file being written is never seen half-way, since every write
-//! renames a complete hidden temporary file into place. Memory follows the number of
-//! files, not K or the plan.
+//! It only reads: a running job keeps its checkpoint's lock (a live process is told from a
+//! dead one by a shared lock tried and let go at once, [`holder`]), nothing is written, and a
+//! file being written is never seen half-way, since every write renames a complete hidden
+//! temporary file into place. Memory follows the number of files, not K or the plan.
 
 mod mergeable;
 mod rerun;
@@ -19,6 +19,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
+use super::checkpoint::{holder, Holder};
 use super::merge::{Problem, ProblemKind};
 use super::{stable_plan, ShardSpec, TOOL_VERSION};
 use crate::error::Error;
@@ -31,7 +32,8 @@ pub use rerun::SUBMIT_ARGS;
 /// The schema tag of a status report.
 pub const STATUS_SCHEMA: &str = "nqueens.status/1";
 
-/// The default time after which a checkpoint that has not moved is reported as stale.
+/// The default time after which a checkpoint that has not moved is reported as stale when
+/// its lock cannot tell whether a process is on it.
 pub const DEFAULT_STALE_AFTER: Duration = Duration::from_secs(2 * 3600);
 
 /// At most this many `sbatch` lines are given; the rest are counted.
@@ -43,7 +45,9 @@ pub struct StatusOptions {
     /// Options the run's plan was made with beyond N and engine (e.g. a split depth), so the
     /// plan and its cost model can be rebuilt.
     pub count: CountOptions,
-    /// A checkpoint not written for longer than this is reported as stale.
+    /// A checkpoint not written for longer than this is reported as stale where its lock
+    /// cannot be probed (a held lock is a running shard, a free one a stopped shard, whatever
+    /// the age).
     pub stale_after: Duration,
     /// The cluster's `MaxArraySize`: every suggested array index stays below it.
     pub max_array_size: usize,
@@ -51,7 +55,9 @@ pub struct StatusOptions {
     pub now: SystemTime,
 }
 
-/// A shard whose checkpoint has not been written for longer than the threshold.
+/// A shard in progress that no process is running: its checkpoint's lock is free
+/// (`stopped`), or could not be probed and the checkpoint has not been written for longer
+/// than the threshold (`unknown`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StaleShard {
     /// Shard index.
@@ -60,6 +66,8 @@ pub struct StaleShard {
     pub file: String,
     /// Seconds since the checkpoint was last written.
     pub idle_s: f64,
+    /// What its lock said: `stopped` or `unknown`.
+    pub process: Holder,
 }
 
 /// The finished shards of one CPU model.
@@ -83,7 +91,9 @@ pub struct CpuShards {
 /// `done_share` (0 to 1), `tasks_done`, `partial_total` (decimal string: the counts so
 /// far, not the answer), `complete` (every shard done, and `merge` accepts them),
 /// `results_dir`, `shard_seconds`, `span_s` (first start to now), `share_per_hour`, `eta_s`,
-/// `stale_after_s`, `stale`, `cpus`, `unfinished` (ranges `"A-B"`), `max_array_size`,
+/// `stale_after_s`, `running` (shards whose checkpoint lock a live process holds), `stale`
+/// (`[{shard, file, idle_s, process}]`, `process` being `"stopped"` or `"unknown"`), `cpus`,
+/// `unfinished` (ranges `"A-B"`), `max_array_size`,
 /// `rerun` (`sbatch` lines), `notes`, `problems` (`[{kind, message}]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StatusReport {
@@ -137,9 +147,13 @@ pub struct StatusReport {
     pub share_per_hour: Option<f64>,
     /// Seconds left at that pace.
     pub eta_s: Option<f64>,
-    /// The stale threshold, seconds.
+    /// The stale threshold, seconds (for checkpoints whose lock cannot be probed).
     pub stale_after_s: f64,
-    /// Shards in progress whose checkpoint has not moved for longer than the threshold.
+    /// Shards in progress that a live process is running (it holds the checkpoint's lock):
+    /// never stale, however long since their last save, and left out of `rerun`.
+    pub running: Vec<usize>,
+    /// Shards in progress that no process is running: stopped (at once) or, where the lock
+    /// cannot tell, not written for longer than the threshold.
     pub stale: Vec<StaleShard>,
     /// Finished shards by CPU model.
     pub cpus: Vec<CpuShards>,
@@ -219,6 +233,7 @@ fn empty_report(dir: &Path, files: usize, options: &StatusOptions) -> StatusRepo
         share_per_hour: None,
         eta_s: None,
         stale_after_s: options.stale_after.as_secs_f64(),
+        running: Vec::new(),
         stale: Vec::new(),
         cpus: Vec::new(),
         unfinished: Vec::new(),
@@ -401,7 +416,7 @@ fn progress(run: &Run, plan: Option<&dyn Plan>, options: &StatusOptions, r: &mut
             }
             What::Checkpoint { done } => {
                 r.in_progress += 1;
-                stale(index, s, options, r);
+                liveness(index, s, options, r);
                 let ids = done
                     .0
                     .iter()
@@ -430,17 +445,22 @@ fn progress(run: &Run, plan: Option<&dyn Plan>, options: &StatusOptions, r: &mut
     r.cpus = cpus(run);
 }
 
-/// Reports shard `index`'s checkpoint `s` as stale if it has not moved for long.
-fn stale(index: usize, s: &Seen, options: &StatusOptions, r: &mut StatusReport) {
+/// Files shard `index` (checkpoint `s`, no result) as running or stale: by its lock where
+/// the lock tells, else by the checkpoint's age.
+fn liveness(index: usize, s: &Seen, options: &StatusOptions, r: &mut StatusReport) {
     let idle = s
         .modified
         .and_then(|m| options.now.duration_since(m).ok())
         .unwrap_or_default();
-    if idle > options.stale_after {
+    let process = holder(Path::new(&s.file));
+    if process == Holder::Running {
+        r.running.push(index);
+    } else if process == Holder::Stopped || idle > options.stale_after {
         r.stale.push(StaleShard {
             shard: index,
             file: s.file.clone(),
             idle_s: idle.as_secs_f64(),
+            process,
         });
     }
 }

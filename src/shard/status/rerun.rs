@@ -1,5 +1,5 @@
-//! The `sbatch` lines that rerun exactly the unfinished shards of a run, each array within
-//! the cluster's `MaxArraySize` (see [`crate::shard::slurm`]).
+//! The `sbatch` lines that rerun exactly the unfinished shards of a run that no process is
+//! running, each array within the cluster's `MaxArraySize` (see [`crate::shard::slurm`]).
 
 use std::path::Path;
 
@@ -26,20 +26,33 @@ struct Submission {
     count: Vec<String>,
 }
 
-/// Fills in `unfinished` and `rerun`.
+/// Fills in `unfinished` and `rerun` (after `running`: a running shard is unfinished but
+/// not rerun, since its lock would refuse the second run).
 pub(super) fn suggest(dir: &Path, run: &Run, max_array_size: usize, r: &mut StatusReport) {
     let done = run.shards.keys().copied().filter(|&i| run.is_done(i));
-    let gaps = gaps(done, run.k);
-    r.unfinished = gaps
+    r.unfinished = gaps(done.clone(), run.k)
         .iter()
         .map(|&(a, b)| match a == b {
             true => a.to_string(),
             false => format!("{a}-{b}"),
         })
         .collect();
-    let chunks = array_chunks(&gaps, max_array_size, MAX_RERUN_LINES);
+    let mut busy: Vec<usize> = done.chain(r.running.iter().copied()).collect();
+    busy.sort_unstable();
+    let chunks = array_chunks(
+        &gaps(busy.into_iter(), run.k),
+        max_array_size,
+        MAX_RERUN_LINES,
+    );
     let listed: usize = chunks.iter().map(|c| c.tasks).sum();
-    let unfinished = r.in_progress + r.not_started;
+    let unfinished = (r.in_progress + r.not_started).saturating_sub(r.running.len());
+    if !r.running.is_empty() {
+        r.notes.push(format!(
+            "the rerun lines leave out {} that a live process is running (it holds the \
+             checkpoint's lock); run status again if any stops",
+            crate::report::plural(r.running.len(), "shard")
+        ));
+    }
     let line = match read_submission(dir) {
         Some(sub) => {
             Box::new(move |c: &ArrayChunk| with_script(c, run.k, &sub)) as Box<dyn Fn(&_) -> _>
