@@ -77,7 +77,15 @@ mod with_gpu {
         if !have_gpu("a_wrong_gpu_count_is_caught_by_the_recheck_with_exit_3") {
             return;
         }
-        let args = ["count", "12", "--gpu", "--recheck", "1", "--test-inject-fault", "5"];
+        let args = [
+            "count",
+            "12",
+            "--gpu",
+            "--recheck",
+            "1",
+            "--test-inject-fault",
+            "5",
+        ];
         let (code, out, err) = run(&args);
         assert_eq!(code, 3, "{out}{err}");
         assert!(err.contains("task 5"), "{err}");
@@ -131,6 +139,9 @@ mod with_gpu {
         assert_eq!(code, 0, "{err}");
         let report: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert!(report["gpu"].as_str().unwrap().starts_with("GPU "), "{out}");
-        assert!(report["sbatch"].to_string().contains("--gres=gpu:1"), "{out}");
+        assert!(
+            report["sbatch"].to_string().contains("--gres=gpu:1"),
+            "{out}"
+        );
     }
 }

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# The GPU engine measured on a machine with a GPU, in one go and in under 8 minutes, from
+# binaries built elsewhere (no Rust needed here), printed as one table:
+#
+#   - the GPU and the CPU;
+#   - `bench --gpu --size quick` against the CPU's `bench --size quick`, both at -j T;
+#   - the joins' visits per second (examples/gpu_work on two tasks of N = 26: 512-key block
+#     visits over the whole join's wall time, half join, sieve and routing included);
+#   - `estimate N --gpu` for N = 24, 26, 27, 28 against `estimate N` on the CPU at -j T: one
+#     GPU's hours, the CPU's core-hours, and how many of this machine's cores one GPU is worth;
+#   - `count 21 --gpu` and `count 22 --gpu` end to end, wall time and whether the total is
+#     exact.
+#
+# Build where Rust is:   cargo build --release --features gpu --bin nqueens --example gpu_work
+# Copy target/release/nqueens and target/release/examples/gpu_work to DIR, then there:
+#   bash scripts/gpu-check.sh --bin DIR [-j T] [--device I] [--out RAW_DIR]
+# (--smoke: the same steps on small boards, to test this script on any driver in a minute.)
+# Every step runs under a timeout; a step that fails or times out says so in its row and the
+# rest go on; the exit status is 1 if any failed or counted wrong. Raw outputs stay in RAW_DIR
+# (default: a new temporary folder).
+set -uo pipefail
+
+usage() {
+    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+}
+
+bin=target/release
+threads=$(nproc)
+device=()
+raw=
+# Board sizes of each step: the real ones, or --smoke's small ones.
+size=quick work_n=26 est_ns="24 26 27 28" count_ns="21 22" est_limit=22s
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --bin) bin=$2; shift 2 ;;
+    -j) threads=$2; shift 2 ;;
+    --device) device=(--gpu-device "$2"); shift 2 ;;
+    --out) raw=$2; shift 2 ;;
+    --smoke) size=tiny work_n=18 est_ns="16 18" count_ns="12 13" est_limit=4s; shift ;;
+    -h | --help) usage ;;
+    *) echo "gpu-check: unknown argument '$1'" >&2; usage ;;
+    esac
+done
+nq=$bin/nqueens
+work=$bin/examples/gpu_work
+[ -x "$work" ] || work=$bin/gpu_work
+[ -x "$nq" ] || { echo "gpu-check: no nqueens binary at '$nq' (use --bin DIR)" >&2; exit 2; }
+raw=${raw:-$(mktemp -d)}
+mkdir -p "$raw"
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$raw}"
+gpu=(--gpu "${device[@]}")
+
+# A number from one-line JSON: the value of "KEY", or of "KEY":{"estimate": ...}.
+json_num() {
+    sed -n -e "s/.*\"$2\":{\"estimate\":\([-0-9.eE+]*\).*/\1/p" \
+        -e "t" -e "s/.*\"$2\":\([-0-9.eE+]*\).*/\1/p" "$1" | head -n 1
+}
+# Float arithmetic for the table (awk: present on every system this runs on).
+calc() { awk "BEGIN { x = $1; if (x == x + 0) printf \"%.4g\", x; else print \"-\" }" 2>/dev/null || echo -; }
+
+# A number to 4 significant digits; anything else (a failure) as it is.
+num() { if [[ $1 =~ ^[-0-9.eE+]+$ ]]; then calc "$1"; else echo "$1"; fi; }
+
+rows=()
+row() { rows+=("$(printf '| %s | %s | %s |' "$1" "$2" "$3")"); }
+
+# Runs "$@" under a timeout of $1 seconds, stdout to $raw/$2.out and stderr to $raw/$2.err;
+# returns its status and leaves its wall seconds in $secs.
+step() {
+    local limit=$1 name=$2 start
+    shift 2
+    echo "gpu-check: $name" >&2
+    start=$(date +%s.%N)
+    timeout "$limit" "$@" >"$raw/$name.out" 2>"$raw/$name.err"
+    local rc=$?
+    secs=$(calc "$(date +%s.%N) - $start")
+    return $rc
+}
+failed() { echo "FAILED (exit $1; see $raw/$2.err)"; }
+
+if ! step 60 gpus "$nq" gpus; then
+    cat "$raw/gpus.err" >&2
+    echo "gpu-check: no GPU usable here (see above)" >&2
+    exit 2
+fi
+row "GPU adapters" "$(tr '\n' ';' <"$raw/gpus.out")" "nqueens gpus"
+row "CPU" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) logical CPUs" "-j $threads for both"
+
+# bench: verified scores (million solutions/s), GPU against CPU at the same threads.
+if step 150 bench-gpu "$nq" bench "${gpu[@]}" --size "$size" -j "$threads" -q --json; then
+    g=$(json_num "$raw/bench-gpu.out" score)
+else
+    g=$(failed $? bench-gpu)
+fi
+if step 90 bench-cpu "$nq" bench --size "$size" -j "$threads" -q --json; then
+    c=$(json_num "$raw/bench-cpu.out" score)
+else
+    c=$(failed $? bench-cpu)
+fi
+row "bench $size score, GPU / CPU" "$(num "$g") / $(num "$c") = $(calc "$g / $c")" "verified against OEIS"
+
+# The joins' visits per second, from the work counters and wall time of gpu_work.
+if [ -x "$work" ]; then
+    if step 120 gpu-work "$work" "$work_n" 0.3 0.6; then
+        v=$(awk '$1 == "visited_pairs" { s += $3 } END { print s + 0 }' "$raw/gpu-work.out")
+        t=$(awk '$1 == "match_seconds" { s += $3 } END { print s + 0 }' "$raw/gpu-work.out")
+        eq=$(grep -c '(equal)' "$raw/gpu-work.out")
+        row "joins' block visits/s, N = $work_n" "$(calc "$v / $t") ($v visits in $t s)" \
+            "whole joins; $eq of 2 tasks equal to the CPU"
+    else
+        row "joins' block visits/s, N = $work_n" "$(failed $? gpu-work)" "examples/gpu_work"
+    fi
+else
+    row "joins' block visits/s, N = $work_n" "not run" "no gpu_work binary beside nqueens"
+fi
+
+# Estimates: one GPU's hours against the CPU's core-hours on this machine.
+for n in $est_ns; do
+    if step 60 "estimate-$n-gpu" "$nq" estimate "$n" "${gpu[@]}" -j "$threads" \
+        --time-limit "$est_limit" --seed 7 --json -q; then
+        gh=$(json_num "$raw/estimate-$n-gpu.out" wall_hours)
+    else
+        gh=$(failed $? "estimate-$n-gpu")
+    fi
+    if step 60 "estimate-$n-cpu" "$nq" estimate "$n" -j "$threads" \
+        --time-limit "$est_limit" --seed 7 --json -q; then
+        ch=$(json_num "$raw/estimate-$n-cpu.out" core_hours)
+    else
+        ch=$(failed $? "estimate-$n-cpu")
+    fi
+    row "estimate $n: GPU-hours / CPU core-hours" "$(num "$gh") / $(num "$ch")" \
+        "one GPU = $(calc "$ch / $gh") cores of this CPU"
+done
+
+# End to end.
+# OEIS A000170, for the boards counted here.
+declare -A known=([12]=14200 [13]=73712 [21]=314666222712 [22]=2691008701644)
+for n in $count_ns; do
+    expected=${known[$n]}
+    if step $((n * 6)) "count-$n" "$nq" count "$n" "${gpu[@]}" -j "$threads" -q; then
+        got=$(tr -d '[:space:]' <"$raw/count-$n.out")
+        verdict=$([ "$got" = "$expected" ] && echo "exact" || echo "WRONG: $got")
+        row "count $n --gpu, wall seconds" "$secs" "$verdict"
+    else
+        row "count $n --gpu, wall seconds" "$(failed $? "count-$n")" "-"
+    fi
+done
+
+echo
+echo "| measure | value | note |"
+echo "|---|---|---|"
+printf '%s\n' "${rows[@]}"
+echo
+echo "raw outputs: $raw"
+# A failed step or a wrong count fails the check.
+if printf '%s\n' "${rows[@]}" | grep -q 'FAILED\|WRONG'; then
+    exit 1
+fi
