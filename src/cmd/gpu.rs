@@ -28,7 +28,7 @@ pub(crate) struct GpuArgs {
     #[arg(long)]
     pub gpu: bool,
 
-    /// Which GPU, counting from 0 as `nqueens gpus` lists them [default: the first hardware
+    /// Which GPU, counting from 0 as `nqueens gpus` numbers them [default: the first hardware
     /// GPU]; implies --gpu
     #[arg(long, value_name = "I")]
     pub gpu_device: Option<usize>,
