@@ -262,7 +262,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_49_the_work_left_is_priced_by_each_slice_and_bounded_above() {
+    fn the_work_left_is_priced_by_each_slice_and_bounded_above() {
         let (eta, now) = probed();
         // The finished tasks alone: 110 units in 60 s, so 890 left in 485 s. The slices:
         // 500 units at 0.5 s and 500 at 1 s, 750 s, and the spread of the two paces (sample
@@ -272,7 +272,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_49_tasks_of_the_front_narrow_their_slice_to_its_own_pace() {
+    fn tasks_of_the_front_narrow_their_slice_to_its_own_pace() {
         let (mut eta, mut now) = probed();
         // Slice 0's tasks, costs 10 each at 0.5 s a unit: 49 of them, so slice 0 is done
         // but for 500 − 490 = 10 units; slice 1 is still whole.
@@ -288,7 +288,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_49_a_probe_in_flight_raises_its_slice_and_one_probe_is_not_trusted_alone() {
+    fn a_probe_in_flight_raises_its_slice_and_one_probe_is_not_trusted_alone() {
         let t0 = Instant::now();
         let mut eta = Eta::with_total(1000);
         eta.probes(2, &[(1, 10), (0, 11)]);

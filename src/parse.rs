@@ -227,7 +227,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_51_a_span_too_long_is_called_too_long_not_negative() {
+    fn a_span_too_long_is_called_too_long_not_negative() {
         let err = parse_span("9999999d").unwrap_err();
         assert!(err.contains("longer than the longest"), "{err}");
         assert!(!err.contains("not a positive"), "{err}");

@@ -247,7 +247,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_49_a_count_starts_with_a_task_from_each_slice_of_its_cost() {
+    fn a_count_starts_with_a_task_from_each_slice_of_its_cost() {
         let watch = Watch::default();
         let options = crate::CountOptions::new().threads(1);
         let count = crate::count_with_progress(13, &options, &watch).unwrap();

@@ -76,7 +76,7 @@ fn bench_json_has_the_documented_fields_and_compare_reads_it() {
 }
 
 #[test]
-fn issue_50_each_row_counts_the_workload_once_per_thread_up_to_the_cpus() {
+fn each_row_counts_the_workload_once_per_thread_up_to_the_cpus() {
     let (code, stdout, stderr) = run(&["bench", "--size", "tiny", "-q", "-j", "1,2,3", "--json"]);
     assert_eq!(code, 0, "{stderr}");
     let v: Value = serde_json::from_str(&stdout).unwrap();

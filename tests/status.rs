@@ -182,6 +182,13 @@ fn files_of_another_n_or_k_and_damaged_files_are_named_and_nothing_is_changed() 
     // The run itself is still read right.
     assert_eq!((v["n"].as_u64(), v["done"].as_u64()), (Some(12), Some(3)));
     assert_eq!(snapshot(&dir.join("checkpoints")), before);
+    // For people, what to do with them: a rerun will not replace them.
+    let out = nqueens().args(["status", s(&dir)]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("move the damaged or foreign ones aside"),
+        "{text}"
+    );
 }
 
 /// Back-dates `path` by `hours`.
@@ -196,7 +203,7 @@ fn age(path: &Path, hours: u64) {
 }
 
 #[test]
-fn issue_49_a_held_checkpoint_is_running_however_old_and_a_free_one_stale_at_once() {
+fn a_held_checkpoint_is_running_however_old_and_a_free_one_stale_at_once() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
     partial_run(&dir);
@@ -241,7 +248,7 @@ fn issue_49_a_held_checkpoint_is_running_however_old_and_a_free_one_stale_at_onc
 }
 
 #[test]
-fn issue_49_a_live_count_is_running_and_once_killed_is_stopped() {
+fn a_live_count_is_running_and_once_killed_is_stopped() {
     let tmp = tempfile::tempdir().unwrap();
     let ckpt = tmp.path().join("shard-0.ckpt");
     // Tasks of N = 20 take long enough that this one is still running when status looks;

@@ -84,7 +84,8 @@ user_flow() {
 
 # rerun S: the shard's count again, as a rerun line runs it. It must say how much it resumed
 # (no less than its checkpoint held when killed) and, for another version's checkpoint, say
-# so; a checkpoint it refuses as damaged must be one this script flipped, and is moved aside.
+# so; a checkpoint or result it refuses as damaged must be one this script flipped, and is
+# moved aside.
 rerun() {
     local i=$1 log=$logs/rerun-$1
     # shellcheck disable=SC2046
@@ -108,6 +109,20 @@ rerun() {
         else
             fail "shard $i's checkpoint, with a flipped bit that changes it, was resumed (rc $rc)"
         fi
+    fi
+    # A result file a rerun will not replace (status named it damaged or foreign) must be one
+    # this script flipped; it is moved aside, as status says, and the shard rerun.
+    if [ "$rc" != 0 ] && said "$log" 'exists and is not a shard result file'; then
+        if [ -f "$marks/flipped/$i.json.now" ]; then
+            fault damaged-result-refused
+        else
+            fail "shard $i's result was refused as damaged, though no byte of it was flipped: $(last_words "$log")"
+        fi
+        mkdir -p "$scratch/round-$round/aside"
+        mv "$(out_of "$i")" "$scratch/round-$round/aside/"
+        # shellcheck disable=SC2046
+        run_step "$log.again" "$bin" $(count_cmd "$i")
+        log=$log.again
     fi
     [ "$rc" = 0 ] || { fail "the rerun of shard $i exited $rc: $(last_words "$log")"; return; }
     fault rerun
@@ -143,7 +158,7 @@ verdict() {
         "SIGTERM $(tally sigterm)," \
         "duplicate submissions $(tally duplicate) ($(tally duplicate-refused) refused by the lock)," \
         "full disk $(tally disk-full)$disk_note ($(tally stopped-by-full-disk) runs stopped by it)," \
-        "flipped bytes $(($(tally flipped-checkpoint) + $(tally flipped-result))) ($(tally flipped-checkpoint) in checkpoints, $(tally damaged-checkpoint-refused) refused on resume; $(tally flipped-without-a-change) changed no value and were read as the same file)," \
+        "flipped bytes $(($(tally flipped-checkpoint) + $(tally flipped-result))) ($(tally flipped-checkpoint) in checkpoints, $(tally damaged-checkpoint-refused) refused on resume; $(tally damaged-result-refused) results not replaced by a rerun, moved aside; $(tally flipped-without-a-change) changed no value and were read as the same file)," \
         "another version $(($(tally checkpoint-of-another-version) + $(tally resumed-by-another-version)))$version_note," \
         "stale temporary files $(tally stale-temp), deleted results $(tally deleted-result);" \
         "kills and signals that came after the shard finished: $(($(tally kill9-came-too-late) + $(tally sigterm-came-too-late))), after its result was written: $(($(tally kill9-after-the-result) + $(tally sigterm-after-the-result)));" \

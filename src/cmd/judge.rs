@@ -188,7 +188,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_51_answers_wait_only_while_whole_questions_are_buffered() {
+    fn answers_wait_only_while_whole_questions_are_buffered() {
         let mut questions = Questions::new(&b"4\n5\n6"[..]);
         assert!(questions.may_wait(), "nothing read yet");
         let parse = |s: &str| s.parse::<u32>().map_err(|e| e.to_string());

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use super::{json, more_problems, plural, Format, MAX_LISTED};
 use crate::shard::checkpoint::Holder;
-use crate::shard::{StaleShard, StatusReport};
+use crate::shard::{Problem, ProblemKind, StaleShard, StatusReport};
 
 /// Writes a status report as JSON, or as lines for people (text and markdown alike).
 pub fn render_status(r: &StatusReport, format: Format, out: &mut dyn Write) -> io::Result<()> {
@@ -40,6 +40,14 @@ fn text(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
         }
         if let Some(more) = more_problems(r.problems.len()) {
             writeln!(out, "  {more}")?;
+        }
+        let damaged = |p: &Problem| matches!(p.kind, ProblemKind::Corrupted | ProblemKind::Foreign);
+        if r.problems.iter().any(damaged) {
+            writeln!(
+                out,
+                "  (a rerun neither resumes nor replaces a file it cannot read as its shard's: \
+                 move the damaged or foreign ones aside before rerunning their shards)"
+            )?;
         }
     }
     Ok(())

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::*;
 
 #[test]
-fn issue_51_an_empty_checkpoint_file_is_no_checkpoint_yet() {
+fn an_empty_checkpoint_file_is_no_checkpoint_yet() {
     let dir = tempfile::tempdir().unwrap();
     let ckpt = dir.path().join("c.ckpt");
     std::fs::write(&ckpt, b"").unwrap(); // what touch or mktemp leaves
@@ -21,7 +21,7 @@ fn issue_51_an_empty_checkpoint_file_is_no_checkpoint_yet() {
 }
 
 #[test]
-fn issue_51_out_replaces_only_this_shards_earlier_result() {
+fn out_replaces_only_this_shards_earlier_result() {
     let dir = tempfile::tempdir().unwrap();
     let binary = dir.path().join("nq");
     std::fs::write(&binary, b"\x7fELF not a result").unwrap();
@@ -51,7 +51,7 @@ fn issue_51_out_replaces_only_this_shards_earlier_result() {
 }
 
 #[test]
-fn issue_51_bench_exports_replace_only_earlier_exports() {
+fn bench_exports_replace_only_earlier_exports() {
     let dir = tempfile::tempdir().unwrap();
     let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
     let (json, md, svg) = (path("b.json"), path("b.md"), path("b.svg"));
@@ -92,7 +92,7 @@ fn issue_51_bench_exports_replace_only_earlier_exports() {
 }
 
 #[test]
-fn issue_51_paths_of_the_kernel_and_spans_too_long_are_named_for_what_they_are() {
+fn paths_of_the_kernel_and_spans_too_long_are_named_for_what_they_are() {
     let (code, _, stderr) = run(&["count", "10", "--out", "/proc/self/mem"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("/proc file system"), "{stderr}");
@@ -103,7 +103,7 @@ fn issue_51_paths_of_the_kernel_and_spans_too_long_are_named_for_what_they_are()
 }
 
 #[test]
-fn issue_51_merge_of_nothing_fails_as_status_does() {
+fn merge_of_nothing_fails_as_status_does() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nonexistent");
     assert_eq!(run(&["merge", s(&missing)]).0, 1);
@@ -126,7 +126,7 @@ fn finished_run(dir: &Path) {
 }
 
 #[test]
-fn issue_51_long_problem_lists_are_cut_with_a_count() {
+fn long_problem_lists_are_cut_with_a_count() {
     let dir = tempfile::tempdir().unwrap();
     finished_run(dir.path());
     for i in 0..30 {
@@ -144,7 +144,7 @@ fn issue_51_long_problem_lists_are_cut_with_a_count() {
 }
 
 #[test]
-fn issue_51_status_calls_a_run_complete_only_when_merge_takes_it() {
+fn status_calls_a_run_complete_only_when_merge_takes_it() {
     let dir = tempfile::tempdir().unwrap();
     finished_run(dir.path());
     let (_, stdout, _) = run(&["status", s(dir.path())]);
@@ -167,7 +167,7 @@ fn issue_51_status_calls_a_run_complete_only_when_merge_takes_it() {
 }
 
 #[test]
-fn issue_51_one_of_a_thing_is_not_called_many() {
+fn one_of_a_thing_is_not_called_many() {
     let dir = tempfile::tempdir().unwrap();
     let mask = dir.path().join("mask");
     std::fs::write(&mask, "0111\n1111\n1111\n1111\n").unwrap();

@@ -10,7 +10,7 @@ fn text(bytes: &[u8]) -> String {
 }
 
 #[test]
-fn issue_51_sigusr1_saves_the_checkpoint_and_exits_as_interrupted() {
+fn sigusr1_saves_the_checkpoint_and_exits_as_interrupted() {
     let dir = tempfile::tempdir().unwrap();
     let ckpt = dir.path().join("c.ckpt");
     let args = [
@@ -38,7 +38,7 @@ fn issue_51_sigusr1_saves_the_checkpoint_and_exits_as_interrupted() {
 }
 
 #[test]
-fn issue_51_the_slurm_array_script_asks_for_the_warning_and_the_count_gets_it() {
+fn the_slurm_array_script_asks_for_the_warning_and_the_count_gets_it() {
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/scripts/slurm/count-array.sbatch"
@@ -67,7 +67,7 @@ fn issue_51_the_slurm_array_script_asks_for_the_warning_and_the_count_gets_it() 
 }
 
 #[test]
-fn issue_51_auto_counts_boards_past_the_mitm_engine_and_says_what_they_cost() {
+fn auto_counts_boards_past_the_mitm_engine_and_says_what_they_cost() {
     let mut child = spawn(nqueens_std().args(["count", "30"]));
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut note = String::new();
@@ -93,7 +93,7 @@ fn issue_51_auto_counts_boards_past_the_mitm_engine_and_says_what_they_cost() {
 const TIGHT: u64 = 1_500_000 << 10;
 
 #[test]
-fn issue_51_threads_past_the_address_space_are_cut_not_started_and_failed() {
+fn threads_past_the_address_space_are_cut_not_started_and_failed() {
     let out = with_address_space(TIGHT, &["count", "16", "-e", "mitm", "-j", "256"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
@@ -127,7 +127,7 @@ fn issue_51_threads_past_the_address_space_are_cut_not_started_and_failed() {
 }
 
 #[test]
-fn issue_51_a_count_not_one_worker_fits_is_refused_not_aborted() {
+fn a_count_not_one_worker_fits_is_refused_not_aborted() {
     let out = with_address_space(300 << 20, &["count", "24", "-e", "mitm", "-j", "2"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -138,7 +138,7 @@ fn issue_51_a_count_not_one_worker_fits_is_refused_not_aborted() {
 }
 
 #[test]
-fn issue_51_far_more_threads_than_cpus_get_a_note() {
+fn far_more_threads_than_cpus_get_a_note() {
     let (code, _, stderr) = run(&["count", "14", "-e", "mitm", "-j", "400"]);
     assert_eq!(code, 0);
     assert!(stderr.contains("note: 400 threads on"), "{stderr}");

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::*;
 
 #[test]
-fn issue_51_solutions_come_out_as_they_are_found_and_a_closed_pipe_ends_the_run() {
+fn solutions_come_out_as_they_are_found_and_a_closed_pipe_ends_the_run() {
     let mut child = spawn(nqueens_std().args(["solutions", "32", "--format", "perm"]));
     let mut stdout = child.stdout.take().unwrap();
     // The first solution of N = 32 takes about a second, the next ones come a few a second:
@@ -39,7 +39,7 @@ fn issue_51_solutions_come_out_as_they_are_found_and_a_closed_pipe_ends_the_run(
 }
 
 #[test]
-fn issue_51_count_stdin_counts_each_board_once() {
+fn count_stdin_counts_each_board_once() {
     let (code, stdout, _) = run_with_input(&["count", "--stdin", "--json"], "11\n9\n11\n11\n");
     assert_eq!(code, 0);
     let answers: Vec<Value> = stdout
@@ -60,7 +60,7 @@ fn issue_51_count_stdin_counts_each_board_once() {
 }
 
 #[test]
-fn issue_51_a_hundred_thousand_judge_lines_are_all_answered_in_order() {
+fn a_hundred_thousand_judge_lines_are_all_answered_in_order() {
     let sizes: Vec<u32> = (0..100_000).map(|i| 1 + i % 10).collect();
     let input: String = sizes.iter().map(|n| format!("{n}\n")).collect();
     let (code, stdout, _) = run_with_input(&["count", "--stdin"], &input);
@@ -95,7 +95,7 @@ fn ask_one_at_a_time(args: &[&str], questions: &[&str]) -> Vec<String> {
 }
 
 #[test]
-fn issue_51_a_judge_waiting_for_each_answer_gets_it() {
+fn a_judge_waiting_for_each_answer_gets_it() {
     let counts = ask_one_at_a_time(&["count", "--stdin"], &["8", "10", "8"]);
     assert_eq!(counts, ["92", "724", "92"]);
     let places = ask_one_at_a_time(&["place", "--stdin"], &["4", "5"]);
@@ -103,7 +103,7 @@ fn issue_51_a_judge_waiting_for_each_answer_gets_it() {
 }
 
 #[test]
-fn issue_51_count_stdin_markdown_is_one_table() {
+fn count_stdin_markdown_is_one_table() {
     let (code, stdout, _) = run_with_input(&["count", "--stdin", "--markdown"], "6\n8\n6\n");
     assert_eq!(code, 0);
     let lines: Vec<&str> = stdout.lines().collect();
@@ -119,7 +119,7 @@ fn issue_51_count_stdin_markdown_is_one_table() {
 }
 
 #[test]
-fn issue_51_line_by_line_json_carries_a_schema_and_help_says_json_lines() {
+fn line_by_line_json_carries_a_schema_and_help_says_json_lines() {
     let schema = |line: &str| -> String {
         let v: Value = serde_json::from_str(line).unwrap();
         v["schema"].as_str().unwrap_or_default().to_string()

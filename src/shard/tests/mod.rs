@@ -294,7 +294,7 @@ fn a_tampered_or_truncated_checkpoint_is_refused() {
 }
 
 #[test]
-fn issue_51_an_empty_checkpoint_file_is_no_checkpoint_yet() {
+fn an_empty_checkpoint_file_is_no_checkpoint_yet() {
     let tmp = dir();
     let path = tmp.path().join("c");
     std::fs::write(&path, b"").unwrap();
