@@ -5,7 +5,8 @@
 # disk filling up mid-run, a checkpoint or result with a flipped byte, a checkpoint written
 # or resumed by a binary of another version, stale temporary files, finished result files
 # deleted. Then it does what a user would: 'nqueens status', rerun exactly the shards it
-# names (moving aside a checkpoint that a rerun refuses as damaged, as the message says),
+# names (moving aside a checkpoint or result that a rerun refuses as damaged, as the
+# messages say),
 # and 'nqueens merge'. Every step has a time limit.
 #
 #   scripts/chaos.sh --seed S --rounds R [--bin PATH] [--other-bin PATH] [--limit SECONDS]
