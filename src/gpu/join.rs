@@ -303,10 +303,7 @@ impl<'d> Stage<'d> {
                     let mut pass = encoder.begin_compute_pass(&Default::default());
                     let refs: Vec<&wgpu::Buffer> = buffers.iter().collect();
                     kernel.dispatch(&dev.device, &mut pass, (&params, offset), &refs, groups);
-                    while let Some(Step::Run(..)) = steps
-                        .peek()
-                        .filter(|_| std::env::var_os("NQ_SPLIT").is_none())
-                    {
+                    while let Some(Step::Run(..)) = steps.peek() {
                         let Some(Step::Run(kernel, offset, buffers, groups)) = steps.next() else {
                             unreachable!("peeked a dispatch");
                         };

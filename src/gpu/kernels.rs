@@ -107,15 +107,6 @@ fn module(
         label: Some(label),
         source: wgpu::ShaderSource::Wgsl(source.into()),
     };
-    if let Ok(v) = std::env::var("NQ_CHECKS") {
-        let b = v.as_bytes();
-        let checks = wgpu::ShaderRuntimeChecks {
-            bounds_checks: b[0] == b'1',
-            force_loop_bounding: b[1] == b'1',
-            ..wgpu::ShaderRuntimeChecks::checked()
-        };
-        return unsafe { device.create_shader_module_trusted(desc, checks) };
-    }
     if trusted && !cfg!(debug_assertions) {
         // SAFETY: the count kernel indexes workgroup memory below its declared sizes (chunks
         // ≤ 12 of 512 words, class sets after them) and reads buffers only below the sizes
