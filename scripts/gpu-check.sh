@@ -4,8 +4,9 @@
 #
 #   - the GPU and the CPU;
 #   - `bench --gpu --size quick` against the CPU's `bench --size quick`, both at -j T;
-#   - the joins' visits per second (examples/gpu_work on two tasks of N = 26: 512-key block
-#     visits over the whole join's wall time, half join, sieve and routing included);
+#   - the count phase's visits per second (examples/gpu_work on two tasks of N = 26: 512-key
+#     block visits over the block count kernel's time by GPU timestamps), and over the whole
+#     joins' wall time, half join, sieve and routing included;
 #   - `estimate N --gpu` for N = 24, 26, 27, 28 against `estimate N` on the CPU at -j T: one
 #     GPU's hours, the CPU's core-hours, and how many of this machine's cores one GPU is worth;
 #   - `count 21 --gpu` and `count 22 --gpu` end to end, wall time and whether the total is
@@ -21,7 +22,7 @@
 set -uo pipefail
 
 usage() {
-    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 }
 
@@ -105,9 +106,16 @@ if [ -x "$work" ]; then
     if step 120 gpu-work "$work" "$work_n" 0.3 0.6; then
         v=$(awk '$1 == "visited_pairs" { s += $3 } END { print s + 0 }' "$raw/gpu-work.out")
         t=$(awk '$1 == "match_seconds" { s += $3 } END { print s + 0 }' "$raw/gpu-work.out")
+        kt=$(awk '$1 == "count_kernel_seconds" { s += $3 } END { print s + 0 }' "$raw/gpu-work.out")
         eq=$(grep -c '(equal)' "$raw/gpu-work.out")
+        if [ "$kt" != 0 ]; then
+            row "count kernel's block visits/s, N = $work_n" "$(calc "$v / $kt") ($v visits in $kt s)" \
+                "GPU timestamps around the block count"
+        else
+            row "count kernel's block visits/s, N = $work_n" "-" "this GPU takes no timestamps"
+        fi
         row "joins' block visits/s, N = $work_n" "$(calc "$v / $t") ($v visits in $t s)" \
-            "whole joins; $eq of 2 tasks equal to the CPU"
+            "whole joins, wall time; $eq of 2 tasks equal to the CPU"
     else
         row "joins' block visits/s, N = $work_n" "$(failed $? gpu-work)" "examples/gpu_work"
     fi

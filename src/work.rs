@@ -48,6 +48,9 @@ pub struct Work {
     pub sieve_seconds: f64,
     /// CPU seconds spent matching queries against sieves.
     pub match_seconds: f64,
+    /// GPU seconds the block count kernel ran, by the GPU's own timestamps (0 on the CPU,
+    /// and on a GPU that cannot take timestamps).
+    pub count_kernel_seconds: f64,
 }
 
 /// The counters of [`Work`] by name, with their values as floats (for scaling and reports).
@@ -110,21 +113,23 @@ impl Work {
         ]
     }
 
-    fn seconds(&self) -> [f64; 4] {
+    fn seconds(&self) -> [f64; 5] {
         [
             self.quarter_seconds,
             self.half_seconds,
             self.sieve_seconds,
             self.match_seconds,
+            self.count_kernel_seconds,
         ]
     }
 
-    fn seconds_mut(&mut self) -> [&mut f64; 4] {
+    fn seconds_mut(&mut self) -> [&mut f64; 5] {
         [
             &mut self.quarter_seconds,
             &mut self.half_seconds,
             &mut self.sieve_seconds,
             &mut self.match_seconds,
+            &mut self.count_kernel_seconds,
         ]
     }
 }
@@ -146,12 +151,13 @@ const COUNT_NAMES: [&str; 13] = [
     "routing_tests",
 ];
 
-/// The names of the CPU times, in [`Work::counters`] order (the field names).
-const SECONDS_NAMES: [&str; 4] = [
+/// The names of the times, in [`Work::counters`] order (the field names).
+const SECONDS_NAMES: [&str; 5] = [
     "quarter_seconds",
     "half_seconds",
     "sieve_seconds",
     "match_seconds",
+    "count_kernel_seconds",
 ];
 
 /// The seconds on the CPU-time clock `clock`, where the system has it.

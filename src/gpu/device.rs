@@ -224,7 +224,8 @@ fn open_adapter(adapter: wgpu::Adapter, described: Adapter) -> Result<Device, Er
     let limits = limits(&adapter, &described)?;
     let request = adapter.request_device(&wgpu::DeviceDescriptor {
         label: Some("nqueens"),
-        required_features: wgpu::Features::empty(),
+        // Timestamps time the block count (`count_kernel_seconds`) where the GPU has them.
+        required_features: adapter.features() & wgpu::Features::TIMESTAMP_QUERY,
         required_limits: limits.clone(),
         experimental_features: Default::default(),
         memory_hints: wgpu::MemoryHints::Performance,

@@ -404,7 +404,7 @@ impl Slot {
         );
         let c = [total, r.blocks, r.block_queries, r.leaf_blocks + r.leaves].map(|x| x as u32);
         let count_buffers = [&fills, &tables, &info, &scan_buf, &routes, &sums];
-        stage.run(&mut self.params, &k.count, &c, &count_buffers, groups);
+        stage.run_timed(&mut self.params, &k.count, &c, &count_buffers, groups);
         stage.read(&sums, 0, 4 * groups);
         let read = stage.submit(&mut self.params, &mut self.staging)?;
         Ok(add_sums(&read[0]))

@@ -76,6 +76,7 @@ impl Joiner for GpuJoiner {
         let clock = Instant::now();
         let result = slot.join(&self.device, &join, work);
         work.match_seconds += clock.elapsed().as_secs_f64();
+        work.count_kernel_seconds += slot.staging.take_timed();
         let invalid = pollster::block_on(invalid.pop());
         let oom = pollster::block_on(oom.pop());
         self.slots
@@ -235,7 +236,8 @@ pub(super) struct Stage<'d> {
 }
 
 enum Step<'d> {
-    Run(&'d Kernel, u32, Vec<wgpu::Buffer>, u32),
+    /// A dispatch: kernel, params offset, buffers, workgroups, and whether it is timed.
+    Run(&'d Kernel, u32, Vec<wgpu::Buffer>, u32, bool),
     Clear(wgpu::Buffer, u64, u64),
     Copy(wgpu::Buffer, u64, u64),
 }
@@ -256,10 +258,36 @@ impl<'d> Stage<'d> {
         buffers: &[&wgpu::Buffer],
         groups: u64,
     ) {
+        self.dispatch(params, kernel, p, buffers, groups, false);
+    }
+
+    /// As [`Stage::run`], in a compute pass of its own timed by the GPU where it can be
+    /// (the seconds go to the slot's [`Staging::take_timed`]); at most one per stage.
+    pub(super) fn run_timed(
+        &mut self,
+        params: &mut Params,
+        kernel: &'d Kernel,
+        p: &[u32],
+        buffers: &[&wgpu::Buffer],
+        groups: u64,
+    ) {
+        self.dispatch(params, kernel, p, buffers, groups, true);
+    }
+
+    fn dispatch(
+        &mut self,
+        params: &mut Params,
+        kernel: &'d Kernel,
+        p: &[u32],
+        buffers: &[&wgpu::Buffer],
+        groups: u64,
+        timed: bool,
+    ) {
         let at = params.push(p);
         let groups = u32::try_from(groups).expect("dispatches stay below 2^32 workgroups");
         let buffers = buffers.iter().map(|&b| b.clone()).collect();
-        self.steps.push(Step::Run(kernel, at, buffers, groups));
+        self.steps
+            .push(Step::Run(kernel, at, buffers, groups, timed));
     }
 
     /// Zeroes `words` u32 words of `buffer` from word `at`.
@@ -291,7 +319,13 @@ impl<'d> Stage<'d> {
                 _ => 0,
             })
             .sum();
-        let staging = staging.at_least(&dev.device, read).clone();
+        let timed = self.steps.iter().any(|s| matches!(s, Step::Run(.., true)));
+        let timer = timed
+            .then(|| staging.timer(&dev.device, &dev.queue))
+            .flatten()
+            .map(|t| (t.queries.clone(), t.resolve.clone()));
+        let stamps = if timer.is_some() { 16 } else { 0 };
+        let staging_buffer = staging.at_least(&dev.device, read + stamps).clone();
         let params = params.upload(&dev.device, &dev.queue).clone();
         let mut encoder = dev.device.create_command_encoder(&Default::default());
         let mut sizes = Vec::new();
@@ -299,12 +333,24 @@ impl<'d> Stage<'d> {
         let mut steps = self.steps.into_iter().peekable();
         while let Some(step) = steps.next() {
             match step {
-                Step::Run(kernel, offset, buffers, groups) => {
-                    let mut pass = encoder.begin_compute_pass(&Default::default());
+                Step::Run(kernel, offset, buffers, groups, timed) => {
+                    let timestamp_writes = timer.as_ref().filter(|_| timed).map(|(queries, _)| {
+                        wgpu::ComputePassTimestampWrites {
+                            query_set: queries,
+                            beginning_of_pass_write_index: Some(0),
+                            end_of_pass_write_index: Some(1),
+                        }
+                    });
+                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: None,
+                        timestamp_writes,
+                    });
                     let refs: Vec<&wgpu::Buffer> = buffers.iter().collect();
                     kernel.dispatch(&dev.device, &mut pass, (&params, offset), &refs, groups);
-                    while let Some(Step::Run(..)) = steps.peek() {
-                        let Some(Step::Run(kernel, offset, buffers, groups)) = steps.next() else {
+                    // Untimed dispatches share a pass; a timed one has a pass of its own.
+                    while let Some(Step::Run(.., false)) = steps.peek().filter(|_| !timed) {
+                        let Some(Step::Run(kernel, offset, buffers, groups, _)) = steps.next()
+                        else {
                             unreachable!("peeked a dispatch");
                         };
                         let refs: Vec<&wgpu::Buffer> = buffers.iter().collect();
@@ -315,19 +361,26 @@ impl<'d> Stage<'d> {
                     encoder.clear_buffer(&buffer, offset, Some(bytes))
                 }
                 Step::Copy(buffer, offset, bytes) => {
-                    encoder.copy_buffer_to_buffer(&buffer, offset, &staging, at, bytes);
+                    encoder.copy_buffer_to_buffer(&buffer, offset, &staging_buffer, at, bytes);
                     sizes.push(bytes);
                     at += bytes;
                 }
             }
         }
+        if let Some((queries, resolve)) = &timer {
+            encoder.resolve_query_set(queries, 0..2, resolve, 0);
+            encoder.copy_buffer_to_buffer(resolve, 0, &staging_buffer, at, 16);
+        }
         let submission = dev.queue.submit([encoder.finish()]);
-        let bytes = read_back(&dev.device, submission, &staging, at)?;
+        let bytes = read_back(&dev.device, submission, &staging_buffer, at + stamps)?;
         let mut out = Vec::new();
         let mut from = 0;
         for n in sizes {
             out.push(words(&bytes[from as usize..(from + n) as usize]));
             from += n;
+        }
+        if timer.is_some() {
+            staging.add_timed(&words(&bytes[from as usize..]));
         }
         Ok(out)
     }

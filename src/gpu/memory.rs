@@ -159,11 +159,64 @@ pub(crate) fn read_back(
 /// A staging buffer for reads, at least `bytes` long.
 pub(crate) struct Staging {
     buffer: Option<wgpu::Buffer>,
+    /// Timestamps around a timed dispatch (made on first use, where the device has them).
+    timer: Option<Timer>,
+    /// GPU seconds of the timed dispatches since the last [`Staging::take_timed`].
+    timed: f64,
+}
+
+/// Two timestamps, begin and end of one compute pass, and where they are resolved.
+pub(crate) struct Timer {
+    pub(crate) queries: wgpu::QuerySet,
+    pub(crate) resolve: wgpu::Buffer,
+    /// Nanoseconds per timestamp tick.
+    period_ns: f64,
 }
 
 impl Staging {
     pub(crate) fn new() -> Self {
-        Staging { buffer: None }
+        Staging {
+            buffer: None,
+            timer: None,
+            timed: 0.0,
+        }
+    }
+
+    /// The timer of this slot, or `None` where the device takes no timestamps.
+    pub(crate) fn timer(&mut self, device: &wgpu::Device, queue: &wgpu::Queue) -> Option<&Timer> {
+        if !device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
+            return None;
+        }
+        Some(self.timer.get_or_insert_with(|| Timer {
+            queries: device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2,
+            }),
+            resolve: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("timestamps"),
+                size: 16,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            }),
+            period_ns: f64::from(queue.get_timestamp_period()),
+        }))
+    }
+
+    /// Adds the pass timed between the two timestamps `words` (two little-endian u64).
+    pub(crate) fn add_timed(&mut self, words: &[u32]) {
+        let (Some(timer), [b0, b1, e0, e1]) = (&self.timer, words) else {
+            return;
+        };
+        let begin = u64::from(*b0) | u64::from(*b1) << 32;
+        let end = u64::from(*e0) | u64::from(*e1) << 32;
+        // A driver may reset or wrap its counter between the two: such a pass adds nothing.
+        self.timed += end.saturating_sub(begin) as f64 * timer.period_ns * 1e-9;
+    }
+
+    /// The GPU seconds timed since the last call.
+    pub(crate) fn take_timed(&mut self) -> f64 {
+        std::mem::take(&mut self.timed)
     }
 
     pub(crate) fn at_least(&mut self, device: &wgpu::Device, bytes: u64) -> &wgpu::Buffer {

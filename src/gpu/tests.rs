@@ -287,3 +287,27 @@ fn scans_are_exclusive_prefix_sums_at_every_size_and_offset() {
         assert!(got[off as usize..] == want[..], "{len} at {off}");
     }
 }
+
+#[test]
+fn the_block_count_is_timed_by_the_gpu_within_the_joins_wall_time() {
+    let Some(gpu) = gpu("the_block_count_is_timed_by_the_gpu_within_the_joins_wall_time") else {
+        return;
+    };
+    let cpu = crate::engine::plan("mitm", 18, &crate::engine::PlanOptions::default()).unwrap();
+    let on_gpu = super::plan(&gpu, 18).unwrap();
+    let t = cpu.len() / 3;
+    let (count, work) = on_gpu.solve_counted(t).unwrap();
+    assert_eq!(count, cpu.solve(t));
+    assert!(work.visited_pairs > 0, "{work:?}");
+    if !gpu
+        .device
+        .device
+        .features()
+        .contains(wgpu::Features::TIMESTAMP_QUERY)
+    {
+        assert_eq!(work.count_kernel_seconds, 0.0);
+        return;
+    }
+    assert!(work.count_kernel_seconds > 0.0, "{work:?}");
+    assert!(work.count_kernel_seconds <= work.match_seconds, "{work:?}");
+}
