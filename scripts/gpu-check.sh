@@ -128,8 +128,9 @@ for n in $est_ns; do
     if step 60 "estimate-$n-gpu" "$nq" estimate "$n" "${gpu[@]}" -j "$threads" \
         --time-limit "$est_limit" --seed 7 --json -q; then
         gh=$(json_num "$raw/estimate-$n-gpu.out" wall_hours)
+        ks=$(json_num "$raw/estimate-$n-gpu.out" count_kernel_seconds)
     else
-        gh=$(failed $? "estimate-$n-gpu")
+        gh=$(failed $? "estimate-$n-gpu") ks=
     fi
     if step 60 "estimate-$n-cpu" "$nq" estimate "$n" -j "$threads" \
         --time-limit "$est_limit" --seed 7 --json -q; then
@@ -138,7 +139,7 @@ for n in $est_ns; do
         ch=$(failed $? "estimate-$n-cpu")
     fi
     row "estimate $n: GPU-hours / CPU core-hours" "$(num "$gh") / $(num "$ch")" \
-        "one GPU = $(calc "$ch / $gh") cores of this CPU"
+        "one GPU = $(calc "$ch / $gh") cores of this CPU; block count $(calc "${ks:-0} / 3600") GPU-hours (timestamps, fed by $threads threads)"
 done
 
 # End to end.
