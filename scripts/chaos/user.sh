@@ -92,17 +92,8 @@ rerun() {
     run_step "$log" "$bin" $(count_cmd "$i")
     local flipped=$marks/flipped/$i.ckpt
     if [ "$rc" != 0 ] && said "$log" 'unusable.*move it away'; then
-        if [ -f "$flipped.now" ]; then
-            fault damaged-checkpoint-refused
-        else
-            fail "shard $i's checkpoint was damaged, though no byte of it was flipped: $(last_words "$log")"
-        fi
-        mkdir -p "$scratch/round-$round/aside"
-        mv "$(ckpt_of "$i")" "$scratch/round-$round/aside/"
         rm -f "$marks/saved/$i"
-        # shellcheck disable=SC2046
-        run_step "$log.again" "$bin" $(count_cmd "$i")
-        log=$log.again
+        set_aside "$i" checkpoint ckpt "$(ckpt_of "$i")"
     elif [ -f "$flipped.now" ]; then
         if same_meaning "$flipped" ckpt; then
             fault flipped-without-a-change
@@ -110,23 +101,30 @@ rerun() {
             fail "shard $i's checkpoint, with a flipped bit that changes it, was resumed (rc $rc)"
         fi
     fi
-    # A result file a rerun will not replace (status named it damaged or foreign) must be one
-    # this script flipped; it is moved aside, as status says, and the shard rerun.
+    # A result file a rerun will not replace (status named it damaged or foreign).
     if [ "$rc" != 0 ] && said "$log" 'exists and is not a shard result file'; then
-        if [ -f "$marks/flipped/$i.json.now" ]; then
-            fault damaged-result-refused
-        else
-            fail "shard $i's result was refused as damaged, though no byte of it was flipped: $(last_words "$log")"
-        fi
-        mkdir -p "$scratch/round-$round/aside"
-        mv "$(out_of "$i")" "$scratch/round-$round/aside/"
-        # shellcheck disable=SC2046
-        run_step "$log.again" "$bin" $(count_cmd "$i")
-        log=$log.again
+        set_aside "$i" result json "$(out_of "$i")"
     fi
     [ "$rc" = 0 ] || { fail "the rerun of shard $i exited $rc: $(last_words "$log")"; return; }
     fault rerun
     check_resumed "$i" "$log"
+}
+
+# set_aside S WHAT EXT FILE: shard S's WHAT (checkpoint or result, flipped marks ending in
+# EXT), which its rerun refused as damaged, must be one this script flipped; FILE is moved
+# aside, as the messages say, and the shard rerun into rerun's LOG.
+set_aside() {
+    local i=$1 what=$2 ext=$3 file=$4
+    if [ -f "$marks/flipped/$i.$ext.now" ]; then
+        fault "damaged-$what-refused"
+    else
+        fail "shard $i's $what was refused as damaged, though no byte of it was flipped: $(last_words "$log")"
+    fi
+    mkdir -p "$scratch/round-$round/aside"
+    mv "$file" "$scratch/round-$round/aside/"
+    # shellcheck disable=SC2046
+    run_step "$log.again" "$bin" $(count_cmd "$i")
+    log=$log.again
 }
 
 # check_resumed S LOG: the tasks the rerun found saved are no fewer than the checkpoint held

@@ -251,6 +251,11 @@ fn cost(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
         human(r.largest_task_hours),
         human(r.largest_task_high_hours)
     )?;
+    memory(r, out)
+}
+
+/// The plan's memory and each thread's peak above it.
+fn memory(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "memory: {} after the plan, peak {} more per thread",
@@ -275,12 +280,7 @@ fn gpu_cost(r: &EstimateReport, gpu: &str, out: &mut dyn Write) -> io::Result<()
         human(r.largest_task_hours),
         human(r.largest_task_high_hours)
     )?;
-    writeln!(
-        out,
-        "memory: {} after the plan, peak {} more per thread",
-        megabytes(r.plan_rss_bytes),
-        megabytes(r.peak_rss_per_thread_bytes)
-    )
+    memory(r, out)
 }
 
 /// The shard count, the `sbatch` line and where its `--time` comes from.
