@@ -47,6 +47,17 @@ pub trait Plan: Send + Sync {
     ///
     /// If `task` is not below [`Plan::len`], as every method here that takes a task id.
     fn solve(&self, task: usize) -> u128;
+    /// How many tasks a worker hands [`Plan::solve_batch`] at once: 1 for engines that solve
+    /// a task on the worker's thread; more for one that hands work to a device, which needs
+    /// many tasks in flight to be kept busy.
+    fn batch(&self) -> usize {
+        1
+    }
+    /// Solves `tasks` like [`Plan::solve`] each, in one call: their counts, in order. An
+    /// engine that hands its work to a device sends it all before it waits for any of it.
+    fn solve_batch(&self, tasks: &[usize]) -> Vec<u128> {
+        tasks.iter().map(|&t| self.solve(t)).collect()
+    }
     /// Solves task `task` like [`Plan::solve`], but on a second code path: the portable
     /// kernel or matcher instead of the assembly or SIMD one the CPU selected. `--recheck`
     /// compares the two; a disagreement means faulty hardware or a bug.
@@ -271,8 +282,8 @@ pub fn execute(
 /// Solves the tasks of `seq` in its order on `pool` and returns the sum of their weighted
 /// counts, in memory independent of the number of tasks.
 ///
-/// Workers take positions from one shared counter, so the tail of a largest-first sequence
-/// is made of small tasks and no thread idles long. Returns [`Error::Interrupted`] if
+/// Workers take positions from one shared counter ([`Plan::batch`] at a time), so the tail
+/// of a largest-first sequence is made of small tasks and no thread idles long. Returns [`Error::Interrupted`] if
 /// `progress` asked to stop before every task was done (the finished ones were already
 /// reported), and [`Error::Overflow`] if the sum does not fit.
 pub fn execute_seq(
@@ -287,27 +298,38 @@ pub fn execute_seq(
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let faulted = AtomicBool::new(false);
+    let batch = plan.batch().max(1);
     let sums = pool.broadcast(|_| {
         let mut sum = Some(0u128);
+        let mut tasks = Vec::with_capacity(batch);
         while !progress.should_stop() && !faulted.load(Ordering::Relaxed) {
-            let position = next.fetch_add(1, Ordering::Relaxed);
-            if position >= seq.positions() {
+            tasks.clear();
+            while tasks.len() < batch {
+                let position = next.fetch_add(1, Ordering::Relaxed);
+                if position >= seq.positions() {
+                    break;
+                }
+                if let Some(task) = seq.task(position) {
+                    tasks.push(task);
+                }
+            }
+            if tasks.is_empty() {
                 break;
             }
-            let Some(task) = seq.task(position) else {
-                continue;
-            };
-            let cost = plan.cost(task);
-            progress.task_started(task, cost);
-            let count = plan.solve(task);
+            for &task in &tasks {
+                progress.task_started(task, plan.cost(task));
+            }
+            let counts = plan.solve_batch(&tasks);
             if plan.fault().is_some() {
                 faulted.store(true, Ordering::Relaxed);
                 break;
             }
-            sum = sum.and_then(|s| s.checked_add(count));
-            done.fetch_add(1, Ordering::Relaxed);
-            progress.task_done(task, count);
-            progress.work_done(task, cost);
+            for (&task, count) in tasks.iter().zip(counts) {
+                sum = sum.and_then(|s| s.checked_add(count));
+                done.fetch_add(1, Ordering::Relaxed);
+                progress.task_done(task, count);
+                progress.work_done(task, plan.cost(task));
+            }
         }
         sum
     });

@@ -240,6 +240,16 @@ struct Faulty<'a> {
     fault: Option<Fault>,
 }
 
+impl Faulty<'_> {
+    /// Task `task`'s count, with the injected fault if it is this task's.
+    fn with_fault(&self, task: usize, count: u128) -> u128 {
+        match self.fault {
+            Some(f) if f.task == task => count.wrapping_add(f.delta),
+            _ => count,
+        }
+    }
+}
+
 impl Plan for Faulty<'_> {
     fn n(&self) -> u32 {
         self.inner.n()
@@ -254,11 +264,18 @@ impl Plan for Faulty<'_> {
         self.inner.cost(task)
     }
     fn solve(&self, task: usize) -> u128 {
-        let count = self.inner.solve(task);
-        match self.fault {
-            Some(f) if f.task == task => count.wrapping_add(f.delta),
-            _ => count,
-        }
+        self.with_fault(task, self.inner.solve(task))
+    }
+    fn batch(&self) -> usize {
+        self.inner.batch()
+    }
+    fn solve_batch(&self, tasks: &[usize]) -> Vec<u128> {
+        let counts = self.inner.solve_batch(tasks);
+        tasks
+            .iter()
+            .zip(counts)
+            .map(|(&t, c)| self.with_fault(t, c))
+            .collect()
     }
     fn solve_portable(&self, task: usize) -> u128 {
         self.inner.solve_portable(task)

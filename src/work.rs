@@ -51,6 +51,29 @@ pub struct Work {
     /// GPU seconds the block count kernel ran, by the GPU's own timestamps (0 on the CPU,
     /// and on a GPU that cannot take timestamps).
     pub count_kernel_seconds: f64,
+    /// Command buffers submitted to the GPU (a batch's, on the join that led it).
+    pub gpu_submits: u64,
+    /// Times the host blocked waiting for the GPU.
+    pub gpu_waits: u64,
+    /// Dispatches, copies and clears recorded for the GPU.
+    pub gpu_steps: u64,
+    /// Bytes uploaded to the GPU.
+    pub gpu_bytes_up: u64,
+    /// Bytes read back from the GPU.
+    pub gpu_bytes_down: u64,
+    /// Keys and queries a sieve tree built on the host scanned (none: the GPU builds them).
+    pub host_tree_keys: u64,
+    /// GPU seconds of the half join, by the GPU's timestamps (a batch's seconds of each
+    /// pass are shared among its joins by the pass's work).
+    pub gpu_half_join_seconds: f64,
+    /// GPU seconds of the sieve: trees and blocks.
+    pub gpu_sieve_seconds: f64,
+    /// GPU seconds of the blocks' tables.
+    pub gpu_tables_seconds: f64,
+    /// GPU seconds of routing the queries to blocks.
+    pub gpu_routing_seconds: f64,
+    /// GPU seconds of even N's tied halves.
+    pub gpu_ties_seconds: f64,
 }
 
 /// The counters of [`Work`] by name, with their values as floats (for scaling and reports).
@@ -77,7 +100,7 @@ impl Work {
         counts.chain(seconds).collect()
     }
 
-    fn counts(&self) -> [u64; 13] {
+    fn counts(&self) -> [u64; 19] {
         [
             self.quarter_placements,
             self.half_pairs_tested,
@@ -92,10 +115,16 @@ impl Work {
             self.direct_pairs,
             self.hits,
             self.routing_tests,
+            self.gpu_submits,
+            self.gpu_waits,
+            self.gpu_steps,
+            self.gpu_bytes_up,
+            self.gpu_bytes_down,
+            self.host_tree_keys,
         ]
     }
 
-    fn counts_mut(&mut self) -> [&mut u64; 13] {
+    fn counts_mut(&mut self) -> [&mut u64; 19] {
         [
             &mut self.quarter_placements,
             &mut self.half_pairs_tested,
@@ -110,32 +139,60 @@ impl Work {
             &mut self.direct_pairs,
             &mut self.hits,
             &mut self.routing_tests,
+            &mut self.gpu_submits,
+            &mut self.gpu_waits,
+            &mut self.gpu_steps,
+            &mut self.gpu_bytes_up,
+            &mut self.gpu_bytes_down,
+            &mut self.host_tree_keys,
         ]
     }
 
-    fn seconds(&self) -> [f64; 5] {
+    fn seconds(&self) -> [f64; 10] {
         [
             self.quarter_seconds,
             self.half_seconds,
             self.sieve_seconds,
             self.match_seconds,
             self.count_kernel_seconds,
+            self.gpu_half_join_seconds,
+            self.gpu_sieve_seconds,
+            self.gpu_tables_seconds,
+            self.gpu_routing_seconds,
+            self.gpu_ties_seconds,
         ]
     }
 
-    fn seconds_mut(&mut self) -> [&mut f64; 5] {
+    fn seconds_mut(&mut self) -> [&mut f64; 10] {
         [
             &mut self.quarter_seconds,
             &mut self.half_seconds,
             &mut self.sieve_seconds,
             &mut self.match_seconds,
             &mut self.count_kernel_seconds,
+            &mut self.gpu_half_join_seconds,
+            &mut self.gpu_sieve_seconds,
+            &mut self.gpu_tables_seconds,
+            &mut self.gpu_routing_seconds,
+            &mut self.gpu_ties_seconds,
+        ]
+    }
+
+    /// The GPU seconds of each pass of a batch ([`crate::gpu`]), by pass name.
+    pub fn gpu_pass_seconds(&self) -> [(&'static str, f64); 6] {
+        [
+            ("half_join", self.gpu_half_join_seconds),
+            ("sieve", self.gpu_sieve_seconds),
+            ("tables", self.gpu_tables_seconds),
+            ("routing", self.gpu_routing_seconds),
+            ("count", self.count_kernel_seconds),
+            ("ties", self.gpu_ties_seconds),
         ]
     }
 }
 
 /// The names of the counts, in [`Work::counters`] order (the field names).
-const COUNT_NAMES: [&str; 13] = [
+const COUNT_NAMES: [&str; 19] = [
     "quarter_placements",
     "half_pairs_tested",
     "keys_built",
@@ -149,15 +206,26 @@ const COUNT_NAMES: [&str; 13] = [
     "direct_pairs",
     "hits",
     "routing_tests",
+    "gpu_submits",
+    "gpu_waits",
+    "gpu_steps",
+    "gpu_bytes_up",
+    "gpu_bytes_down",
+    "host_tree_keys",
 ];
 
 /// The names of the times, in [`Work::counters`] order (the field names).
-const SECONDS_NAMES: [&str; 5] = [
+const SECONDS_NAMES: [&str; 10] = [
     "quarter_seconds",
     "half_seconds",
     "sieve_seconds",
     "match_seconds",
     "count_kernel_seconds",
+    "gpu_half_join_seconds",
+    "gpu_sieve_seconds",
+    "gpu_tables_seconds",
+    "gpu_routing_seconds",
+    "gpu_ties_seconds",
 ];
 
 /// The seconds on the CPU-time clock `clock`, where the system has it.

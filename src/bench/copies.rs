@@ -61,6 +61,13 @@ impl Plan for Copies<'_> {
     fn solve(&self, task: usize) -> u128 {
         self.inner.solve(self.inner_task(task))
     }
+    fn batch(&self) -> usize {
+        self.inner.batch()
+    }
+    fn solve_batch(&self, tasks: &[usize]) -> Vec<u128> {
+        let inner: Vec<usize> = tasks.iter().map(|&t| self.inner_task(t)).collect();
+        self.inner.solve_batch(&inner)
+    }
     fn solve_portable(&self, task: usize) -> u128 {
         self.inner.solve_portable(self.inner_task(task))
     }

@@ -11,7 +11,10 @@ const INSTALL: &str = "install the Vulkan loader (Debian/Ubuntu: libvulkan1) and
                        mesa-vulkan-drivers)";
 
 /// Workgroup memory the count kernel holds (one block's tables and a reduction).
-const WORKGROUP_BYTES: u32 = 6208 * 4 + 256 * 16;
+const WORKGROUP_BYTES: u32 = super::layout::TABLE_WORDS * 4 + 256 * 16;
+
+/// Storage buffers the busiest kernel binds (the batch's bookkeeping, `plan.wgsl`).
+const STORAGE_BUFFERS: u32 = 9;
 
 /// One GPU this machine offers, as `--gpu-device` numbers them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +73,8 @@ pub(crate) struct Device {
     pub(crate) queue: wgpu::Queue,
     pub(crate) adapter: Adapter,
     pub(crate) limits: wgpu::Limits,
+    /// A GPU that shares the machine's memory (less of it for the batches).
+    pub(crate) integrated: bool,
     pub(crate) kernels: Kernels,
     /// The first error no request caught (device lost, say): every later request fails.
     lost: Arc<OnceLock<String>>,
@@ -205,11 +210,17 @@ fn limits(adapter: &wgpu::Adapter, described: &Adapter) -> Result<wgpu::Limits, 
             offered.max_compute_workgroup_storage_size
         )));
     }
+    if offered.max_storage_buffers_per_shader_stage < STORAGE_BUFFERS {
+        return Err(Error::NoGpu(format!(
+            "{described} binds {} storage buffers per kernel; the GPU engine needs {STORAGE_BUFFERS}",
+            offered.max_storage_buffers_per_shader_stage
+        )));
+    }
     Ok(wgpu::Limits {
         max_storage_buffer_binding_size: offered.max_storage_buffer_binding_size,
         max_buffer_size: offered.max_buffer_size,
         max_compute_workgroup_storage_size: WORKGROUP_BYTES,
-        max_storage_buffers_per_shader_stage: 8,
+        max_storage_buffers_per_shader_stage: STORAGE_BUFFERS,
         ..wgpu::Limits::default()
     })
 }
@@ -222,9 +233,10 @@ fn open_adapter(adapter: wgpu::Adapter, described: Adapter) -> Result<Device, Er
         )));
     }
     let limits = limits(&adapter, &described)?;
+    let integrated = adapter.get_info().device_type == wgpu::DeviceType::IntegratedGpu;
     let request = adapter.request_device(&wgpu::DeviceDescriptor {
         label: Some("nqueens"),
-        // Timestamps time the block count (`count_kernel_seconds`) where the GPU has them.
+        // Timestamps time each pass of a batch where the GPU has them.
         required_features: adapter.features() & wgpu::Features::TIMESTAMP_QUERY,
         required_limits: limits.clone(),
         experimental_features: Default::default(),
@@ -254,6 +266,7 @@ fn open_adapter(adapter: wgpu::Adapter, described: Adapter) -> Result<Device, Er
         queue,
         adapter: described,
         limits,
+        integrated,
         kernels,
         lost,
     })

@@ -1,6 +1,9 @@
 //! The compute kernels: each WGSL entry point as a pipeline with an explicit layout (a
 //! uniform block of parameters at a dynamic offset, then storage buffers), and how they
-//! are dispatched.
+//! are dispatched. Every module is the host's constants ([`super::layout::prelude`]), the
+//! shared helpers and types, and its own file.
+
+use super::layout::prelude;
 
 /// Bytes of one dispatch's parameters (the largest parameter block, rounded to the
 /// uniform offset alignment every device accepts).
@@ -11,7 +14,7 @@ const ROW: u32 = 32768;
 
 /// How a kernel reads a storage binding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Access {
+pub(crate) enum Access {
     Read,
     Write,
 }
@@ -21,86 +24,103 @@ use Access::{Read, Write};
 /// One compiled entry point.
 pub(crate) struct Kernel {
     pipeline: wgpu::ComputePipeline,
-    layout: wgpu::BindGroupLayout,
-    label: &'static str,
+    pub(crate) layout: wgpu::BindGroupLayout,
+    pub(crate) label: &'static str,
 }
 
-/// Every kernel the GPU joins run.
+/// Every kernel of a batch.
 pub(crate) struct Kernels {
     pub(crate) scan_reduce: Kernel,
     pub(crate) scan_down: Kernel,
     pub(crate) scan_single: Kernel,
-    pub(crate) gen_count: Kernel,
-    pub(crate) gen_write: Kernel,
-    pub(crate) job_offsets: Kernel,
-    pub(crate) sample: Kernel,
-    pub(crate) classify: Kernel,
-    pub(crate) scatter: Kernel,
-    pub(crate) count_blocks: Kernel,
-    pub(crate) describe_blocks: Kernel,
+    pub(crate) count_pairs: Kernel,
+    pub(crate) write_pairs: Kernel,
+    pub(crate) join_sizes: Kernel,
+    pub(crate) job_dest: Kernel,
+    pub(crate) tree: Kernel,
+    pub(crate) alloc_blocks: Kernel,
+    pub(crate) place_blocks: Kernel,
     pub(crate) tables: Kernel,
     pub(crate) count_routes: Kernel,
     pub(crate) write_routes: Kernel,
+    pub(crate) plan_routes: Kernel,
     pub(crate) count: Kernel,
     pub(crate) ties: Kernel,
 }
 
-macro_rules! shader {
-    ($file:literal) => {
-        concat!(
-            include_str!("shaders/common.wgsl"),
-            include_str!(concat!("shaders/", $file))
-        )
-    };
+/// The storage bindings (from binding 1) of each module's kernels, in binding order.
+pub(crate) const GEN: &[Access] = &[Read, Read, Read, Read, Write, Write, Write, Write];
+pub(crate) const PLAN: &[Access] = &[Write, Read, Read, Write, Write, Read, Write, Read, Write];
+pub(crate) const TREE: &[Access] = &[Write, Write, Write, Read, Write, Write, Write];
+pub(crate) const TABLES: &[Access] = &[Read, Read, Read, Read, Write, Write];
+pub(crate) const ROUTE: &[Access] = &[Write, Read, Read, Read, Read, Write, Write];
+pub(crate) const COUNT: &[Access] = &[Write, Read, Read, Read, Read, Read];
+pub(crate) const TIES: &[Access] = &[Write, Read, Read, Read];
+pub(crate) const SCAN: &[Access] = &[Write];
+
+/// A module's source: the host's constants, the shared helpers and types, the results
+/// row (at binding 1) for the modules that add to it, and the module's own file.
+fn source(file: &str, results: bool) -> String {
+    let mut out = prelude();
+    out.push_str(include_str!("shaders/common.wgsl"));
+    out.push_str(include_str!("shaders/types.wgsl"));
+    if results {
+        out.push_str(&include_str!("shaders/results.wgsl").replace("RESULTS_BINDING", "1"));
+    }
+    out.push_str(file);
+    out
 }
 
 impl Kernels {
     /// Compiles every kernel for `device`.
     pub(crate) fn new(device: &wgpu::Device) -> Self {
-        let scan = module(device, "scan", shader!("scan.wgsl"), false);
-        let gen = module(device, "gen", shader!("gen.wgsl"), false);
-        let gather = module(device, "gather", shader!("gather.wgsl"), false);
-        let sieve = module(device, "sieve", shader!("sieve.wgsl"), false);
-        let tables = module(device, "tables", shader!("tables.wgsl"), false);
-        let route = module(device, "route", shader!("route.wgsl"), false);
-        let count = module(device, "count", shader!("count.wgsl"), true);
-        let ties = module(device, "ties", shader!("ties.wgsl"), false);
-        let k = |m: &wgpu::ShaderModule, entry: &'static str, access: &[Access]| {
-            Kernel::new(device, m, entry, access)
+        let m = |label, file, results, trusted| {
+            module(device, label, source(file, results), trusted)
         };
-        let gen_access = [Read, Read, Write, Write];
-        let gather_access = [Read, Read, Read, Write];
-        let sieve_access = [Read, Read, Read, Write, Write, Write, Write];
-        let route_access = [Read, Read, Read, Read, Write, Write];
+        let scan = m("scan", include_str!("shaders/scan.wgsl"), false, false);
+        let gen = m("gen", include_str!("shaders/gen.wgsl"), false, false);
+        let plan = m("plan", include_str!("shaders/plan.wgsl"), true, false);
+        let tree = m("tree", include_str!("shaders/tree.wgsl"), false, false);
+        let tables = m("tables", include_str!("shaders/tables.wgsl"), false, false);
+        let route = m("route", include_str!("shaders/route.wgsl"), true, false);
+        let count = m("count", include_str!("shaders/count.wgsl"), true, true);
+        let ties = m("ties", include_str!("shaders/ties.wgsl"), true, false);
+        // The kernels of one module share a layout, so that one bind group serves them all.
+        let layout = |access: &[Access]| bind_layout(device, access);
+        let (scan_l, gen_l, plan_l) = (layout(SCAN), layout(GEN), layout(PLAN));
+        let (route_l, tree_l) = (layout(ROUTE), layout(TREE));
+        let k = |module: &wgpu::ShaderModule, entry: &'static str, l: &wgpu::BindGroupLayout| {
+            Kernel::new(device, module, entry, l)
+        };
         Kernels {
-            scan_reduce: k(&scan, "reduce", &[Write]),
-            scan_down: k(&scan, "down", &[Write]),
-            scan_single: k(&scan, "single", &[Write]),
-            gen_count: k(&gen, "count_pairs", &gen_access),
-            gen_write: k(&gen, "write_pairs", &gen_access),
-            job_offsets: k(&gather, "job_offsets", &gather_access),
-            sample: k(&gather, "sample", &gather_access),
-            classify: k(&sieve, "classify", &sieve_access),
-            scatter: k(&sieve, "scatter", &sieve_access),
-            count_blocks: k(&sieve, "count_blocks", &sieve_access),
-            describe_blocks: k(&sieve, "describe_blocks", &sieve_access),
-            tables: k(&tables, "build", &[Read, Read, Read, Read, Write, Write]),
-            count_routes: k(&route, "count_routes", &route_access),
-            write_routes: k(&route, "write_routes", &route_access),
-            count: k(&count, "count", &[Read, Read, Read, Read, Read, Write]),
-            ties: k(&ties, "ties", &[Read, Write]),
+            scan_reduce: k(&scan, "reduce", &scan_l),
+            scan_down: k(&scan, "down", &scan_l),
+            scan_single: k(&scan, "single", &scan_l),
+            count_pairs: k(&gen, "count_pairs", &gen_l),
+            write_pairs: k(&gen, "write_pairs", &gen_l),
+            join_sizes: k(&plan, "join_sizes", &plan_l),
+            job_dest: k(&plan, "job_dest", &plan_l),
+            tree: k(&tree, "build", &tree_l),
+            alloc_blocks: k(&plan, "alloc_blocks", &plan_l),
+            place_blocks: k(&plan, "place_blocks", &plan_l),
+            tables: k(&tables, "build", &layout(TABLES)),
+            count_routes: k(&route, "count_routes", &route_l),
+            write_routes: k(&route, "write_routes", &route_l),
+            plan_routes: k(&plan, "plan_routes", &plan_l),
+            count: k(&count, "count", &layout(COUNT)),
+            ties: k(&ties, "ties", &layout(TIES)),
         }
     }
 }
 
 /// A shader module. With `trusted` in an optimised build, wgpu's bounds checks are left
 /// out: only the block count, whose every index is in range by construction (workgroup
-/// memory indices by the chunk and table sizes, buffer indices by the sizes the host
-/// checks before each dispatch), and which is most of a count's time.
+/// memory indices by the chunk and table sizes, buffer indices by the batch's capacities,
+/// which its sizes never pass), and which is most of a count's time.
 fn module(
     device: &wgpu::Device,
     label: &'static str,
-    source: &'static str,
+    source: String,
     trusted: bool,
 ) -> wgpu::ShaderModule {
     let desc = wgpu::ShaderModuleDescriptor {
@@ -109,12 +129,49 @@ fn module(
     };
     if trusted && !cfg!(debug_assertions) {
         // SAFETY: the count kernel indexes workgroup memory below its declared sizes (chunks
-        // ≤ 12 of 512 words, class sets after them) and reads buffers only below the sizes
-        // `Slot::count` checks before it dispatches; tests build it with the checks on.
+        // ≤ 12 of 512 words, class sets after them) and reads its buffers below the batch's
+        // capacities: routes below `route_cap`, blocks below the blocks given out (at most
+        // `block_cap`), whose tables and info the slot's buffers hold; tests build it with
+        // the checks on.
         unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
     } else {
         device.create_shader_module(desc)
     }
+}
+
+/// The layout of a kernel's bindings: a uniform block of parameters at a dynamic offset,
+/// then storage buffers read or written as `access` says.
+fn bind_layout(device: &wgpu::Device, access: &[Access]) -> wgpu::BindGroupLayout {
+    let params = wgpu::BindGroupLayoutEntry {
+        binding: 0,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: true,
+            min_binding_size: None,
+        },
+        count: None,
+    };
+    let storage = access
+        .iter()
+        .enumerate()
+        .map(|(i, a)| wgpu::BindGroupLayoutEntry {
+            binding: i as u32 + 1,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage {
+                    read_only: *a == Read,
+                },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        });
+    let entries: Vec<_> = std::iter::once(params).chain(storage).collect();
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: None,
+        entries: &entries,
+    })
 }
 
 impl Kernel {
@@ -122,41 +179,11 @@ impl Kernel {
         device: &wgpu::Device,
         module: &wgpu::ShaderModule,
         entry: &'static str,
-        access: &[Access],
+        layout: &wgpu::BindGroupLayout,
     ) -> Self {
-        let params = wgpu::BindGroupLayoutEntry {
-            binding: 0,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: true,
-                min_binding_size: None,
-            },
-            count: None,
-        };
-        let storage = access
-            .iter()
-            .enumerate()
-            .map(|(i, a)| wgpu::BindGroupLayoutEntry {
-                binding: i as u32 + 1,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Storage {
-                        read_only: *a == Read,
-                    },
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            });
-        let entries: Vec<_> = std::iter::once(params).chain(storage).collect();
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some(entry),
-            entries: &entries,
-        });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some(entry),
-            bind_group_layouts: &[Some(&layout)],
+            bind_group_layouts: &[Some(layout)],
             immediate_size: 0,
         });
         let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -172,24 +199,19 @@ impl Kernel {
         });
         Kernel {
             pipeline,
-            layout,
+            layout: layout.clone(),
             label: entry,
         }
     }
 
-    /// Records a dispatch of `groups` workgroups (in rows of [`ROW`]) on `buffers`, with the
-    /// parameters at `params_at` of `params`.
-    pub(crate) fn dispatch(
+    /// A bind group of this kernel over `params` (one block at a dynamic offset) and
+    /// `buffers`, made once and kept: a batch slot's buffers never change.
+    pub(crate) fn bind(
         &self,
         device: &wgpu::Device,
-        pass: &mut wgpu::ComputePass<'_>,
-        (params, params_at): (&wgpu::Buffer, u32),
+        params: &wgpu::Buffer,
         buffers: &[&wgpu::Buffer],
-        groups: u32,
-    ) {
-        if groups == 0 {
-            return;
-        }
+    ) -> wgpu::BindGroup {
         let uniform = wgpu::BufferBinding {
             buffer: params,
             offset: 0,
@@ -209,18 +231,45 @@ impl Kernel {
                 }),
         )
         .collect();
-        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some(self.label),
             layout: &self.layout,
             entries: &entries,
-        });
+        })
+    }
+
+    /// Records a dispatch of `groups` workgroups (in rows of [`ROW`]) with `group`, its
+    /// parameters at `params_at`.
+    pub(crate) fn dispatch(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        group: &wgpu::BindGroup,
+        params_at: u32,
+        groups: u32,
+    ) {
+        if groups == 0 {
+            return;
+        }
         pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, &group, &[params_at]);
+        pass.set_bind_group(0, group, &[params_at]);
         let (x, y) = if groups <= ROW {
             (groups, 1)
         } else {
             (ROW, groups.div_ceil(ROW))
         };
         pass.dispatch_workgroups(x, y, 1);
+    }
+
+    /// Records a dispatch whose size the GPU wrote: three words of `args` from word `at`.
+    pub(crate) fn dispatch_indirect(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        group: &wgpu::BindGroup,
+        params_at: u32,
+        (args, at): (&wgpu::Buffer, u32),
+    ) {
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, group, &[params_at]);
+        pass.dispatch_workgroups_indirect(args, 4 * u64::from(at));
     }
 }

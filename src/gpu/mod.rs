@@ -7,23 +7,26 @@
 //!
 //! 1. the half join makes both sides' keys (every pair of disjoint north and south quarter
 //!    words, in jobs of one column split and class);
-//! 2. the larger side fills a sieve: a tree chosen on the host from a sample, as the CPU's
-//!    trie splits its keys on the bit that rules out the most pairs; every key walks it to
-//!    a leaf, and leaves are cut into blocks of 512 keys, bit-sliced on their mixed bits;
+//! 2. the larger side fills a sieve: a tree built on the GPU as the CPU's trie is built,
+//!    each node splitting its keys on the bit that rules out the most pairs, until a leaf
+//!    holds a block of 512 keys or fewer, bit-sliced on their mixed bits;
 //! 3. each query walks the tree to the blocks it may meet, and the block count counts the
 //!    keys it shares no bit with, 16 invocations per query, tables in workgroup memory.
 //!
-//! Totals are summed over 64 bits on the GPU and 128 on the host. Shards, checkpoints and
-//! results mix freely with the CPU's: the plan fingerprint is the same. Design and figures:
-//! `docs/gpu.md`.
+//! Joins go in batches: worker threads hand them to one feeder thread, which packs many
+//! into one command buffer whose stages size each other on the GPU, and reads each batch's
+//! results once. Totals are summed over 64 bits on the GPU and 128 on the host. Shards,
+//! checkpoints and results mix freely with the CPU's: the plan fingerprint is the same.
+//! Design and figures: `docs/gpu.md`.
 
 mod device;
-mod fill;
-mod jobs;
+mod feeder;
 mod join;
 mod kernels;
-mod memory;
-mod tree;
+mod layout;
+mod request;
+mod resident;
+mod slot;
 
 #[cfg(test)]
 mod tests;

@@ -130,3 +130,11 @@ fn chunk5(p: vec2<u32>, j: u32) -> u32 {
     }
     return (p.y >> (5u * (j - 6u))) & 31u;
 }
+
+// Workgroups in a dispatch of `groups` laid out in rows of ROW.
+fn row_args(groups: u32) -> vec3<u32> {
+    if (groups <= ROW) {
+        return vec3<u32>(groups, 1u, 1u);
+    }
+    return vec3<u32>(ROW, (groups + ROW - 1u) / ROW, 1u);
+}

@@ -1,52 +1,20 @@
-// The block count: each workgroup takes the next ROUTES routes (block by block, as the
-// routes lie), loads each block's tables into workgroup memory in turn, and counts for each
-// of its routed queries the keys it shares no bit with: 16 invocations per query, each
+// The block count: each workgroup takes the next COUNT_ROUTES routes (block by block, as
+// the routes lie), loads each block's tables into workgroup memory in turn, and counts for
+// each of its routed queries the keys it shares no bit with: 16 invocations per query, each
 // ANDing one 32-key word of the query's entry in every chunk. Each key class's count is
-// weighted by its weight (and the query's class by its own), summed over 64 bits, and
-// written per workgroup with the unweighted hits.
+// weighted by its weight (and the query's class by its own) and summed over 64 bits; when
+// the blocks pass from one fill to the next, the workgroup adds its sums to the fill's
+// results row.
 
-struct CountParams {
-    // Routes in all.
-    total: u32,
-    // Blocks there is room for.
-    blocks: u32,
-    // Regions of `scan`: each block's first route (the block after the last one ends the
-    // routes), and the number of blocks.
-    block_queries: u32,
-    total_blocks: u32,
-}
+@group(0) @binding(0) var<uniform> p: Batch;
+// binding 1: `results` (results.wgsl).
+@group(0) @binding(2) var<storage, read> fills: array<Fill>;
+@group(0) @binding(3) var<storage, read> tables: array<u32>;
+@group(0) @binding(4) var<storage, read> info: array<vec4<u32>>;
+@group(0) @binding(5) var<storage, read> scan: array<u32>;
+@group(0) @binding(6) var<storage, read> routes: array<vec2<u32>>;
 
-struct Fill {
-    stored: u32,
-    stored_end: u32,
-    queries: u32,
-    queries_end: u32,
-    root: u32,
-    leaf_base: u32,
-    leaves: u32,
-    // Past the fill's last tree node.
-    tree_end: u32,
-    live: vec2<u32>,
-    pad2: vec2<u32>,
-    stored_w: vec4<u32>,
-    query_w: vec4<u32>,
-}
-
-@group(0) @binding(0) var<uniform> p: CountParams;
-@group(0) @binding(1) var<storage, read> fills: array<Fill>;
-@group(0) @binding(2) var<storage, read> tables: array<u32>;
-@group(0) @binding(3) var<storage, read> info: array<vec4<u32>>;
-@group(0) @binding(4) var<storage, read> scan: array<u32>;
-@group(0) @binding(5) var<storage, read> routes: array<vec2<u32>>;
-@group(0) @binding(6) var<storage, read_write> sums: array<vec4<u32>>;
-
-const TABLE_WORDS: u32 = 6208u;
-const CLASS_SETS: u32 = 6144u;
-// Routes per workgroup. A workgroup may meet a block per route; Mesa's CPU driver stops a
-// loop after 65535 rounds in one invocation, and loading a table takes up to 24.
-const ROUTES: u32 = 2048u;
-
-var<workgroup> t: array<u32, 6208>;
+var<workgroup> t: array<u32, TABLE_WORDS>;
 var<workgroup> red: array<vec4<u32>, 256>;
 
 // The block holding route r: the last of the `n` blocks whose first route is not after r.
@@ -58,7 +26,7 @@ fn block_of(r: u32, n: u32) -> u32 {
             break;
         }
         let mid = (lo + hi) / 2u;
-        if (scan[p.block_queries + mid] <= r) {
+        if (scan[p.block_routes_at + mid] <= r) {
             lo = mid;
         } else {
             hi = mid;
@@ -67,26 +35,56 @@ fn block_of(r: u32, n: u32) -> u32 {
     return lo;
 }
 
+// Adds the workgroup's sums (each invocation's `v`) to fill `fid`'s results row.
+fn flush(li: u32, fid: u32, v: vec4<u32>) {
+    red[li] = v;
+    workgroupBarrier();
+    for (var stride = 128u; stride > 0u; stride = stride / 2u) {
+        if (li < stride) {
+            let x = red[li];
+            let y = red[li + stride];
+            red[li] = vec4<u32>(add64v(x.xy, y.xy), add64v(x.zw, y.zw));
+        }
+        workgroupBarrier();
+    }
+    if (li == 0u) {
+        add64_at(row(fid) + RESULT_WEIGHTED, red[0].xy);
+        add64_at(row(fid) + RESULT_HITS, red[0].zw);
+    }
+    workgroupBarrier();
+}
+
 @compute @workgroup_size(256)
 fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let g = flat_group(wg);
-    let lo = g * ROUTES;
-    let hi = min(lo + ROUTES, p.total);
-    let n = scan[p.total_blocks];
+    let total = min(scan[HEAD_ROUTES], p.route_cap);
+    let lo = g * COUNT_ROUTES;
+    let hi = min(lo + COUNT_ROUTES, total);
+    let n = scan[HEAD_BLOCKS];
     var acc = vec2<u32>(0u);
     var hits = vec2<u32>(0u);
     let lane = li % 16u;
     var b = block_of(lo, n);
+    var fid = NO_FILL;
+    // Bounded by the blocks: the loop ends at the workgroup's last route or the last block.
     loop {
         if (lo >= hi || b >= n) {
             break;
         }
-        let start = scan[p.block_queries + b];
+        let start = scan[p.block_routes_at + b];
         if (start >= hi) {
             break;
         }
-        let end = scan[p.block_queries + b + 1u];
+        let end = scan[p.block_routes_at + b + 1u];
         let desc = info[2u * b + 1u];
+        if (desc.y != fid) {
+            if (fid != NO_FILL) {
+                flush(li, fid, vec4<u32>(acc, hits));
+                acc = vec2<u32>(0u);
+                hits = vec2<u32>(0u);
+            }
+            fid = desc.y;
+        }
         let chunks = desc.x;
         let f = fills[desc.y];
         let base = b * TABLE_WORDS;
@@ -114,22 +112,7 @@ fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
         }
         b = b + 1u;
     }
-    red[li] = vec4<u32>(acc, hits);
-    workgroupBarrier();
-    var stride = 128u;
-    loop {
-        if (stride == 0u) {
-            break;
-        }
-        if (li < stride) {
-            let x = red[li];
-            let y = red[li + stride];
-            red[li] = vec4<u32>(add64v(x.xy, y.xy), add64v(x.zw, y.zw));
-        }
-        workgroupBarrier();
-        stride = stride / 2u;
-    }
-    if (li == 0u) {
-        sums[g] = red[0];
+    if (fid != NO_FILL) {
+        flush(li, fid, vec4<u32>(acc, hits));
     }
 }

@@ -1,50 +1,32 @@
-// The half join: each job pairs a run of north quarter words with a run of south ones (one
-// column split and class of a half); a pair is a half when its words are disjoint and avoid
-// the job's forbidden bits, and its key is their OR with the job's extra bits. Work items
-// are (job, north word, tile of south words). `count_pairs` writes each item's number of
-// halves; once those are scanned into offsets, `write_pairs` writes the keys of a range of
-// items in item order, which is the CPU's order: north word by north word.
+// The half join of a batch: each job pairs a run of north quarter words with a run of south
+// ones (one column split and class of one side of one join); a pair is a half when its words
+// are disjoint and avoid the side's forbidden bits, and its key is their OR with the job's
+// extra bits. Work items are (job, north word, tile of south words), numbered across every
+// job of the batch. `count_pairs` writes each item's number of halves; once those are
+// scanned into offsets and each job's destination is known (`job_dest`), `write_pairs`
+// writes the keys in item order, which is the CPU's order: north word by north word.
 
-struct GenParams {
-    // Items in this dispatch, from `first`.
-    items: u32,
-    // Jobs in the job list.
-    jobs: u32,
-    // South words per tile.
-    tile: u32,
-    // The offset (after the scan) of item `first`: where this range's keys start.
-    base: u32,
-    // The first item of the range.
-    first: u32,
-    // Where the item counts start in `scan`.
-    counts: u32,
-    pad0: u32,
-    pad1: u32,
+@group(0) @binding(0) var<uniform> p: Batch;
+// Quarter words: those the batch carries, and those resident on the GPU for the whole run.
+@group(0) @binding(1) var<storage, read> carried: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read> resident: array<vec2<u32>>;
+@group(0) @binding(3) var<storage, read> jobs: array<Job>;
+@group(0) @binding(4) var<storage, read> sides: array<Side>;
+@group(0) @binding(5) var<storage, read_write> scan: array<u32>;
+@group(0) @binding(6) var<storage, read_write> stored: array<vec2<u32>>;
+@group(0) @binding(7) var<storage, read_write> queries: array<vec2<u32>>;
+@group(0) @binding(8) var<storage, read_write> ties: array<vec2<u32>>;
+
+// Quarter word `at`: carried by the batch where it is marked so, else resident.
+fn word(at: u32) -> vec2<u32> {
+    if ((at & CARRIED) != 0u) {
+        return carried[at & ~CARRIED];
+    }
+    return resident[at];
 }
 
-struct Job {
-    north: u32,
-    north_len: u32,
-    south: u32,
-    south_len: u32,
-    forbid: vec2<u32>,
-    extra: vec2<u32>,
-    exact_mask: vec2<u32>,
-    exact_bits: vec2<u32>,
-    // The job's first item, and its tiles of south words.
-    first_item: u32,
-    tiles: u32,
-    pad0: u32,
-    pad1: u32,
-}
-
-@group(0) @binding(0) var<uniform> p: GenParams;
-@group(0) @binding(1) var<storage, read> words: array<vec2<u32>>;
-@group(0) @binding(2) var<storage, read> jobs: array<Job>;
-@group(0) @binding(3) var<storage, read_write> scan: array<u32>;
-@group(0) @binding(4) var<storage, read_write> keys: array<vec2<u32>>;
-
-// The job holding `item`: the last whose first item is not above it.
+// The job holding `item`: the last whose first item is not above it (the job list ends
+// with an empty job whose first item is the number of items).
 fn find_job(item: u32) -> u32 {
     var lo = 0u;
     var hi = p.jobs;
@@ -62,10 +44,10 @@ fn find_job(item: u32) -> u32 {
     return lo;
 }
 
-// The key of north word n and south word s under job j, and whether it is a half.
-fn half(n: vec2<u32>, s: vec2<u32>, j: Job) -> vec3<u32> {
+// The key of north word n and south word s under job j of side d, and whether it is a half.
+fn half(n: vec2<u32>, s: vec2<u32>, j: Job, d: Side) -> vec3<u32> {
     let key = n | s | j.extra;
-    let ok = disjoint(n | j.forbid, s) && all((key & j.exact_mask) == j.exact_bits);
+    let ok = disjoint(n | d.forbid, s) && all((key & d.exact_mask) == d.exact_bits);
     return vec3<u32>(key, select(0u, 1u, ok));
 }
 
@@ -73,50 +55,62 @@ fn half(n: vec2<u32>, s: vec2<u32>, j: Job) -> vec3<u32> {
 fn item_span(item: u32) -> vec4<u32> {
     let jid = find_job(item);
     let j = jobs[jid];
+    let tiles = (j.south_len + p.tile - 1u) / p.tile;
     let local = item - j.first_item;
-    let ni = local / j.tiles;
-    let s0 = (local % j.tiles) * p.tile;
+    let ni = local / tiles;
+    let s0 = (local % tiles) * p.tile;
     let s1 = min(s0 + p.tile, j.south_len);
     return vec4<u32>(jid, j.north + ni, j.south + s0, j.south + s1);
 }
 
 @compute @workgroup_size(256)
 fn count_pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let i = flat_group(wg) * 256u + li;
-    if (i >= p.items) {
+    let item = flat_group(wg) * 256u + li;
+    if (item >= p.items) {
         return;
     }
-    let item = p.first + i;
     let span = item_span(item);
     let j = jobs[span.x];
-    let n = words[span.y];
+    let d = sides[j.side];
+    let n = word(span.y);
     var kept = 0u;
-    if (disjoint(n, j.forbid)) {
+    if (disjoint(n, d.forbid)) {
         for (var s = span.z; s < span.w; s = s + 1u) {
-            kept = kept + half(n, words[s], j).z;
+            kept = kept + half(n, word(s), j, d).z;
         }
     }
-    scan[p.counts + item] = kept;
+    scan[p.items_at + item] = kept;
 }
 
 @compute @workgroup_size(256)
 fn write_pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let i = flat_group(wg) * 256u + li;
-    if (i >= p.items) {
+    let item = flat_group(wg) * 256u + li;
+    if (item >= p.items) {
         return;
     }
-    let item = p.first + i;
     let span = item_span(item);
     let j = jobs[span.x];
-    let n = words[span.y];
-    if (!disjoint(n, j.forbid)) {
+    let dest = scan[p.dest_at + span.x];
+    let arena = dest >> DEST_SHIFT;
+    if (arena == DEST_NONE) {
         return;
     }
-    var out = scan[p.counts + item] - p.base;
+    let d = sides[j.side];
+    let n = word(span.y);
+    if (!disjoint(n, d.forbid)) {
+        return;
+    }
+    var out = (dest & DEST_OFFSET) + scan[p.items_at + item] - scan[p.items_at + j.first_item];
     for (var s = span.z; s < span.w; s = s + 1u) {
-        let h = half(n, words[s], j);
+        let h = half(n, word(s), j, d);
         if (h.z == 1u) {
-            keys[out] = h.xy;
+            if (arena == DEST_STORED) {
+                stored[out] = h.xy;
+            } else if (arena == DEST_QUERIES) {
+                queries[out] = h.xy;
+            } else {
+                ties[out] = h.xy;
+            }
             out = out + 1u;
         }
     }

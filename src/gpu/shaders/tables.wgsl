@@ -5,32 +5,7 @@
 // the keys in the AND of its chunks' sets. Beside the tables, a block keeps the set of its
 // keys of each class (their weights differ), and its AND, mixed bits and chunk count.
 
-struct TableParams {
-    // Blocks dispatched, and the first block's index in `blocks`.
-    blocks: u32,
-    fills: u32,
-    // The region of `scan` holding each leaf's first block; the leaves.
-    leaf_blocks: u32,
-    leaves: u32,
-}
-
-struct Fill {
-    stored: u32,
-    stored_end: u32,
-    queries: u32,
-    queries_end: u32,
-    root: u32,
-    leaf_base: u32,
-    leaves: u32,
-    // Past the fill's last tree node.
-    tree_end: u32,
-    live: vec2<u32>,
-    pad2: vec2<u32>,
-    stored_w: vec4<u32>,
-    query_w: vec4<u32>,
-}
-
-@group(0) @binding(0) var<uniform> p: TableParams;
+@group(0) @binding(0) var<uniform> p: Batch;
 @group(0) @binding(1) var<storage, read> fills: array<Fill>;
 @group(0) @binding(2) var<storage, read> sorted: array<vec2<u32>>;
 @group(0) @binding(3) var<storage, read> blocks: array<vec4<u32>>;
@@ -38,32 +13,11 @@ struct Fill {
 @group(0) @binding(5) var<storage, read_write> tables: array<u32>;
 @group(0) @binding(6) var<storage, read_write> info: array<vec4<u32>>;
 
-// Words of a block's tables: 12 chunks of 32 entries of 16 words, then 4 class sets.
-const TABLE_WORDS: u32 = 6208u;
-const CLASS_SETS: u32 = 6144u;
 
 var<workgroup> packed: array<vec2<u32>, 512>;
 var<workgroup> class_of: array<u32, 512>;
 var<workgroup> red_and: array<vec2<u32>, 256>;
 var<workgroup> red_or: array<vec2<u32>, 256>;
-
-// The fill whose leaves hold leaf l.
-fn fill_of_leaf(l: u32) -> u32 {
-    var lo = 0u;
-    var hi = p.fills;
-    loop {
-        if (hi - lo <= 1u) {
-            break;
-        }
-        let mid = (lo + hi) / 2u;
-        if (fills[mid].leaf_base <= l) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
 
 // The AND and OR of the block's live keys (every thread gets them).
 fn and_or(li: u32, a: vec2<u32>, o: vec2<u32>) -> vec4<u32> {
@@ -88,12 +42,11 @@ fn and_or(li: u32, a: vec2<u32>, o: vec2<u32>) -> vec4<u32> {
 @compute @workgroup_size(256)
 fn build(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let b = flat_group(wg);
-    let total = scan[p.leaf_blocks + p.leaves];
-    if (b >= total) {
+    if (b >= scan[HEAD_BLOCKS]) {
         return;
     }
     let d = blocks[b];
-    let f = fills[fill_of_leaf(d.z)];
+    let f = fills[d.w];
     var a = vec2<u32>(0xffffffffu);
     var o = vec2<u32>(0u);
     for (var i = li; i < 512u; i = i + 256u) {
@@ -142,6 +95,6 @@ fn build(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     }
     if (li == 0u) {
         info[2u * b] = vec4<u32>(all_of, mixed);
-        info[2u * b + 1u] = vec4<u32>(chunks, fill_of_leaf(d.z), d.y, d.z);
+        info[2u * b + 1u] = vec4<u32>(chunks, d.w, d.y, d.z);
     }
 }

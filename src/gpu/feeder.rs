@@ -1,0 +1,788 @@
+//! The feeder: one thread that owns the GPU's queue. Worker threads hand it joins through a
+//! bounded channel and go on; it packs the joins waiting into a batch, records the whole
+//! batch into one command buffer, and keeps up to [`Feeder::SLOTS`] batches in flight, so
+//! that the GPU has the next batch while the host reads the last one's results (one wait
+//! per batch, for the oldest). A join that found no room in its batch is redone in the
+//! next; one too large for any batch is cut into joins whose counts add up to it.
+
+use std::collections::VecDeque;
+use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+
+use super::layout::{
+    Job, FILL_EMPTY, FILL_ERRORS, FILL_OVER_BLOCKS, FILL_OVER_KEYS, FILL_OVER_ROUTES,
+    FILL_REFUSED, FILL_SWAPPED, FILL_TOO_LARGE, RESULT_BLOCKS, RESULT_HITS, RESULT_ROUTES,
+    RESULT_SIZES, RESULT_STATUS, RESULT_TESTS, RESULT_WEIGHTED, RESULT_WORDS, ROLE_EAST,
+    ROLE_WEST,
+};
+use super::request::Request;
+use super::slot::{Capacity, Packed, Slot, PASSES, STAT_WORDS};
+use super::Device;
+use crate::work::Work;
+
+/// What became of one join: its weighted count (`None`: refused, its stored side passes
+/// one fill), and what it did.
+pub(crate) type Outcome = Result<(Option<u64>, Work), String>;
+
+/// A join handed to the feeder, and where its outcome goes.
+struct Submission {
+    request: Request,
+    reply: Reply,
+}
+
+/// Where an outcome goes: a worker, or the join a cut join is a part of.
+#[derive(Clone)]
+enum Reply {
+    Worker(mpsc::Sender<Outcome>),
+    Part(Arc<Mutex<Whole>>),
+}
+
+/// A join cut into parts: their counts and work so far, and how many are out.
+struct Whole {
+    count: u64,
+    work: Work,
+    left: usize,
+    reply: Reply,
+    failed: bool,
+}
+
+impl Reply {
+    /// Sends `outcome`; a part's goes to its whole, which answers once every part has.
+    fn send(&self, outcome: Outcome) {
+        match self {
+            Reply::Worker(tx) => {
+                let _ = tx.send(outcome);
+            }
+            Reply::Part(whole) => {
+                let done = whole
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take(outcome);
+                if let Some((reply, outcome)) = done {
+                    reply.send(outcome);
+                }
+            }
+        }
+    }
+}
+
+impl Whole {
+    /// Adds a part's outcome; once every part is in (or one failed), the whole's outcome
+    /// and where it goes.
+    fn take(&mut self, outcome: Outcome) -> Option<(Reply, Outcome)> {
+        if self.failed {
+            return None;
+        }
+        let failure = match outcome {
+            Ok((count, work)) => {
+                self.left -= 1;
+                self.work.add(&work);
+                // A part of a join that may not be refused is never refused.
+                match self.count.checked_add(count.unwrap_or(0)) {
+                    Some(sum) => {
+                        self.count = sum;
+                        None
+                    }
+                    None => Some("a join's parts do not add up within 64 bits".to_string()),
+                }
+            }
+            Err(why) => Some(why),
+        };
+        if let Some(why) = failure {
+            self.failed = true;
+            return Some((self.reply.clone(), Err(why)));
+        }
+        (self.left == 0).then(|| (self.reply.clone(), Ok((Some(self.count), self.work))))
+    }
+}
+
+/// The feeder's end of the channel and its thread.
+pub(crate) struct Feeder {
+    tx: Mutex<Option<SyncSender<Submission>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Feeder {
+    /// Batches in flight at once: one running, one queued behind it, one being read.
+    pub(crate) const SLOTS: usize = 3;
+
+    /// Starts the feeder of `dev`, with batch slots of capacity `cap` reading resident words
+    /// from `resident`.
+    pub(crate) fn start(dev: Arc<Device>, cap: Capacity, resident: wgpu::Buffer) -> Self {
+        let (tx, rx) = mpsc::sync_channel(4 * cap.joins as usize);
+        let thread = std::thread::Builder::new()
+            .name("nqueens-gpu".into())
+            .spawn(move || Loop::new(dev, cap, &resident, rx).run())
+            .expect("the GPU feeder thread starts");
+        Feeder {
+            tx: Mutex::new(Some(tx)),
+            thread: Mutex::new(Some(thread)),
+        }
+    }
+
+    /// Hands `request` over; its outcome comes on the returned channel.
+    pub(crate) fn submit(&self, request: Request) -> Result<Receiver<Outcome>, String> {
+        let (tx, rx) = mpsc::channel();
+        let sender = self
+            .tx
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .ok_or("the GPU feeder has stopped")?;
+        sender
+            .send(Submission {
+                request,
+                reply: Reply::Worker(tx),
+            })
+            .map_err(|_| "the GPU feeder has stopped".to_string())?;
+        Ok(rx)
+    }
+}
+
+impl Drop for Feeder {
+    fn drop(&mut self) {
+        self.tx.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(thread) = self.thread.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// One batch on the GPU: its slot, its joins, what it uploaded, and how it ends.
+struct InFlight {
+    slot: usize,
+    entries: Vec<Submission>,
+    submission: wgpu::SubmissionIndex,
+    /// The readback buffer's mapping, once the batch is done.
+    mapped: Receiver<Result<(), wgpu::BufferAsyncError>>,
+    bytes_up: u64,
+    steps: u64,
+}
+
+/// What the feeder thread holds.
+struct Loop {
+    dev: Arc<Device>,
+    cap: Capacity,
+    slots: Vec<Slot>,
+    free: Vec<usize>,
+    belt: wgpu::util::StagingBelt,
+    rx: Receiver<Submission>,
+    /// Joins waiting for a batch: redone ones first.
+    queue: VecDeque<Submission>,
+    flight: VecDeque<InFlight>,
+    /// Whether the workers' end of the channel is gone.
+    closed: bool,
+    /// The error that stopped the GPU, if one did: every later join gets it.
+    failed: Option<String>,
+    sizes: Sizes,
+}
+
+impl Loop {
+    fn new(dev: Arc<Device>, cap: Capacity, resident: &wgpu::Buffer, rx: Receiver<Submission>) -> Self {
+        let slots = (0..Feeder::SLOTS)
+            .map(|_| Slot::new(&dev, cap, resident))
+            .collect();
+        let belt = wgpu::util::StagingBelt::new(dev.device.clone(), 1 << 22);
+        Loop {
+            dev,
+            cap,
+            slots,
+            free: (0..Feeder::SLOTS).rev().collect(),
+            belt,
+            rx,
+            queue: VecDeque::new(),
+            flight: VecDeque::new(),
+            closed: false,
+            failed: None,
+            sizes: Sizes::default(),
+        }
+    }
+
+    fn run(mut self) {
+        loop {
+            self.gather();
+            if let Some(why) = self.dev.lost().or_else(|| self.failed.clone()) {
+                self.fail_all(&why);
+                if self.closed && self.flight.is_empty() {
+                    return;
+                }
+                continue;
+            }
+            if !self.queue.is_empty() && !self.free.is_empty() {
+                self.launch();
+            } else if !self.flight.is_empty() {
+                self.land();
+            } else if self.closed {
+                return;
+            } else {
+                match self.rx.recv() {
+                    Ok(s) => self.queue.push_back(s),
+                    Err(_) => self.closed = true,
+                }
+            }
+        }
+    }
+
+    /// Takes every join waiting in the channel, without blocking.
+    fn gather(&mut self) {
+        loop {
+            match self.rx.try_recv() {
+                Ok(s) => self.queue.push_back(s),
+                Err(TryRecvError::Empty) => return,
+                Err(TryRecvError::Disconnected) => {
+                    self.closed = true;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Answers every waiting and flying join with `why`.
+    fn fail_all(&mut self, why: &str) {
+        for s in self.queue.drain(..) {
+            s.reply.send(Err(why.to_string()));
+        }
+        for batch in self.flight.drain(..) {
+            for s in batch.entries {
+                s.reply.send(Err(why.to_string()));
+            }
+            self.free.push(batch.slot);
+        }
+        if !self.closed {
+            match self.rx.recv() {
+                Ok(s) => self.queue.push_back(s),
+                Err(_) => self.closed = true,
+            }
+        }
+    }
+
+    /// Packs the joins at the front of the queue into a free slot and submits the batch.
+    fn launch(&mut self) {
+        let (packed, entries) = self.pack();
+        if entries.is_empty() {
+            return;
+        }
+        let slot = self.free.pop().expect("a free slot");
+        let dev = &self.dev;
+        let mut encoder = dev.device.create_command_encoder(&Default::default());
+        let bytes_up = self.slots[slot].record(dev, &mut encoder, &mut self.belt, &packed);
+        self.belt.finish();
+        let submission = dev.queue.submit([encoder.finish()]);
+        self.belt.recall();
+        let readback = &self.slots[slot].buffers.readback;
+        let (tx, mapped) = mpsc::channel();
+        readback.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        self.flight.push_back(InFlight {
+            slot,
+            entries,
+            submission,
+            mapped,
+            bytes_up,
+            steps: STEPS_PER_BATCH,
+        });
+    }
+
+    /// The joins at the front of the queue that the estimated sizes say fit one batch (the
+    /// first always goes: alone, it fits or is cut).
+    fn pack(&mut self) -> (Packed, Vec<Submission>) {
+        let mut packed = Packed::default();
+        let mut entries = Vec::new();
+        let mut room = Room::new(&self.cap);
+        while let Some(s) = self.queue.front() {
+            let need = self.sizes.need(&s.request);
+            if entries.is_empty() {
+                if need[4] > u64::from(self.cap.words) {
+                    // Cutting a join keeps every word it carries: it can never fit.
+                    let s = self.queue.pop_front().expect("a front");
+                    let why = format!(
+                        "a join reads {} quarter words that are not on the GPU, more than a \
+                         batch holds ({})",
+                        need[4], self.cap.words
+                    );
+                    s.reply.send(Err(why));
+                    continue;
+                }
+                if !room.holds(&need) {
+                    // Its jobs or items alone pass the upload buffers: cut it first.
+                    let s = self.queue.pop_front().expect("a front");
+                    let role = larger_role(&s.request);
+                    let most = (s.request.pairs(role) / 2).max(1);
+                    self.cut(s, role, most, Work::default());
+                    continue;
+                }
+                room.force(&need);
+            } else if !room.take(&need) {
+                break;
+            }
+            let s = self.queue.pop_front().expect("a front");
+            add(&mut packed, &s.request);
+            entries.push(s);
+        }
+        let end = packed.items;
+        packed.jobs.push(Job {
+            first_item: end,
+            ..Job::default()
+        });
+        (packed, entries)
+    }
+
+    /// Waits for the oldest batch, reads its results and answers (or redoes) its joins.
+    fn land(&mut self) {
+        let batch = self.flight.pop_front().expect("a batch in flight");
+        let dev = &self.dev;
+        let wait = wgpu::PollType::Wait {
+            submission_index: Some(batch.submission.clone()),
+            timeout: None,
+        };
+        let mapped = dev
+            .device
+            .poll(wait)
+            .map_err(|e| format!("waiting for the GPU: {e}"))
+            .and_then(|_| match batch.mapped.try_recv() {
+                Ok(r) => Ok(r),
+                // Mapped after that submission: the next full poll delivers it.
+                Err(_) => dev
+                    .device
+                    .poll(wgpu::PollType::wait_indefinitely())
+                    .map_err(|e| format!("waiting for the GPU: {e}"))
+                    .and_then(|_| {
+                        batch
+                            .mapped
+                            .recv()
+                            .map_err(|_| "the GPU never answered a read".to_string())
+                    }),
+            })
+            .and_then(|r| r.map_err(|e| format!("reading GPU memory: {e}")));
+        if let Err(why) = mapped {
+            for s in batch.entries {
+                s.reply.send(Err(why.clone()));
+            }
+            self.failed = Some(why);
+            self.free.push(batch.slot);
+            return;
+        }
+        let slot = &self.slots[batch.slot];
+        let read = slot
+            .buffers
+            .readback
+            .slice(..)
+            .get_mapped_range()
+            .map(|view| bytemuck::cast_slice::<u8, u32>(&view).to_vec())
+            .map_err(|e| format!("reading GPU memory: {e}"));
+        slot.buffers.readback.unmap();
+        let words = match read {
+            Ok(words) => words,
+            Err(why) => {
+                for s in batch.entries {
+                    s.reply.send(Err(why.clone()));
+                }
+                self.failed = Some(why);
+                self.free.push(batch.slot);
+                return;
+            }
+        };
+        let rows = batch.entries.len();
+        let stamps_at = rows * RESULT_WORDS as usize + STAT_WORDS as usize;
+        let passes = slot
+            .timed()
+            .then(|| pass_seconds(&words[stamps_at..], dev.queue.get_timestamp_period()));
+        let batch_work = Work {
+            gpu_submits: 1,
+            gpu_waits: 1,
+            gpu_steps: batch.steps,
+            gpu_bytes_up: batch.bytes_up,
+            gpu_bytes_down: 4 * stamps_at as u64 + if passes.is_some() { 8 * 12 } else { 0 },
+            ..Work::default()
+        };
+        let rows: Vec<&[u32]> = words[..rows * RESULT_WORDS as usize]
+            .chunks_exact(RESULT_WORDS as usize)
+            .collect();
+        let shares = Shares::of(&rows, &batch.entries);
+        let alone = batch.entries.len() == 1;
+        for (i, (s, row)) in batch.entries.into_iter().zip(&rows).enumerate() {
+            let mut work = joined_work(&s.request, row);
+            if i == 0 {
+                work.add(&batch_work);
+            }
+            if let Some(passes) = &passes {
+                shares.add_seconds(i, passes, &mut work);
+            }
+            self.sizes.learn(&s.request, row);
+            self.settle(s, row, work, alone);
+        }
+        self.free.push(batch.slot);
+    }
+
+    /// Answers a join from its results row, or queues it again, whole or cut.
+    fn settle(&mut self, s: Submission, row: &[u32], work: Work, alone: bool) {
+        let status = row[RESULT_STATUS as usize] & FILL_ERRORS;
+        if status == 0 || status & FILL_EMPTY != 0 {
+            let count = if status == 0 { wide(row, RESULT_WEIGHTED) } else { 0 };
+            s.reply.send(Ok((Some(count), work)));
+        } else if status & FILL_REFUSED != 0 {
+            s.reply.send(Ok((None, work)));
+        } else if status & FILL_TOO_LARGE != 0 {
+            let cap = u64::from(s.request.desc.cap);
+            self.cut(s, ROLE_WEST, cap, work);
+        } else if !alone {
+            // No room left in its batch: first in the next one.
+            self.queue.push_front(s);
+        } else {
+            // No room even alone: cut the side that fills the arena it passed, into as many
+            // parts as its measured sizes say.
+            let (role, parts) = cut_plan(&s.request, row, status, &self.cap);
+            let most = (s.request.pairs(role) / parts).max(1);
+            self.cut(s, role, most, work);
+        }
+    }
+
+    /// Queues the parts of `s` cut on role `role` into runs of at most `most` pairs, first in
+    /// line; their counts add up to its count. A join that cannot be cut fails.
+    fn cut(&mut self, s: Submission, role: u32, most: u64, work: Work) {
+        let parts = s.request.cut(role, most);
+        if parts.len() < 2 {
+            let why = "a join too large for the GPU's batch buffers, and it cannot be cut";
+            s.reply.send(Err(why.to_string()));
+            return;
+        }
+        let whole = Arc::new(Mutex::new(Whole {
+            count: 0,
+            work: Work {
+                regenerations: parts.len() as u64 - 1,
+                ..work
+            },
+            left: parts.len(),
+            reply: s.reply,
+            failed: false,
+        }));
+        for request in parts.into_iter().rev() {
+            self.queue.push_front(Submission {
+                request,
+                reply: Reply::Part(Arc::clone(&whole)),
+            });
+        }
+    }
+}
+
+/// Dispatches, clears and copies a batch records, whatever its joins (slot.rs): 5 uploads,
+/// 6 clears, about 18 dispatches (scans of more than 1,024 values add two or four), the
+/// results' copies and the timestamps' resolve.
+const STEPS_PER_BATCH: u64 = 34;
+
+/// Of a batch's room, the share a part of a cut join aims at: parts come out uneven.
+const CUT_SHARE: f64 = 0.5;
+
+/// How to cut a join that found no room alone in a batch: the role to cut and into how
+/// many parts, from its results row (the sizes the GPU measured before it ran out of room).
+fn cut_plan(request: &Request, row: &[u32], status: u32, cap: &Capacity) -> (u32, u64) {
+    let sizes = &row[RESULT_SIZES as usize..][..2];
+    let swapped = row[RESULT_STATUS as usize] & FILL_SWAPPED != 0;
+    let (stored_role, query_role) = if swapped {
+        (ROLE_EAST, ROLE_WEST)
+    } else {
+        (ROLE_WEST, ROLE_EAST)
+    };
+    let (stored, queries) = if swapped {
+        (sizes[1], sizes[0])
+    } else {
+        (sizes[0], sizes[1])
+    };
+    let over = |used: f64, room: u32| (used / (CUT_SHARE * f64::from(room))).ceil().max(2.0);
+    if status & FILL_OVER_ROUTES != 0 {
+        let routes = f64::from(row[RESULT_ROUTES as usize]);
+        return (query_role, over(routes, cap.routes) as u64);
+    }
+    if status & FILL_OVER_BLOCKS != 0 {
+        let blocks = f64::from(row[RESULT_BLOCKS as usize]);
+        return (stored_role, over(blocks, cap.blocks) as u64);
+    }
+    // No room for its keys (or what they take: samples, tree slots, tied halves).
+    let by_queries = over(f64::from(queries), cap.queries);
+    let by_stored = over(f64::from(stored), cap.stored.min(cap.leaves / 5 * 512));
+    if stored == 0 && queries == 0 {
+        return (larger_role(request), 2);
+    }
+    if by_queries > by_stored {
+        (query_role, by_queries as u64)
+    } else {
+        (stored_role, by_stored as u64)
+    }
+}
+
+/// The side of `request` with more pairs.
+fn larger_role(request: &Request) -> u32 {
+    if request.pairs(ROLE_WEST) >= request.pairs(ROLE_EAST) {
+        ROLE_WEST
+    } else {
+        ROLE_EAST
+    }
+}
+
+/// The 64-bit value at word `at` of a results row.
+fn wide(row: &[u32], at: u32) -> u64 {
+    u64::from(row[at as usize]) | u64::from(row[at as usize + 1]) << 32
+}
+
+/// What one join did, from its request and results row.
+fn joined_work(request: &Request, row: &[u32]) -> Work {
+    let sizes: Vec<u64> = row[RESULT_SIZES as usize..][..4]
+        .iter()
+        .map(|&x| u64::from(x))
+        .collect();
+    let status = row[RESULT_STATUS as usize];
+    let counted = status & FILL_ERRORS == 0;
+    let swapped = status & FILL_SWAPPED != 0;
+    let (stored, queries) = if swapped {
+        (sizes[1], sizes[0])
+    } else {
+        (sizes[0], sizes[1])
+    };
+    let mut work = Work {
+        half_pairs_tested: request.all_pairs(),
+        keys_built: sizes.iter().sum(),
+        ..Work::default()
+    };
+    if counted {
+        work.stored_keys = stored;
+        work.queries = queries;
+        work.pair_product = stored * queries;
+        work.blocks_built = u64::from(row[RESULT_BLOCKS as usize]);
+        work.visited_pairs = u64::from(row[RESULT_ROUTES as usize]);
+        work.routing_tests = wide(row, RESULT_TESTS);
+        work.hits = wide(row, RESULT_HITS);
+        work.direct_pairs = sizes[2] * sizes[3];
+    }
+    work
+}
+
+/// Each join's share of a batch's work in each pass, to split the passes' GPU seconds.
+struct Shares {
+    /// Per pass, each join's weight and their total.
+    weights: Vec<(Vec<f64>, f64)>,
+}
+
+impl Shares {
+    fn of(rows: &[&[u32]], entries: &[Submission]) -> Self {
+        let per_join = |f: &dyn Fn(&[u32], &Request) -> f64| -> (Vec<f64>, f64) {
+            let w: Vec<f64> = rows
+                .iter()
+                .zip(entries)
+                .map(|(r, s)| f(r, &s.request))
+                .collect();
+            let total = w.iter().sum();
+            (w, total)
+        };
+        let size = |r: &[u32], i: usize| f64::from(r[RESULT_SIZES as usize + i]);
+        let weights = vec![
+            per_join(&|_, q| q.items() as f64),
+            per_join(&|r, _| size(r, 0) + size(r, 1)),
+            per_join(&|r, _| f64::from(r[RESULT_BLOCKS as usize])),
+            per_join(&|r, _| wide(r, RESULT_TESTS) as f64),
+            per_join(&|r, _| f64::from(r[RESULT_ROUTES as usize])),
+            per_join(&|r, _| size(r, 2) * size(r, 3)),
+        ];
+        Shares { weights }
+    }
+
+    /// Adds join `i`'s share of each pass's seconds to `work`.
+    fn add_seconds(&self, i: usize, passes: &[f64; 6], work: &mut Work) {
+        let mut mine = [0.0; 6];
+        for (p, (w, total)) in self.weights.iter().enumerate() {
+            let share = if *total > 0.0 {
+                w[i] / total
+            } else {
+                1.0 / w.len() as f64
+            };
+            mine[p] = passes[p] * share;
+        }
+        work.gpu_half_join_seconds += mine[0];
+        work.gpu_sieve_seconds += mine[1];
+        work.gpu_tables_seconds += mine[2];
+        work.gpu_routing_seconds += mine[3];
+        work.count_kernel_seconds += mine[4];
+        work.gpu_ties_seconds += mine[5];
+    }
+}
+
+/// Each pass's seconds from its two resolved timestamps (`period` nanoseconds a tick); a
+/// pass whose counter went backwards (a reset) counts nothing.
+fn pass_seconds(stamps: &[u32], period: f32) -> [f64; 6] {
+    let mut out = [0.0; 6];
+    for (p, o) in out.iter_mut().enumerate().take(PASSES.len()) {
+        let t = |k: usize| u64::from(stamps[2 * k]) | u64::from(stamps[2 * k + 1]) << 32;
+        let (begin, end) = (t(2 * p), t(2 * p + 1));
+        *o = end.saturating_sub(begin) as f64 * f64::from(period) * 1e-9;
+    }
+    out
+}
+
+/// Adds `request`'s jobs, sides, description and carried words to `packed`.
+fn add(packed: &mut Packed, request: &Request) {
+    let join = packed.joins.len() as u32;
+    let job0 = packed.jobs.len() as u32;
+    let side0 = packed.sides.len() as u32;
+    let word0 = packed.words.len() as u32;
+    let item0 = packed.items;
+    packed.sides.extend(request.sides.iter().map(|s| super::layout::Side {
+        join,
+        ..*s
+    }));
+    let carried = super::layout::CARRIED;
+    let place = |at: u32| {
+        if at & carried != 0 {
+            carried | (at & !carried) + word0
+        } else {
+            at
+        }
+    };
+    for job in &request.jobs {
+        packed.jobs.push(Job {
+            north: place(job.north),
+            south: place(job.south),
+            first_item: job.first_item + item0,
+            side: job.side + side0,
+            ..*job
+        });
+    }
+    packed.items += request.items() as u32;
+    packed.words.extend_from_slice(&request.words);
+    let mut desc = request.desc;
+    let r = request.roles;
+    desc.jobs = [r[0] + job0, r[1] + job0, r[2] + job0, r[3] + job0];
+    desc.jobs_end = r[4] + job0;
+    packed.joins.push(desc);
+}
+
+/// A batch's room, in the units of [`Capacity`], as joins take it.
+struct Room {
+    left: [u64; 9],
+}
+
+/// What one join is expected to take of each of [`Room`]'s arenas: joins, jobs, sides,
+/// items, carried words, stored keys, query keys, blocks, routes.
+type Need = [u64; 9];
+
+impl Room {
+    fn new(c: &Capacity) -> Self {
+        let n = |x: u32| u64::from(x);
+        Room {
+            left: [
+                n(c.joins),
+                n(c.jobs),
+                n(c.sides),
+                n(c.items),
+                n(c.words),
+                n(c.stored),
+                n(c.queries),
+                n(c.blocks),
+                n(c.routes),
+            ],
+        }
+    }
+
+    /// Whether the exact parts of `need` (joins, jobs, sides, items, words: what the host
+    /// uploads) fit an empty batch.
+    fn holds(&self, need: &Need) -> bool {
+        need[..5].iter().zip(&self.left).all(|(n, l)| n <= l)
+    }
+
+    /// Takes `need`, as far as there is room.
+    fn force(&mut self, need: &Need) {
+        self.left.iter_mut().zip(need).for_each(|(l, n)| *l = l.saturating_sub(*n));
+    }
+
+    /// Takes `need` if it fits (as estimated); says whether it did.
+    fn take(&mut self, need: &Need) -> bool {
+        if need.iter().zip(&self.left).any(|(n, l)| n > l) {
+            return false;
+        }
+        self.left.iter_mut().zip(need).for_each(|(l, n)| *l -= n);
+        true
+    }
+}
+
+/// What the batches so far say of keys, blocks and routes against what the host knows of
+/// a join before it runs (its pairs), kept as ratios, with a margin.
+struct Sizes {
+    /// Keys per pair tested, blocks per stored key, routes per (query × block).
+    keys_per_pair: f64,
+    blocks_per_key: f64,
+    routes_per_pair: f64,
+    /// Whether a batch has said anything yet.
+    learned: bool,
+}
+
+impl Default for Sizes {
+    /// Before any batch: the bounds (a key per pair, a route per query and block).
+    fn default() -> Self {
+        Sizes {
+            keys_per_pair: 1.0,
+            blocks_per_key: 3.0 / 512.0,
+            routes_per_pair: 1.0,
+            learned: false,
+        }
+    }
+}
+
+/// The margin on every estimate: a join a little larger than the batches so far still
+/// fits, and one that does not is redone in the next batch.
+const MARGIN: f64 = 1.5;
+
+impl Sizes {
+    fn need(&self, r: &Request) -> Need {
+        let keys = |role| r.pairs(role) as f64 * self.keys_per_pair;
+        let (west, east) = (keys(ROLE_WEST), keys(ROLE_EAST));
+        let (stored, queries) = (west.max(east), west.min(east));
+        let blocks = stored * self.blocks_per_key;
+        let routes = queries * blocks * self.routes_per_pair;
+        let c = |x: f64| (x * MARGIN).ceil() as u64;
+        [
+            1,
+            r.jobs.len() as u64 + 1,
+            r.sides.len() as u64,
+            r.items(),
+            r.words.len() as u64,
+            c(stored),
+            c(queries),
+            c(blocks),
+            c(routes),
+        ]
+    }
+
+    /// Moves the ratios towards what `request`'s row shows (never below a tenth of the
+    /// bound, so that one odd join cannot make the next batch overflow wholesale).
+    fn learn(&mut self, request: &Request, row: &[u32]) {
+        let status = row[RESULT_STATUS as usize];
+        if status & FILL_ERRORS != 0 {
+            return;
+        }
+        let sizes = &row[RESULT_SIZES as usize..][..2];
+        let pairs = (request.pairs(ROLE_WEST) + request.pairs(ROLE_EAST)) as f64;
+        let keys = f64::from(sizes[0]) + f64::from(sizes[1]);
+        let stored = f64::from(sizes[0].max(sizes[1]));
+        let queries = f64::from(sizes[0].min(sizes[1]));
+        let blocks = f64::from(row[RESULT_BLOCKS as usize]);
+        let routes = f64::from(row[RESULT_ROUTES as usize]);
+        let first = !self.learned;
+        self.learned = true;
+        let ease = |old: f64, new: f64| {
+            if first {
+                new
+            } else {
+                0.9 * old + 0.1 * new.max(old * 0.5)
+            }
+        };
+        if pairs > 0.0 {
+            self.keys_per_pair = ease(self.keys_per_pair, keys / pairs).clamp(0.01, 1.0);
+        }
+        if stored > 0.0 {
+            self.blocks_per_key = ease(self.blocks_per_key, blocks / stored);
+        }
+        if queries * blocks > 0.0 {
+            self.routes_per_pair = ease(self.routes_per_pair, routes / (queries * blocks)).min(1.0);
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! What the host and the kernels share, defined once: the structs a batch uploads (as
+//! `#[repr(C)]` types whose WGSL twins are `shaders/types.wgsl`; a test checks the two lay
+//! out alike), and the constants every shader reads, written into the shader text from
+//! here ([`prelude`]).
+
+use bytemuck::{Pod, Zeroable};
+
+/// Keys of one bit-sliced block.
+pub(crate) const BLOCK_KEYS: u32 = 512;
+/// A tree node's tag for a leaf (the rest of its first word is the leaf's number).
+pub(crate) const LEAF: u32 = 0x8000_0000;
+/// Words of one block's tables: 12 chunks of 32 entries of 16 words, then 4 class sets.
+pub(crate) const TABLE_WORDS: u32 = 6208;
+/// Where a block's class sets start in its tables.
+pub(crate) const CLASS_SETS: u32 = 6144;
+/// Routes a block-count workgroup takes. A workgroup may meet a new block at every route;
+/// Mesa's CPU driver stops a loop after 65,535 rounds of one invocation, and loading a
+/// table takes up to 24, so 2,048 routes keep its loops well inside that.
+pub(crate) const COUNT_ROUTES: u32 = 2048;
+/// East tied halves a ties workgroup takes (its loop stays below the driver's 65,535).
+pub(crate) const TIE_EAST: u32 = 4096;
+/// South words per work item of the half join.
+pub(crate) const TILE: u32 = 32;
+/// Key bits that carry a half's class (0..3) on the GPU: no key of any board the engine
+/// takes reaches them (N = 28: 54 diagonal bits, 3 tags and 4 marks, bits 0..60).
+pub(crate) const CLASS_SHIFT: u32 = 61;
+
+/// A side's role in its join: the stored candidates (west), the queries (east), and the
+/// tied halves of each (even N's transposes).
+pub(crate) const ROLE_WEST: u32 = 0;
+pub(crate) const ROLE_EAST: u32 = 1;
+pub(crate) const ROLE_TIED_WEST: u32 = 2;
+pub(crate) const ROLE_TIED_EAST: u32 = 3;
+
+/// [`JoinDesc::flags`]: the east side may be stored where the west one is smaller and
+/// fits; the join has tied halves; a west side past one fill is refused (not counted).
+pub(crate) const JOIN_SWAP: u32 = 1;
+pub(crate) const JOIN_TIES: u32 = 2;
+pub(crate) const JOIN_REFUSE: u32 = 4;
+
+/// A fill's status: a side without halves (the join counts 0); the stored side too large
+/// for one fill, refused or to be cut into portions; no room left in the batch for its
+/// keys, blocks or routes (redone in a later batch). Any of these is an error bit.
+pub(crate) const FILL_EMPTY: u32 = 1;
+pub(crate) const FILL_REFUSED: u32 = 2;
+pub(crate) const FILL_TOO_LARGE: u32 = 4;
+pub(crate) const FILL_OVER_KEYS: u32 = 8;
+pub(crate) const FILL_OVER_BLOCKS: u32 = 16;
+pub(crate) const FILL_OVER_ROUTES: u32 = 32;
+pub(crate) const FILL_ERRORS: u32 = 0xffff;
+/// Not an error: the east side is stored.
+pub(crate) const FILL_SWAPPED: u32 = 0x1_0000;
+
+/// A job's destination: arena (`DEST_*`) above `DEST_SHIFT`, offset below.
+pub(crate) const DEST_SHIFT: u32 = 30;
+pub(crate) const DEST_STORED: u32 = 0;
+pub(crate) const DEST_QUERIES: u32 = 1;
+pub(crate) const DEST_TIES: u32 = 2;
+pub(crate) const DEST_NONE: u32 = 3;
+
+/// Words per join of the ties region of `scan`: first tied half, west ones, east ones,
+/// first workgroup.
+pub(crate) const TIE_WORDS: u32 = 4;
+
+/// A join's row of results: weighted count and hits (64-bit), routing tests (64-bit), the
+/// four sides' keys (west, east, tied west, tied east), blocks, routes, status, leaves
+/// and tree nodes.
+pub(crate) const RESULT_WORDS: u32 = 16;
+pub(crate) const RESULT_WEIGHTED: u32 = 0;
+pub(crate) const RESULT_HITS: u32 = 2;
+pub(crate) const RESULT_TESTS: u32 = 4;
+pub(crate) const RESULT_SIZES: u32 = 6;
+pub(crate) const RESULT_BLOCKS: u32 = 10;
+pub(crate) const RESULT_ROUTES: u32 = 11;
+pub(crate) const RESULT_STATUS: u32 = 12;
+pub(crate) const RESULT_LEAVES: u32 = 13;
+pub(crate) const RESULT_NODES: u32 = 14;
+
+/// The header of `scan`: the batch's queries, blocks, routes and tie workgroups.
+pub(crate) const HEAD_QUERIES: u32 = 0;
+pub(crate) const HEAD_BLOCKS: u32 = 1;
+pub(crate) const HEAD_ROUTES: u32 = 2;
+pub(crate) const HEAD_TIE_GROUPS: u32 = 3;
+pub(crate) const HEAD_WORDS: u32 = 16;
+
+/// The indirect dispatch arguments (three words each, in a buffer of their own) of
+/// routing, tables, the block count and ties.
+pub(crate) const ARGS_ROUTE: u32 = 0;
+pub(crate) const ARGS_TABLES: u32 = 4;
+pub(crate) const ARGS_COUNT: u32 = 8;
+pub(crate) const ARGS_TIES: u32 = 12;
+pub(crate) const ARGS_WORDS: u32 = 16;
+
+/// A job's word offset that points into the words its batch carries rather than the
+/// resident ones.
+pub(crate) const CARRIED: u32 = 1 << 31;
+
+/// No fill (a query past the batch's).
+pub(crate) const NO_FILL: u32 = u32::MAX;
+
+/// The constants above as WGSL `const` declarations, for the start of every module.
+pub(crate) fn prelude() -> String {
+    let consts: &[(&str, u32)] = &[
+        ("BLOCK_KEYS", BLOCK_KEYS),
+        ("LEAF", LEAF),
+        ("TABLE_WORDS", TABLE_WORDS),
+        ("CLASS_SETS", CLASS_SETS),
+        ("COUNT_ROUTES", COUNT_ROUTES),
+        ("TIE_EAST", TIE_EAST),
+        ("ROLE_WEST", ROLE_WEST),
+        ("ROLE_EAST", ROLE_EAST),
+        ("ROLE_TIED_WEST", ROLE_TIED_WEST),
+        ("ROLE_TIED_EAST", ROLE_TIED_EAST),
+        ("JOIN_SWAP", JOIN_SWAP),
+        ("JOIN_TIES", JOIN_TIES),
+        ("JOIN_REFUSE", JOIN_REFUSE),
+        ("FILL_EMPTY", FILL_EMPTY),
+        ("FILL_REFUSED", FILL_REFUSED),
+        ("FILL_TOO_LARGE", FILL_TOO_LARGE),
+        ("FILL_OVER_KEYS", FILL_OVER_KEYS),
+        ("FILL_OVER_BLOCKS", FILL_OVER_BLOCKS),
+        ("FILL_OVER_ROUTES", FILL_OVER_ROUTES),
+        ("FILL_ERRORS", FILL_ERRORS),
+        ("FILL_SWAPPED", FILL_SWAPPED),
+        ("DEST_SHIFT", DEST_SHIFT),
+        ("DEST_OFFSET", (1 << DEST_SHIFT) - 1),
+        ("DEST_STORED", DEST_STORED),
+        ("DEST_QUERIES", DEST_QUERIES),
+        ("DEST_TIES", DEST_TIES),
+        ("DEST_NONE", DEST_NONE),
+        ("TIE_WORDS", TIE_WORDS),
+        ("RESULT_WORDS", RESULT_WORDS),
+        ("RESULT_WEIGHTED", RESULT_WEIGHTED),
+        ("RESULT_HITS", RESULT_HITS),
+        ("RESULT_TESTS", RESULT_TESTS),
+        ("RESULT_SIZES", RESULT_SIZES),
+        ("RESULT_BLOCKS", RESULT_BLOCKS),
+        ("RESULT_ROUTES", RESULT_ROUTES),
+        ("RESULT_STATUS", RESULT_STATUS),
+        ("RESULT_LEAVES", RESULT_LEAVES),
+        ("RESULT_NODES", RESULT_NODES),
+        ("HEAD_QUERIES", HEAD_QUERIES),
+        ("HEAD_BLOCKS", HEAD_BLOCKS),
+        ("HEAD_ROUTES", HEAD_ROUTES),
+        ("HEAD_TIE_GROUPS", HEAD_TIE_GROUPS),
+        ("HEAD_WORDS", HEAD_WORDS),
+        ("ARGS_ROUTE", ARGS_ROUTE),
+        ("ARGS_TABLES", ARGS_TABLES),
+        ("ARGS_COUNT", ARGS_COUNT),
+        ("ARGS_TIES", ARGS_TIES),
+        ("NO_FILL", NO_FILL),
+        ("CARRIED", CARRIED),
+    ];
+    let mut out = String::from("// Written by the host (src/gpu/layout.rs).\n");
+    for (name, value) in consts {
+        out.push_str(&format!("const {name}: u32 = {value}u;\n"));
+    }
+    out
+}
+
+/// One job of the half join (`Job` in types.wgsl).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Pod, Zeroable)]
+pub(crate) struct Job {
+    pub(crate) north: u32,
+    pub(crate) north_len: u32,
+    pub(crate) south: u32,
+    pub(crate) south_len: u32,
+    pub(crate) first_item: u32,
+    pub(crate) side: u32,
+    pub(crate) extra: [u32; 2],
+}
+
+impl Job {
+    /// South tiles, and so items per north word.
+    pub(crate) fn tiles(&self) -> u32 {
+        self.south_len.div_ceil(TILE)
+    }
+
+    /// Work items.
+    pub(crate) fn items(&self) -> u64 {
+        u64::from(self.north_len) * u64::from(self.tiles())
+    }
+
+    /// Word pairs the job tests (at least its keys).
+    pub(crate) fn pairs(&self) -> u64 {
+        u64::from(self.north_len) * u64::from(self.south_len)
+    }
+}
+
+/// What the jobs of one side of a join share (`Side` in types.wgsl).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Pod, Zeroable)]
+pub(crate) struct Side {
+    pub(crate) forbid: [u32; 2],
+    pub(crate) exact_mask: [u32; 2],
+    pub(crate) exact_bits: [u32; 2],
+    pub(crate) join: u32,
+    pub(crate) role: u32,
+}
+
+/// One join of a batch (`JoinDesc` in types.wgsl).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Pod, Zeroable)]
+pub(crate) struct JoinDesc {
+    pub(crate) jobs: [u32; 4],
+    pub(crate) jobs_end: u32,
+    pub(crate) flags: u32,
+    pub(crate) cap: u32,
+    pub(crate) pad0: u32,
+    pub(crate) factors: [u32; 4],
+    pub(crate) live: [u32; 2],
+    pub(crate) below: [u32; 2],
+    pub(crate) marks: [[u32; 2]; 4],
+}
+
+/// A join's sieve fill as the kernels lay it out (`Fill` in types.wgsl): the host only
+/// reads it, in tests.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Pod, Zeroable)]
+pub(crate) struct Fill {
+    pub(crate) stored: u32,
+    pub(crate) stored_end: u32,
+    pub(crate) queries: u32,
+    pub(crate) queries_end: u32,
+    pub(crate) root: u32,
+    pub(crate) tree_end: u32,
+    pub(crate) leaf_base: u32,
+    pub(crate) leaves: u32,
+    pub(crate) block_base: u32,
+    pub(crate) blocks: u32,
+    pub(crate) sample: u32,
+    pub(crate) status: u32,
+    pub(crate) live: [u32; 2],
+    pub(crate) node_cap: u32,
+    pub(crate) leaf_cap: u32,
+    pub(crate) stored_w: [u32; 4],
+    pub(crate) query_w: [u32; 4],
+}
+
+/// Where a batch's data lies and how much room there is (`Batch` in types.wgsl).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Pod, Zeroable)]
+pub(crate) struct Batch {
+    pub(crate) joins: u32,
+    pub(crate) jobs: u32,
+    pub(crate) items: u32,
+    pub(crate) tile: u32,
+    pub(crate) items_at: u32,
+    pub(crate) dest_at: u32,
+    pub(crate) leaf_blocks_at: u32,
+    pub(crate) block_routes_at: u32,
+    pub(crate) block_cursor_at: u32,
+    pub(crate) ties_at: u32,
+    pub(crate) result_stats: u32,
+    pub(crate) pad0: u32,
+    pub(crate) stored_cap: u32,
+    pub(crate) queries_cap: u32,
+    pub(crate) ties_cap: u32,
+    pub(crate) sample_cap: u32,
+    pub(crate) node_cap: u32,
+    pub(crate) leaf_cap: u32,
+    pub(crate) block_cap: u32,
+    pub(crate) route_cap: u32,
+    pub(crate) leaf_keys: u32,
+    pub(crate) key_sample: u32,
+    pub(crate) query_sample: u32,
+    pub(crate) pad1: u32,
+}
+
+/// A 64-bit value as the two u32 words of a WGSL `vec2<u32>` (low first).
+pub(crate) fn split(x: u64) -> [u32; 2] {
+    [x as u32, (x >> 32) as u32]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A struct's name, size and (field, offset) pairs, in order.
+    macro_rules! layout {
+        ($t:ident; $($f:ident),+) => {
+            (
+                stringify!($t),
+                std::mem::size_of::<$t>(),
+                vec![$((stringify!($f), std::mem::offset_of!($t, $f))),+],
+            )
+        };
+    }
+
+    /// Each struct's WGSL twin, by naga's layouter: the same size, fields and offsets.
+    #[test]
+    fn the_host_structs_lay_out_as_their_wgsl_twins() {
+        let source = format!("{}{}", prelude(), include_str!("shaders/types.wgsl"));
+        let module = naga::front::wgsl::parse_str(&source).expect("types.wgsl parses");
+        let mut layouter = naga::proc::Layouter::default();
+        layouter
+            .update(module.to_ctx())
+            .expect("types.wgsl lays out");
+        let rust = [
+            layout!(Job; north, north_len, south, south_len, first_item, side, extra),
+            layout!(Side; forbid, exact_mask, exact_bits, join, role),
+            layout!(JoinDesc; jobs, jobs_end, flags, cap, pad0, factors, live, below, marks),
+            layout!(Fill; stored, stored_end, queries, queries_end, root, tree_end, leaf_base,
+                leaves, block_base, blocks, sample, status, live, node_cap, leaf_cap, stored_w,
+                query_w),
+            layout!(Batch; joins, jobs, items, tile, items_at, dest_at, leaf_blocks_at,
+                block_routes_at, block_cursor_at, ties_at, result_stats, pad0, stored_cap,
+                queries_cap, ties_cap, sample_cap, node_cap, leaf_cap, block_cap, route_cap,
+                leaf_keys, key_sample, query_sample, pad1),
+        ];
+        for (name, size, fields) in rust {
+            let (handle, ty) = module
+                .types
+                .iter()
+                .find(|(_, t)| t.name.as_deref() == Some(name))
+                .unwrap_or_else(|| panic!("{name} in types.wgsl"));
+            let naga::TypeInner::Struct { members, span } = &ty.inner else {
+                panic!("{name} is a struct");
+            };
+            assert_eq!(*span as usize, size, "{name}'s size");
+            assert_eq!(layouter[handle].size as usize, size, "{name}'s size");
+            let wgsl: Vec<(&str, usize)> = members
+                .iter()
+                .map(|m| (m.name.as_deref().unwrap_or(""), m.offset as usize))
+                .collect();
+            assert_eq!(wgsl, fields, "{name}'s fields");
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! One join as the GPU takes it, owned so that it can wait in a queue while the worker that
+//! made it goes on: its jobs (one per column split and class of each side, in the CPU's
+//! order), what each side's jobs share, the join's weights and flags, and the quarter words
+//! it reads that are not on the GPU already.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::layout::{
+    split, Job, JoinDesc, Side, CARRIED, CLASS_SHIFT, JOIN_REFUSE, JOIN_SWAP, JOIN_TIES, ROLE_EAST,
+    ROLE_TIED_EAST, ROLE_TIED_WEST, ROLE_WEST,
+};
+use super::resident::Resident;
+use crate::engine::mitm::half::HalfSpec;
+use crate::engine::mitm::join::Join;
+use crate::engine::mitm::prepared::Prepared;
+
+/// One join, ready to be packed into a batch.
+#[derive(Debug, Clone)]
+pub(crate) struct Request {
+    /// The jobs of each role in turn ([`Request::roles`]); `side` indexes [`Request::sides`],
+    /// `first_item` counts from the request's first item.
+    pub(crate) jobs: Vec<Job>,
+    pub(crate) sides: Vec<Side>,
+    /// The first job of each role (west, east, tied west, tied east), and the jobs' end.
+    pub(crate) roles: [u32; 5],
+    /// Flags, fill cap, weights, live bits and tie marks (the job indices are the batch's).
+    pub(crate) desc: JoinDesc,
+    /// Quarter words the jobs read that are not resident on the GPU ([`CARRIED`]).
+    pub(crate) words: Arc<[u64]>,
+}
+
+impl Request {
+    /// The request for `join`, whose fills hold at most `cap` stored keys; quarters that
+    /// `resident` has on the GPU are read there, the others are carried.
+    pub(crate) fn new(join: &Join<'_, '_>, cap: u32, resident: &Resident) -> Self {
+        let marks = join
+            .shape
+            .ties
+            .map_or(0, |(m, _)| m.iter().fold(0, |a, b| a | b));
+        let mut b = Builder {
+            words: Vec::new(),
+            carried: HashMap::new(),
+            resident,
+            sides: Vec::new(),
+            max_pairs: u64::from(cap.max(1)),
+        };
+        let (west, tied_west) = b.side_jobs(join.stored, (ROLE_WEST, ROLE_TIED_WEST), marks);
+        let (east, tied_east) = b.side_jobs(join.queries, (ROLE_EAST, ROLE_TIED_EAST), marks);
+        let mut jobs = Vec::new();
+        let mut roles = [0u32; 5];
+        for (r, role) in [west, east, tied_west, tied_east].into_iter().enumerate() {
+            roles[r] = jobs.len() as u32;
+            jobs.extend(role);
+        }
+        roles[4] = jobs.len() as u32;
+        let mut item = 0u64;
+        for job in &mut jobs {
+            job.first_item = item as u32;
+            item += job.items();
+        }
+        Request {
+            jobs,
+            sides: b.sides,
+            roles,
+            desc: desc(join, cap),
+            words: b.words.into(),
+        }
+    }
+
+    /// Work items of the half join.
+    pub(crate) fn items(&self) -> u64 {
+        self.jobs.iter().map(Job::items).sum()
+    }
+
+    /// The word pairs the jobs of role `role` test: at least the keys they make.
+    pub(crate) fn pairs(&self, role: u32) -> u64 {
+        let r = role as usize;
+        let jobs = &self.jobs[self.roles[r] as usize..self.roles[r + 1] as usize];
+        jobs.iter().map(Job::pairs).sum()
+    }
+
+    /// The word pairs every job tests.
+    pub(crate) fn all_pairs(&self) -> u64 {
+        self.jobs.iter().map(Job::pairs).sum()
+    }
+
+    /// The requests whose counts add up to this one's: its jobs of role `role` cut into
+    /// runs of at most `most` pairs (a job of more is cut by its north words), each with
+    /// every job of the other side; the tied halves go with the first alone.
+    pub(crate) fn cut(&self, role: u32, most: u64) -> Vec<Request> {
+        let r = role as usize;
+        let (first, end) = (self.roles[r] as usize, self.roles[r + 1] as usize);
+        let mut pieces: Vec<Job> = Vec::new();
+        for job in &self.jobs[first..end] {
+            let step = (most / u64::from(job.south_len.max(1))).clamp(1, u64::from(u32::MAX));
+            for from in (0..job.north_len).step_by(step as usize) {
+                pieces.push(Job {
+                    north: job.north + from,
+                    north_len: (step as u32).min(job.north_len - from),
+                    ..*job
+                });
+            }
+        }
+        let mut runs: Vec<Vec<Job>> = vec![Vec::new()];
+        let mut pairs = 0;
+        for job in pieces {
+            let last = runs.last_mut().expect("a run");
+            if pairs + job.pairs() > most && !last.is_empty() {
+                runs.push(Vec::new());
+                pairs = 0;
+            }
+            pairs += job.pairs();
+            runs.last_mut().expect("a run").push(job);
+        }
+        runs.into_iter()
+            .enumerate()
+            .map(|(i, run)| self.with_role(r, run, i == 0))
+            .collect()
+    }
+
+    /// This request with role `r`'s jobs replaced by `jobs`, and its tied halves only if
+    /// `ties`.
+    fn with_role(&self, r: usize, jobs: Vec<Job>, ties: bool) -> Request {
+        let mut roles: [Vec<Job>; 4] = std::array::from_fn(|k| {
+            self.jobs[self.roles[k] as usize..self.roles[k + 1] as usize].to_vec()
+        });
+        roles[r] = jobs;
+        let mut desc = self.desc;
+        if !ties {
+            roles[ROLE_TIED_WEST as usize].clear();
+            roles[ROLE_TIED_EAST as usize].clear();
+            desc.flags &= !JOIN_TIES;
+        }
+        let mut out = Request {
+            jobs: Vec::new(),
+            sides: self.sides.clone(),
+            roles: [0; 5],
+            desc,
+            words: Arc::clone(&self.words),
+        };
+        let mut item = 0u64;
+        for (k, role) in roles.into_iter().enumerate() {
+            out.roles[k] = out.jobs.len() as u32;
+            for mut job in role {
+                job.first_item = item as u32;
+                item += job.items();
+                out.jobs.push(job);
+            }
+        }
+        out.roles[4] = out.jobs.len() as u32;
+        out
+    }
+}
+
+#[cfg(test)]
+impl Request {
+    /// A join of given keys, west (stored unless swapped) and east, with `desc`'s flags,
+    /// cap, weights and live bits: each side one job of its keys as north words against a
+    /// single empty south word, so that the half join writes them as they are.
+    pub(crate) fn of_keys(west: &[u64], east: &[u64], desc: JoinDesc) -> Self {
+        let mut words = west.to_vec();
+        words.extend_from_slice(east);
+        words.push(0);
+        let zero = CARRIED | words.len() as u32 - 1;
+        let job = |at: usize, len: usize, side: u32| Job {
+            north: CARRIED | at as u32,
+            north_len: len as u32,
+            south: zero,
+            south_len: 1,
+            first_item: 0,
+            side,
+            extra: [0, 0],
+        };
+        let mut jobs = Vec::new();
+        if !west.is_empty() {
+            jobs.push(job(0, west.len(), 0));
+        }
+        let east_at = jobs.len() as u32;
+        if !east.is_empty() {
+            jobs.push(job(west.len(), east.len(), 1));
+        }
+        let mut item = 0;
+        for j in &mut jobs {
+            j.first_item = item;
+            item += j.items() as u32;
+        }
+        let n = jobs.len() as u32;
+        let side = |role| Side {
+            role,
+            ..Side::default()
+        };
+        Request {
+            jobs,
+            sides: vec![side(ROLE_WEST), side(ROLE_EAST)],
+            roles: [0, east_at, n, n, n],
+            desc,
+            words: words.into(),
+        }
+    }
+}
+
+/// The join's flags, fill cap, weights, live bits and tie marks.
+fn desc(join: &Join<'_, '_>, cap: u32) -> JoinDesc {
+    let mut flags = 0;
+    if join.limits.swap {
+        flags |= JOIN_SWAP;
+    }
+    if join.refuse {
+        flags |= JOIN_REFUSE;
+    }
+    let live = !join.shape.holes & ((1u64 << CLASS_SHIFT) - 1);
+    let mut desc = JoinDesc {
+        cap,
+        factors: join.factors.map(|f| f as u32),
+        live: split(live),
+        ..JoinDesc::default()
+    };
+    if let Some((marks, below)) = join.shape.ties {
+        flags |= JOIN_TIES;
+        desc.below = split(below);
+        desc.marks = marks.map(split);
+    }
+    desc.flags = flags;
+    desc
+}
+
+/// Makes a request's jobs and sides, and gathers the words it carries.
+struct Builder<'r> {
+    words: Vec<u64>,
+    /// The groups of quarter words carried so far, by (stamp, class, first word, words):
+    /// where they start in `words`. Only the groups the jobs read are carried, each once.
+    carried: HashMap<(u64, usize, u32, u32), u32>,
+    resident: &'r Resident,
+    sides: Vec<Side>,
+    max_pairs: u64,
+}
+
+impl Builder<'_> {
+    /// Where `slice` (a group of class `class` of `p`) starts: in the resident words, or in
+    /// the carried ones (marked [`CARRIED`]).
+    fn at(&mut self, p: &Prepared, class: usize, slice: &[u64]) -> u32 {
+        let all = p.words(class);
+        // The groups of a quarter are ranges of its words.
+        let skip = ((slice.as_ptr() as usize - all.as_ptr() as usize) / 8) as u32;
+        if let Some(base) = self.resident.offset(p, class) {
+            return base + skip;
+        }
+        let id = (p.stamp(), class, skip, slice.len() as u32);
+        let words = &mut self.words;
+        let start = *self.carried.entry(id).or_insert_with(|| {
+            let start = words.len() as u32;
+            words.extend_from_slice(slice);
+            start
+        });
+        CARRIED | start
+    }
+
+    /// The jobs of the halves of `specs` (roles `(all, tied)`): every job, and those that
+    /// make tied halves (even N's transposes: their keys carry a mark of `marks`).
+    fn side_jobs(
+        &mut self,
+        specs: &[HalfSpec<'_>],
+        (role, tied_role): (u32, u32),
+        marks: u64,
+    ) -> (Vec<Job>, Vec<Job>) {
+        let (mut all, mut tied) = (Vec::new(), Vec::new());
+        for spec in specs {
+            let side = self.side(spec, role);
+            let tied_side = self.side(spec, tied_role);
+            for &cn in spec.masks.iter().filter(|&&cn| cn & !spec.cols == 0) {
+                for (job, tag) in self.column_jobs(spec, cn, side) {
+                    if tag & marks != 0 {
+                        tied.push(Job {
+                            side: tied_side,
+                            ..job
+                        });
+                    }
+                    all.push(job);
+                }
+            }
+        }
+        (all, tied)
+    }
+
+    /// A new side entry for `spec` in role `role`.
+    fn side(&mut self, spec: &HalfSpec<'_>, role: u32) -> u32 {
+        self.sides.push(Side {
+            forbid: split(spec.forbid),
+            exact_mask: split(spec.exact.0),
+            exact_bits: split(spec.exact.1),
+            join: 0,
+            role,
+        });
+        self.sides.len() as u32 - 1
+    }
+
+    /// The jobs (with their tags) of `spec`'s halves whose north quarter uses the columns
+    /// `cn`, each cut to at most `max_pairs` pairs (so a portion of a side never needs to
+    /// cut one); a job's keys carry its class.
+    fn column_jobs(&mut self, spec: &HalfSpec<'_>, cn: u32, side: u32) -> Vec<(Job, u64)> {
+        let cs = spec.cols ^ cn;
+        let tags = spec.tags.map(|t| t.row(cn));
+        let mut out = Vec::new();
+        for class in (0..4).filter(|&c| spec.wanted[c]) {
+            let tag = match tags {
+                Some(row) => match row[class] {
+                    Some(tag) => tag,
+                    None => continue,
+                },
+                None => 0,
+            };
+            let (n, s) = match spec.patterns {
+                None => (
+                    spec.north.get(class >> 1, cn),
+                    spec.south.get(class & 1, cs),
+                ),
+                Some((pn, ps)) => (
+                    spec.north.get_group(class >> 1, cn, pn),
+                    spec.south.get_group(class & 1, cs, ps),
+                ),
+            };
+            if n.is_empty() || s.is_empty() {
+                continue;
+            }
+            let job = Job {
+                north: self.at(spec.north, class >> 1, n),
+                north_len: n.len() as u32,
+                south: self.at(spec.south, class & 1, s),
+                south_len: s.len() as u32,
+                first_item: 0,
+                side,
+                extra: split(spec.extra | tag | (class as u64) << CLASS_SHIFT),
+            };
+            let step = (self.max_pairs / s.len() as u64).clamp(1, u64::from(u32::MAX)) as u32;
+            for from in (0..job.north_len).step_by(step as usize) {
+                let piece = Job {
+                    north: job.north + from,
+                    north_len: step.min(job.north_len - from),
+                    ..job
+                };
+                out.push((piece, tag));
+            }
+        }
+        out
+    }
+}

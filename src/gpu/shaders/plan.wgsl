@@ -1,0 +1,367 @@
+// The batch's bookkeeping on the GPU, so that the host reads nothing back until the batch
+// is done: each join's sizes and decisions once its keys are counted (`join_sizes`), where
+// each job writes its keys (`job_dest`), each fill's blocks once its tree is built
+// (`alloc_blocks`, `place_blocks`), and each fill's routes once they are counted
+// (`plan_routes`). Each stage writes its totals into the header of `scan` (HEAD_*) and the
+// next stages' dispatch sizes into `args` (ARGS_*).
+//
+// Room is given out in join order: a join whose share would pass an arena's end is marked
+// (FILL_OVER_*) and counts nothing, and so are the joins after it (their shares start
+// later); the host redoes them in a later batch. A join is never counted in part.
+
+@group(0) @binding(0) var<uniform> p: Batch;
+// binding 1: `results` (results.wgsl).
+@group(0) @binding(2) var<storage, read> jobs: array<Job>;
+@group(0) @binding(3) var<storage, read> joins: array<JoinDesc>;
+@group(0) @binding(4) var<storage, read_write> scan: array<u32>;
+@group(0) @binding(5) var<storage, read_write> fills: array<Fill>;
+@group(0) @binding(6) var<storage, read> leaves: array<vec2<u32>>;
+@group(0) @binding(7) var<storage, read_write> blocks: array<vec4<u32>>;
+@group(0) @binding(8) var<storage, read> sides: array<Side>;
+// The indirect dispatches' arguments (ARGS_*: three words each).
+@group(0) @binding(9) var<storage, read_write> args: array<u32>;
+
+var<workgroup> part: array<u32, 256>;
+var<workgroup> carry: array<u32, 8>;
+
+// The exclusive prefix of `v` over the workgroup, and the workgroup's total.
+fn excl_scan(li: u32, v: u32) -> vec2<u32> {
+    part[li] = v;
+    workgroupBarrier();
+    for (var stride = 1u; stride < 256u; stride = stride * 2u) {
+        var add = 0u;
+        if (li >= stride) {
+            add = part[li - stride];
+        }
+        workgroupBarrier();
+        part[li] = part[li] + add;
+        workgroupBarrier();
+    }
+    let total = part[255];
+    let before = part[li] - v;
+    workgroupBarrier();
+    return vec2<u32>(before, total);
+}
+
+// The prefix of `v` over every join so far (chunk by chunk, `carry[c]` holding the total
+// of the chunks before), and the total with this chunk.
+fn running(li: u32, c: u32, v: u32) -> vec2<u32> {
+    let s = excl_scan(li, v);
+    let base = carry[c];
+    workgroupBarrier();
+    if (li == 0u) {
+        carry[c] = base + s.y;
+    }
+    workgroupBarrier();
+    return vec2<u32>(base + s.x, base + s.y);
+}
+
+// The offset of job j's first key (the scanned item counts end with the total).
+fn key_at(j: u32) -> u32 {
+    return scan[p.items_at + jobs[j].first_item];
+}
+
+// The join and role of job j.
+fn sides_of(j: u32) -> vec2<u32> {
+    let d = sides[jobs[j].side];
+    return vec2<u32>(d.join, d.role);
+}
+
+fn ceil_div(a: u32, b: u32) -> u32 {
+    return (a + b - 1u) / b;
+}
+
+// What one join needs of each arena, and its decisions.
+struct Need {
+    status: u32,
+    sizes: vec4<u32>,
+    stored: u32,
+    queries: u32,
+    ties: u32,
+    sample: u32,
+    nodes: u32,
+    leaves: u32,
+    tie_groups: u32,
+}
+
+fn need_of(j: u32) -> Need {
+    var n: Need;
+    let d = joins[j];
+    let w0 = key_at(d.jobs.x);
+    let e0 = key_at(d.jobs.y);
+    let t0 = key_at(d.jobs.z);
+    let t1 = key_at(d.jobs.w);
+    let end = key_at(d.jobs_end);
+    let west = e0 - w0;
+    let east = t0 - e0;
+    let tw = t1 - t0;
+    let te = end - t1;
+    n.sizes = vec4<u32>(west, east, tw, te);
+    var swap = false;
+    n.status = 0u;
+    if (west == 0u || east == 0u) {
+        n.status = FILL_EMPTY;
+    } else {
+        // As the CPU: the east side is stored where the west one is smaller and fits a fill
+        // (and here, only where the east one fits too: a fill never passes its cap).
+        swap = (d.flags & JOIN_SWAP) != 0u && west <= d.cap && east > west && east <= d.cap;
+        if (!swap && west > d.cap) {
+            n.status = select(FILL_TOO_LARGE, FILL_REFUSED, (d.flags & JOIN_REFUSE) != 0u);
+        }
+    }
+    if (n.status != 0u) {
+        return n;
+    }
+    n.stored = select(west, east, swap);
+    n.queries = select(east, west, swap);
+    n.status = select(0u, FILL_SWAPPED, swap);
+    if ((d.flags & JOIN_TIES) != 0u && tw > 0u && te > 0u) {
+        n.ties = tw + te;
+        n.tie_groups = ceil_div(tw, 256u) * ceil_div(te, TIE_EAST);
+    }
+    n.sample = 2u * min(n.queries, p.query_sample);
+    let leaf_cap = 4u * ceil_div(n.stored, p.leaf_keys) + 4u;
+    n.leaves = leaf_cap + 1u;
+    n.nodes = 2u * leaf_cap;
+    return n;
+}
+
+// Each join's sizes, decisions and shares of the arenas; the half join's destinations and
+// the tree, route and tie dispatches follow from them.
+@compute @workgroup_size(256)
+fn join_sizes(@builtin(local_invocation_index) li: u32) {
+    if (li < 8u) {
+        carry[li] = 0u;
+    }
+    workgroupBarrier();
+    let chunks = ceil_div(p.joins, 256u);
+    for (var c = 0u; c < chunks; c = c + 1u) {
+        let j = c * 256u + li;
+        var n: Need;
+        if (j < p.joins) {
+            n = need_of(j);
+        }
+        let s = running(li, 0u, n.stored);
+        let q = running(li, 1u, n.queries);
+        let t = running(li, 2u, n.ties);
+        let m = running(li, 3u, n.sample);
+        let nodes = running(li, 4u, n.nodes);
+        let leaves = running(li, 5u, n.leaves);
+        let groups = running(li, 6u, n.tie_groups);
+        if (j >= p.joins) {
+            continue;
+        }
+        var status = n.status;
+        let over = s.x + n.stored > p.stored_cap || q.x + n.queries > p.queries_cap
+            || t.x + n.ties > p.ties_cap || m.x + n.sample > p.sample_cap
+            || nodes.x + n.nodes > p.node_cap || leaves.x + n.leaves > p.leaf_cap;
+        if (over) {
+            status = status | FILL_OVER_KEYS;
+        }
+        let ok = (status & FILL_ERRORS) == 0u;
+        var f: Fill;
+        f.stored = s.x;
+        f.stored_end = s.x + select(0u, n.stored, ok);
+        f.queries = q.x;
+        f.queries_end = q.x + select(0u, n.queries, ok);
+        f.root = nodes.x;
+        f.tree_end = nodes.x;
+        f.leaf_base = leaves.x;
+        f.leaves = 0u;
+        f.block_base = 0u;
+        f.blocks = 0u;
+        f.sample = m.x;
+        f.status = status;
+        let d = joins[j];
+        f.live = d.live;
+        f.node_cap = n.nodes;
+        f.leaf_cap = select(0u, n.leaves - 1u, n.leaves > 0u);
+        let swapped = (status & FILL_SWAPPED) != 0u;
+        let ones = vec4<u32>(1u);
+        f.stored_w = select(d.factors, ones, swapped);
+        f.query_w = select(ones, d.factors, swapped);
+        fills[j] = f;
+        let has_ties = ok && n.ties > 0u;
+        let at = p.ties_at + j * TIE_WORDS;
+        scan[at] = t.x;
+        scan[at + 1u] = select(0u, n.sizes.z, has_ties);
+        scan[at + 2u] = select(0u, n.sizes.w, has_ties);
+        scan[at + 3u] = groups.x;
+        let r = row(j);
+        atomicStore(&results[r + RESULT_SIZES], n.sizes.x);
+        atomicStore(&results[r + RESULT_SIZES + 1u], n.sizes.y);
+        atomicStore(&results[r + RESULT_SIZES + 2u], select(0u, n.sizes.z, has_ties));
+        atomicStore(&results[r + RESULT_SIZES + 3u], select(0u, n.sizes.w, has_ties));
+        atomicStore(&results[r + RESULT_STATUS], status);
+    }
+    if (li == 0u) {
+        let queries = min(carry[1], p.queries_cap);
+        let groups = carry[6];
+        scan[HEAD_QUERIES] = queries;
+        scan[HEAD_TIE_GROUPS] = groups;
+        let route = row_args(ceil_div(queries, 256u));
+        args[ARGS_ROUTE] = route.x;
+        args[ARGS_ROUTE + 1u] = route.y;
+        args[ARGS_ROUTE + 2u] = route.z;
+        let ties = row_args(groups);
+        args[ARGS_TIES] = ties.x;
+        args[ARGS_TIES + 1u] = ties.y;
+        args[ARGS_TIES + 2u] = ties.z;
+    }
+}
+
+// Where each job writes its keys: `DEST_* << DEST_SHIFT | offset`, the offset of its
+// first key in that arena (DEST_NONE: its join counts nothing here).
+@compute @workgroup_size(256)
+fn job_dest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let j = flat_group(wg) * 256u + li;
+    if (j >= p.jobs) {
+        return;
+    }
+    let side = sides_of(j);
+    let f = fills[side.x];
+    let d = joins[side.x];
+    let role = side.y;
+    let off = key_at(j) - key_at(d.jobs[role]);
+    var dest = DEST_NONE << DEST_SHIFT;
+    if ((f.status & FILL_ERRORS) == 0u) {
+        let swapped = (f.status & FILL_SWAPPED) != 0u;
+        let at = p.ties_at + side.x * TIE_WORDS;
+        if (role == ROLE_WEST || role == ROLE_EAST) {
+            let stored = (role == ROLE_WEST) != swapped;
+            if (stored) {
+                dest = DEST_STORED << DEST_SHIFT | (f.stored + off);
+            } else {
+                dest = DEST_QUERIES << DEST_SHIFT | (f.queries + off);
+            }
+        } else if (scan[at + 1u] > 0u) {
+            let east = select(0u, scan[at + 1u], role == ROLE_TIED_EAST);
+            dest = DEST_TIES << DEST_SHIFT | (scan[at] + east + off);
+        }
+    }
+    scan[p.dest_at + j] = dest;
+}
+
+// Each fill's blocks, given out in order once its tree is built; the tables' dispatch.
+@compute @workgroup_size(256)
+fn alloc_blocks(@builtin(local_invocation_index) li: u32) {
+    if (li < 8u) {
+        carry[li] = 0u;
+    }
+    workgroupBarrier();
+    let chunks = ceil_div(p.joins, 256u);
+    var valid_end = 0u;
+    for (var c = 0u; c < chunks; c = c + 1u) {
+        let j = c * 256u + li;
+        var need = 0u;
+        if (j < p.joins && (fills[j].status & FILL_ERRORS) == 0u) {
+            need = fills[j].blocks;
+        }
+        let b = running(li, 0u, need);
+        if (j >= p.joins) {
+            continue;
+        }
+        if ((fills[j].status & FILL_ERRORS) != 0u) {
+            continue;
+        }
+        if (b.x + need > p.block_cap) {
+            // Its blocks stay counted, so that the host knows how far to cut it.
+            fills[j].status = fills[j].status | FILL_OVER_BLOCKS;
+        } else {
+            fills[j].block_base = b.x;
+            valid_end = max(valid_end, b.x + need);
+        }
+    }
+    part[li] = valid_end;
+    workgroupBarrier();
+    for (var stride = 128u; stride > 0u; stride = stride / 2u) {
+        if (li < stride) {
+            part[li] = max(part[li], part[li + stride]);
+        }
+        workgroupBarrier();
+    }
+    if (li == 0u) {
+        scan[HEAD_BLOCKS] = part[0];
+        let a = row_args(part[0]);
+        args[ARGS_TABLES] = a.x;
+        args[ARGS_TABLES + 1u] = a.y;
+        args[ARGS_TABLES + 2u] = a.z;
+    }
+}
+
+// Each leaf's first block (and after a fill's last leaf, its end), and each block's keys
+// (first key, keys, leaf, fill): one workgroup per fill.
+@compute @workgroup_size(256)
+fn place_blocks(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let fid = flat_group(wg);
+    if (fid >= p.joins) {
+        return;
+    }
+    let f = fills[fid];
+    if ((f.status & FILL_ERRORS) != 0u || f.blocks == 0u) {
+        return;
+    }
+    var base = f.block_base;
+    let chunks = ceil_div(f.leaves, 256u);
+    for (var c = 0u; c < chunks; c = c + 1u) {
+        let l = c * 256u + li;
+        var leaf = vec2<u32>(0u);
+        if (l < f.leaves) {
+            leaf = leaves[f.leaf_base + l];
+        }
+        let nb = ceil_div(leaf.y, BLOCK_KEYS);
+        let s = excl_scan(li, nb);
+        if (l < f.leaves) {
+            let first = base + s.x;
+            scan[p.leaf_blocks_at + f.leaf_base + l] = first;
+            for (var b = 0u; b < nb; b = b + 1u) {
+                let keys = min(BLOCK_KEYS, leaf.y - b * BLOCK_KEYS);
+                blocks[first + b] = vec4<u32>(leaf.x + b * BLOCK_KEYS, keys, f.leaf_base + l, fid);
+            }
+        }
+        base = base + s.y;
+    }
+    if (li == 0u) {
+        scan[p.leaf_blocks_at + f.leaf_base + f.leaves] = base;
+    }
+}
+
+// Each fill's routes once they are counted and scanned: those past the routes' room are
+// marked; every join's results row gets its sizes; the block count's dispatch.
+@compute @workgroup_size(256)
+fn plan_routes(@builtin(local_invocation_index) li: u32) {
+    let total_blocks = scan[HEAD_BLOCKS];
+    let chunks = ceil_div(p.joins, 256u);
+    for (var c = 0u; c < chunks; c = c + 1u) {
+        let j = c * 256u + li;
+        if (j >= p.joins) {
+            continue;
+        }
+        let f = fills[j];
+        var routes = 0u;
+        var status = f.status;
+        if ((status & FILL_ERRORS) == 0u) {
+            let r0 = scan[p.block_routes_at + f.block_base];
+            let r1 = scan[p.block_routes_at + f.block_base + f.blocks];
+            routes = r1 - r0;
+            if (r1 > p.route_cap) {
+                status = status | FILL_OVER_ROUTES;
+                fills[j].status = status;
+            }
+        }
+        let r = row(j);
+        atomicStore(&results[r + RESULT_BLOCKS], f.blocks);
+        atomicStore(&results[r + RESULT_ROUTES], routes);
+        atomicStore(&results[r + RESULT_STATUS], status);
+        atomicStore(&results[r + RESULT_LEAVES], f.leaves);
+        atomicStore(&results[r + RESULT_NODES], f.tree_end - f.root);
+    }
+    if (li == 0u) {
+        let routes = min(scan[p.block_routes_at + total_blocks], p.route_cap);
+        scan[HEAD_ROUTES] = routes;
+        let a = row_args(ceil_div(routes, COUNT_ROUTES));
+        args[ARGS_COUNT] = a.x;
+        args[ARGS_COUNT + 1u] = a.y;
+        args[ARGS_COUNT + 2u] = a.z;
+    }
+}

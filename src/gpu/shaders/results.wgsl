@@ -1,0 +1,27 @@
+// Each join's row of results, which the host reads back once per batch (RESULT_* words),
+// and the batch's work counters after the rows (STAT_*). 64-bit values are two words, low
+// first, added to with atomics: the invocation whose add wraps the low word carries.
+
+@group(0) @binding(RESULTS_BINDING) var<storage, read_write> results: array<atomic<u32>>;
+
+// Adds the 64-bit `v` to the value at words (at, at + 1).
+fn add64_at(at: u32, v: vec2<u32>) {
+    if ((v.x | v.y) == 0u) {
+        return;
+    }
+    let old = atomicAdd(&results[at], v.x);
+    let carry = select(0u, 1u, old + v.x < old);
+    if (v.y + carry != 0u) {
+        atomicAdd(&results[at + 1u], v.y + carry);
+    }
+}
+
+// The first word of join j's row.
+fn row(j: u32) -> u32 {
+    return j * RESULT_WORDS;
+}
+
+// Adds `v` to the batch's work counter `stat` (a 64-bit STAT_* slot).
+fn add_stat(stat: u32, v: u32) {
+    add64_at(p.result_stats + stat, vec2<u32>(v, 0u));
+}

@@ -1,0 +1,109 @@
+// The structs the host and every kernel share (the host prepends this file, after the
+// constants it writes from Rust; `src/gpu/layout.rs` holds the same structs as `#[repr(C)]`
+// types, and a test checks that both lay them out alike).
+
+// One job of the half join: a run of north quarter words × a run of south ones (one column
+// split and class of one side of a join).
+struct Job {
+    north: u32,
+    north_len: u32,
+    south: u32,
+    south_len: u32,
+    // The job's first work item (items are (job, north word, tile of south words)).
+    first_item: u32,
+    // Its side, in `sides`.
+    side: u32,
+    // Bits ORed into every key: the side's fixed diagonals, the job's tag and class.
+    extra: vec2<u32>,
+}
+
+// What every job of one side of a join shares.
+struct Side {
+    forbid: vec2<u32>,
+    exact_mask: vec2<u32>,
+    exact_bits: vec2<u32>,
+    // The join, and the side's role in it (ROLE_*).
+    join: u32,
+    role: u32,
+}
+
+// One join of a batch, as the host packs it.
+struct JoinDesc {
+    // The first job of each role (west, east, tied west, tied east), and past the last.
+    jobs: vec4<u32>,
+    jobs_end: u32,
+    // JOIN_* flags.
+    flags: u32,
+    // The most stored keys one fill of this join holds.
+    cap: u32,
+    pad0: u32,
+    // Each west class's weight.
+    factors: vec4<u32>,
+    // The key bits that count.
+    live: vec2<u32>,
+    // Even N's tied halves: the key bits compared, and the marks (east First, east Second,
+    // west First, west Second).
+    below: vec2<u32>,
+    marks: array<vec2<u32>, 4>,
+}
+
+// One join's sieve fill, as the batch's kernels lay it out on the GPU.
+struct Fill {
+    // Ranges of the stored and query arenas.
+    stored: u32,
+    stored_end: u32,
+    queries: u32,
+    queries_end: u32,
+    // The tree's first node and past its last; its first leaf slot and leaves.
+    root: u32,
+    tree_end: u32,
+    leaf_base: u32,
+    leaves: u32,
+    // The fill's first block and blocks; its query sample; FILL_* status flags.
+    block_base: u32,
+    blocks: u32,
+    sample: u32,
+    status: u32,
+    live: vec2<u32>,
+    // Slots reserved for its tree: nodes and leaves.
+    node_cap: u32,
+    leaf_cap: u32,
+    stored_w: vec4<u32>,
+    query_w: vec4<u32>,
+}
+
+// Where a batch's data lies and how much room there is: the same for every dispatch of a
+// batch (the uniform block of each batch kernel). Offsets of `scan` regions are in words.
+struct Batch {
+    joins: u32,
+    jobs: u32,
+    items: u32,
+    tile: u32,
+    // Regions of `scan`: each item's keys (scanned to its first key), each job's
+    // destination, each leaf slot's first block, each block's routes (scanned to its first)
+    // and cursor, each join's tied halves (TIE_* words).
+    items_at: u32,
+    dest_at: u32,
+    leaf_blocks_at: u32,
+    block_routes_at: u32,
+    block_cursor_at: u32,
+    ties_at: u32,
+    // Where the counters start in `results`.
+    result_stats: u32,
+    pad0: u32,
+    // Room in each arena.
+    stored_cap: u32,
+    queries_cap: u32,
+    ties_cap: u32,
+    sample_cap: u32,
+    node_cap: u32,
+    leaf_cap: u32,
+    block_cap: u32,
+    route_cap: u32,
+    // The tree's shape: most keys in a leaf, keys sampled at a node to choose its bit,
+    // queries sampled per fill.
+    leaf_keys: u32,
+    key_sample: u32,
+    query_sample: u32,
+    pad1: u32,
+}
