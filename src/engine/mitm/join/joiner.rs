@@ -1,0 +1,39 @@
+//! The seam where a task's joins can leave this CPU: what a join hands over, and the trait
+//! of whatever takes it.
+
+use super::Shape;
+use crate::engine::mitm::half::HalfSpec;
+use crate::engine::mitm::limits::Limits;
+use crate::work::Work;
+
+/// A second place to join a task's halves: the GPU engine ([`crate::gpu`]). The engine's
+/// task code (quarters, pieces, units) stays the same; only the joins move.
+pub(crate) trait Joiner: Send + Sync + std::fmt::Debug {
+    /// The weighted count of the pairs of `join`, as [`Keys::join`](super::Keys::join)
+    /// counts it, or `None` where `join.refuse` and its stored side overflows one fill; what
+    /// it did is added to `work`. An error means the count cannot be had (the device was
+    /// lost, say).
+    fn join(&self, join: Join<'_, '_>, work: &mut Work) -> Result<Option<u64>, String>;
+    /// Where the joins run, for a plan's description (`GPU NAME`).
+    fn describe(&self) -> String;
+}
+
+/// One join handed to a [`Joiner`]: the query sides (east) and stored sides (west, each
+/// west class weighted by `factors`), as
+/// [`Keys::join_unless_overflowing`](super::Keys::join_unless_overflowing) takes them.
+#[derive(Debug, Clone, Copy)]
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+pub(crate) struct Join<'a, 'b> {
+    /// The east halves.
+    pub queries: &'b [HalfSpec<'a>],
+    /// The west halves.
+    pub stored: &'b [HalfSpec<'a>],
+    /// Each west class's factor (0: not built).
+    pub factors: [u64; 4],
+    /// The task's shape (holes, and even N's tie marks).
+    pub shape: &'b Shape,
+    /// How much of a task is held at once.
+    pub limits: Limits,
+    /// Whether to refuse a stored side that overflows one fill.
+    pub refuse: bool,
+}

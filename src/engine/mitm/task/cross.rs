@@ -1,0 +1,104 @@
+//! Odd N's cross tasks: the middle column's queen off centre, its row's queen west of it,
+//! and the west halves of every such queen met by the same east halves.
+
+use super::units::{finer_cut, whole_unit, Sides};
+use super::{quarter_rows, Context, Kind, Limits, Scratch, Unit};
+use crate::engine::mitm::half::HalfSpec;
+use crate::engine::mitm::join::Phase;
+use crate::engine::mitm::prepared::{Prepared, Side, QUARTERS};
+use crate::engine::mitm::weights::free_rows;
+
+impl Context {
+    /// Odd N with queens at (h, x) and (y, h) for every h < x < y: weight 8 each.
+    pub(super) fn solve_cross(&self, east: u32, y: u32, unit: Unit, s: &mut Scratch) -> u128 {
+        let g = &self.geo;
+        let west = free_rows(g, y) & !east;
+        let phase = Phase::start(s.keys.timed);
+        let q = if y == g.n - 1 {
+            self.cross_quarters_edge(east, west, y, &mut s.quarters)
+        } else {
+            self.quarters(Kind::Cross, (east, west), unit, &mut s.quarters)
+        };
+        s.keys.note_quarters(&q, phase);
+        let (shape, limits, level) = (&self.shapes[y as usize], self.limits, self.level);
+        let (east, wests) = self.cross_sides(q, y);
+        // Pieces of half the size: a cross task's pieces overflowed their fills (the task at
+        // 1% of N = 27's plan took 15 fills for 8 pieces), and each fill met every query.
+        let halved = Limits {
+            piece: limits.piece / 2,
+            ..limits
+        };
+        let (hot, spare) = self.hot_bits(&east, &wests, unit, halved);
+        if hot.is_empty() && !q.iter().any(|p| p.is_pending()) {
+            let sides = (&[east][..], &wests[..]);
+            let count = whole_unit(unit, || {
+                s.keys.join(sides, [1, 0, 0, 0], shape, limits, level)
+            });
+            return u128::from(count) * 8;
+        }
+        if hot.is_empty() {
+            let count = whole_unit(unit, || {
+                s.fill([0, 0], &[]);
+                let (east, wests) = self.cross_sides(s.quarters.each_ref(), y);
+                s.keys
+                    .join((&[east], &wests), [1, 0, 0, 0], shape, limits, level)
+            });
+            return u128::from(count) * 8;
+        }
+        let cut = finer_cut(hot, spare, unit);
+        let run = (shape, limits, level);
+        let count = self.join_units(s, &cut, Sides::Cross(y), [1, 0, 0, 0], run);
+        s.weigh_parts(8);
+        u128::from(count) * 8
+    }
+
+    /// The sides of a cross task with the middle column's queen at row `y`: the east halves,
+    /// and the west halves of every (h, x) queen.
+    pub(super) fn cross_sides<'a>(
+        &'a self,
+        q: [&'a Prepared; 4],
+        y: u32,
+    ) -> (HalfSpec<'a>, Vec<HalfSpec<'a>>) {
+        let g = &self.geo;
+        let h = g.h;
+        // The (y, h) queen: in-window diagonals are key bits every half must avoid; for
+        // y = N − 1 they fall outside the window and the quarters are filtered directly.
+        let ybits = g.window_bits(h + g.n - 1 - y, h + y);
+        let east = self.east_spec(q, ybits);
+        // The (h, x) queen's diagonals are key bits of every west quarter: west halves must
+        // avoid them, and they join each west key to rule out clashing east keys.
+        let wests = (h + 1..y)
+            .map(|x| {
+                let xbits = g.window_bits(x + h, x + h);
+                HalfSpec {
+                    north: q[2],
+                    south: q[3],
+                    cols: east.cols & !(1 << (x - g.c)),
+                    masks: &self.by_size[q[2].queens() as usize],
+                    forbid: ybits | xbits,
+                    extra: xbits,
+                    ..east
+                }
+            })
+            .collect();
+        (east, wests)
+    }
+
+    /// The quarters of a cross task with y = N − 1, filtered against that queen directly.
+    fn cross_quarters_edge<'a>(
+        &self,
+        east: u32,
+        west: u32,
+        y: u32,
+        spare: &'a mut [Prepared; 4],
+    ) -> [&'a Prepared; 4] {
+        let g = &self.geo;
+        let rows = quarter_rows(g, east, west);
+        for (i, p) in spare.iter_mut().enumerate() {
+            let q = QUARTERS[i];
+            let raw = g.forbidden(q, y, g.h);
+            p.prepare(g, q, self.cache.get(rows[i]), raw, Side::forbid(0));
+        }
+        spare.each_ref()
+    }
+}
