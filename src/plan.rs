@@ -111,6 +111,11 @@ pub trait Plan: Send + Sync {
     fn device(&self) -> Option<String> {
         None
     }
+    /// What that device did for this plan so far, every task together (its submissions,
+    /// waits, steps and bytes, and the joins' counters), where it keeps such totals.
+    fn device_work(&self) -> Option<Work> {
+        None
+    }
     /// Whether [`Plan::unique`] can compute the number of fundamental solutions.
     fn has_unique(&self) -> bool {
         false

@@ -286,6 +286,9 @@ impl Plan for Faulty<'_> {
     fn device(&self) -> Option<String> {
         self.inner.device()
     }
+    fn device_work(&self) -> Option<crate::work::Work> {
+        self.inner.device_work()
+    }
     fn fingerprint(&self) -> String {
         self.inner.fingerprint()
     }

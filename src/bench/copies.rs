@@ -80,6 +80,9 @@ impl Plan for Copies<'_> {
     fn device(&self) -> Option<String> {
         self.inner.device()
     }
+    fn device_work(&self) -> Option<crate::work::Work> {
+        self.inner.device_work()
+    }
     fn fingerprint(&self) -> String {
         let inner = self.inner.fingerprint();
         let words = inner.as_bytes().chunks(8).map(|c| {

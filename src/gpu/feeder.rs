@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use super::layout::{
-    Job, FILL_EMPTY, FILL_ERRORS, FILL_OVER_BLOCKS, FILL_OVER_KEYS, FILL_OVER_ROUTES,
+    Job, FILL_EMPTY, FILL_ERRORS, FILL_OVER_BLOCKS, FILL_OVER_ROUTES,
     FILL_REFUSED, FILL_SWAPPED, FILL_TOO_LARGE, RESULT_BLOCKS, RESULT_HITS, RESULT_ROUTES,
     RESULT_SIZES, RESULT_STATUS, RESULT_TESTS, RESULT_WEIGHTED, RESULT_WORDS, ROLE_EAST,
     ROLE_WEST,
@@ -101,6 +101,8 @@ impl Whole {
 pub(crate) struct Feeder {
     tx: Mutex<Option<SyncSender<Submission>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// What every batch so far did, all joins together.
+    totals: Arc<Mutex<Work>>,
 }
 
 impl Feeder {
@@ -111,14 +113,23 @@ impl Feeder {
     /// from `resident`.
     pub(crate) fn start(dev: Arc<Device>, cap: Capacity, resident: wgpu::Buffer) -> Self {
         let (tx, rx) = mpsc::sync_channel(4 * cap.joins as usize);
+        let totals = Arc::new(Mutex::new(Work::default()));
+        let mut state = Loop::new(dev, cap, &resident, rx);
+        state.totals = Arc::clone(&totals);
         let thread = std::thread::Builder::new()
             .name("nqueens-gpu".into())
-            .spawn(move || Loop::new(dev, cap, &resident, rx).run())
+            .spawn(move || state.run())
             .expect("the GPU feeder thread starts");
         Feeder {
             tx: Mutex::new(Some(tx)),
             thread: Mutex::new(Some(thread)),
+            totals,
         }
+    }
+
+    /// What every batch so far did, all joins together.
+    pub(crate) fn totals(&self) -> Work {
+        *self.totals.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Hands `request` over; its outcome comes on the returned channel.
@@ -173,6 +184,8 @@ struct Loop {
     flight: VecDeque<InFlight>,
     /// Whether the workers' end of the channel is gone.
     closed: bool,
+    /// What every batch so far did ([`Feeder::totals`]).
+    totals: Arc<Mutex<Work>>,
     /// The error that stopped the GPU, if one did: every later join gets it.
     failed: Option<String>,
     sizes: Sizes,
@@ -194,6 +207,7 @@ impl Loop {
             queue: VecDeque::new(),
             flight: VecDeque::new(),
             closed: false,
+            totals: Arc::default(),
             failed: None,
             sizes: Sizes::default(),
         }
@@ -411,6 +425,10 @@ impl Loop {
                 shares.add_seconds(i, passes, &mut work);
             }
             self.sizes.learn(&s.request, row);
+            self.totals
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .add(&work);
             self.settle(s, row, work, alone);
         }
         self.free.push(batch.slot);

@@ -10,7 +10,7 @@ use super::request::Request;
 use super::resident::Resident;
 use super::slot::Capacity;
 use super::Device;
-use crate::engine::mitm::join::{Join, Joiner};
+use crate::engine::mitm::join::{Join, Joiner, Pending};
 use crate::work::Work;
 
 /// Bytes of GPU memory one batch slot takes on a GPU of its own, on an integrated one, and
@@ -86,8 +86,8 @@ impl GpuJoiner {
         })
     }
 
-    /// Hands `join` to the feeder; its outcome comes on the returned channel.
-    pub(crate) fn submit(&self, join: &Join<'_, '_>) -> Result<Receiver<Outcome>, String> {
+    /// The request of `join`, unless the device is lost.
+    fn request(&self, join: &Join<'_, '_>) -> Result<Request, String> {
         if let Some(lost) = self.device.lost() {
             return Err(lost);
         }
@@ -97,8 +97,7 @@ impl GpuJoiner {
         let cap = u32::try_from(join.limits.stored)
             .unwrap_or(u32::MAX)
             .min(self.fill_cap);
-        let request = Request::new(join, cap, &self.resident);
-        self.submit_request(request)
+        Ok(Request::new(join, cap, &self.resident))
     }
 
     /// Hands `request` to the feeder.
@@ -117,10 +116,57 @@ pub(crate) fn wait(rx: &Receiver<Outcome>, work: &mut Work) -> Result<Option<u64
     Ok(count)
 }
 
+/// Tasks a worker hands over before it waits for their counts: with every worker doing so,
+/// a batch gathers hundreds of joins.
+const TASKS_IN_FLIGHT: usize = 32;
+
+/// Quarter words a deferred join may carry: one that carries more is waited for at once,
+/// so that a worker's joins in flight never hold more than a few of them.
+const DEFER_WORDS: usize = 1 << 20;
+
+/// A join in the feeder's hands, or answered already.
+#[derive(Debug)]
+enum InFeeder {
+    Waiting(Receiver<Outcome>),
+    Done(Option<u64>, Box<Work>),
+}
+
+impl Pending for InFeeder {
+    fn wait(self: Box<Self>, work: &mut Work) -> Result<Option<u64>, String> {
+        match *self {
+            InFeeder::Waiting(rx) => wait(&rx, work),
+            InFeeder::Done(count, did) => {
+                work.add(&did);
+                Ok(count)
+            }
+        }
+    }
+}
+
 impl Joiner for GpuJoiner {
+    fn submit(&self, join: Join<'_, '_>) -> Result<Box<dyn Pending>, String> {
+        let request = self.request(&join)?;
+        let large = request.words.len() > DEFER_WORDS;
+        let rx = self.submit_request(request)?;
+        if !large {
+            return Ok(Box::new(InFeeder::Waiting(rx)));
+        }
+        let mut work = Work::default();
+        let count = wait(&rx, &mut work)?;
+        Ok(Box::new(InFeeder::Done(count, Box::new(work))))
+    }
+
+    fn batch(&self) -> usize {
+        TASKS_IN_FLIGHT
+    }
+
+    fn totals(&self) -> Option<Work> {
+        Some(self.feeder.totals())
+    }
+
     fn join(&self, join: Join<'_, '_>, work: &mut Work) -> Result<Option<u64>, String> {
         let clock = std::time::Instant::now();
-        let rx = self.submit(&join)?;
+        let rx = self.submit_request(self.request(&join)?)?;
         let count = wait(&rx, work);
         work.match_seconds += clock.elapsed().as_secs_f64();
         let count = count?;

@@ -63,9 +63,8 @@ pub(crate) const DEST_NONE: u32 = 3;
 pub(crate) const TIE_WORDS: u32 = 4;
 
 /// A join's row of results: weighted count and hits (64-bit), routing tests (64-bit), the
-/// four sides' keys (west, east, tied west, tied east), blocks, routes, status, leaves
-/// and tree nodes.
-pub(crate) const RESULT_WORDS: u32 = 16;
+/// four sides' keys (west, east, tied west, tied east), blocks, routes and status.
+pub(crate) const RESULT_WORDS: u32 = 13;
 pub(crate) const RESULT_WEIGHTED: u32 = 0;
 pub(crate) const RESULT_HITS: u32 = 2;
 pub(crate) const RESULT_TESTS: u32 = 4;
@@ -73,8 +72,6 @@ pub(crate) const RESULT_SIZES: u32 = 6;
 pub(crate) const RESULT_BLOCKS: u32 = 10;
 pub(crate) const RESULT_ROUTES: u32 = 11;
 pub(crate) const RESULT_STATUS: u32 = 12;
-pub(crate) const RESULT_LEAVES: u32 = 13;
-pub(crate) const RESULT_NODES: u32 = 14;
 
 /// The header of `scan`: the batch's queries, blocks, routes and tie workgroups.
 pub(crate) const HEAD_QUERIES: u32 = 0;
@@ -137,8 +134,6 @@ pub(crate) fn prelude() -> String {
         ("RESULT_BLOCKS", RESULT_BLOCKS),
         ("RESULT_ROUTES", RESULT_ROUTES),
         ("RESULT_STATUS", RESULT_STATUS),
-        ("RESULT_LEAVES", RESULT_LEAVES),
-        ("RESULT_NODES", RESULT_NODES),
         ("HEAD_QUERIES", HEAD_QUERIES),
         ("HEAD_BLOCKS", HEAD_BLOCKS),
         ("HEAD_ROUTES", HEAD_ROUTES),

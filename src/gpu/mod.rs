@@ -41,6 +41,11 @@ use crate::engine::{Engine, PlanOptions};
 use crate::error::{check_n, Error};
 use crate::plan::Plan;
 
+/// Largest quarter size whose prepared quarters a GPU plan keeps for the whole run, and so
+/// keeps resident on the GPU (h = 11: N = 22 and 23, about 300 MB per task kind; larger
+/// quarters are carried by each join).
+pub(crate) const SHARED_H: u32 = 11;
+
 /// The mitm plan of an `n`×`n` board whose joins run on `gpu`: the same tasks, counts and
 /// fingerprint as `nqueens::engine::plan("mitm", n, …)`. Boards below the mitm engine's
 /// smallest get the CPU's plan.
@@ -58,5 +63,5 @@ pub fn plan(gpu: &Gpu, n: u32) -> Result<Box<dyn Plan>, Error> {
         Arc::clone(&gpu.device),
         gpu.fail_after,
     ));
-    Ok(Box::new(MitmPlan::with_joiner(n, joiner)))
+    Ok(Box::new(MitmPlan::with_joiner(n, joiner, SHARED_H)))
 }

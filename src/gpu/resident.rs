@@ -3,7 +3,7 @@
 //! (a job's other quarters are carried by its batch).
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::Device;
 use crate::engine::mitm::prepared::Prepared;
@@ -11,6 +11,7 @@ use crate::engine::mitm::prepared::Prepared;
 /// The resident quarter words: a buffer filled from the front, and where each quarter's
 /// class lies in it.
 pub(crate) struct Resident {
+    dev: Arc<Device>,
     buffer: wgpu::Buffer,
     /// Words in the buffer.
     capacity: u64,
@@ -28,7 +29,7 @@ struct State {
 impl Resident {
     /// Room for `words` quarter words on `dev` (at least one, as a binding may not be
     /// empty).
-    pub(crate) fn new(dev: &Device, words: u64) -> Self {
+    pub(crate) fn new(dev: &Arc<Device>, words: u64) -> Self {
         // Within one binding (whose limit need not be a multiple of 16 bytes).
         let bind = dev
             .limits
@@ -42,6 +43,7 @@ impl Resident {
             mapped_at_creation: false,
         });
         Resident {
+            dev: Arc::clone(dev),
             buffer,
             capacity,
             state: Mutex::new(State::default()),
@@ -53,35 +55,32 @@ impl Resident {
         &self.buffer
     }
 
-    /// Where class `class` of `p` lies, if it is resident.
+    /// Where class `class` of `p` lies on the GPU: resident already, or made so now if `p`
+    /// is a plan's shared quarter (whose words never change) and there is room; `None`
+    /// otherwise (the join carries its words). Words made resident are written before the
+    /// next submission, on the same queue as the batch that reads them.
     pub(crate) fn offset(&self, p: &Prepared, class: usize) -> Option<u32> {
-        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.at.get(&(p.stamp(), class)).copied()
-    }
-
-    /// Makes both classes of `p` resident if there is room (its words are written to the
-    /// GPU before the next submission that reads them, on the same queue); returns whether
-    /// they are. Only quarters that live as long as the plan may be made resident: their
-    /// stamps never change.
-    pub(crate) fn admit(&self, dev: &Device, p: &Prepared) -> bool {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        if state.at.contains_key(&(p.stamp(), 0)) {
-            return true;
+        if let Some(&at) = state.at.get(&(p.stamp(), class)) {
+            return Some(at);
+        }
+        if !p.is_shared() {
+            return None;
         }
         let len = (p.words(0).len() + p.words(1).len()) as u64;
         if state.used + len > self.capacity {
-            return false;
+            return None;
         }
         for class in 0..2 {
             let words = p.words(class);
             let at = state.used;
             if !words.is_empty() {
-                dev.queue
-                    .write_buffer(&self.buffer, 8 * at, bytemuck::cast_slice(words));
+                let bytes = bytemuck::cast_slice(words);
+                self.dev.queue.write_buffer(&self.buffer, 8 * at, bytes);
             }
             state.at.insert((p.stamp(), class), at as u32);
             state.used += words.len() as u64;
         }
-        true
+        state.at.get(&(p.stamp(), class)).copied()
     }
 }

@@ -233,7 +233,7 @@ impl Joiner for Checked {
 /// Tasks of `n` at the given shares of its plan (in thousandths), each join checked.
 fn check_tasks(gpu: &Gpu, n: u32, at: &[usize]) {
     let joiner = Arc::new(Checked(GpuJoiner::new(Arc::clone(&gpu.device), None)));
-    let on_gpu = MitmPlan::with_joiner(n, joiner);
+    let on_gpu = MitmPlan::with_joiner(n, joiner, SHARED_H);
     let cpu = crate::engine::plan("mitm", n, &crate::engine::PlanOptions::default()).unwrap();
     for &share in at {
         let t = (cpu.len() - 1) * share / 1000;
@@ -337,7 +337,7 @@ fn debug_pieces_of_24() {
         return;
     };
     let joiner = Arc::new(Checked(GpuJoiner::new(Arc::clone(&gpu.device), None)));
-    let on_gpu = MitmPlan::with_joiner(24, joiner);
+    let on_gpu = MitmPlan::with_joiner(24, joiner, SHARED_H);
     let draws = crate::subsample::Draws {
         count: 1,
         seed: 5,

@@ -173,8 +173,12 @@ impl MitmPlan {
     /// whose halves are joined by `joiner`: the same tasks, counts and fingerprint as the
     /// CPU's plan.
     #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
-    pub(crate) fn with_joiner(n: u32, joiner: Arc<dyn Joiner>) -> Self {
-        let mut plan = Self::new(n, Level::detect());
+    ///
+    /// Prepared quarters of boards whose quarters are at most `shared_h`×`shared_h` are kept
+    /// for the whole run, so that the joiner may keep their words too.
+    pub(crate) fn with_joiner(n: u32, joiner: Arc<dyn Joiner>, shared_h: u32) -> Self {
+        let ctx = Context::with_shared_quarters(n, Level::detect(), shared_h);
+        let mut plan = Self::with_context(ctx);
         plan.joiner = Some(joiner);
         plan
     }
@@ -328,6 +332,49 @@ impl Plan for MitmPlan {
         self.with_scratch(|s| self.ctx.solve(task, s))
     }
 
+    fn batch(&self) -> usize {
+        self.joiner.as_ref().map_or(1, |j| j.batch())
+    }
+
+    /// With a joiner that defers its joins (the GPU's): every task's joins are handed over
+    /// before any is waited for, so that they run together; each task's count is then its
+    /// weight times its joins' counts.
+    fn solve_batch(&self, tasks: &[usize]) -> Vec<u128> {
+        if self.batch() <= 1 {
+            return tasks.iter().map(|&t| self.solve(t)).collect();
+        }
+        self.with_scratch(|s| {
+            let mut handed = Vec::with_capacity(tasks.len());
+            for &id in tasks {
+                let task = self.task(id);
+                s.keys.deferred = Some(Vec::new());
+                let now = self.ctx.solve(task, s);
+                let deferred = s.keys.deferred.take().unwrap_or_default();
+                handed.push((self.ctx.weight(task), now, deferred));
+            }
+            let mut work = Work::default();
+            let counts = handed
+                .into_iter()
+                .map(|(weight, now, deferred)| {
+                    let mut sum = 0u64;
+                    for pending in deferred {
+                        // A deferred join is never one that may be refused.
+                        let count = pending.wait(&mut work).map(|c| c.unwrap_or(0));
+                        match count.and_then(|c| {
+                            sum.checked_add(c)
+                                .ok_or_else(|| "a task's joins pass 64 bits".to_string())
+                        }) {
+                            Ok(total) => sum = total,
+                            Err(why) => s.keys.fault = Some(why),
+                        }
+                    }
+                    now + u128::from(sum) * weight
+                })
+                .collect();
+            counts
+        })
+    }
+
     fn solve_counted(&self, task: usize) -> Option<(u128, Work)> {
         let task = self.task(task);
         self.with_scratch(|s| {
@@ -388,6 +435,10 @@ impl Plan for MitmPlan {
 
     fn device(&self) -> Option<String> {
         self.joiner.as_ref().map(|j| j.describe())
+    }
+
+    fn device_work(&self) -> Option<Work> {
+        self.joiner.as_ref().and_then(|j| j.totals())
     }
 
     /// Parametric, so that huge plans hash quickly: engine, version, N, h (and the

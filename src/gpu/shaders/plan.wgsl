@@ -353,8 +353,6 @@ fn plan_routes(@builtin(local_invocation_index) li: u32) {
         atomicStore(&results[r + RESULT_BLOCKS], f.blocks);
         atomicStore(&results[r + RESULT_ROUTES], routes);
         atomicStore(&results[r + RESULT_STATUS], status);
-        atomicStore(&results[r + RESULT_LEAVES], f.leaves);
-        atomicStore(&results[r + RESULT_NODES], f.tree_end - f.root);
     }
     if (li == 0u) {
         let routes = min(scan[p.block_routes_at + total_blocks], p.route_cap);

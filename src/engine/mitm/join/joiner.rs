@@ -14,8 +14,42 @@ pub(crate) trait Joiner: Send + Sync + std::fmt::Debug {
     /// it did is added to `work`. An error means the count cannot be had (the device was
     /// lost, say).
     fn join(&self, join: Join<'_, '_>, work: &mut Work) -> Result<Option<u64>, String>;
+    /// Hands `join` over without waiting for its count, where the joiner can (a device that
+    /// runs many joins at once); the default joins at once.
+    fn submit(&self, join: Join<'_, '_>) -> Result<Box<dyn Pending>, String> {
+        let mut work = Work::default();
+        let count = self.join(join, &mut work)?;
+        Ok(Box::new(Ready(count, work)))
+    }
+    /// How many tasks a worker should hand over before it waits for their counts
+    /// ([`crate::Plan::batch`]).
+    fn batch(&self) -> usize {
+        1
+    }
+    /// What the device did for every join so far, all together (`None`: nothing kept).
+    fn totals(&self) -> Option<Work> {
+        None
+    }
     /// Where the joins run, for a plan's description (`GPU NAME`).
     fn describe(&self) -> String;
+}
+
+/// A join handed over by [`Joiner::submit`] whose count may not be known yet.
+pub(crate) trait Pending: Send + std::fmt::Debug {
+    /// The join's count, as [`Joiner::join`] returns it, once it is known; adds what the
+    /// join did to `work`.
+    fn wait(self: Box<Self>, work: &mut Work) -> Result<Option<u64>, String>;
+}
+
+/// A join answered already.
+#[derive(Debug)]
+struct Ready(Option<u64>, Work);
+
+impl Pending for Ready {
+    fn wait(self: Box<Self>, work: &mut Work) -> Result<Option<u64>, String> {
+        work.add(&self.1);
+        Ok(self.0)
+    }
 }
 
 /// One join handed to a [`Joiner`]: the query sides (east) and stored sides (west, each

@@ -26,7 +26,7 @@ use super::trie::Trie;
 use crate::work::Work;
 use std::sync::Arc;
 
-pub(crate) use joiner::{Join, Joiner};
+pub(crate) use joiner::{Join, Joiner, Pending};
 pub(crate) use phase::Phase;
 pub(crate) use shape::Shape;
 
@@ -55,6 +55,10 @@ pub(crate) struct Keys {
     /// Why the joiner failed, if it did: the task's count is then worthless (every later
     /// join of the task counts nothing).
     pub fault: Option<String>,
+    /// With a joiner: the joins handed over and not yet answered, where the task's joins are
+    /// deferred (`None`: each is waited for). A join that may be refused is always waited
+    /// for, since what the task does next depends on it.
+    pub deferred: Option<Vec<Box<dyn Pending>>>,
 }
 impl Keys {
     /// The number of (east, west) pairs of halves with disjoint keys, each weighted by
@@ -105,6 +109,13 @@ impl Keys {
                 limits,
                 refuse,
             };
+            if let (Some(deferred), false) = (&mut self.deferred, refuse) {
+                match joiner.submit(join) {
+                    Ok(pending) => deferred.push(pending),
+                    Err(why) => self.fault = Some(why),
+                }
+                return Some(0);
+            }
             return match joiner.join(join, &mut self.work) {
                 Ok(count) => count,
                 Err(why) => {

@@ -9,7 +9,7 @@ use crate::engine::mitm::key::Geometry;
 use crate::engine::mitm::quarter::QuarterCache;
 
 /// Largest quarter size whose prepared lists are cached (h = 9: about 20 MB per kind).
-const MAX_CACHED_H: u32 = 9;
+pub(crate) const MAX_CACHED_H: u32 = 9;
 /// Prepared quarters by (kind, quarter, row mask), for the task kinds whose filters do not
 /// depend on the task.
 #[derive(Debug)]
@@ -23,9 +23,10 @@ pub(crate) struct PreparedCache {
 }
 
 impl PreparedCache {
-    /// A cache for the given kinds (each: the four quarters' filters); empty for large h.
-    pub(crate) fn new(h: u32, kinds: Vec<[Side; 4]>) -> Self {
-        let slots = if h <= MAX_CACHED_H {
+    /// A cache for the given kinds (each: the four quarters' filters); empty above
+    /// `max_h`.
+    pub(crate) fn new(h: u32, kinds: Vec<[Side; 4]>, max_h: u32) -> Self {
+        let slots = if h <= max_h {
             (kinds.len() * 4) << h
         } else {
             0
@@ -70,6 +71,7 @@ impl PreparedCache {
                 let mut p = Prepared::default();
                 build(&mut p);
                 p.shrink();
+                p.shared = true;
                 p
             }),
             None => {

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::key::{Geometry, Quarter, SENTINEL};
 
-pub(crate) use cache::PreparedCache;
+pub(crate) use cache::{PreparedCache, MAX_CACHED_H};
 pub(crate) use convert::ANY;
 pub(crate) use hot::MAX_HOT;
 
@@ -81,6 +81,9 @@ pub(crate) struct Prepared {
     /// Changes whenever the words do (unique across every quarter of the process), so
     /// that a copy of them elsewhere (on a GPU) knows when it is stale.
     stamp: u64,
+    /// Whether this copy is a plan's shared one ([`PreparedCache`]): it lives as long as the
+    /// plan and its words never change, so a copy of them elsewhere (on a GPU) may be kept.
+    shared: bool,
 }
 
 /// The next [`Prepared::stamp`].
@@ -143,6 +146,12 @@ impl Prepared {
     #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
     pub(crate) fn words(&self, class: usize) -> &[u64] {
         &self.words[class]
+    }
+
+    /// Whether this is a plan's shared copy, whose words never change.
+    #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+    pub(crate) fn is_shared(&self) -> bool {
+        self.shared
     }
 
     /// A number that changes whenever the words do, unique across quarters.

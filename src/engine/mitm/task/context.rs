@@ -4,9 +4,10 @@
 use super::{Limits, Scratch, Task};
 use crate::engine::mitm::join::Shape;
 use crate::engine::mitm::key::Geometry;
-use crate::engine::mitm::prepared::{PreparedCache, Side, MAX_HOT};
+use crate::engine::mitm::prepared::{PreparedCache, Side, MAX_CACHED_H, MAX_HOT};
 use crate::engine::mitm::quarter::QuarterCache;
 use crate::engine::mitm::simd::Level;
+use crate::engine::mitm::weights::{ew_weight, free_rows, ns_weight};
 
 /// Shared, read-only context of a plan's tasks.
 #[derive(Debug)]
@@ -98,6 +99,17 @@ impl Context {
         Self::with_shape(n, level, cut_count(n), small_cut_count(n))
     }
 
+    /// [`Context::new`], keeping every prepared quarter of boards whose quarters are at most
+    /// `max_h`×`max_h` (a GPU keeps their words on the device for the whole run).
+    #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+    pub(crate) fn with_shared_quarters(n: u32, level: Level, max_h: u32) -> Self {
+        let mut ctx = Self::new(n, level);
+        if ctx.geo.h <= max_h && !ctx.prepared.is_cached() {
+            ctx.prepared = PreparedCache::new(ctx.geo.h, kinds(&ctx.geo), max_h);
+        }
+        ctx
+    }
+
     #[cfg(test)]
     /// The shared context of an `n`×`n` plan whose large tasks rank on up to `cuts` key
     /// bits and whose small tasks cut on `min(cuts, 8)` (tuning knobs; [`Context::new`]
@@ -124,7 +136,7 @@ impl Context {
         Context {
             geo,
             cache: QuarterCache::new(h),
-            prepared: PreparedCache::new(h, kinds(&geo)),
+            prepared: PreparedCache::new(h, kinds(&geo), MAX_CACHED_H),
             level,
             shapes,
             by_size: (0..=h)
@@ -137,14 +149,38 @@ impl Context {
         }
     }
 
-    /// The weighted number of solutions of `task`.
+    /// The weighted number of solutions of `task`: its joins' count times [`Context::weight`]
+    /// (a joiner that defers its joins leaves their counts out, to be weighed on their own).
     pub(crate) fn solve(&self, task: Task, s: &mut Scratch) -> u128 {
-        if task.y == 0 && self.geo.n.is_multiple_of(2) {
+        let weight = self.weight(task);
+        if weight == 0 {
+            return 0;
+        }
+        let sum = if task.y == 0 && self.geo.n.is_multiple_of(2) {
             self.solve_even(task.east, task.unit, s)
         } else if task.y == 0 {
             self.solve_centre(task.east, task.unit, s)
         } else {
             self.solve_cross(task.east, task.y, task.unit, s)
+        };
+        s.weigh_parts(weight);
+        u128::from(sum) * weight
+    }
+
+    /// The symmetry weight of `task`'s joins: even N, the north/south symmetry of its east
+    /// rows; odd N, that times its east/west one for the centre queen, 8 for the cross ones
+    /// (docs/algorithms.md, "symmetry weights").
+    pub(crate) fn weight(&self, task: Task) -> u128 {
+        let g = &self.geo;
+        let n = g.n;
+        if task.y != 0 {
+            return 8;
+        }
+        let ns = ns_weight(task.east, n);
+        if n.is_multiple_of(2) {
+            u128::from(ns)
+        } else {
+            u128::from(ns * ew_weight(task.east, n, free_rows(g, 0)))
         }
     }
 }

@@ -9,8 +9,9 @@ use crate::engine::mitm::prepared::{Prepared, Side, QUARTERS};
 use crate::engine::mitm::weights::free_rows;
 
 impl Context {
-    /// Odd N with queens at (h, x) and (y, h) for every h < x < y: weight 8 each.
-    pub(super) fn solve_cross(&self, east: u32, y: u32, unit: Unit, s: &mut Scratch) -> u128 {
+    /// Odd N with queens at (h, x) and (y, h) for every h < x < y: the joins' count,
+    /// unweighted (weight 8 each, [`Context::weight`]).
+    pub(super) fn solve_cross(&self, east: u32, y: u32, unit: Unit, s: &mut Scratch) -> u64 {
         let g = &self.geo;
         let west = free_rows(g, y) & !east;
         let phase = Phase::start(s.keys.timed);
@@ -31,25 +32,21 @@ impl Context {
         let (hot, spare) = self.hot_bits(&east, &wests, unit, halved);
         if hot.is_empty() && !q.iter().any(|p| p.is_pending()) {
             let sides = (&[east][..], &wests[..]);
-            let count = whole_unit(unit, || {
+            return whole_unit(unit, || {
                 s.keys.join(sides, [1, 0, 0, 0], shape, limits, level)
             });
-            return u128::from(count) * 8;
         }
         if hot.is_empty() {
-            let count = whole_unit(unit, || {
+            return whole_unit(unit, || {
                 s.fill([0, 0], &[]);
                 let (east, wests) = self.cross_sides(s.quarters.each_ref(), y);
                 s.keys
                     .join((&[east], &wests), [1, 0, 0, 0], shape, limits, level)
             });
-            return u128::from(count) * 8;
         }
         let cut = finer_cut(hot, spare, unit);
         let run = (shape, limits, level);
-        let count = self.join_units(s, &cut, Sides::Cross(y), [1, 0, 0, 0], run);
-        s.weigh_parts(8);
-        u128::from(count) * 8
+        self.join_units(s, &cut, Sides::Cross(y), [1, 0, 0, 0], run)
     }
 
     /// The sides of a cross task with the middle column's queen at row `y`: the east halves,

@@ -10,7 +10,7 @@ use crate::engine::mitm::join::Shape;
 use crate::engine::mitm::piece;
 use crate::engine::mitm::prepared::Prepared;
 use crate::engine::mitm::transpose::Tags;
-use crate::engine::mitm::weights::{ew_weight, free_rows, ns_weight};
+use crate::engine::mitm::weights::{ew_weight, free_rows};
 
 #[cfg(test)]
 use super::Keys;
@@ -41,10 +41,10 @@ impl Context {
 
     /// Even N (docs/algorithms.md, "symmetry weights"): diagonal-restricted east halves, west
     /// classes with factors.
-    pub(super) fn solve_even(&self, east: u32, unit: Unit, s: &mut Scratch) -> u128 {
+    /// The joins' count, unweighted ([`Context::weight`] weighs it).
+    pub(super) fn solve_even(&self, east: u32, unit: Unit, s: &mut Scratch) -> u64 {
         let g = &self.geo;
         let (n, free) = (g.n, free_rows(g, 0));
-        let ns = ns_weight(east, n);
         let ew = ew_weight(east, n, free);
         let split = (east, free & !east);
         // The transposes double the pairs of classes ew, 2, 2 that they keep
@@ -54,23 +54,15 @@ impl Context {
         } else {
             ([ew, 2, 2, 4], None)
         };
-        let sum = self.solve_split(Kind::Even, split, weights, unit, s);
-        s.weigh_parts(u128::from(ns));
-        u128::from(sum) * u128::from(ns)
+        self.solve_split(Kind::Even, split, weights, unit, s)
     }
 
     /// Odd N, centre queen: every quarter avoids the long diagonals.
-    pub(super) fn solve_centre(&self, east: u32, unit: Unit, s: &mut Scratch) -> u128 {
-        let g = &self.geo;
-        let (n, free) = (g.n, free_rows(g, 0));
-        let weight = ns_weight(east, n) * ew_weight(east, n, free);
-        if weight == 0 {
-            return 0;
-        }
+    /// The joins' count, unweighted ([`Context::weight`] weighs it).
+    pub(super) fn solve_centre(&self, east: u32, unit: Unit, s: &mut Scratch) -> u64 {
+        let free = free_rows(&self.geo, 0);
         let split = (east, free & !east);
-        let count = self.solve_split(Kind::Centre, split, ([1, 0, 0, 0], None), unit, s);
-        s.weigh_parts(u128::from(weight));
-        u128::from(count) * u128::from(weight)
+        self.solve_split(Kind::Centre, split, ([1, 0, 0, 0], None), unit, s)
     }
 
     /// Prepares the quarters of the split `(east, west)` and joins them: whole, or, when the
