@@ -5,15 +5,13 @@
 use std::ops::Range;
 
 use super::join::{add_sums, scan, scan_scratch, Fill, Plan, Slot, Stage, Tally};
+use super::shader::{Stat, BLOCK_INFO, ROUTES_PER_GROUP, ROUTE_QUERIES_PER_GROUP, STATS_WORDS};
 use super::tree::{Tree, LEAF_KEYS};
 use super::Device;
 use crate::engine::mitm::join::Join;
 use crate::work::Work;
 
 use super::join::{KEY_SAMPLE, QUERY_SAMPLE, TABLE_WORDS};
-
-/// Routes a count workgroup takes (count.wgsl's `ROUTES`).
-const ROUTES_PER_GROUP: u64 = 2048;
 
 /// East tied halves a ties workgroup takes (ties.wgsl's `EAST`).
 const TIE_EAST: u64 = 4096;
@@ -74,6 +72,25 @@ struct Counted {
     routes: u64,
     tests: u64,
     blocks: u64,
+    /// The work counters since the fill began ([`Stat`] order).
+    stats: Stats,
+}
+
+/// The kernels' work counters, [`Stat`] by [`Stat`].
+type Stats = [u64; Stat::ALL.len()];
+
+/// Counters read back as (low, high) u32 pairs.
+fn stats_of(words: &[u32]) -> Stats {
+    let mut stats = Stats::default();
+    for (s, w) in stats.iter_mut().zip(words.chunks_exact(2)) {
+        *s = u64::from(w[0]) | u64::from(w[1]) << 32;
+    }
+    stats
+}
+
+/// The larger of each counter: the later reading of counters that only grow.
+fn later(a: Stats, b: Stats) -> Stats {
+    std::array::from_fn(|i| a[i].max(b[i]))
 }
 
 impl Slot {
@@ -104,12 +121,13 @@ impl Slot {
         let regions = Regions::new(
             u64::from(tree.leaves),
             s.div_ceil(512) + u64::from(tree.leaves),
-            q_max.div_ceil(256),
+            q_max.div_ceil(ROUTE_QUERIES_PER_GROUP),
         );
         self.sieve(dev, &tree, fill, (s, regions))?;
         work.stored_keys += s;
         work.keys_built += s;
         let mut blocks = 0;
+        let mut stats = Stats::default();
         for (i, range) in queries.iter().enumerate() {
             let q = if i == 0 {
                 q0
@@ -123,6 +141,7 @@ impl Slot {
             self.upload_fill(dev, fill, (s, u64::from(q)), shape(&tree))?;
             let c = self.route_and_count(dev, regions, (0, u64::from(q)))?;
             blocks = c.blocks;
+            stats = later(stats, c.stats);
             work.queries += u64::from(q);
             work.pair_product += s * u64::from(q);
             work.visited_pairs += c.routes;
@@ -131,6 +150,10 @@ impl Slot {
             tally.count += c.weighted;
         }
         work.blocks_built += blocks;
+        let [key_tests, chunks, atomics] = stats;
+        work.table_key_tests += key_tests;
+        work.table_chunks += chunks;
+        work.route_atomics += atomics;
         Ok(())
     }
 
@@ -182,6 +205,10 @@ impl Slot {
         (s, q): (u64, u64),
         (nodes, leaves): (u64, u64),
     ) -> Result<(), String> {
+        // The block count sums each invocation's weighted hits in u32 (count.wgsl).
+        if let Some(w) = fill.stored_w.iter().chain(&fill.query_w).find(|&&w| w > 255) {
+            return Err(format!("a class weight of {w} is more than the GPU count takes (255)"));
+        }
         let mut words = vec![0, s as u32, 0, q as u32, 0, 0, leaves as u32, nodes as u32];
         words.extend([fill.live as u32, (fill.live >> 32) as u32, 0, 0]);
         words.extend(fill.stored_w);
@@ -208,7 +235,8 @@ impl Slot {
         let sorted = self.sorted.at_least(dev, 8 * s)?;
         let blocks = self.blocks.at_least(dev, 16 * r.blocks)?;
         let tables = self.tables.at_least(dev, 4 * TABLE_WORDS * r.blocks)?;
-        let info = self.info.at_least(dev, 32 * r.blocks)?;
+        let info = self.info.at_least(dev, 16 * BLOCK_INFO * r.blocks)?;
+        let stats = self.stats.at_least(dev, 4 * STATS_WORDS)?;
         let (fills, keys) = (self.fills.get().clone(), self.stored.get().clone());
         let k = &dev.kernels;
         let p = [
@@ -227,6 +255,7 @@ impl Slot {
         ];
         self.params.clear();
         let mut stage = Stage::new(dev);
+        stage.clear(&stats, 0, STATS_WORDS);
         stage.clear(&scan_buf, 0, r.block_queries);
         stage.run(
             &mut self.params,
@@ -271,7 +300,7 @@ impl Slot {
             r.leaves.div_ceil(256),
         );
         let t = [r.blocks, 1, r.leaf_blocks, r.leaves].map(|x| x as u32);
-        let table_buffers = [&fills, &sorted, &blocks, &scan_buf, &tables, &info];
+        let table_buffers = [&fills, &sorted, &blocks, &scan_buf, &tables, &info, &stats];
         stage.run(&mut self.params, &k.tables, &t, &table_buffers, r.blocks);
         stage.submit(&mut self.params, &mut self.staging)?;
         Ok(())
@@ -294,7 +323,8 @@ impl Slot {
             self.queries.get().clone(),
             self.info.get().clone(),
         );
-        let groups = len.div_ceil(256);
+        let stats = self.stats.get().clone();
+        let groups = len.div_ceil(ROUTE_QUERIES_PER_GROUP);
         let p = [
             len,
             first,
@@ -309,7 +339,7 @@ impl Slot {
         self.params.clear();
         let mut stage = Stage::new(dev);
         stage.clear(&scan_buf, r.block_queries, 2 * r.blocks + 1);
-        let route_buffers = [&fills, &tree, &queries, &info, &scan_buf, &routes];
+        let route_buffers = [&fills, &tree, &queries, &info, &scan_buf, &routes, &stats];
         stage.run(
             &mut self.params,
             &k.count_routes,
@@ -341,26 +371,29 @@ impl Slot {
                 routes: a.routes + b.routes,
                 tests: a.tests + b.tests + tests,
                 blocks,
+                stats: later(a.stats, b.stats),
             });
         }
-        let (weighted, hits) = self.count(dev, r, (first, len), (total, blocks))?;
+        let (weighted, hits, stats) = self.count(dev, r, (first, len), (total, blocks))?;
         Ok(Counted {
             weighted,
             hits,
             routes: total,
             tests,
             blocks,
+            stats,
         })
     }
 
-    /// Writes the routes counted by [`Slot::route_and_count`] and counts them.
+    /// Writes the routes counted by [`Slot::route_and_count`] and counts them; returns the
+    /// weighted and plain counts, and the work counters since the fill began.
     fn count(
         &mut self,
         dev: &Device,
         r: Regions,
         (first, len): (u64, u64),
         (total, blocks): (u64, u64),
-    ) -> Result<(u128, u128), String> {
+    ) -> Result<(u128, u128, Stats), String> {
         let k = &dev.kernels;
         let routes = self.routes.at_least(dev, 8 * total)?;
         let groups = total.div_ceil(ROUTES_PER_GROUP);
@@ -372,6 +405,7 @@ impl Slot {
             self.queries.get().clone(),
         );
         let (info, tables) = (self.info.get().clone(), self.tables.get().clone());
+        let stats = self.stats.get().clone();
         // The count kernel runs without bounds checks in release builds: what it reads
         // must be where these sizes say.
         assert!(
@@ -380,7 +414,7 @@ impl Slot {
             r.blocks
         );
         assert!(routes.size() >= 8 * total && tables.size() >= 4 * TABLE_WORDS * r.blocks);
-        assert!(info.size() >= 32 * r.blocks && sums.size() >= 16 * groups);
+        assert!(info.size() >= 16 * BLOCK_INFO * r.blocks && sums.size() >= 16 * groups);
         let p = [
             len,
             first,
@@ -394,20 +428,22 @@ impl Slot {
         .map(|x| x as u32);
         self.params.clear();
         let mut stage = Stage::new(dev);
-        let route_buffers = [&fills, &tree, &queries, &info, &scan_buf, &routes];
+        let route_buffers = [&fills, &tree, &queries, &info, &scan_buf, &routes, &stats];
         stage.run(
             &mut self.params,
             &k.write_routes,
             &p,
             &route_buffers,
-            len.div_ceil(256),
+            len.div_ceil(ROUTE_QUERIES_PER_GROUP),
         );
         let c = [total, r.blocks, r.block_queries, r.leaf_blocks + r.leaves].map(|x| x as u32);
         let count_buffers = [&fills, &tables, &info, &scan_buf, &routes, &sums];
         stage.run_timed(&mut self.params, &k.count, &c, &count_buffers, groups);
         stage.read(&sums, 0, 4 * groups);
+        stage.read(&stats, 0, STATS_WORDS);
         let read = stage.submit(&mut self.params, &mut self.staging)?;
-        Ok(add_sums(&read[0]))
+        let (weighted, hits) = add_sums(&read[0]);
+        Ok((weighted, hits, stats_of(&read[1])))
     }
 
     /// Even N: the tied pairs of the join, which weigh half their class's factor.
@@ -462,13 +498,13 @@ impl Slot {
 impl Slot {
     /// The weighted and unweighted counts of (stored, query) pairs with no common live
     /// bit, through the sieve, routes and count alone (keys given, not made by the half
-    /// join): for testing the kernels on keys of any shape.
+    /// join), and the kernels' work counters: for testing the kernels on keys of any shape.
     pub(super) fn count_keys(
         &mut self,
         dev: &Device,
         (stored, queries): (&[u64], &[u64]),
         fill: Fill,
-    ) -> Result<(u128, u128), String> {
+    ) -> Result<(u128, u128, Stats), String> {
         let split = |keys: &[u64]| -> Vec<u32> {
             keys.iter()
                 .flat_map(|&k| [k as u32, (k >> 32) as u32])
@@ -481,10 +517,14 @@ impl Slot {
         super::join::write_u32(&dev.queue, &qbuf, &split(queries));
         let tree = self.tree_for(dev, fill.live, s, q)?;
         let leaves = u64::from(tree.leaves);
-        let regions = Regions::new(leaves, s.div_ceil(512) + leaves, q.div_ceil(256));
+        let regions = Regions::new(
+            leaves,
+            s.div_ceil(512) + leaves,
+            q.div_ceil(ROUTE_QUERIES_PER_GROUP),
+        );
         self.sieve(dev, &tree, fill, (s, regions))?;
         self.upload_fill(dev, fill, (s, q), shape(&tree))?;
         let c = self.route_and_count(dev, regions, (0, q))?;
-        Ok((c.weighted, c.hits))
+        Ok((c.weighted, c.hits, c.stats))
     }
 }

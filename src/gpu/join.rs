@@ -20,8 +20,9 @@ use crate::work::Work;
 pub(super) const KEY_SAMPLE: u32 = 1 << 15;
 /// Queries sampled to choose a fill's tree (as the CPU trie's).
 pub(super) const QUERY_SAMPLE: u32 = 8192;
-/// Words of one block's tables (tables.wgsl's `TABLE_WORDS`).
-pub(super) const TABLE_WORDS: u64 = 6208;
+/// Words of one block's tables: 12 chunks of 32 entries of 16 words, the exception set and
+/// the four class sets (tables.wgsl; put into the shaders' text from here).
+pub(crate) const TABLE_WORDS: u64 = 12 * 512 + 16 + 4 * 16;
 
 /// Joins on one GPU, for any number of worker threads: each join borrows a slot of
 /// buffers.
@@ -118,6 +119,8 @@ pub(super) struct Slot {
     pub(super) routes: Grow,
     pub(super) sums: Grow,
     pub(super) out: Grow,
+    /// The kernels' work counters (shader.rs's `Stat`), since the fill began.
+    pub(super) stats: Grow,
     pub(super) params: Params,
     pub(super) staging: Staging,
     /// The arena whose words are on the GPU now.
@@ -459,6 +462,7 @@ impl Slot {
             routes: Grow::storage("routes"),
             sums: Grow::storage("sums"),
             out: Grow::storage("out"),
+            stats: Grow::storage("stats"),
             params: Params::new(),
             staging: Staging::new(),
             resident: None,

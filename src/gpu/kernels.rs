@@ -18,6 +18,8 @@ enum Access {
 
 use Access::{Read, Write};
 
+use super::shader::source;
+
 /// One compiled entry point.
 pub(crate) struct Kernel {
     pipeline: wgpu::ComputePipeline,
@@ -45,33 +47,28 @@ pub(crate) struct Kernels {
     pub(crate) ties: Kernel,
 }
 
-macro_rules! shader {
-    ($file:literal) => {
-        concat!(
-            include_str!("shaders/common.wgsl"),
-            include_str!(concat!("shaders/", $file))
-        )
-    };
-}
-
 impl Kernels {
     /// Compiles every kernel for `device`.
     pub(crate) fn new(device: &wgpu::Device) -> Self {
-        let scan = module(device, "scan", shader!("scan.wgsl"), false);
-        let gen = module(device, "gen", shader!("gen.wgsl"), false);
-        let gather = module(device, "gather", shader!("gather.wgsl"), false);
-        let sieve = module(device, "sieve", shader!("sieve.wgsl"), false);
-        let tables = module(device, "tables", shader!("tables.wgsl"), false);
-        let route = module(device, "route", shader!("route.wgsl"), false);
-        let count = module(device, "count", shader!("count.wgsl"), true);
-        let ties = module(device, "ties", shader!("ties.wgsl"), false);
+        let m = |file: &'static str, stats_at: Option<u32>, trusted: bool| {
+            module(device, file, source(file, stats_at), trusted)
+        };
+        let scan = m("scan.wgsl", None, false);
+        let gen = m("gen.wgsl", None, false);
+        let gather = m("gather.wgsl", None, false);
+        let sieve = m("sieve.wgsl", None, false);
+        // The work counters' binding follows each kernel's last.
+        let tables = m("tables.wgsl", Some(7), false);
+        let route = m("route.wgsl", Some(7), false);
+        let count = m("count.wgsl", None, true);
+        let ties = m("ties.wgsl", None, false);
         let k = |m: &wgpu::ShaderModule, entry: &'static str, access: &[Access]| {
             Kernel::new(device, m, entry, access)
         };
         let gen_access = [Read, Read, Write, Write];
         let gather_access = [Read, Read, Read, Write];
         let sieve_access = [Read, Read, Read, Write, Write, Write, Write];
-        let route_access = [Read, Read, Read, Read, Write, Write];
+        let route_access = [Read, Read, Read, Read, Write, Write, Write];
         Kernels {
             scan_reduce: k(&scan, "reduce", &[Write]),
             scan_down: k(&scan, "down", &[Write]),
@@ -84,7 +81,7 @@ impl Kernels {
             scatter: k(&sieve, "scatter", &sieve_access),
             count_blocks: k(&sieve, "count_blocks", &sieve_access),
             describe_blocks: k(&sieve, "describe_blocks", &sieve_access),
-            tables: k(&tables, "build", &[Read, Read, Read, Read, Write, Write]),
+            tables: k(&tables, "build", &[Read, Read, Read, Read, Write, Write, Write]),
             count_routes: k(&route, "count_routes", &route_access),
             write_routes: k(&route, "write_routes", &route_access),
             count: k(&count, "count", &[Read, Read, Read, Read, Read, Write]),
@@ -100,7 +97,7 @@ impl Kernels {
 fn module(
     device: &wgpu::Device,
     label: &'static str,
-    source: &'static str,
+    source: String,
     trusted: bool,
 ) -> wgpu::ShaderModule {
     let desc = wgpu::ShaderModuleDescriptor {
@@ -108,9 +105,11 @@ fn module(
         source: wgpu::ShaderSource::Wgsl(source.into()),
     };
     if trusted && !cfg!(debug_assertions) {
-        // SAFETY: the count kernel indexes workgroup memory below its declared sizes (chunks
-        // ≤ 12 of 512 words, class sets after them) and reads buffers only below the sizes
-        // `Slot::count` checks before it dispatches; tests build it with the checks on.
+        // SAFETY: the count kernel indexes workgroup memory below its declared size (a row
+        // pair of 1,024 words per two chunks, chunks ≤ 12, so below 6 · 1,024; the final
+        // sums in its first 1,024 words), reads a block's tables and info only for blocks
+        // below the count `Slot::count` checks against the buffers' sizes, and routes below
+        // the total it checks the same way; tests build it with the checks on.
         unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
     } else {
         device.create_shader_module(desc)

@@ -23,6 +23,7 @@ mod jobs;
 mod join;
 mod kernels;
 mod memory;
+mod shader;
 mod tree;
 
 #[cfg(test)]

@@ -67,43 +67,155 @@ fn the_sieve_and_count_equal_brute_force_on_random_keys() {
         let stored = keys(&mut rng, s, bits, density);
         let queries = keys(&mut rng, q, bits, density);
         let live = !(1u64 << 3) & ((1 << 61) - 1);
-        let fill = Fill {
-            live,
-            stored_w: [1, 2, 3, 4],
-            query_w: [1, 1, 2, 1],
-        };
-        let got = slot
-            .count_keys(&gpu.device, (&stored, &queries), fill)
-            .unwrap();
-        assert_eq!(
-            got,
-            brute(&stored, &queries, fill),
-            "{s} stored, {q} queries, {bits} bits"
-        );
+        for (stored_w, query_w) in [([1, 2, 3, 4], [1, 1, 2, 1]), ([2, 4, 4, 4], [1; 4])] {
+            let fill = Fill {
+                live,
+                stored_w,
+                query_w,
+            };
+            let (weighted, hits, _) = slot
+                .count_keys(&gpu.device, (&stored, &queries), fill)
+                .unwrap();
+            assert_eq!(
+                (weighted, hits),
+                brute(&stored, &queries, fill),
+                "{s} stored, {q} queries, {bits} bits, weights {stored_w:?} {query_w:?}"
+            );
+        }
+    }
+}
+
+/// The weighings of the engine's joins (and two beyond them): stored and query weights by
+/// class, the classes the keys and queries take, and the block count's mode for them
+/// (tables.wgsl's `weighing`).
+const WEIGHINGS: [(&str, [u32; 4], [u32; 4], u32, u32, u32); 9] = [
+    ("odd N: one class", [1, 0, 0, 0], [1; 4], 1, 4, 0),
+    ("even N, ew = 2", [4, 4, 4, 4], [1; 4], 4, 4, 0),
+    ("even N, ew = 1", [2, 4, 4, 4], [1; 4], 4, 4, 1),
+    ("even N, ew = 0", [0, 4, 4, 4], [1; 4], 4, 4, 1),
+    ("even N below 18", [1, 2, 2, 4], [1; 4], 4, 4, 3),
+    ("swapped, odd N", [1; 4], [1, 0, 0, 0], 4, 1, 2),
+    ("swapped, even N", [1; 4], [2, 4, 4, 4], 4, 4, 2),
+    ("both sides weighted", [1, 2, 3, 4], [1, 1, 2, 1], 4, 4, 3),
+    ("the largest weights", [255, 254, 255, 255], [255; 4], 4, 4, 1),
+];
+
+/// `keys` with their classes drawn from the first `classes`.
+fn with_classes(rng: &mut fastrand::Rng, keys: &[u64], classes: u32) -> Vec<u64> {
+    keys.iter()
+        .map(|k| k & !(3 << 61) | u64::from(rng.u32(..classes)) << 61)
+        .collect()
+}
+
+/// Word `at` of every block's description in the slot's `info` (after a count).
+fn block_info(dev: &Device, slot: &mut Slot, blocks: u64, at: u64) -> Vec<u32> {
+    use super::join::Stage;
+    use super::shader::BLOCK_INFO;
+    let mut stage = Stage::new(dev);
+    stage.read(slot.info.get(), 0, 4 * BLOCK_INFO * blocks);
+    let words = stage
+        .submit(&mut slot.params, &mut slot.staging)
+        .unwrap()
+        .remove(0);
+    words
+        .chunks_exact(4 * BLOCK_INFO as usize)
+        .map(|b| b[at as usize])
+        .collect()
+}
+
+#[test]
+fn every_chunk_count_and_weighing_equals_brute_force() {
+    let Some(gpu) = gpu("every_chunk_count_and_weighing_equals_brute_force") else {
+        return;
+    };
+    let mut rng = fastrand::Rng::with_seed(3);
+    let mut slot = Slot::new();
+    let live = (1 << 61) - 1;
+    for chunks in 1..=12u32 {
+        // One block (a single leaf) whose keys mix every one of their bits: 5·chunks − 2.
+        let bits = 5 * chunks - 2;
+        let size = if chunks % 2 == 0 { 512 } else { 300 };
+        let stored = keys(&mut rng, size, bits, 0.2);
+        let queries = keys(&mut rng, 200, bits, 0.2);
+        for (what, stored_w, query_w, key_classes, query_classes, mode) in WEIGHINGS {
+            let stored = with_classes(&mut rng, &stored, key_classes);
+            let queries = with_classes(&mut rng, &queries, query_classes);
+            let fill = Fill {
+                live,
+                stored_w,
+                query_w,
+            };
+            let (weighted, hits, stats) = slot
+                .count_keys(&gpu.device, (&stored, &queries), fill)
+                .unwrap();
+            let case = format!("{chunks} chunks, {what}");
+            assert_eq!((weighted, hits), brute(&stored, &queries, fill), "{case}");
+            assert!(hits > 0, "{case}: no pair met");
+            assert_eq!(stats[1], u64::from(chunks), "{case}: chunks built");
+            let desc = block_info(&gpu.device, &mut slot, 1, 4);
+            assert_eq!(desc, [chunks | mode << 8], "{case}: chunks and mode");
+        }
     }
 }
 
 #[test]
-fn a_lane_past_2_to_the_32_still_sums_exactly() {
-    let Some(gpu) = gpu("a_lane_past_2_to_the_32_still_sums_exactly") else {
+fn a_workgroups_sum_past_2_to_the_32_stays_exact_in_every_mode() {
+    let Some(gpu) = gpu("a_workgroups_sum_past_2_to_the_32_stays_exact_in_every_mode") else {
         return;
     };
-    // One block of 512 keys that meet every query: each of 4096 routes adds 32 keys × 2^20
-    // to its invocation's lane, which passes 2^32 after 128 of its 256 routes.
-    let stored = vec![0u64; 512];
-    let queries = vec![0u64; 4096];
+    // One block of 512 keys that meet every query: a count workgroup takes 2,048 routes of
+    // 512 hits, each weighing up to 255 · 255, so its sum passes 2^36 while no invocation's
+    // passes 2^28 (count.wgsl).
+    let mut rng = fastrand::Rng::with_seed(9);
+    let mut slot = Slot::new();
+    let zeros = [0u64; 512];
+    let queries = [0u64; 4096];
+    for (stored_w, query_w) in [
+        ([255; 4], [255; 4]),
+        ([255, 254, 255, 255], [255; 4]),
+        ([255; 4], [255, 254, 253, 255]),
+        ([255, 1, 2, 255], [255, 254, 253, 255]),
+    ] {
+        let stored = with_classes(&mut rng, &zeros, 4);
+        let queries = with_classes(&mut rng, &queries, 4);
+        let fill = Fill {
+            live: (1 << 61) - 1,
+            stored_w,
+            query_w,
+        };
+        let (weighted, hits, _) = slot
+            .count_keys(&gpu.device, (&stored, &queries), fill)
+            .unwrap();
+        assert_eq!(hits, 512 * 4096);
+        assert_eq!((weighted, hits), brute(&stored, &queries, fill));
+        // Two count workgroups: one at least passed 2^34.
+        assert!(weighted > 1 << 35, "{weighted}");
+    }
+}
+
+#[test]
+fn a_weight_the_count_cannot_sum_is_refused() {
+    let Some(gpu) = gpu("a_weight_the_count_cannot_sum_is_refused") else {
+        return;
+    };
     let fill = Fill {
         live: (1 << 61) - 1,
-        stored_w: [1 << 20; 4],
+        stored_w: [1, 256, 1, 1],
         query_w: [1; 4],
     };
-    let mut slot = Slot::new();
-    let (weighted, hits) = slot
-        .count_keys(&gpu.device, (&stored, &queries), fill)
-        .unwrap();
-    assert_eq!(hits, 512 * 4096);
-    assert_eq!(weighted, 512 * 4096 * (1 << 20));
-    assert!(weighted > 1 << 32);
+    let got = Slot::new().count_keys(&gpu.device, (&[0; 4], &[0; 4]), fill);
+    let e = got.expect_err("a weight of 256");
+    assert!(e.contains("256"), "{e}");
+}
+
+/// Asserts the kernels' work budgets over `work`: at most 3,000 keys tested per chunk the
+/// table build makes, and 0.1 global routing atomics per visit.
+fn assert_budgets(work: &crate::Work, what: &str) {
+    assert!(work.table_chunks > 0 && work.visited_pairs > 0, "{what}: {work:?}");
+    let tests = work.table_key_tests as f64 / work.table_chunks as f64;
+    assert!(tests <= 3000.0, "{what}: {tests:.0} key tests a chunk");
+    let atomics = work.route_atomics as f64 / work.visited_pairs as f64;
+    assert!(atomics <= 0.1, "{what}: {atomics:.3} route atomics a visit");
 }
 
 /// The GPU plan of `n` solved whole.
@@ -119,10 +231,21 @@ fn every_total_from_4_to_16_is_known() {
     let Some(gpu) = gpu("every_total_from_4_to_16_is_known") else {
         return;
     };
-    for n in 4..=16 {
+    for n in 4..=15 {
         let want = crate::known::total(n).unwrap();
         assert_eq!(gpu_total(&gpu, n, 2), want, "N = {n}");
     }
+    // 16 task by task, with the work counters.
+    let plan = super::plan(&gpu, 16).unwrap();
+    let mut work = crate::Work::default();
+    let mut total = 0;
+    for t in 0..plan.len() {
+        let (count, w) = plan.solve_counted(t).unwrap();
+        total += count;
+        work.add(&w);
+    }
+    assert_eq!(total, crate::known::total(16).unwrap(), "N = 16");
+    assert_budgets(&work, "N = 16");
 }
 
 #[test]
@@ -159,19 +282,24 @@ impl Joiner for Checked {
     }
 }
 
-/// Tasks of `n` at the given shares of its plan (in thousandths), each join checked.
-fn check_tasks(gpu: &Gpu, n: u32, at: &[usize]) {
+/// Tasks of `n` at the given shares of its plan (in thousandths), each join checked; returns
+/// their work.
+fn check_tasks(gpu: &Gpu, n: u32, at: &[usize]) -> crate::Work {
     let joiner = Arc::new(Checked(super::join::GpuJoiner::new(
         Arc::clone(&gpu.device),
         None,
     )));
     let on_gpu = MitmPlan::with_joiner(n, joiner);
     let cpu = crate::engine::plan("mitm", n, &crate::engine::PlanOptions::default()).unwrap();
+    let mut work = crate::Work::default();
     for &share in at {
         let t = (cpu.len() - 1) * share / 1000;
-        assert_eq!(on_gpu.solve(t), cpu.solve(t), "N = {n}, task {t}");
+        let (count, w) = on_gpu.solve_counted(t).unwrap();
+        assert_eq!(count, cpu.solve(t), "N = {n}, task {t}");
         assert!(on_gpu.fault().is_none(), "{:?}", on_gpu.fault());
+        work.add(&w);
     }
+    work
 }
 
 #[test]
@@ -182,11 +310,12 @@ fn sampled_tasks_of_15_to_23_equal_the_cpu_join_by_join() {
     // 18 and up weigh even pairs by the transposes (ties); odd N have cross tasks.
     check_tasks(&gpu, 15, &[0, 500, 999]);
     check_tasks(&gpu, 16, &[0, 300]);
-    check_tasks(&gpu, 18, &[0, 100, 700]);
-    check_tasks(&gpu, 19, &[0, 10, 500]);
-    check_tasks(&gpu, 20, &[500, 990]);
-    check_tasks(&gpu, 21, &[900]);
-    check_tasks(&gpu, 22, &[990]);
+    let mut work = check_tasks(&gpu, 18, &[0, 100, 700]);
+    work.add(&check_tasks(&gpu, 19, &[0, 10, 500]));
+    work.add(&check_tasks(&gpu, 20, &[500, 990]));
+    work.add(&check_tasks(&gpu, 21, &[900]));
+    work.add(&check_tasks(&gpu, 22, &[990]));
+    assert_budgets(&work, "sampled tasks of N = 18..22");
     check_tasks(&gpu, 23, &[995]);
 }
 
@@ -228,7 +357,7 @@ fn larger_tasks_and_pieces_equal_the_cpu() {
     let Some(gpu) = gpu("larger_tasks_and_pieces_equal_the_cpu") else {
         return;
     };
-    check_tasks(&gpu, 22, &[0, 10, 100, 500]);
+    assert_budgets(&check_tasks(&gpu, 22, &[0, 10, 100, 500]), "N = 22");
     check_pieces(&gpu, 24, &[500, 950]);
     check_pieces(&gpu, 25, &[333, 500]);
     check_pieces(&gpu, 26, &[333, 500]);

@@ -3,7 +3,17 @@
 // query meets each block whose keys' AND it shares no bit with. `count_routes` counts each
 // block's queries (and each workgroup's tests); once those counts are scanned into
 // offsets, `write_routes` writes each block's queries, packed onto the block's mixed bits
-// (the query's class in the top two bits), in no particular order.
+// (the query's class in the top two bits; on odd slots each pair of chunks exchanged, the
+// block count's bank swizzle, count.wgsl), in no particular order.
+//
+// Global atomics. A workgroup's invocations walk ROUTE_QUERIES queries each and gather the
+// blocks met in a histogram in workgroup memory (a hash table of ROUTE_SLOTS blocks, open
+// addressing): `count_routes` then adds each block's count with one global atomic, and
+// `write_routes` walks its queries twice, first counting as `count_routes` did, then, once
+// each block's slots are reserved with one global atomic, handing them out from workgroup
+// memory. A block that finds no free slot within ROUTE_PROBES counts and reserves route by
+// route with global atomics (exact either way; every global atomic made is counted in
+// STAT_ROUTE_ATOMICS).
 
 struct RouteParams {
     // Queries in this dispatch, from `first`.
@@ -44,8 +54,18 @@ struct Fill {
 @group(0) @binding(6) var<storage, read_write> routes: array<vec2<u32>>;
 
 const LEAF: u32 = 0x80000000u;
+const EMPTY: u32 = 0xffffffffu;
 
-var<workgroup> tests_of: array<u32, 256>;
+// What a walk does at each block met.
+const COUNT: u32 = 0u;
+const TALLY: u32 = 1u;
+const EMIT: u32 = 2u;
+
+// The histogram: each slot's block, its routes (counted up, then handed out down), and
+// where its reserved routes start (before and after, the sums of `add_up`).
+var<workgroup> slot_block: array<atomic<u32>, ROUTE_SLOTS>;
+var<workgroup> slot_count: array<atomic<u32>, ROUTE_SLOTS>;
+var<workgroup> slot_base: array<u32, ROUTE_SLOTS>;
 
 // The fill whose queries hold query i.
 fn fill_of_query(i: u32) -> u32 {
@@ -65,22 +85,123 @@ fn fill_of_query(i: u32) -> u32 {
     return lo;
 }
 
-// Walks query i's tree; with `emit`, writes its routes, else counts them. Returns the
-// tests made. The nodes of a tree are in preorder, each split followed by the subtree
+fn first_slot(b: u32) -> u32 {
+    return (b * 0x9e3779b1u) >> (32u - ROUTE_SLOT_BITS);
+}
+
+// Block b's slot in the histogram, taken if it has none; EMPTY where the probed slots are
+// all another block's. A slot once taken is never given up, so whoever looks for b later
+// (here or in `find`) finds the same slot, or none.
+fn take(b: u32) -> u32 {
+    var s = first_slot(b);
+    var probes = 0u;
+    for (var tries = 0u; tries < 2u * ROUTE_PROBES; tries = tries + 1u) {
+        let held = atomicLoad(&slot_block[s]);
+        if (held == b) {
+            return s;
+        }
+        if (held == EMPTY) {
+            let r = atomicCompareExchangeWeak(&slot_block[s], EMPTY, b);
+            if (r.exchanged || r.old_value == b) {
+                return s;
+            }
+            if (r.old_value == EMPTY) {
+                // Failed spuriously: the same slot again.
+                continue;
+            }
+        }
+        probes = probes + 1u;
+        if (probes == ROUTE_PROBES) {
+            break;
+        }
+        s = (s + 1u) & (ROUTE_SLOTS - 1u);
+    }
+    return EMPTY;
+}
+
+// Block b's slot, or EMPTY where it has none.
+fn find(b: u32) -> u32 {
+    var s = first_slot(b);
+    for (var probes = 0u; probes < ROUTE_PROBES; probes = probes + 1u) {
+        let held = atomicLoad(&slot_block[s]);
+        if (held == b || held == EMPTY) {
+            return select(EMPTY, s, held == b);
+        }
+        s = (s + 1u) & (ROUTE_SLOTS - 1u);
+    }
+    return EMPTY;
+}
+
+// Chunks 2k and 2k + 1 of a packed word exchanged, for the first `pairs` pairs (≤ 3).
+fn swap_pairs(v: u32, pairs: u32) -> u32 {
+    let even = 0x01f07c1fu & ((1u << (10u * pairs)) - 1u);
+    let odd = even << 5u;
+    return (v & ~(even | odd)) | ((v & even) << 5u) | ((v >> 5u) & even);
+}
+
+// The route of query q (class cls) to a block of mixed bits `mixed`, for slot `slot`: the
+// query packed onto the block's mixed bits; on an odd slot, the chunks of each whole pair
+// exchanged (the count's bank swizzle).
+fn route_word(q: vec2<u32>, cls: u32, mixed: vec2<u32>, slot: u32) -> vec2<u32> {
+    var packed = pack60(q, mixed);
+    if ((slot & 1u) == 1u) {
+        let pairs = (countOneBits(mixed.x) + countOneBits(mixed.y) + 4u) / 5u / 2u;
+        let low = min(pairs, 3u);
+        packed = vec2<u32>(swap_pairs(packed.x, low), swap_pairs(packed.y, pairs - low));
+    }
+    return vec2<u32>(packed.x, packed.y | (cls << 30u));
+}
+
+// What query q (class cls) does at block b (mixed bits `mixed`) in a walk that does
+// `action`; returns the global atomics it made.
+fn meet(q: vec2<u32>, cls: u32, b: u32, mixed: vec2<u32>, action: u32) -> u32 {
+    if (action == EMIT) {
+        let s = find(b);
+        // Slots are handed out from the top; past the bottom the count wraps far above
+        // any count, and the route reserves its own.
+        var rank = EMPTY;
+        if (s != EMPTY) {
+            rank = atomicSub(&slot_count[s], 1u) - 1u;
+        }
+        var slot = 0u;
+        var atomics = 0u;
+        if (rank < 0x80000000u) {
+            slot = slot_base[s] + rank;
+        } else {
+            slot = atomicLoad(&scan[p.block_queries + b])
+                + atomicAdd(&scan[p.block_cursor + b], 1u);
+            atomics = 1u;
+        }
+        routes[slot] = route_word(q, cls, mixed, slot);
+        return atomics;
+    }
+    let s = take(b);
+    if (s != EMPTY) {
+        atomicAdd(&slot_count[s], 1u);
+        return 0u;
+    }
+    if (action == COUNT) {
+        atomicAdd(&scan[p.block_queries + b], 1u);
+        return 1u;
+    }
+    // Tallied nowhere: written with a global atomic of its own.
+    return 0u;
+}
+
+// Walks query i's tree, doing `action` at each block met. Returns the tests made and the
+// global atomics. The nodes of a tree are in preorder, each split followed by the subtree
 // with its bit and then the one without: a query that may enter the first steps to the
 // next node, else jumps to the second, and after a leaf the next node is where the walk
-// goes on. So the walk needs no stack.
-fn route(i: u32, emit: bool) -> u32 {
+// goes on. So the walk needs no stack, and every step moves forward: at most the fill's
+// nodes.
+fn route(i: u32, action: u32) -> vec2<u32> {
     let raw = queries[i];
     let f = fills[fill_of_query(i)];
     let q = raw & f.live;
     let cls = (raw.y >> 29u) & 3u;
-    var at = f.root;
     var tests = 0u;
-    loop {
-        if (at >= f.tree_end) {
-            break;
-        }
+    var atomics = 0u;
+    for (var at = f.root; at < f.tree_end; ) {
         let node = tree[at];
         tests = tests + 1u;
         if ((node.x & LEAF) == 0u) {
@@ -91,55 +212,95 @@ fn route(i: u32, emit: bool) -> u32 {
         let leaf = node.x & ~LEAF;
         let b1 = atomicLoad(&scan[p.leaf_blocks + leaf + 1u]);
         for (var b = atomicLoad(&scan[p.leaf_blocks + leaf]); b < b1; b = b + 1u) {
-            let bits = info[2u * b];
+            let bits = info[INFO * b];
             tests = tests + 1u;
-            if (!disjoint(q, bits.xy)) {
-                continue;
-            }
-            if (emit) {
-                let slot = atomicLoad(&scan[p.block_queries + b])
-                    + atomicAdd(&scan[p.block_cursor + b], 1u);
-                var packed = pack60(q, bits.zw);
-                packed.y = packed.y | (cls << 30u);
-                routes[slot] = packed;
-            } else {
-                atomicAdd(&scan[p.block_queries + b], 1u);
+            if (disjoint(q, bits.xy)) {
+                atomics = atomics + meet(q, cls, b, bits.zw, action);
             }
         }
     }
-    return tests;
+    return vec2<u32>(tests, atomics);
+}
+
+// Walks this invocation's queries (those of the workgroup's ROUTE_QUERIES · 256 that the
+// dispatch has): returns the tests and the global atomics.
+fn walk_all(g: u32, li: u32, action: u32) -> vec2<u32> {
+    var sum = vec2<u32>(0u);
+    for (var k = 0u; k < ROUTE_QUERIES; k = k + 1u) {
+        let i = (g * ROUTE_QUERIES + k) * 256u + li;
+        if (i < p.queries) {
+            sum = sum + route(p.first + i, action);
+        }
+    }
+    return sum;
+}
+
+fn clear_slots(li: u32) {
+    for (var s = li; s < ROUTE_SLOTS; s = s + 256u) {
+        atomicStore(&slot_block[s], EMPTY);
+        atomicStore(&slot_count[s], 0u);
+    }
+    workgroupBarrier();
+}
+
+// The workgroup's sums of every invocation's (tests, global atomics), in slot_base (free
+// by then); the atomics go to the work counter.
+fn add_up(li: u32, mine: vec2<u32>) -> vec2<u32> {
+    workgroupBarrier();
+    slot_base[li] = mine.x;
+    slot_base[256u + li] = mine.y;
+    workgroupBarrier();
+    for (var stride = 128u; stride > 0u; stride = stride / 2u) {
+        if (li < stride) {
+            slot_base[li] = slot_base[li] + slot_base[li + stride];
+            slot_base[256u + li] = slot_base[256u + li] + slot_base[256u + li + stride];
+        }
+        workgroupBarrier();
+    }
+    let sums = vec2<u32>(slot_base[0], slot_base[256]);
+    if (li == 0u) {
+        stat_add(STAT_ROUTE_ATOMICS, sums.y);
+    }
+    return sums;
 }
 
 @compute @workgroup_size(256)
 fn count_routes(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let g = flat_group(wg);
-    let i = g * 256u + li;
-    var tests = 0u;
-    if (i < p.queries) {
-        tests = route(p.first + i, false);
-    }
-    tests_of[li] = tests;
+    clear_slots(li);
+    let walked = walk_all(g, li, COUNT);
     workgroupBarrier();
-    var stride = 128u;
-    loop {
-        if (stride == 0u) {
-            break;
+    var atomics = walked.y;
+    for (var s = li; s < ROUTE_SLOTS; s = s + 256u) {
+        let b = atomicLoad(&slot_block[s]);
+        if (b != EMPTY) {
+            atomicAdd(&scan[p.block_queries + b], atomicLoad(&slot_count[s]));
+            atomics = atomics + 1u;
         }
-        if (li < stride) {
-            tests_of[li] = tests_of[li] + tests_of[li + stride];
-        }
-        workgroupBarrier();
-        stride = stride / 2u;
     }
+    let sums = add_up(li, vec2<u32>(walked.x, atomics));
     if (li == 0u) {
-        atomicStore(&scan[p.tests + g], tests_of[0]);
+        atomicStore(&scan[p.tests + g], sums.x);
     }
 }
 
 @compute @workgroup_size(256)
 fn write_routes(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let i = flat_group(wg) * 256u + li;
-    if (i < p.queries) {
-        route(p.first + i, true);
+    let g = flat_group(wg);
+    clear_slots(li);
+    _ = walk_all(g, li, TALLY);
+    workgroupBarrier();
+    var atomics = 0u;
+    for (var s = li; s < ROUTE_SLOTS; s = s + 256u) {
+        let b = atomicLoad(&slot_block[s]);
+        if (b != EMPTY) {
+            let n = atomicLoad(&slot_count[s]);
+            slot_base[s] = atomicLoad(&scan[p.block_queries + b])
+                + atomicAdd(&scan[p.block_cursor + b], n);
+            atomics = atomics + 1u;
+        }
     }
+    workgroupBarrier();
+    atomics = atomics + walk_all(g, li, EMIT).y;
+    _ = add_up(li, vec2<u32>(0u, atomics));
 }
