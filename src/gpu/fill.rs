@@ -206,8 +206,15 @@ impl Slot {
         (nodes, leaves): (u64, u64),
     ) -> Result<(), String> {
         // The block count sums each invocation's weighted hits in u32 (count.wgsl).
-        if let Some(w) = fill.stored_w.iter().chain(&fill.query_w).find(|&&w| w > 255) {
-            return Err(format!("a class weight of {w} is more than the GPU count takes (255)"));
+        if let Some(w) = fill
+            .stored_w
+            .iter()
+            .chain(&fill.query_w)
+            .find(|&&w| w > 255)
+        {
+            return Err(format!(
+                "a class weight of {w} is more than the GPU count takes (255)"
+            ));
         }
         let mut words = vec![0, s as u32, 0, q as u32, 0, 0, leaves as u32, nodes as u32];
         words.extend([fill.live as u32, (fill.live >> 32) as u32, 0, 0]);

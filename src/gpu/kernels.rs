@@ -81,7 +81,11 @@ impl Kernels {
             scatter: k(&sieve, "scatter", &sieve_access),
             count_blocks: k(&sieve, "count_blocks", &sieve_access),
             describe_blocks: k(&sieve, "describe_blocks", &sieve_access),
-            tables: k(&tables, "build", &[Read, Read, Read, Read, Write, Write, Write]),
+            tables: k(
+                &tables,
+                "build",
+                &[Read, Read, Read, Read, Write, Write, Write],
+            ),
             count_routes: k(&route, "count_routes", &route_access),
             write_routes: k(&route, "write_routes", &route_access),
             count: k(&count, "count", &[Read, Read, Read, Read, Read, Write]),

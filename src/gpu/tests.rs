@@ -85,19 +85,55 @@ fn the_sieve_and_count_equal_brute_force_on_random_keys() {
     }
 }
 
-/// The weighings of the engine's joins (and two beyond them): stored and query weights by
-/// class, the classes the keys and queries take, and the block count's mode for them
-/// (tables.wgsl's `weighing`).
-const WEIGHINGS: [(&str, [u32; 4], [u32; 4], u32, u32, u32); 9] = [
-    ("odd N: one class", [1, 0, 0, 0], [1; 4], 1, 4, 0),
-    ("even N, ew = 2", [4, 4, 4, 4], [1; 4], 4, 4, 0),
-    ("even N, ew = 1", [2, 4, 4, 4], [1; 4], 4, 4, 1),
-    ("even N, ew = 0", [0, 4, 4, 4], [1; 4], 4, 4, 1),
-    ("even N below 18", [1, 2, 2, 4], [1; 4], 4, 4, 3),
-    ("swapped, odd N", [1; 4], [1, 0, 0, 0], 4, 1, 2),
-    ("swapped, even N", [1; 4], [2, 4, 4, 4], 4, 4, 2),
-    ("both sides weighted", [1, 2, 3, 4], [1, 1, 2, 1], 4, 4, 3),
-    ("the largest weights", [255, 254, 255, 255], [255; 4], 4, 4, 1),
+/// A weighing of a join's pairs: stored and query weights by class, the classes the stored
+/// keys and the queries take, and the block count's mode for them (tables.wgsl's
+/// `weighing`).
+struct Weighing {
+    what: &'static str,
+    stored_w: [u32; 4],
+    query_w: [u32; 4],
+    key_classes: u32,
+    query_classes: u32,
+    mode: u32,
+}
+
+const fn weighing(
+    what: &'static str,
+    w: ([u32; 4], [u32; 4]),
+    classes: (u32, u32),
+    mode: u32,
+) -> Weighing {
+    Weighing {
+        what,
+        stored_w: w.0,
+        query_w: w.1,
+        key_classes: classes.0,
+        query_classes: classes.1,
+        mode,
+    }
+}
+
+/// The weighings of the engine's joins, and two beyond them.
+const WEIGHINGS: [Weighing; 9] = [
+    weighing("odd N: one class", ([1, 0, 0, 0], [1; 4]), (1, 4), 0),
+    weighing("even N, ew = 2", ([4, 4, 4, 4], [1; 4]), (4, 4), 0),
+    weighing("even N, ew = 1", ([2, 4, 4, 4], [1; 4]), (4, 4), 1),
+    weighing("even N, ew = 0", ([0, 4, 4, 4], [1; 4]), (4, 4), 1),
+    weighing("even N below 18", ([1, 2, 2, 4], [1; 4]), (4, 4), 3),
+    weighing("swapped, odd N", ([1; 4], [1, 0, 0, 0]), (4, 1), 2),
+    weighing("swapped, even N", ([1; 4], [2, 4, 4, 4]), (4, 4), 2),
+    weighing(
+        "both sides weighted",
+        ([1, 2, 3, 4], [1, 1, 2, 1]),
+        (4, 4),
+        3,
+    ),
+    weighing(
+        "the largest weights",
+        ([255, 254, 255, 255], [255; 4]),
+        (4, 4),
+        1,
+    ),
 ];
 
 /// `keys` with their classes drawn from the first `classes`.
@@ -137,13 +173,14 @@ fn every_chunk_count_and_weighing_equals_brute_force() {
         let size = if chunks % 2 == 0 { 512 } else { 300 };
         let stored = keys(&mut rng, size, bits, 0.2);
         let queries = keys(&mut rng, 200, bits, 0.2);
-        for (what, stored_w, query_w, key_classes, query_classes, mode) in WEIGHINGS {
-            let stored = with_classes(&mut rng, &stored, key_classes);
-            let queries = with_classes(&mut rng, &queries, query_classes);
+        for w in &WEIGHINGS {
+            let (what, mode) = (w.what, w.mode);
+            let stored = with_classes(&mut rng, &stored, w.key_classes);
+            let queries = with_classes(&mut rng, &queries, w.query_classes);
             let fill = Fill {
                 live,
-                stored_w,
-                query_w,
+                stored_w: w.stored_w,
+                query_w: w.query_w,
             };
             let (weighted, hits, stats) = slot
                 .count_keys(&gpu.device, (&stored, &queries), fill)
@@ -211,11 +248,15 @@ fn a_weight_the_count_cannot_sum_is_refused() {
 /// Asserts the kernels' work budgets over `work`: at most 3,000 keys tested per chunk the
 /// table build makes, and 0.1 global routing atomics per visit.
 fn assert_budgets(work: &crate::Work, what: &str) {
-    assert!(work.table_chunks > 0 && work.visited_pairs > 0, "{what}: {work:?}");
+    assert!(
+        work.table_chunks > 0 && work.visited_pairs > 0,
+        "{what}: {work:?}"
+    );
     let tests = work.table_key_tests as f64 / work.table_chunks as f64;
     assert!(tests <= 3000.0, "{what}: {tests:.0} key tests a chunk");
     let atomics = work.route_atomics as f64 / work.visited_pairs as f64;
     assert!(atomics <= 0.1, "{what}: {atomics:.3} route atomics a visit");
+    eprintln!("{what}: {tests:.0} key tests a chunk, {atomics:.4} route atomics a visit");
 }
 
 /// The GPU plan of `n` solved whole.
