@@ -50,6 +50,13 @@ pub(crate) struct Kernels {
 impl Kernels {
     /// Compiles every kernel for `device`.
     pub(crate) fn new(device: &wgpu::Device) -> Self {
+        let gen_access = [Read, Read, Write, Write];
+        let gather_access = [Read, Read, Read, Write];
+        let sieve_access = [Read, Read, Read, Write, Write, Write, Write];
+        // The kernels that keep work counters have their binding last.
+        let tables_access = [Read, Read, Read, Read, Write, Write, Write];
+        let route_access = [Read, Read, Read, Read, Write, Write, Write];
+        let stats_at = |access: &[Access]| Some(access.len() as u32);
         let m = |file: &'static str, stats_at: Option<u32>, trusted: bool| {
             module(device, file, source(file, stats_at), trusted)
         };
@@ -57,18 +64,13 @@ impl Kernels {
         let gen = m("gen.wgsl", None, false);
         let gather = m("gather.wgsl", None, false);
         let sieve = m("sieve.wgsl", None, false);
-        // The work counters' binding follows each kernel's last.
-        let tables = m("tables.wgsl", Some(7), false);
-        let route = m("route.wgsl", Some(7), false);
+        let tables = m("tables.wgsl", stats_at(&tables_access), false);
+        let route = m("route.wgsl", stats_at(&route_access), false);
         let count = m("count.wgsl", None, true);
         let ties = m("ties.wgsl", None, false);
         let k = |m: &wgpu::ShaderModule, entry: &'static str, access: &[Access]| {
             Kernel::new(device, m, entry, access)
         };
-        let gen_access = [Read, Read, Write, Write];
-        let gather_access = [Read, Read, Read, Write];
-        let sieve_access = [Read, Read, Read, Write, Write, Write, Write];
-        let route_access = [Read, Read, Read, Read, Write, Write, Write];
         Kernels {
             scan_reduce: k(&scan, "reduce", &[Write]),
             scan_down: k(&scan, "down", &[Write]),
@@ -81,11 +83,7 @@ impl Kernels {
             scatter: k(&sieve, "scatter", &sieve_access),
             count_blocks: k(&sieve, "count_blocks", &sieve_access),
             describe_blocks: k(&sieve, "describe_blocks", &sieve_access),
-            tables: k(
-                &tables,
-                "build",
-                &[Read, Read, Read, Read, Write, Write, Write],
-            ),
+            tables: k(&tables, "build", &tables_access),
             count_routes: k(&route, "count_routes", &route_access),
             write_routes: k(&route, "write_routes", &route_access),
             count: k(&count, "count", &[Read, Read, Read, Read, Read, Write]),
