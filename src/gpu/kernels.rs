@@ -107,9 +107,10 @@ fn module(
         source: wgpu::ShaderSource::Wgsl(source.into()),
     };
     if trusted && !cfg!(debug_assertions) {
-        // SAFETY: the count kernel indexes workgroup memory below its declared size (a row
+        // SAFETY: the count kernel indexes workgroup memory below its declared sizes (a row
         // pair of 1,024 words per two chunks, chunks ≤ 12, so below 6 · 1,024; the final
-        // sums in its first 1,024 words), reads a block's tables and info only for blocks
+        // sums in its first 1,024 words; a stage's routes below 256, by the invocation's
+        // index or the stage's length), reads a block's tables and info only for blocks
         // below the count `Slot::count` checks against the buffers' sizes, and routes below
         // the total it checks the same way; tests build it with the checks on.
         unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }

@@ -9,8 +9,9 @@ use super::join::TABLE_WORDS;
 
 /// Routes a block count workgroup takes. Mesa's CPU driver (lavapipe) stops the loops of
 /// one invocation after 65,535 iterations *in all*: a workgroup may meet a block per
-/// route, and each block costs up to 26 of them (its table's load, its routes), so 2,048
-/// routes stay below the limit. A GPU would take more; this is lavapipe's bound.
+/// route, and each block costs up to 27 of them (its table's load, a stage of routes, their
+/// visits, the block), so 2,048 routes stay below the limit. A GPU would take more (on an
+/// H200, 8,192 ran 2% faster); this is lavapipe's bound.
 pub(crate) const ROUTES_PER_GROUP: u64 = 2048;
 
 /// Queries each routing invocation walks: more queries per workgroup meet each block more
@@ -39,8 +40,9 @@ const CHUNK_WORDS: u64 = 12 * 512;
 // The block's key sets (the exception set, four class sets) follow its chunk tables.
 const _: () = assert!(TABLE_WORDS == CHUNK_WORDS + 16 + 4 * 16);
 
-/// Workgroup memory the largest kernel holds: the block count's tables of 12 chunks.
-pub(crate) const WORKGROUP_BYTES: u32 = CHUNK_WORDS as u32 * 4;
+/// Workgroup memory the largest kernel holds: the block count's tables of 12 chunks and a
+/// stage of 256 routes (count.wgsl's `STAGE`).
+pub(crate) const WORKGROUP_BYTES: u32 = CHUNK_WORDS as u32 * 4 + 256 * 8;
 
 /// A work counter the kernels keep on the GPU, in the `stats` buffer: two u32 words (low,
 /// high) each.
@@ -169,7 +171,7 @@ fn chunk_term(c: u32) -> String {
     }
 }
 
-/// The loop over one half-warp's routes `r0, r0 + 16, … < r1` of a block of `chunks` chunks,
+/// The loop over one half-warp's staged routes `j0, j0 + 16, … < n` of a block of `chunks` chunks,
 /// in weighing mode `mode`: returns the invocation's (hits, second sum) in the block.
 fn visit_fn(mode: usize, chunks: u32) -> String {
     let (args, vars, tail, ret) = match MODES[mode] {
@@ -188,10 +190,10 @@ fn visit_fn(mode: usize, chunks: u32) -> String {
         ),
     };
     let mut s = format!(
-        "\nfn visit_{mode}_{chunks}(r0: u32, r1: u32, l0: u32, l1: u32{args}) -> vec2<u32> {{\n\
+        "\nfn visit_{mode}_{chunks}(j0: u32, n: u32, l0: u32, l1: u32{args}) -> vec2<u32> {{\n\
          \x20   var h = 0u;\n{vars}\
-         \x20   for (var r = r0; r < r1; r = r + 16u) {{\n\
-         \x20       let q = routes[r];\n\
+         \x20   for (var j = j0; j < n; j = j + 16u) {{\n\
+         \x20       let q = staged[j];\n\
          \x20       var w = {};\n",
         chunk_term(0)
     );
@@ -210,13 +212,13 @@ fn visit_fn(mode: usize, chunks: u32) -> String {
 fn count_loops() -> String {
     let mut s = String::from(
         "\n// Generated in src/gpu/shader.rs: one loop per weighing mode and chunk count.\n\
-         fn visit(mode: u32, chunks: u32, r0: u32, r1: u32, l0: u32, l1: u32, at: u32, \
+         fn visit(mode: u32, chunks: u32, j0: u32, n: u32, l0: u32, l1: u32, at: u32, \
          desc: vec4<u32>, wts: vec4<u32>) -> vec2<u32> {\n    var v = vec2<u32>(0u);\n    \
          switch (mode * 16u + chunks) {\n",
     );
     for (mode, name) in MODES.iter().enumerate() {
         for chunks in 1..=12u32 {
-            let call = format!("visit_{mode}_{chunks}(r0, r1, l0, l1");
+            let call = format!("visit_{mode}_{chunks}(j0, n, l0, l1");
             let body = match *name {
                 "plain" => {
                     format!("let c = {call});\n            v = vec2<u32>(c.x, wts.x * c.x);")
@@ -237,7 +239,7 @@ fn count_loops() -> String {
         }
     }
     s.push_str(
-        "        default: {\n            v = visit_general(chunks, r0, r1, l0, l1, at, desc, wts);\n        }\n    }\n    return v;\n}\n",
+        "        default: {\n            v = visit_general(chunks, j0, n, l0, l1, at, desc, wts);\n        }\n    }\n    return v;\n}\n",
     );
     for mode in 0..MODES.len() {
         for chunks in 1..=12 {
@@ -284,8 +286,8 @@ mod tests {
         let f = visit_fn(mode, chunks);
         let start = f.find("for (").expect("a loop");
         let end = f.rfind("    }\n    return").expect("the loop's end");
-        // `var r = r0;` runs once: leave it out.
-        f[start..end].replacen("var r = r0;", "", 1)
+        // `var j = j0;` runs once: leave it out.
+        f[start..end].replacen("var j = j0;", "", 1)
     }
 
     #[test]
