@@ -40,6 +40,13 @@ pub struct Work {
     pub hits: u64,
     /// Tests that routed or filtered a query (trie nodes and leaves).
     pub routing_tests: u64,
+    /// GPU table build: keys read and tested, one key's chunk (or class) each (0 on the CPU).
+    pub table_key_tests: u64,
+    /// GPU table build: chunks of 32 entries built, over every block (0 on the CPU).
+    pub table_chunks: u64,
+    /// GPU routing: global atomic read-modify-writes made to count and place routes (0 on
+    /// the CPU).
+    pub route_atomics: u64,
     /// CPU seconds spent preparing quarter lists.
     pub quarter_seconds: f64,
     /// CPU seconds spent building halves.
@@ -100,7 +107,7 @@ impl Work {
         counts.chain(seconds).collect()
     }
 
-    fn counts(&self) -> [u64; 19] {
+    fn counts(&self) -> [u64; 22] {
         [
             self.quarter_placements,
             self.half_pairs_tested,
@@ -115,6 +122,9 @@ impl Work {
             self.direct_pairs,
             self.hits,
             self.routing_tests,
+            self.table_key_tests,
+            self.table_chunks,
+            self.route_atomics,
             self.gpu_submits,
             self.gpu_waits,
             self.gpu_steps,
@@ -124,7 +134,7 @@ impl Work {
         ]
     }
 
-    fn counts_mut(&mut self) -> [&mut u64; 19] {
+    fn counts_mut(&mut self) -> [&mut u64; 22] {
         [
             &mut self.quarter_placements,
             &mut self.half_pairs_tested,
@@ -139,6 +149,9 @@ impl Work {
             &mut self.direct_pairs,
             &mut self.hits,
             &mut self.routing_tests,
+            &mut self.table_key_tests,
+            &mut self.table_chunks,
+            &mut self.route_atomics,
             &mut self.gpu_submits,
             &mut self.gpu_waits,
             &mut self.gpu_steps,
@@ -192,7 +205,7 @@ impl Work {
 }
 
 /// The names of the counts, in [`Work::counters`] order (the field names).
-const COUNT_NAMES: [&str; 19] = [
+const COUNT_NAMES: [&str; 22] = [
     "quarter_placements",
     "half_pairs_tested",
     "keys_built",
@@ -206,6 +219,9 @@ const COUNT_NAMES: [&str; 19] = [
     "direct_pairs",
     "hits",
     "routing_tests",
+    "table_key_tests",
+    "table_chunks",
+    "route_atomics",
     "gpu_submits",
     "gpu_waits",
     "gpu_steps",

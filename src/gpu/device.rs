@@ -3,15 +3,13 @@
 use std::sync::{Arc, OnceLock};
 
 use super::kernels::Kernels;
+use super::shader::WORKGROUP_BYTES;
 use crate::error::Error;
 
 /// What a missing GPU needs, for the messages that say so.
 const INSTALL: &str = "install the Vulkan loader (Debian/Ubuntu: libvulkan1) and your GPU \
                        driver's Vulkan driver (NVIDIA: the driver's Vulkan ICD; AMD/Intel: \
                        mesa-vulkan-drivers)";
-
-/// Workgroup memory the count kernel holds (one block's tables and a reduction).
-const WORKGROUP_BYTES: u32 = super::layout::TABLE_WORDS * 4 + 256 * 16;
 
 /// Storage buffers the busiest kernel binds (the batch's bookkeeping, `plan.wgsl`).
 const STORAGE_BUFFERS: u32 = 9;

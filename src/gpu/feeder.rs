@@ -17,6 +17,7 @@ use super::layout::{
     ROLE_WEST,
 };
 use super::request::Request;
+use super::shader::Stat;
 use super::slot::{Capacity, Packed, Slot, PASSES, STAT_WORDS};
 use super::Device;
 use crate::work::Work;
@@ -403,7 +404,12 @@ impl Loop {
         let passes = slot
             .timed()
             .then(|| pass_seconds(&words[stamps_at..], dev.queue.get_timestamp_period()));
+        let stats = &words[rows * RESULT_WORDS as usize..][..STAT_WORDS as usize];
+        let stat = |s: Stat| wide(stats, 2 * s as u32);
         let batch_work = Work {
+            table_key_tests: stat(Stat::TableKeyTests),
+            table_chunks: stat(Stat::TableChunks),
+            route_atomics: stat(Stat::RouteAtomics),
             gpu_submits: 1,
             gpu_waits: 1,
             gpu_steps: batch.steps,

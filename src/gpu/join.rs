@@ -21,6 +21,21 @@ const SLOT_BYTES: [u64; 3] = [3 << 30, 1 << 30, 256 << 20];
 /// Bytes of the resident quarter words, by the same kinds of adapter.
 const RESIDENT_BYTES: [u64; 3] = [2 << 30, 512 << 20, 32 << 20];
 
+/// The largest class weight the block count takes (count.wgsl: 32-bit sums per invocation).
+pub(crate) const MAX_WEIGHT: u32 = 255;
+
+/// Whether the block count can weigh a join's classes by `factors`: it sums each
+/// invocation's weighted hits in 32 bits (count.wgsl), which holds for weights up to
+/// [`MAX_WEIGHT`].
+pub(crate) fn weights_fit(factors: [u64; 4]) -> Result<(), String> {
+    match factors.iter().find(|&&f| f > u64::from(MAX_WEIGHT)) {
+        Some(f) => Err(format!(
+            "a class weight of {f} is more than the GPU count takes ({MAX_WEIGHT})"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Joins on one GPU, for any number of worker threads.
 pub(crate) struct GpuJoiner {
     device: Arc<Device>,
@@ -94,6 +109,7 @@ impl GpuJoiner {
         if self.injected_failure() {
             return Err("the device was lost (injected by a test)".into());
         }
+        weights_fit(join.factors)?;
         let cap = u32::try_from(join.limits.stored)
             .unwrap_or(u32::MAX)
             .min(self.fill_cap);

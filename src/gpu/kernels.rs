@@ -3,7 +3,7 @@
 //! are dispatched. Every module is the host's constants ([`super::layout::prelude`]), the
 //! shared helpers and types, and its own file.
 
-use super::layout::prelude;
+use super::shader::source;
 
 /// Bytes of one dispatch's parameters (the largest parameter block, rounded to the
 /// uniform offset alignment every device accepts).
@@ -52,39 +52,34 @@ pub(crate) struct Kernels {
 pub(crate) const GEN: &[Access] = &[Read, Read, Read, Read, Write, Write, Write, Write];
 pub(crate) const PLAN: &[Access] = &[Write, Read, Read, Write, Write, Read, Write, Read, Write];
 pub(crate) const TREE: &[Access] = &[Write, Write, Write, Read, Write, Write, Write];
-pub(crate) const TABLES: &[Access] = &[Read, Read, Read, Read, Write, Write];
+pub(crate) const TABLES: &[Access] = &[Read, Read, Read, Read, Write, Write, Write];
 pub(crate) const ROUTE: &[Access] = &[Write, Read, Read, Read, Read, Write, Write];
 pub(crate) const COUNT: &[Access] = &[Write, Read, Read, Read, Read, Read];
 pub(crate) const TIES: &[Access] = &[Write, Read, Read, Read];
 pub(crate) const SCAN: &[Access] = &[Write];
 
-/// A module's source: the host's constants, the shared helpers and types, the results
-/// row (at binding 1) for the modules that add to it, and the module's own file.
-fn source(file: &str, results: bool) -> String {
-    let mut out = prelude();
-    out.push_str(include_str!("shaders/common.wgsl"));
-    out.push_str(include_str!("shaders/types.wgsl"));
-    if results {
-        out.push_str(&include_str!("shaders/results.wgsl").replace("RESULTS_BINDING", "1"));
-    }
-    out.push_str(file);
-    out
-}
+/// Every module, and the binding of its `results` (the join rows and work counters) where
+/// its kernels add to them: binding 1, or for the tables the last.
+pub(crate) const MODULES: [(&str, Option<u32>); 8] = [
+    ("scan.wgsl", None),
+    ("gen.wgsl", None),
+    ("plan.wgsl", Some(1)),
+    ("tree.wgsl", None),
+    ("tables.wgsl", Some(TABLES.len() as u32)),
+    ("route.wgsl", Some(1)),
+    ("count.wgsl", Some(1)),
+    ("ties.wgsl", Some(1)),
+];
 
 impl Kernels {
     /// Compiles every kernel for `device`.
     pub(crate) fn new(device: &wgpu::Device) -> Self {
-        let m = |label, file, results, trusted| {
-            module(device, label, source(file, results), trusted)
+        let m = |i: usize, trusted| {
+            let (file, results_at) = MODULES[i];
+            module(device, file, source(file, results_at), trusted)
         };
-        let scan = m("scan", include_str!("shaders/scan.wgsl"), false, false);
-        let gen = m("gen", include_str!("shaders/gen.wgsl"), false, false);
-        let plan = m("plan", include_str!("shaders/plan.wgsl"), true, false);
-        let tree = m("tree", include_str!("shaders/tree.wgsl"), false, false);
-        let tables = m("tables", include_str!("shaders/tables.wgsl"), false, false);
-        let route = m("route", include_str!("shaders/route.wgsl"), true, false);
-        let count = m("count", include_str!("shaders/count.wgsl"), true, true);
-        let ties = m("ties", include_str!("shaders/ties.wgsl"), true, false);
+        let (scan, gen, plan, tree) = (m(0, false), m(1, false), m(2, false), m(3, false));
+        let (tables, route, count, ties) = (m(4, false), m(5, false), m(6, true), m(7, false));
         // The kernels of one module share a layout, so that one bind group serves them all.
         let layout = |access: &[Access]| bind_layout(device, access);
         let (scan_l, gen_l, plan_l) = (layout(SCAN), layout(GEN), layout(PLAN));

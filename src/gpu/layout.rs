@@ -9,14 +9,11 @@ use bytemuck::{Pod, Zeroable};
 pub(crate) const BLOCK_KEYS: u32 = 512;
 /// A tree node's tag for a leaf (the rest of its first word is the leaf's number).
 pub(crate) const LEAF: u32 = 0x8000_0000;
-/// Words of one block's tables: 12 chunks of 32 entries of 16 words, then 4 class sets.
-pub(crate) const TABLE_WORDS: u32 = 6208;
-/// Where a block's class sets start in its tables.
-pub(crate) const CLASS_SETS: u32 = 6144;
-/// Routes a block-count workgroup takes. A workgroup may meet a new block at every route;
-/// Mesa's CPU driver stops a loop after 65,535 rounds of one invocation, and loading a
-/// table takes up to 24, so 2,048 routes keep its loops well inside that.
-pub(crate) const COUNT_ROUTES: u32 = 2048;
+/// Words of the chunk tables in a block's tables (12 chunks of 32 entries of 16 words);
+/// the block's key sets follow them: the exception set, then each class's.
+pub(crate) const CHUNK_WORDS: u32 = 12 * 512;
+/// Words of one block's tables: its chunk tables and key sets (tables.wgsl).
+pub(crate) const TABLE_WORDS: u32 = CHUNK_WORDS + 16 + 4 * 16;
 /// East tied halves a ties workgroup takes (its loop stays below the driver's 65,535).
 pub(crate) const TIE_EAST: u32 = 4096;
 /// South words per work item of the half join.
@@ -101,8 +98,6 @@ pub(crate) fn prelude() -> String {
         ("BLOCK_KEYS", BLOCK_KEYS),
         ("LEAF", LEAF),
         ("TABLE_WORDS", TABLE_WORDS),
-        ("CLASS_SETS", CLASS_SETS),
-        ("COUNT_ROUTES", COUNT_ROUTES),
         ("TIE_EAST", TIE_EAST),
         ("ROLE_WEST", ROLE_WEST),
         ("ROLE_EAST", ROLE_EAST),

@@ -26,6 +26,7 @@ mod kernels;
 mod layout;
 mod request;
 mod resident;
+mod shader;
 mod slot;
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use super::layout::{
     Batch, Job, JoinDesc, Side, ARGS_COUNT, ARGS_ROUTE, ARGS_TABLES, ARGS_TIES, ARGS_WORDS,
     BLOCK_KEYS, HEAD_WORDS, RESULT_WORDS, TABLE_WORDS, TILE,
 };
+use super::shader::{BLOCK_INFO, STATS_WORDS};
 use super::Device;
 
 /// Keys sampled at a tree node to choose its bit (as the CPU trie's).
@@ -17,7 +18,7 @@ pub(crate) const QUERY_SAMPLE: u32 = 8192;
 /// Most keys in a tree leaf: one block.
 pub(crate) const LEAF_KEYS: u32 = BLOCK_KEYS;
 /// Words after the join rows of `results` for the batch's work counters.
-pub(crate) const STAT_WORDS: u32 = 32;
+pub(crate) const STAT_WORDS: u32 = STATS_WORDS as u32;
 /// The passes of a batch, each between two timestamps where the GPU takes them: the half
 /// join, the sieve (trees and blocks), tables, routing, block count and ties.
 pub(crate) const PASSES: [&str; 6] = ["half_join", "sieve", "tables", "routing", "count", "ties"];
@@ -58,7 +59,7 @@ impl Capacity {
             n.min(bind / per).clamp(64, u64::from(u32::MAX >> 2)) as u32
         };
         let table_bytes = 4 * u64::from(TABLE_WORDS);
-        let blocks = share(0.42, table_bytes + 56, table_bytes);
+        let blocks = share(0.42, table_bytes + 16 * BLOCK_INFO + 24, table_bytes);
         Capacity {
             joins: share(0.004, 96 + 96 + 64 + 16, 96).min(1 << 14),
             jobs: share(0.05, 36, 32),
@@ -237,7 +238,7 @@ impl Slot {
             leaves: make("leaves", 8 * n(cap.leaves), storage),
             blocks: make("blocks", 16 * n(cap.blocks), storage),
             tables: make("tables", 4 * n(TABLE_WORDS) * n(cap.blocks), storage),
-            info: make("block info", 32 * n(cap.blocks), storage),
+            info: make("block info", 16 * BLOCK_INFO * n(cap.blocks), storage),
             routes: make("routes", 8 * n(cap.routes), storage),
             readback: make(
                 "readback",
@@ -549,7 +550,9 @@ impl Groups {
             tables: k.tables.bind(
                 d,
                 p,
-                &[&b.fills, &b.stored, &b.blocks, &b.scan, &b.tables, &b.info],
+                &[
+                    &b.fills, &b.stored, &b.blocks, &b.scan, &b.tables, &b.info, &b.results,
+                ],
             ),
             route: k.count_routes.bind(
                 d,

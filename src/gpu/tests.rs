@@ -168,6 +168,135 @@ fn a_stored_side_past_its_cap_is_refused_or_cut() {
     }
 }
 
+/// A weighing of a join's pairs: the west classes' factors, whether the east side is stored
+/// (its queries then carry the factors), and the classes the west and east keys take.
+struct Weighing {
+    what: &'static str,
+    factors: [u32; 4],
+    swapped: bool,
+    classes: (u32, u32),
+}
+
+/// The weighings of the engine's joins, and the largest weights the count takes.
+const WEIGHINGS: [Weighing; 8] = [
+    Weighing { what: "odd N: one class", factors: [1, 0, 0, 0], swapped: false, classes: (1, 4) },
+    Weighing { what: "even N, ew = 2", factors: [4, 4, 4, 4], swapped: false, classes: (4, 4) },
+    Weighing { what: "even N, ew = 1", factors: [2, 4, 4, 4], swapped: false, classes: (4, 4) },
+    Weighing { what: "even N, ew = 0", factors: [0, 4, 4, 4], swapped: false, classes: (4, 4) },
+    Weighing { what: "even N below 18", factors: [1, 2, 2, 4], swapped: false, classes: (4, 4) },
+    Weighing { what: "swapped, odd N", factors: [1, 0, 0, 0], swapped: true, classes: (1, 4) },
+    Weighing { what: "swapped, even N", factors: [2, 4, 4, 4], swapped: true, classes: (4, 4) },
+    Weighing { what: "the largest weights", factors: [255, 254, 255, 255], swapped: false, classes: (4, 4) },
+];
+
+/// `keys` with their classes drawn from the first `classes`.
+fn with_classes(rng: &mut fastrand::Rng, keys: &[u64], classes: u32) -> Vec<u64> {
+    keys.iter()
+        .map(|k| k & !(3 << 61) | u64::from(rng.u32(..classes)) << 61)
+        .collect()
+}
+
+#[test]
+fn every_chunk_count_and_weighing_equals_brute_force() {
+    let Some(gpu) = gpu("every_chunk_count_and_weighing_equals_brute_force") else {
+        return;
+    };
+    let mut rng = fastrand::Rng::with_seed(3);
+    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None);
+    let live = (1 << 61) - 1;
+    for chunks in 1..=12u32 {
+        // One block (a single leaf) whose keys mix every one of their bits: 5·chunks − 2.
+        let bits = 5 * chunks - 2;
+        let size = if chunks % 2 == 0 { 512 } else { 300 };
+        let few = keys(&mut rng, 200, bits, 0.2);
+        let many = keys(&mut rng, size, bits, 0.2);
+        for w in &WEIGHINGS {
+            // The stored side is the larger, west unless swapped.
+            let (west, east) = if w.swapped { (&few, &many) } else { (&many, &few) };
+            let west = with_classes(&mut rng, west, w.classes.0);
+            let east = with_classes(&mut rng, east, w.classes.1);
+            let flags = if w.swapped { JOIN_SWAP } else { 0 };
+            let (count, work) = join_keys(&joiner, (&west, &east), (w.factors, live, flags));
+            let case = format!("{chunks} chunks, {}", w.what);
+            let want = brute(&west, &east, w.factors, live);
+            assert_eq!((count, work.hits), (Some(want.0), want.1), "{case}");
+            assert!(work.hits > 0, "{case}: no pair met");
+            assert_eq!(work.table_chunks, u64::from(chunks), "{case}: chunks built");
+            assert_eq!(work.blocks_built, 1, "{case}: one block");
+        }
+    }
+}
+
+#[test]
+fn a_workgroups_sum_past_2_to_the_32_stays_exact_in_every_mode() {
+    let Some(gpu) = gpu("a_workgroups_sum_past_2_to_the_32_stays_exact_in_every_mode") else {
+        return;
+    };
+    // One block of 512 keys that meet every query: a count workgroup takes 2,048 routes of
+    // 512 hits, each weighing up to 255, so its sum passes 2^28 while no invocation's passes
+    // 2^32 (count.wgsl).
+    let mut rng = fastrand::Rng::with_seed(9);
+    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None);
+    let zeros = [0u64; 512];
+    let queries = [0u64; 4096];
+    for (factors, flags) in [
+        ([255; 4], 0),
+        ([255, 254, 255, 255], 0),
+        ([255, 1, 2, 255], 0),
+        ([255, 254, 253, 255], JOIN_SWAP),
+    ] {
+        let (west, east) = if flags == 0 {
+            (with_classes(&mut rng, &zeros, 4), with_classes(&mut rng, &queries, 4))
+        } else {
+            (with_classes(&mut rng, &queries[..300], 4), with_classes(&mut rng, &zeros, 4))
+        };
+        let live = (1 << 61) - 1;
+        let (count, work) = join_keys(&joiner, (&west, &east), (factors, live, flags));
+        let want = brute(&west, &east, factors, live);
+        assert_eq!((count, work.hits), (Some(want.0), want.1), "{factors:?}");
+        assert!(want.0 > 1 << 32, "{}", want.0);
+    }
+}
+
+#[test]
+fn a_weight_the_count_cannot_sum_is_refused() {
+    let e = super::join::weights_fit([1, 256, 1, 1]).expect_err("a weight of 256");
+    assert!(e.contains("256"), "{e}");
+    assert!(super::join::weights_fit([255, 4, 4, 0]).is_ok());
+}
+
+/// Asserts the kernels' work budgets over `work`: at most 3,000 keys tested per chunk the
+/// table build makes, and 0.1 global routing atomics per visit.
+fn assert_kernel_budgets(work: &Work, what: &str) {
+    assert!(
+        work.table_chunks > 0 && work.visited_pairs > 0,
+        "{what}: {work:?}"
+    );
+    let tests = work.table_key_tests as f64 / work.table_chunks as f64;
+    assert!(tests <= 3000.0, "{what}: {tests:.0} key tests a chunk");
+    let atomics = work.route_atomics as f64 / work.visited_pairs as f64;
+    assert!(atomics <= 0.1, "{what}: {atomics:.3} route atomics a visit");
+    eprintln!("{what}: {tests:.0} key tests a chunk, {atomics:.4} route atomics a visit");
+}
+
+/// Asserts the feeding budgets over a run's device totals `work` for `tasks` tasks: per
+/// task at most 1/32 submission and wait, one step (dispatch, copy or clear) and 64 bytes
+/// read back, and no tree built on the host.
+fn assert_feeding_budgets(work: &Work, tasks: usize, what: &str) {
+    let per = |x: u64| x as f64 / tasks as f64;
+    let (submits, waits) = (per(work.gpu_submits), per(work.gpu_waits));
+    let (steps, down) = (per(work.gpu_steps), per(work.gpu_bytes_down));
+    eprintln!(
+        "{what}: per task {submits:.4} submissions, {waits:.4} waits, {steps:.3} steps, \
+         {down:.1} bytes down, {:.0} bytes up",
+        per(work.gpu_bytes_up)
+    );
+    assert!(submits <= 1.0 / 32.0 && waits <= 1.0 / 32.0, "{what}: {work:?}");
+    assert!(steps <= 1.0, "{what}: {steps} steps a task");
+    assert!(down <= 64.0, "{what}: {down} bytes down a task");
+    assert_eq!(work.host_tree_keys, 0, "{what}");
+}
+
 /// The GPU plan of `n` solved whole.
 fn gpu_total(gpu: &Gpu, n: u32, threads: usize) -> u128 {
     let plan = super::plan(gpu, n).unwrap();
@@ -177,14 +306,45 @@ fn gpu_total(gpu: &Gpu, n: u32, threads: usize) -> u128 {
 }
 
 #[test]
-fn every_total_from_4_to_16_is_known() {
-    let Some(gpu) = gpu("every_total_from_4_to_16_is_known") else {
+fn every_total_from_4_to_16_is_known_and_fed_in_batches() {
+    let Some(gpu) = gpu("every_total_from_4_to_16_is_known_and_fed_in_batches") else {
         return;
     };
-    for n in 4..=16 {
+    for n in 4..=15 {
         let want = crate::known::total(n).unwrap();
         assert_eq!(gpu_total(&gpu, n, 2), want, "N = {n}");
     }
+    // 16 as a count runs it, with what the device did.
+    let plan = super::plan(&gpu, 16).unwrap();
+    let ids: Vec<usize> = (0..plan.len()).collect();
+    let pool = thread_pool(2).unwrap();
+    let total = execute(plan.as_ref(), &ids, &pool, &NoProgress).unwrap();
+    assert_eq!(total, crate::known::total(16).unwrap(), "N = 16");
+    let work = plan.device_work().expect("the GPU keeps totals");
+    assert_feeding_budgets(&work, plan.len(), "N = 16");
+    assert_kernel_budgets(&work, "N = 16");
+}
+
+#[test]
+fn sampled_tasks_of_18_to_22_are_fed_in_batches() {
+    let Some(gpu) = gpu("sampled_tasks_of_18_to_22_are_fed_in_batches") else {
+        return;
+    };
+    let mut all = Work::default();
+    for n in 18..=22 {
+        // The cheapest tasks (at the plan's end), 64 of them: a worker hands 32 over at once.
+        let plan = super::plan(&gpu, n).unwrap();
+        let cpu = crate::engine::plan("mitm", n, &crate::engine::PlanOptions::default()).unwrap();
+        let ids: Vec<usize> = (plan.len() - 64..plan.len()).collect();
+        let pool = thread_pool(2).unwrap();
+        let got = execute(plan.as_ref(), &ids, &pool, &NoProgress).unwrap();
+        let want = execute(cpu.as_ref(), &ids, &pool, &NoProgress).unwrap();
+        assert_eq!(got, want, "N = {n}");
+        let work = plan.device_work().expect("the GPU keeps totals");
+        assert_feeding_budgets(&work, ids.len(), &format!("N = {n}"));
+        all.add(&work);
+    }
+    assert_kernel_budgets(&all, "sampled tasks of N = 18..22");
 }
 
 #[test]
@@ -325,24 +485,8 @@ fn every_pass_is_timed_by_the_gpu_within_the_joins_wall_time() {
         return;
     }
     let passes: f64 = work.gpu_pass_seconds().iter().map(|(_, s)| s).sum();
+    assert!(work.gpu_tables_seconds > 0.0 && work.gpu_routing_seconds > 0.0, "{work:?}");
     assert!(work.count_kernel_seconds > 0.0, "{work:?}");
     assert!(work.gpu_half_join_seconds > 0.0, "{work:?}");
     assert!(passes <= work.match_seconds, "{work:?}");
-}
-
-#[test]
-#[ignore]
-fn debug_pieces_of_24() {
-    let Some(gpu) = gpu("debug") else {
-        return;
-    };
-    let joiner = Arc::new(Checked(GpuJoiner::new(Arc::clone(&gpu.device), None)));
-    let on_gpu = MitmPlan::with_joiner(24, joiner, SHARED_H);
-    let draws = crate::subsample::Draws {
-        count: 1,
-        seed: 5,
-        counted: false,
-    };
-    let _ = on_gpu.solve_sampled(1325488, draws);
-    eprintln!("fault: {:?}", on_gpu.fault());
 }

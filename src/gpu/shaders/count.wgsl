@@ -1,21 +1,57 @@
-// The block count: each workgroup takes the next COUNT_ROUTES routes (block by block, as
-// the routes lie), loads each block's tables into workgroup memory in turn, and counts for
-// each of its routed queries the keys it shares no bit with: 16 invocations per query, each
-// ANDing one 32-key word of the query's entry in every chunk. Each key class's count is
-// weighted by its weight (and the query's class by its own) and summed over 64 bits; when
-// the blocks pass from one fill to the next, the workgroup adds its sums to the fill's
-// results row.
+// The block count: each workgroup takes the next ROUTES routes (block by block, as the
+// routes lie), loads each block's tables into workgroup memory in turn, and counts for each
+// of its routed queries the keys it shares no bit with: 16 invocations per query (a
+// half-warp), each ANDing one 32-key word of the query's entry in every chunk. Routes are
+// read 256 at a time into workgroup memory, one per invocation. The loop over a stage's
+// routes is generated for each chunk count and weighing mode, unrolled (`visit`, appended
+// from src/gpu/shader.rs) and chosen once per block.
+//
+// Weights. A key's weight is its class's stored weight times its query's class's weight;
+// the classes partition a block's keys, so the table build picks per block the cheapest of
+// four modes (tables.wgsl, `weighing`), and a visit costs one popcount more than its hits
+// at most:
+//   plain:     one stored weight, one query weight: weighted = W·hits, per block;
+//   exception: two stored weights, one query weight: the keys of the second weight are a
+//              set X (a word per invocation, in a register), weighted = W·(hits − x) + E·x
+//              with x the hits in X;
+//   queries:   one stored weight, the queries' weights by class: each visit adds its hits
+//              times its query's weight, read from a packed word with extractBits (never a
+//              dynamic vector index);
+//   general:   anything else (three or more stored weights, or both sides weighted): the
+//              four class sets, one popcount each (a run-time chunk loop: only small even N
+//              meet it).
+//
+// Sums. An invocation's routes are those r ≡ lo + its half-warp (mod 16) of the
+// workgroup's ROUTES: at most ROUTES / 16 = 128 visits, each of at most 32 hits, so its
+// hits stay below 2^12 + 1, and with weights of at most 255 each (the host checks) its
+// weighted sum below 128 · 32 · 255 · 255 < 2^28: u32 counters are exact. They are
+// widened when the workgroup adds them up in 64 bits, into its fill's results row: at the
+// end, and wherever its blocks pass from one fill of the batch to the next.
+//
+// Bank swizzle. Tables lie in row pairs: chunks 2k and 2k + 1 share 32 rows of 32 words,
+// entry m of chunk 2k in words 0..15 of row m (banks 0..15), of chunk 2k + 1 in words
+// 16..31 (banks 16..31). The two half-warps of a warp work on different queries, so their
+// entries differ; to keep them on different banks the odd half-warp reads chunk 2k + 1
+// where the even one reads chunk 2k, and the other way round: its routes are written with
+// each pair's chunks exchanged (route.wgsl, `swizzle`, on odd route slots: the odd
+// half-warps' routes), and it reads word 16 + lane where the even one reads lane (`l0`,
+// `l1`). A last chunk without a pair is written to both halves of its rows (tables.wgsl).
 
 @group(0) @binding(0) var<uniform> p: Batch;
-// binding 1: `results` (results.wgsl).
+// binding 1: `results` (results.wgsl): each fill's weighted count and hits.
 @group(0) @binding(2) var<storage, read> fills: array<Fill>;
 @group(0) @binding(3) var<storage, read> tables: array<u32>;
 @group(0) @binding(4) var<storage, read> info: array<vec4<u32>>;
 @group(0) @binding(5) var<storage, read> scan: array<u32>;
 @group(0) @binding(6) var<storage, read> routes: array<vec2<u32>>;
 
-var<workgroup> t: array<u32, TABLE_WORDS>;
-var<workgroup> red: array<vec4<u32>, 256>;
+// One block's chunk tables; between fills, the workgroup's sums.
+var<workgroup> t: array<u32, CHUNK_WORDS>;
+// Routes a workgroup reads at once (one per invocation), and where they are read to:
+// routes are read once each, from memory, and a half-warp reading its own would wait on
+// each in turn (on an H200 the count ran 2.6 times slower so than from L2).
+const STAGE: u32 = 256u;
+var<workgroup> staged: array<vec2<u32>, STAGE>;
 
 // The block holding route r: the last of the `n` blocks whose first route is not after r.
 fn block_of(r: u32, n: u32) -> u32 {
@@ -35,21 +71,66 @@ fn block_of(r: u32, n: u32) -> u32 {
     return lo;
 }
 
-// Adds the workgroup's sums (each invocation's `v`) to fill `fid`'s results row.
-fn flush(li: u32, fid: u32, v: vec4<u32>) {
-    red[li] = v;
+// The general mode: the invocation's (hits, weighted) over the staged routes j0, j0 + 16,
+// … < n of a block of `chunks` chunks whose class sets start at tables[at + CLASS_SETS].
+fn visit_general(
+    chunks: u32,
+    j0: u32,
+    n: u32,
+    l0: u32,
+    l1: u32,
+    at: u32,
+    desc: vec4<u32>,
+    wts: vec4<u32>,
+) -> vec2<u32> {
+    let s = vec4<u32>(
+        tables[at + CLASS_SETS],
+        tables[at + CLASS_SETS + 16u],
+        tables[at + CLASS_SETS + 32u],
+        tables[at + CLASS_SETS + 48u],
+    );
+    var h = 0u;
+    var a = 0u;
+    for (var j = j0; j < n; j = j + 16u) {
+        let q = staged[j];
+        var w = 0xffffffffu;
+        for (var c = 0u; c < chunks; c = c + 1u) {
+            let m = chunk5(q, c);
+            w = w & t[(c >> 1u) * 1024u + m * 32u + select(l0, l1, (c & 1u) == 1u)];
+        }
+        let k = countOneBits(vec4<u32>(w) & s);
+        h = h + countOneBits(w);
+        a = a + (k.x * wts.x + k.y * wts.y + k.z * wts.z + k.w * wts.w)
+            * extractBits(desc.z, (q.y >> 27u) & 24u, 8u);
+    }
+    return vec2<u32>(h, a);
+}
+
+// Adds the workgroup's sums (each invocation's `weighted` and `hits`) to fill `fid`'s
+// results row, in 64 bits, summed in t (its last table read first).
+fn flush(li: u32, fid: u32, weighted: u32, hits: u32) {
+    workgroupBarrier();
+    t[4u * li] = weighted;
+    t[4u * li + 1u] = 0u;
+    t[4u * li + 2u] = hits;
+    t[4u * li + 3u] = 0u;
     workgroupBarrier();
     for (var stride = 128u; stride > 0u; stride = stride / 2u) {
         if (li < stride) {
-            let x = red[li];
-            let y = red[li + stride];
-            red[li] = vec4<u32>(add64v(x.xy, y.xy), add64v(x.zw, y.zw));
+            let x = 4u * li;
+            let y = 4u * (li + stride);
+            let a = add64v(vec2<u32>(t[x], t[x + 1u]), vec2<u32>(t[y], t[y + 1u]));
+            let h = add64v(vec2<u32>(t[x + 2u], t[x + 3u]), vec2<u32>(t[y + 2u], t[y + 3u]));
+            t[x] = a.x;
+            t[x + 1u] = a.y;
+            t[x + 2u] = h.x;
+            t[x + 3u] = h.y;
         }
         workgroupBarrier();
     }
     if (li == 0u) {
-        add64_at(row(fid) + RESULT_WEIGHTED, red[0].xy);
-        add64_at(row(fid) + RESULT_HITS, red[0].zw);
+        add64_at(row(fid) + RESULT_WEIGHTED, vec2<u32>(t[0], t[1]));
+        add64_at(row(fid) + RESULT_HITS, vec2<u32>(t[2], t[3]));
     }
     workgroupBarrier();
 }
@@ -57,16 +138,18 @@ fn flush(li: u32, fid: u32, v: vec4<u32>) {
 @compute @workgroup_size(256)
 fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let g = flat_group(wg);
-    let total = min(scan[HEAD_ROUTES], p.route_cap);
-    let lo = g * COUNT_ROUTES;
-    let hi = min(lo + COUNT_ROUTES, total);
+    let lo = g * ROUTES;
+    let hi = min(lo + ROUTES, min(scan[HEAD_ROUTES], p.route_cap));
     let n = scan[HEAD_BLOCKS];
-    var acc = vec2<u32>(0u);
-    var hits = vec2<u32>(0u);
-    let lane = li % 16u;
-    var b = block_of(lo, n);
+    let lane = li & 15u;
+    let half = li >> 4u;
+    // This invocation's word of an even chunk's entry and of an odd one's (the swizzle).
+    let l0 = lane | ((half & 1u) << 4u);
+    let l1 = l0 ^ 16u;
+    var weighted = 0u;
+    var hits = 0u;
     var fid = NO_FILL;
-    // Bounded by the blocks: the loop ends at the workgroup's last route or the last block.
+    var b = block_of(lo, n);
     loop {
         if (lo >= hi || b >= n) {
             break;
@@ -76,43 +159,46 @@ fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
             break;
         }
         let end = scan[p.block_routes_at + b + 1u];
-        let desc = info[2u * b + 1u];
+        let desc = info[INFO * b + 1u];
+        // A new fill: the sums so far are the last one's (and the u32 bounds start afresh).
         if (desc.y != fid) {
             if (fid != NO_FILL) {
-                flush(li, fid, vec4<u32>(acc, hits));
-                acc = vec2<u32>(0u);
-                hits = vec2<u32>(0u);
+                flush(li, fid, weighted, hits);
+                weighted = 0u;
+                hits = 0u;
             }
             fid = desc.y;
         }
-        let chunks = desc.x;
-        let f = fills[desc.y];
-        let base = b * TABLE_WORDS;
+        let wts = info[INFO * b + 2u];
+        let chunks = desc.x & 0xffu;
+        let at = b * TABLE_WORDS;
         workgroupBarrier();
-        for (var i = li; i < chunks * 512u; i = i + 256u) {
-            t[i] = tables[base + i];
-        }
-        if (li < 64u) {
-            t[CLASS_SETS + li] = tables[base + CLASS_SETS + li];
+        // Whole row pairs: a last unpaired chunk fills both halves of its rows.
+        let words = (chunks + 1u) / 2u * 1024u;
+        for (var i = li; i < words; i = i + 256u) {
+            t[i] = tables[at + i];
         }
         workgroupBarrier();
-        for (var r = max(lo, start) + li / 16u; r < min(hi, end); r = r + 16u) {
-            var q = routes[r];
-            let wq = f.query_w[q.y >> 30u];
-            q.y = q.y & 0x3fffffffu;
-            var w = 0xffffffffu;
-            for (var c = 0u; c < chunks; c = c + 1u) {
-                w = w & t[c * 512u + chunk5(q, c) * 16u + lane];
+        // The block's routes, STAGE at a time: each invocation loads one (so a stage's
+        // loads are all in flight at once), then each half-warp takes those r ≡ lo + half
+        // (mod 16), the j0-th of the stage and every 16th after it.
+        let first = max(lo, start);
+        let last = min(hi, end);
+        let j0 = (lo + half - first) & 15u;
+        for (var s = first; s < last; s = s + STAGE) {
+            workgroupBarrier();
+            if (s + li < last) {
+                staged[li] = routes[s + li];
             }
-            for (var cls = 0u; cls < 4u; cls = cls + 1u) {
-                let k = countOneBits(w & t[CLASS_SETS + cls * 16u + lane]);
-                hits = add64(hits, k);
-                acc = add64(acc, k * f.stored_w[cls] * wq);
-            }
+            workgroupBarrier();
+            let n = min(last - s, STAGE);
+            let v = visit(desc.x >> 8u, chunks, j0, n, l0, l1, at + lane, desc, wts);
+            hits = hits + v.x;
+            weighted = weighted + v.y;
         }
         b = b + 1u;
     }
     if (fid != NO_FILL) {
-        flush(li, fid, vec4<u32>(acc, hits));
+        flush(li, fid, weighted, hits);
     }
 }

@@ -199,7 +199,7 @@ fn join_sizes(@builtin(local_invocation_index) li: u32) {
         let groups = carry[6];
         scan[HEAD_QUERIES] = queries;
         scan[HEAD_TIE_GROUPS] = groups;
-        let route = row_args(ceil_div(queries, 256u));
+        let route = row_args(ceil_div(queries, 256u * ROUTE_QUERIES));
         args[ARGS_ROUTE] = route.x;
         args[ARGS_ROUTE + 1u] = route.y;
         args[ARGS_ROUTE + 2u] = route.z;
@@ -357,7 +357,7 @@ fn plan_routes(@builtin(local_invocation_index) li: u32) {
     if (li == 0u) {
         let routes = min(scan[p.block_routes_at + total_blocks], p.route_cap);
         scan[HEAD_ROUTES] = routes;
-        let a = row_args(ceil_div(routes, COUNT_ROUTES));
+        let a = row_args(ceil_div(routes, ROUTES));
         args[ARGS_COUNT] = a.x;
         args[ARGS_COUNT + 1u] = a.y;
         args[ARGS_COUNT + 2u] = a.z;

@@ -1,5 +1,5 @@
 // Each join's row of results, which the host reads back once per batch (RESULT_* words),
-// and the batch's work counters after the rows (STAT_*). 64-bit values are two words, low
+// and the batch's work counters after the rows (STAT_*, two words each). 64-bit values are two words, low
 // first, added to with atomics: the invocation whose add wraps the low word carries.
 
 @group(0) @binding(RESULTS_BINDING) var<storage, read_write> results: array<atomic<u32>>;
@@ -21,7 +21,7 @@ fn row(j: u32) -> u32 {
     return j * RESULT_WORDS;
 }
 
-// Adds `v` to the batch's work counter `stat` (a 64-bit STAT_* slot).
-fn add_stat(stat: u32, v: u32) {
-    add64_at(p.result_stats + stat, vec2<u32>(v, 0u));
+// Adds v to work counter `slot` (STAT_*, 64 bits; callers add once per workgroup).
+fn stat_add(slot: u32, v: u32) {
+    add64_at(p.result_stats + 2u * slot, vec2<u32>(v, 0u));
 }

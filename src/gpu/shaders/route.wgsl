@@ -1,13 +1,22 @@
 // Routing: each query walks its fill's tree. At a node splitting on bit b, the child whose
 // keys have b is visited only by a query without b; the other child always. At a leaf, a
 // query meets each block whose keys' AND it shares no bit with. `count_routes` counts each
-// block's queries (and each fill's tests); once those counts are scanned into offsets,
-// `write_routes` writes each block's queries, packed onto the block's mixed bits (the
-// query's class in the top two bits), in no particular order. Queries are numbered across
-// the batch's query arena; a fill marked as failed routes nothing.
+// block's queries (and each fill's tests); once those counts are scanned into
+// offsets, `write_routes` writes each block's queries, packed onto the block's mixed bits
+// (the query's class in the top two bits; on odd slots each pair of chunks exchanged, the
+// block count's bank swizzle, count.wgsl), in no particular order.
+//
+// Global atomics. A workgroup's invocations walk ROUTE_QUERIES queries each and gather the
+// blocks met in a histogram in workgroup memory (a hash table of ROUTE_SLOTS blocks, open
+// addressing): `count_routes` then adds each block's count with one global atomic, and
+// `write_routes` walks its queries twice, first counting as `count_routes` did, then, once
+// each block's slots are reserved with one global atomic, handing them out from workgroup
+// memory. A block that finds no free slot within ROUTE_PROBES counts and reserves route by
+// route with global atomics (exact either way; every global atomic made is counted in
+// STAT_ROUTE_ATOMICS).
 
 @group(0) @binding(0) var<uniform> p: Batch;
-// binding 1: `results` (results.wgsl).
+// binding 1: `results` (results.wgsl): each fill's tests, and the work counters.
 @group(0) @binding(2) var<storage, read> fills: array<Fill>;
 @group(0) @binding(3) var<storage, read> tree: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read> queries: array<vec2<u32>>;
@@ -15,8 +24,18 @@
 @group(0) @binding(6) var<storage, read_write> scan: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read_write> routes: array<vec2<u32>>;
 
-var<workgroup> tests_of: array<u32, 256>;
-var<workgroup> first_fill: u32;
+const EMPTY: u32 = 0xffffffffu;
+
+// What a walk does at each block met.
+const COUNT: u32 = 0u;
+const TALLY: u32 = 1u;
+const EMIT: u32 = 2u;
+
+// The histogram: each slot's block, its routes (counted up, then handed out down), and
+// where its reserved routes start (before and after, the sums of `add_up`).
+var<workgroup> slot_block: array<atomic<u32>, ROUTE_SLOTS>;
+var<workgroup> slot_count: array<atomic<u32>, ROUTE_SLOTS>;
+var<workgroup> slot_base: array<u32, ROUTE_SLOTS>;
 
 // The fill whose queries hold query i.
 fn fill_of_query(i: u32) -> u32 {
@@ -36,22 +55,125 @@ fn fill_of_query(i: u32) -> u32 {
     return lo;
 }
 
-// Walks query i of fill `fid`; with `emit`, writes its routes, else counts them. Returns
-// the tests made. The nodes of a tree are in preorder, each split followed by the subtree
-// with its bit and then the one without: a query that may enter the first steps to the
-// next node, else jumps to the second, and after a leaf the next node is where the walk
-// goes on. So the walk needs no stack, and it ends past the tree's last node.
-fn route(i: u32, fid: u32, emit: bool) -> u32 {
-    let f = fills[fid];
-    let raw = queries[i];
-    let q = raw & f.live;
-    let cls = (raw.y >> 29u) & 3u;
-    var at = f.root;
-    var tests = 0u;
-    loop {
-        if (at >= f.tree_end) {
+fn first_slot(b: u32) -> u32 {
+    return (b * 0x9e3779b1u) >> (32u - ROUTE_SLOT_BITS);
+}
+
+// Block b's slot in the histogram, taken if it has none; EMPTY where the probed slots are
+// all another block's. A slot once taken is never given up, so whoever looks for b later
+// (here or in `find`) finds the same slot, or none.
+fn take(b: u32) -> u32 {
+    var s = first_slot(b);
+    var probes = 0u;
+    for (var tries = 0u; tries < 2u * ROUTE_PROBES; tries = tries + 1u) {
+        let held = atomicLoad(&slot_block[s]);
+        if (held == b) {
+            return s;
+        }
+        if (held == EMPTY) {
+            let r = atomicCompareExchangeWeak(&slot_block[s], EMPTY, b);
+            if (r.exchanged || r.old_value == b) {
+                return s;
+            }
+            if (r.old_value == EMPTY) {
+                // Failed spuriously: the same slot again.
+                continue;
+            }
+        }
+        probes = probes + 1u;
+        if (probes == ROUTE_PROBES) {
             break;
         }
+        s = (s + 1u) & (ROUTE_SLOTS - 1u);
+    }
+    return EMPTY;
+}
+
+// Block b's slot, or EMPTY where it has none.
+fn find(b: u32) -> u32 {
+    var s = first_slot(b);
+    for (var probes = 0u; probes < ROUTE_PROBES; probes = probes + 1u) {
+        let held = atomicLoad(&slot_block[s]);
+        if (held == b || held == EMPTY) {
+            return select(EMPTY, s, held == b);
+        }
+        s = (s + 1u) & (ROUTE_SLOTS - 1u);
+    }
+    return EMPTY;
+}
+
+// Chunks 2k and 2k + 1 of a packed word exchanged, for the first `pairs` pairs (≤ 3).
+fn swap_pairs(v: u32, pairs: u32) -> u32 {
+    let even = 0x01f07c1fu & ((1u << (10u * pairs)) - 1u);
+    let odd = even << 5u;
+    return (v & ~(even | odd)) | ((v & even) << 5u) | ((v >> 5u) & even);
+}
+
+// The route of query q (class cls) to a block of mixed bits `mixed`, for slot `slot`: the
+// query packed onto the block's mixed bits; on an odd slot, the chunks of each whole pair
+// exchanged (the count's bank swizzle).
+fn route_word(q: vec2<u32>, cls: u32, mixed: vec2<u32>, slot: u32) -> vec2<u32> {
+    var packed = pack60(q, mixed);
+    if ((slot & 1u) == 1u) {
+        let pairs = (countOneBits(mixed.x) + countOneBits(mixed.y) + 4u) / 5u / 2u;
+        let low = min(pairs, 3u);
+        packed = vec2<u32>(swap_pairs(packed.x, low), swap_pairs(packed.y, pairs - low));
+    }
+    return vec2<u32>(packed.x, packed.y | (cls << 30u));
+}
+
+// What query q (class cls) does at block b (mixed bits `mixed`) in a walk that does
+// `action`; returns the global atomics it made.
+fn meet(q: vec2<u32>, cls: u32, b: u32, mixed: vec2<u32>, action: u32) -> u32 {
+    if (action == EMIT) {
+        let s = find(b);
+        // Slots are handed out from the top; past the bottom the count wraps far above
+        // any count, and the route reserves its own.
+        var rank = EMPTY;
+        if (s != EMPTY) {
+            rank = atomicSub(&slot_count[s], 1u) - 1u;
+        }
+        var slot = 0u;
+        var atomics = 0u;
+        if (rank < 0x80000000u) {
+            slot = slot_base[s] + rank;
+        } else {
+            slot = atomicLoad(&scan[p.block_routes_at + b])
+                + atomicAdd(&scan[p.block_cursor_at + b], 1u);
+            atomics = 1u;
+        }
+        if (slot < p.route_cap) {
+            routes[slot] = route_word(q, cls, mixed, slot);
+        }
+        return atomics;
+    }
+    let s = take(b);
+    if (s != EMPTY) {
+        atomicAdd(&slot_count[s], 1u);
+        return 0u;
+    }
+    if (action == COUNT) {
+        atomicAdd(&scan[p.block_routes_at + b], 1u);
+        return 1u;
+    }
+    // Tallied nowhere: written with a global atomic of its own.
+    return 0u;
+}
+
+// Walks query i's tree, doing `action` at each block met. Returns the tests made and the
+// global atomics. The nodes of a tree are in preorder, each split followed by the subtree
+// with its bit and then the one without: a query that may enter the first steps to the
+// next node, else jumps to the second, and after a leaf the next node is where the walk
+// goes on. So the walk needs no stack, and every step moves forward: at most the fill's
+// nodes.
+fn route(i: u32, fid: u32, action: u32) -> vec2<u32> {
+    let raw = queries[i];
+    let f = fills[fid];
+    let q = raw & f.live;
+    let cls = (raw.y >> 29u) & 3u;
+    var tests = 0u;
+    var atomics = 0u;
+    for (var at = f.root; at < f.tree_end; ) {
         let node = tree[at];
         tests = tests + 1u;
         if ((node.x & LEAF) == 0u) {
@@ -62,28 +184,18 @@ fn route(i: u32, fid: u32, emit: bool) -> u32 {
         let leaf = node.x & ~LEAF;
         let b1 = atomicLoad(&scan[p.leaf_blocks_at + leaf + 1u]);
         for (var b = atomicLoad(&scan[p.leaf_blocks_at + leaf]); b < b1; b = b + 1u) {
-            let bits = info[2u * b];
+            let bits = info[INFO * b];
             tests = tests + 1u;
-            if (!disjoint(q, bits.xy)) {
-                continue;
-            }
-            if (emit) {
-                let slot = atomicLoad(&scan[p.block_routes_at + b])
-                    + atomicAdd(&scan[p.block_cursor_at + b], 1u);
-                if (slot < p.route_cap) {
-                    var packed = pack60(q, bits.zw);
-                    packed.y = packed.y | (cls << 30u);
-                    routes[slot] = packed;
-                }
-            } else {
-                atomicAdd(&scan[p.block_routes_at + b], 1u);
+            if (disjoint(q, bits.xy)) {
+                atomics = atomics + meet(q, cls, b, bits.zw, action);
             }
         }
     }
-    return tests;
+    return vec2<u32>(tests, atomics);
 }
 
-// Query i's fill, or NONE where the query is past the batch's or its fill routes nothing.
+// Query i's fill, or NO_FILL where the query is past the batch's or its fill routes
+// nothing (marked as failed, or without a tree).
 fn routed_fill(i: u32) -> u32 {
     if (i >= atomicLoad(&scan[HEAD_QUERIES])) {
         return NO_FILL;
@@ -96,44 +208,117 @@ fn routed_fill(i: u32) -> u32 {
     return fid;
 }
 
-@compute @workgroup_size(256)
-fn count_routes(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let i = flat_group(wg) * 256u + li;
-    let fid = routed_fill(i);
-    var tests = 0u;
-    if (fid != NO_FILL) {
-        tests = route(i, fid, false);
+// Tests of the workgroup's fills (the first ones, from `fill0`), added up here and sent
+// to their results rows once; a fill past them sends its own.
+var<workgroup> fill0: u32;
+var<workgroup> fill_tests: array<atomic<u32>, 8>;
+
+// Walks this invocation's queries (those of the workgroup's ROUTE_QUERIES · 256 that route
+// somewhere): returns the global atomics; with `tally_tests`, adds up the tests by fill.
+fn walk_all(g: u32, li: u32, action: u32, tally_tests: bool) -> u32 {
+    var atomics = 0u;
+    for (var k = 0u; k < ROUTE_QUERIES; k = k + 1u) {
+        let i = (g * ROUTE_QUERIES + k) * 256u + li;
+        let fid = routed_fill(i);
+        if (fid == NO_FILL) {
+            continue;
+        }
+        let walked = route(i, fid, action);
+        atomics = atomics + walked.y;
+        if (!tally_tests) {
+            continue;
+        }
+        let slot = fid - fill0;
+        if (fid >= fill0 && slot < 8u) {
+            atomicAdd(&fill_tests[slot], walked.x);
+        } else {
+            add64_at(row(fid) + RESULT_TESTS, vec2<u32>(walked.x, 0u));
+        }
     }
-    // The workgroup's tests go to its first query's fill in one sum; a query of another
-    // fill (at most a few in a workgroup) adds its own.
+    return atomics;
+}
+
+// Readies the workgroup's tests by fill: the first fill is that of its first query.
+fn start_tests(g: u32, li: u32) {
+    if (li < 8u) {
+        atomicStore(&fill_tests[li], 0u);
+    }
     if (li == 0u) {
-        first_fill = fid;
+        fill0 = fill_of_query(g * ROUTE_QUERIES * 256u);
     }
-    let mine = workgroupUniformLoad(&first_fill);
-    var shared_tests = 0u;
-    if (fid == mine) {
-        shared_tests = tests;
-    } else if (tests > 0u) {
-        add64_at(row(fid) + RESULT_TESTS, vec2<u32>(tests, 0u));
+    workgroupBarrier();
+}
+
+// Sends the tests added up here to their fills' rows (after a barrier).
+fn send_tests(li: u32) {
+    if (li < 8u) {
+        let t = atomicLoad(&fill_tests[li]);
+        if (t > 0u) {
+            add64_at(row(fill0 + li) + RESULT_TESTS, vec2<u32>(t, 0u));
+        }
     }
-    tests_of[li] = shared_tests;
+}
+
+fn clear_slots(li: u32) {
+    for (var s = li; s < ROUTE_SLOTS; s = s + 256u) {
+        atomicStore(&slot_block[s], EMPTY);
+        atomicStore(&slot_count[s], 0u);
+    }
+    workgroupBarrier();
+}
+
+// The workgroup's sum of every invocation's global atomics, in slot_base (free by then),
+// added to the work counter.
+fn add_up(li: u32, mine: u32) {
+    workgroupBarrier();
+    slot_base[li] = mine;
     workgroupBarrier();
     for (var stride = 128u; stride > 0u; stride = stride / 2u) {
         if (li < stride) {
-            tests_of[li] = tests_of[li] + tests_of[li + stride];
+            slot_base[li] = slot_base[li] + slot_base[li + stride];
         }
         workgroupBarrier();
     }
-    if (li == 0u && mine != NO_FILL) {
-        add64_at(row(mine) + RESULT_TESTS, vec2<u32>(tests_of[0], 0u));
+    if (li == 0u) {
+        stat_add(STAT_ROUTE_ATOMICS, slot_base[0]);
     }
 }
 
 @compute @workgroup_size(256)
-fn write_routes(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let i = flat_group(wg) * 256u + li;
-    let fid = routed_fill(i);
-    if (fid != NO_FILL) {
-        route(i, fid, true);
+fn count_routes(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let g = flat_group(wg);
+    clear_slots(li);
+    start_tests(g, li);
+    var atomics = walk_all(g, li, COUNT, true);
+    workgroupBarrier();
+    send_tests(li);
+    for (var s = li; s < ROUTE_SLOTS; s = s + 256u) {
+        let b = atomicLoad(&slot_block[s]);
+        if (b != EMPTY) {
+            atomicAdd(&scan[p.block_routes_at + b], atomicLoad(&slot_count[s]));
+            atomics = atomics + 1u;
+        }
     }
+    add_up(li, atomics);
+}
+
+@compute @workgroup_size(256)
+fn write_routes(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let g = flat_group(wg);
+    clear_slots(li);
+    _ = walk_all(g, li, TALLY, false);
+    workgroupBarrier();
+    var atomics = 0u;
+    for (var s = li; s < ROUTE_SLOTS; s = s + 256u) {
+        let b = atomicLoad(&slot_block[s]);
+        if (b != EMPTY) {
+            let n = atomicLoad(&slot_count[s]);
+            slot_base[s] = atomicLoad(&scan[p.block_routes_at + b])
+                + atomicAdd(&scan[p.block_cursor_at + b], n);
+            atomics = atomics + 1u;
+        }
+    }
+    workgroupBarrier();
+    atomics = atomics + walk_all(g, li, EMIT, false);
+    add_up(li, atomics);
 }
