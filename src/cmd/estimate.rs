@@ -230,10 +230,11 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let cal = calibrate(&plan, &d, &pool, settings);
     if cal.tasks.is_empty() && !d.tasks().is_empty() {
         anyhow::bail!(
-            "no sampled task of N = {} finished within --time-limit {} s: its tasks take \
-             longer than that here, so give it more time",
+            "no sampled task of N = {} finished in the {:.1} s that --time-limit left for them \
+             (the tasks still running were left): one takes longer than that here, so give \
+             it more time (the default is 90 s)",
             args.n,
-            args.time_limit.as_secs_f64()
+            settings.limit
         );
     }
     measured.samples_drawn = d.tasks().len();
