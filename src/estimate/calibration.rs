@@ -387,13 +387,39 @@ pub fn time_round(
     pool: &rayon::ThreadPool,
     draws: Draws,
 ) -> Vec<(usize, f64)> {
+    let behind = Some(pool.current_num_threads());
     pool.install(|| {
         order
             .par_iter()
             .with_max_len(1)
-            .map(|&t| (t, solve_part(plan, t, draws).0.seconds().0))
+            .map(|&t| (t, solve_in_context(plan, t, draws, behind).0.seconds().0))
             .collect()
     })
+}
+
+/// [`solve_part`] as a count's thread meets task `t`: right after the task `behind` places
+/// before it in the plan's order (largest first, as a count runs them; `behind` is the number
+/// of threads, so that it is this thread's own last task), which is solved first, untimed
+/// (`None`: `t` alone). A count's thread has just solved that one, and `t` shares much of its
+/// data (the same quarter lists and prepared quarters, cached or just built, in this core's
+/// caches); timed alone, `t` pays for fetching or rebuilding them, which a count pays once
+/// for a run of neighbours. Measured on the same tasks of N = 19 on a Zen 3 (avx2): +7% timed
+/// alone against their times inside a count, +2% after one task, 0% after eight; the share
+/// is the larger the faster the CPU matches, as the data's fetching is left.
+fn solve_in_context(
+    plan: &dyn Plan,
+    t: usize,
+    draws: Draws,
+    behind: Option<usize>,
+) -> (Subsample, bool) {
+    if let Some(before) = behind.and_then(|b| t.checked_sub(b)) {
+        let untimed = Draws {
+            counted: false,
+            ..draws
+        };
+        std::hint::black_box(solve_part(plan, before, untimed));
+    }
+    solve_part(plan, t, draws)
 }
 
 /// Solves task `t` for an estimate: in part where the engine can ([`Plan::solve_sampled`]),
@@ -423,7 +449,7 @@ fn solve_part(plan: &dyn Plan, t: usize, draws: Draws) -> (Subsample, bool) {
 /// each task heard of did, by id, and whether the round was cut so.
 fn first_round(
     plan: &Arc<dyn Plan>,
-    order: &[usize],
+    (order, behind): (&[usize], Option<usize>),
     pool: &rayon::ThreadPool,
     draws: Draws,
     (soft, hard, floor): (f64, f64, usize),
@@ -447,7 +473,7 @@ fn first_round(
                 if i >= order.len() || elapsed > hard || (i >= floor && elapsed > soft) {
                     break;
                 }
-                let (sample, counted) = solve_part(plan.as_ref(), order[i], draws);
+                let (sample, counted) = solve_in_context(plan.as_ref(), order[i], draws, behind);
                 if tx.send(Some((order[i], sample, counted))).is_err() {
                     return; // the round is over: nobody hears of this task
                 }
@@ -493,6 +519,9 @@ type Solved = (usize, Subsample, bool);
 /// - Then rounds of [`time_round`] until every thread has timed about `settings.budget`
 ///   seconds ([`Calibration::run_within`]), each started only where a round as long as the
 ///   longest so far still ends within the limit.
+/// - Every timed task is timed as a count meets it, right after its predecessor
+///   ([`solve_in_context`]), so that what a count shares between neighbours is not charged
+///   to each sampled task in full.
 pub fn calibrate(
     plan: &Arc<dyn Plan>,
     design: &Design,
@@ -510,7 +539,10 @@ pub fn calibrate(
     let order = design.interleaved(settings.seed);
     let started = Instant::now();
     let limits = (settings.limit / share, settings.limit, floor);
-    let (first, cut) = first_round(plan, &order, pool, draws, limits);
+    // A timed first round times its tasks as the later rounds do, after their predecessors;
+    // a warm-up needs none.
+    let behind = (!warm).then_some(pool.current_num_threads());
+    let (first, cut) = first_round(plan, (&order, behind), pool, draws, limits);
     let tasks: Vec<usize> = first.iter().map(|d| d.0).collect();
     let counted = first.iter().all(|d| d.2);
     let total = settings.budget * pool.current_num_threads() as f64;
@@ -528,8 +560,10 @@ pub fn calibrate(
         counted: false,
         ..draws
     };
-    // A round takes about as long as the longest so far (the first, cold one, to begin with).
-    let longest = Cell::new(started.elapsed().as_secs_f64());
+    // A round takes about as long as the longest so far (the first, cold one, to begin with;
+    // twice that after a warm-up, which solved no predecessors).
+    let first_wall = started.elapsed().as_secs_f64();
+    let longest = Cell::new(if warm { 2.0 * first_wall } else { first_wall });
     let fits = || !cut && started.elapsed().as_secs_f64() + longest.get() <= settings.limit;
     let cal = Calibration::run_within(&tasks, timings, (total, fits), settings.seed, |order| {
         let round = Instant::now();

@@ -237,8 +237,9 @@ fn no_round_starts_after_the_first_where_none_fits() {
     assert_eq!(asked, 1);
 }
 
-/// A plan of 64 tasks that solve at once, but for task `stuck`, which waits until it is
-/// let go (or a minute has passed, so that a broken limit fails instead of hanging).
+/// A plan of 64 tasks that solve at once, but for task `stuck`, which the first time waits
+/// until it is let go (or a minute has passed, so that a broken limit fails instead of
+/// hanging).
 struct Stuck {
     stuck: usize,
     started: AtomicBool,
@@ -259,8 +260,7 @@ impl Plan for Stuck {
         1
     }
     fn solve(&self, task: usize) -> u128 {
-        if task == self.stuck {
-            self.started.store(true, Ordering::SeqCst);
+        if task == self.stuck && !self.started.swap(true, Ordering::SeqCst) {
             let start = Instant::now();
             while !self.let_go.load(Ordering::SeqCst) && start.elapsed().as_secs() < 60 {
                 std::thread::sleep(Duration::from_millis(1));
