@@ -32,7 +32,7 @@ pub use calibration::{
     calibrate, interval, t90, time_round, timing_spread, Calibration, Estimate, FirstRound,
     Settings, BLOCKS,
 };
-pub use report::{estimate_report, ReportSettings};
+pub use report::{estimate_report, extrapolated_report, ReportSettings};
 
 use crate::plan::{fingerprint_words, Plan};
 
@@ -61,6 +61,12 @@ impl Stratum {
     /// Whether the range is empty.
     pub fn is_empty(&self) -> bool {
         self.end == self.first
+    }
+
+    /// Whether too few of its tasks are sampled to estimate it on its own: fewer than two,
+    /// of more.
+    fn is_thin(&self) -> bool {
+        self.tasks.len() < 2 && self.tasks.len() < self.len()
     }
 }
 
@@ -182,21 +188,26 @@ impl Design {
     }
 
     /// The design with only the sampled ids in `solved` (ascending) kept: what a
-    /// time-limited first round solved.
+    /// time-limited first round solved. A stratum left with fewer than two of its sampled
+    /// tasks joins the one before it (or after it, for the first), since one with none would
+    /// count nothing and one with a single task shows no scatter; a stratum solved whole
+    /// stays as it is.
     pub fn keep(&self, solved: &[usize]) -> Design {
-        let strata = self
-            .strata
-            .iter()
-            .map(|s| Stratum {
-                tasks: s
-                    .tasks
-                    .iter()
-                    .copied()
-                    .filter(|t| solved.binary_search(t).is_ok())
-                    .collect(),
-                ..s.clone()
-            })
-            .collect();
+        let mut strata: Vec<Stratum> = Vec::new();
+        for s in &self.strata {
+            let tasks = (s.tasks.iter().copied())
+                .filter(|t| solved.binary_search(t).is_ok())
+                .collect();
+            let s = Stratum { tasks, ..s.clone() };
+            match strata.last_mut() {
+                Some(last) if last.is_thin() || s.is_thin() => {
+                    last.end = s.end;
+                    last.cost += s.cost;
+                    last.tasks.extend(s.tasks);
+                }
+                _ => strata.push(s),
+            }
+        }
         Design { strata, ..*self }
     }
 
@@ -302,7 +313,13 @@ fn stratum_estimate(
     }
     let ratio = sum_t / sum_c.max(f64::MIN_POSITIVE);
     let residuals: f64 = values.iter().map(|(t, c)| (t - ratio * c).powi(2)).sum();
-    let s2 = residuals / (m - 1.0).max(1.0);
+    // One task shows no scatter (a time limit left no more): it is taken to be as large as
+    // the task itself, not zero.
+    let s2 = if m < 2.0 {
+        sum_t * sum_t
+    } else {
+        residuals / (m - 1.0)
+    };
     let variance = big_n * big_n * (1.0 - m / big_n) * s2 / m;
     (ratio * s.cost as f64, variance + pieces)
 }
@@ -453,6 +470,42 @@ mod tests {
         assert_eq!(kept.tasks(), solved);
         assert_eq!(kept.plan_cost, d.plan_cost);
         assert!(kept.strata.iter().all(|s| s.tasks.len() == 2));
+    }
+
+    #[test]
+    fn strata_left_thin_by_a_cut_join_their_neighbours_and_still_cover_the_plan() {
+        let p = plan("mitm", 16);
+        let d = design(p.as_ref(), 64, 3);
+        assert_eq!(d.strata.len(), 4);
+        // Two tasks of the first stratum, one of the second, none of the third, three of the
+        // last.
+        let [a, b, _, z] = [0, 1, 2, 3].map(|k| d.strata[k].tasks.clone());
+        let mut solved = vec![a[0], a[1], b[0], z[0], z[1], z[2]];
+        solved.sort_unstable();
+        let kept = d.keep(&solved);
+        let shape: Vec<(usize, usize, usize)> = kept
+            .strata
+            .iter()
+            .map(|s| (s.first, s.end, s.tasks.len()))
+            .collect();
+        let s = &d.strata;
+        assert_eq!(
+            shape,
+            [(s[0].first, s[2].end, 3), (s[3].first, s[3].end, 3)]
+        );
+        assert_eq!(kept.tasks(), solved);
+        assert_eq!(
+            kept.strata.iter().map(|s| s.cost).sum::<u128>(),
+            d.plan_cost
+        );
+        // Every stratum estimates something: a thin one would have counted nothing.
+        let total = kept.combine(p.as_ref(), |t| p.cost(t) as f64);
+        assert!((total.estimate - d.plan_cost as f64).abs() < 1e-6 * d.plan_cost as f64);
+        // One task alone shows no scatter: its stratum's interval is not a point.
+        let one = d.keep(&[a[0]]);
+        assert_eq!(one.strata.len(), 1);
+        let e = one.combine(p.as_ref(), |t| p.cost(t) as f64 * 1.5);
+        assert!(e.low < e.estimate && e.estimate < e.high, "{e:?}");
     }
 
     #[test]

@@ -10,18 +10,22 @@
 //! matching `sbatch` line, whose `--time` comes from the interval's upper end.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use nqueens::estimate::{calibrate, design, estimate_report, memory, ReportSettings, Settings};
+use nqueens::engine::{Extrapolation, MITM_MAX_N, MITM_MIN_N};
+use nqueens::estimate::{
+    calibrate, design, estimate_report, extrapolated_report, memory, ReportSettings, Settings,
+};
 use nqueens::plan::thread_pool;
 use nqueens::report::render_estimate;
 use nqueens::shard::slurm::detect_max_array_size;
 use nqueens::shard::stable_plan;
-use nqueens::{engine, CountOptions};
+use nqueens::{engine, CountOptions, Plan};
 
 use crate::cmd::messages::{message, note};
 use crate::cmd::{plural, workers};
-use crate::exit::Exit;
+use crate::exit::{Exit, UsageError};
 use crate::options::Global;
 use crate::parse::{parse_n, parse_percent, parse_span};
 
@@ -86,24 +90,92 @@ pub(crate) struct Args {
 /// least floor whose intervals held every count there, 15% keeps a point of margin.
 const DEFAULT_TIMING_FLOOR: f64 = 15.0;
 
-/// Past the mitm engine's reach, says what the count costs by extrapolation and refuses to
-/// sample: a task there takes days, far beyond any `--time-limit`.
-fn refuse_past_mitm(args: &Args, tasks: usize, quiet: bool) -> anyhow::Result<()> {
-    let (Some(hours), Some(cost)) = (
-        engine::extrapolated_core_hours(args.n),
+/// Past the mitm engine's reach, how the count's cost is extrapolated, with a note on it: a
+/// task there takes days, far beyond any `--time-limit`, so none is timed. The mirror engine
+/// has no extrapolation of its own (it is slower than the symmetry engine): refused.
+fn past_reach(args: &Args, quiet: bool) -> anyhow::Result<Option<Extrapolation>> {
+    let (Some(x), Some(cost)) = (
+        engine::extrapolation(args.n),
         engine::beyond_mitm(args.n, &args.engine),
     ) else {
-        return Ok(());
+        return Ok(None);
     };
     if !quiet {
         note!("{cost}");
     }
-    anyhow::bail!(
-        "no measured estimate for N = {}: its {tasks} tasks take about {:.0} core-hours each \
-         by that extrapolation, far beyond --time-limit, so not one of them can be timed",
-        args.n,
-        hours / tasks.max(1) as f64
-    )
+    if args.engine != engine::AUTO && args.engine != "symmetry" {
+        anyhow::bail!(
+            "no estimate for N = {} on the {} engine: a task there takes days, and no \
+             figure of that engine is extrapolated ('-e symmetry' has one)",
+            args.n,
+            args.engine
+        );
+    }
+    Ok(Some(x))
+}
+
+/// Whether the estimate joins on the GPU asked for, checked before the GPU is opened:
+/// `--gpu` runs the joins of the mitm engine's plan, on the boards it cuts into quarters.
+/// Past them (or with another engine) it is a usage error; below them there is no join, and
+/// the estimate runs on the CPU, with a note.
+fn on_gpu(args: &Args, quiet: bool) -> anyhow::Result<bool> {
+    if !args.gpu.wanted() {
+        return Ok(false);
+    }
+    let reach = format!(
+        "--gpu runs the joins of the mitm engine, which cuts N = {MITM_MIN_N} to {MITM_MAX_N} \
+         into quarters"
+    );
+    let picked = engine::find(&args.engine, args.n)?.name();
+    if args.engine != engine::AUTO && picked != "mitm" {
+        return Err(UsageError(format!("{reach}: leave -e out, or -e mitm")).into());
+    }
+    if args.n > MITM_MAX_N {
+        let why = format!(
+            "{reach}; N = {} is past them (leave --gpu out for its extrapolated cost)",
+            args.n
+        );
+        return Err(UsageError(why).into());
+    }
+    if args.n < MITM_MIN_N {
+        if !quiet {
+            note!(
+                "{reach}; N = {} has no join, so it is estimated on the CPU",
+                args.n
+            );
+        }
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+/// What the report needs besides the plan and its estimate.
+struct Measured {
+    threads: usize,
+    samples_drawn: usize,
+    plan_rss: Option<u64>,
+    peak_rss: Option<u64>,
+    started: Instant,
+}
+
+/// The report's settings: `args` and what was `measured`.
+fn report_settings(args: &Args, m: Measured) -> ReportSettings {
+    ReportSettings {
+        n: args.n,
+        seed: args.seed,
+        threads: m.threads,
+        per_task_seconds: args.per_task.as_secs_f64(),
+        max_array_size: args
+            .max_array_size
+            .map_or_else(detect_max_array_size, |m| m as usize),
+        calibrate_seconds: args.calibrate.as_secs_f64(),
+        timing_floor: args.timing_floor / 100.0,
+        draws: args.draws as usize,
+        samples_drawn: m.samples_drawn,
+        plan_rss: m.plan_rss,
+        peak_rss: m.peak_rss,
+        started: m.started,
+    }
 }
 
 /// Runs `nqueens estimate`.
@@ -112,13 +184,29 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let options = CountOptions::new()
         .engine(&args.engine)
         .threads(global.threads());
-    let options = args.gpu.apply(options, global.quiet)?;
-    let plan = stable_plan(args.n, &options)?;
-    refuse_past_mitm(args, plan.len(), global.quiet)?;
+    let options = if on_gpu(args, global.quiet)? {
+        args.gpu.apply(options, global.quiet)?
+    } else {
+        options
+    };
+    let plan: Arc<dyn Plan> = Arc::from(stable_plan(args.n, &options)?);
+    let past = past_reach(args, global.quiet)?;
     let what = format!("N = {} on the {} engine", args.n, plan.engine());
     let asked = options.workers(plan.len())?;
     let threads = workers::fit(asked, plan.worker_bytes(), &what, global.quiet)?;
     let plan_rss = memory().map(|m| m.0);
+    let mut measured = Measured {
+        threads,
+        samples_drawn: 0,
+        plan_rss,
+        peak_rss: None,
+        started,
+    };
+    if let Some(x) = past {
+        let report = extrapolated_report(plan.as_ref(), &x, &report_settings(args, measured));
+        render_estimate(&report, global.format(), &mut std::io::stdout().lock())?;
+        return Ok(Exit::Ok.into());
+    }
     let d = design(plan.as_ref(), args.samples as usize, args.seed);
     if !global.quiet {
         message!(
@@ -136,35 +224,29 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         budget: args.calibrate.as_secs_f64(),
         seed: args.seed,
         draws: args.draws as usize,
-        limit: args.time_limit.as_secs_f64(),
+        // The limit holds for the whole estimate: what is left of it after the plan.
+        limit: (args.time_limit.as_secs_f64() - started.elapsed().as_secs_f64()).max(0.0),
     };
-    let cal = calibrate(plan.as_ref(), &d, &pool, settings);
-    let drawn = d.tasks().len();
+    let cal = calibrate(&plan, &d, &pool, settings);
+    if cal.tasks.is_empty() && !d.tasks().is_empty() {
+        anyhow::bail!(
+            "no sampled task of N = {} finished in the {:.1} s that --time-limit left for them \
+             (the tasks still running were left): one takes longer than that here, so give \
+             it more time (the default is 90 s)",
+            args.n,
+            settings.limit
+        );
+    }
+    measured.samples_drawn = d.tasks().len();
     let d = d.keep(&cal.tasks);
-    let peak = memory().map(|m| m.1);
-    let timing_floor = args.timing_floor / 100.0;
-    let e = d.estimate(plan.as_ref(), &cal, timing_floor);
+    measured.peak_rss = memory().map(|m| m.1);
+    let e = d.estimate(plan.as_ref(), &cal, args.timing_floor / 100.0);
     let report = estimate_report(
         plan.as_ref(),
         &d,
         &cal,
         &e,
-        &ReportSettings {
-            n: args.n,
-            seed: args.seed,
-            threads,
-            per_task_seconds: args.per_task.as_secs_f64(),
-            max_array_size: args
-                .max_array_size
-                .map_or_else(detect_max_array_size, |m| m as usize),
-            calibrate_seconds: args.calibrate.as_secs_f64(),
-            timing_floor,
-            draws: settings.draws,
-            samples_drawn: drawn,
-            plan_rss,
-            peak_rss: peak,
-            started,
-        },
+        &report_settings(args, measured),
     );
     render_estimate(&report, global.format(), &mut std::io::stdout().lock())?;
     Ok(Exit::Ok.into())

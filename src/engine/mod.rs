@@ -131,12 +131,58 @@ pub fn auto(n: u32) -> &'static dyn Engine {
 /// symmetry engine.
 pub const MITM_MAX_N: u32 = mitm::MAX_N;
 
+/// The smallest board the meet-in-the-middle engine cuts into quarters (smaller ones go to
+/// the symmetry engine): from it to [`MITM_MAX_N`], the boards whose joins a GPU runs.
+pub const MITM_MIN_N: u32 = mitm::MITM_MIN_N;
+
 /// Core-hours the symmetry engine needs for an `n`×`n` board past the meet-in-the-middle
 /// engine's reach, extrapolated from its measured N = 24 (not a measurement: no sample of
 /// such a board can be timed, one task takes days); `None` within reach.
 pub fn extrapolated_core_hours(n: u32) -> Option<f64> {
-    let steps = i32::try_from(n.checked_sub(24)?).ok()?;
-    (n > MITM_MAX_N).then(|| symmetry::CORE_HOURS_AT_24 * symmetry::GROWTH_PER_N.powi(steps))
+    extrapolation(n).map(|x| x.core_hours().0)
+}
+
+/// How the cost of a board past every engine's measurable reach is extrapolated: the
+/// symmetry engine's measured cost at `from_n`, grown by a factor per step of N.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Extrapolation {
+    /// The board extrapolated to.
+    pub n: u32,
+    /// The board measured.
+    pub from_n: u32,
+    /// Its core-hours: estimate, and the low and high ends of its 90% interval.
+    pub at_from: (f64, f64, f64),
+    /// The growth per step of N of the estimate and of the low end.
+    pub growth: f64,
+    /// The growth per step of N of the high end (Q(N)'s steepest known step).
+    pub growth_high: f64,
+}
+
+impl Extrapolation {
+    /// Core-hours at `n`: estimate, low and high end.
+    pub fn core_hours(&self) -> (f64, f64, f64) {
+        let steps = (self.n - self.from_n) as i32;
+        let (estimate, low, high) = self.at_from;
+        let grown = self.growth.powi(steps);
+        (
+            estimate * grown,
+            low * grown,
+            high * self.growth_high.powi(steps),
+        )
+    }
+}
+
+/// How the symmetry engine's cost of an `n`×`n` board past the meet-in-the-middle engine's
+/// reach is extrapolated ([`Extrapolation`]); `None` within reach.
+pub fn extrapolation(n: u32) -> Option<Extrapolation> {
+    let (low, high) = symmetry::CORE_HOURS_AT_24_INTERVAL;
+    (n > MITM_MAX_N).then_some(Extrapolation {
+        n,
+        from_n: 24,
+        at_from: (symmetry::CORE_HOURS_AT_24, low, high),
+        growth: symmetry::GROWTH_PER_N,
+        growth_high: symmetry::GROWTH_PER_N_HIGH,
+    })
 }
 
 /// For a board past the meet-in-the-middle engine's reach counted with `engine` (a name, or

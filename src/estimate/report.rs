@@ -6,9 +6,11 @@ use std::time::Instant;
 
 use super::{Calibration, Design, Estimate, Interval};
 use crate::bench::HostInfo;
+use crate::engine::Extrapolation;
 use crate::plan::Plan;
 use crate::report::{
-    CountersReport, EstimateReport, PiecesReport, Span, SpeedReport, WorkReport, ESTIMATE_SCHEMA,
+    CountersReport, EstimateReport, ExtrapolationReport, PiecesReport, Span, SpeedReport,
+    WorkReport, ESTIMATE_SCHEMA,
 };
 use crate::work::Counters;
 
@@ -62,6 +64,8 @@ pub fn estimate_report(
         plan: plan.describe(),
         plan_hash: plan.fingerprint(),
         tasks: plan.len(),
+        measured: true,
+        extrapolation: None,
         samples: work.sampled_tasks,
         samples_drawn: s.samples_drawn,
         pieces: PiecesReport {
@@ -87,7 +91,7 @@ pub fn estimate_report(
         cpu: host.cpu,
         isa: crate::engine::matcher_level(),
         code_paths: host.code_path,
-        speed: speed(plan, d, cal, e, s, work.total),
+        speed: Some(speed(plan, d, cal, e, s, work.total)),
         work: WorkReport {
             units: "plan cost model",
             total: work.total,
@@ -100,6 +104,66 @@ pub fn estimate_report(
         },
         largest_task_high_hours: e.largest_task.high / 3600.0,
         gpu: plan.device(),
+    }
+}
+
+/// The report of a board whose cost is extrapolated (`x`), not measured: the same figures as
+/// [`estimate_report`]'s from the extrapolated core-hours, with no sample and no speed. The
+/// largest task takes its share of them by the plan's cost model.
+pub fn extrapolated_report(
+    plan: &dyn Plan,
+    x: &Extrapolation,
+    s: &ReportSettings,
+) -> EstimateReport {
+    let (estimate, low, high) = x.core_hours();
+    let seconds = |h: f64| h * 3600.0;
+    let total = Interval {
+        estimate: seconds(estimate),
+        low: seconds(low),
+        high: seconds(high),
+    };
+    let plan_cost: u128 = plan
+        .cost_runs()
+        .map(|(n, c)| n as u128 * u128::from(c))
+        .sum();
+    let share = plan.cost(0) as f64 / plan_cost.max(1) as f64;
+    let e = Estimate {
+        total,
+        sampling_spread: 0.0,
+        timing_spread: 0.0,
+        measured_timing_spread: 0.0,
+        blocks: Vec::new(),
+        task_spread: 0.0,
+        rounds: 0,
+        timed_seconds: 0.0,
+        largest_task: Interval {
+            estimate: total.estimate * share,
+            low: total.low * share,
+            high: total.high * share,
+        },
+    };
+    let d = Design {
+        strata: Vec::new(),
+        plan_cost,
+    };
+    let cal = Calibration::run(&[], 0.0, s.seed, |_| Vec::new());
+    let (a, b, c) = x.at_from;
+    EstimateReport {
+        measured: false,
+        extrapolation: Some(ExtrapolationReport {
+            engine: plan.engine(),
+            from_n: x.from_n,
+            core_hours_at_from: Span {
+                estimate: a,
+                low: b,
+                high: c,
+            },
+            growth_per_n: x.growth,
+            growth_per_n_high: x.growth_high,
+            steps: x.n - x.from_n,
+        }),
+        speed: None,
+        ..estimate_report(plan, &d, &cal, &e, s)
     }
 }
 

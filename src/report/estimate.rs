@@ -29,6 +29,11 @@ pub struct EstimateReport {
     pub plan_hash: String,
     /// Tasks in the plan.
     pub tasks: usize,
+    /// Whether the figures were measured on a sample of the plan; `false`: extrapolated
+    /// from another board, as `extrapolation` says (no task was solved).
+    pub measured: bool,
+    /// How figures that were not measured were extrapolated (`null` where measured).
+    pub extrapolation: Option<ExtrapolationReport>,
     /// Distinct tasks solved for the estimate.
     pub samples: usize,
     /// Tasks drawn for the sample (`--samples`, or fewer in a small plan); `samples` of them
@@ -71,14 +76,32 @@ pub struct EstimateReport {
     pub code_paths: String,
     /// The work, from the plan's cost model: the same on every machine for a seed.
     pub work: WorkReport,
-    /// This machine's measured speed for that work, and how noisy it was.
-    pub speed: SpeedReport,
+    /// This machine's measured speed for that work, and how noisy it was (`null` where
+    /// nothing was measured).
+    pub speed: Option<SpeedReport>,
     /// The largest task's hours at the upper end of its 90% interval.
     pub largest_task_high_hours: f64,
     /// The GPU the joins ran on (`null`: the CPU). Then tasks were timed in wall time with
     /// `threads` threads feeding it: `core_hours` are those threads' hours, and `wall_hours`
     /// are the GPU's (one GPU, `threads` threads).
     pub gpu: Option<String>,
+}
+
+/// How a cost that could not be measured was extrapolated (`extrapolation` in `--json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExtrapolationReport {
+    /// The engine whose measured cost is extrapolated.
+    pub engine: &'static str,
+    /// The board it was measured on.
+    pub from_n: u32,
+    /// Its core-hours there, with their 90% interval.
+    pub core_hours_at_from: Span,
+    /// The factor per step of N that the estimate and the low end grow by.
+    pub growth_per_n: f64,
+    /// The factor per step of N that the high end grows by.
+    pub growth_per_n_high: f64,
+    /// Steps of N from `from_n`.
+    pub steps: u32,
 }
 
 /// Sampled tasks solved from some of their pieces (`pieces` in `--json`).
@@ -188,16 +211,76 @@ fn text(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
         r.plan,
         plural(r.tasks, "task")
     )?;
-    machine(r, out)?;
-    cost(r, out)?;
+    let (Some(speed), None) = (&r.speed, &r.extrapolation) else {
+        return extrapolated(r, out);
+    };
+    machine(r, speed, out)?;
+    cost(r, speed, out)?;
     shards(r, out)?;
     sample(r, out)
 }
 
+/// The lines for a board no sample can time: every figure marked as extrapolated, and how.
+fn extrapolated(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "NOT MEASURED: no task of N = {} can be timed (each takes days); every figure below is extrapolated",
+        r.n
+    )?;
+    if let Some(x) = &r.extrapolation {
+        let a = &x.core_hours_at_from;
+        writeln!(
+            out,
+            "extrapolated from the {} engine's N = {} ({} core-hours, 90% interval {} to {}, measured on another machine) at {}× per step of N, {}× for the upper end (Q(N)'s steepest known step), {} steps",
+            x.engine,
+            x.from_n,
+            sig(a.estimate),
+            sig(a.low),
+            sig(a.high),
+            x.growth_per_n,
+            x.growth_per_n_high,
+            x.steps
+        )?;
+    }
+    writeln!(
+        out,
+        "machine: {}, matcher {}, {} (its speed was not measured)",
+        r.cpu,
+        r.isa,
+        plural(r.threads, "thread")
+    )?;
+    let (c, w) = (&r.core_hours, &r.wall_hours);
+    writeln!(
+        out,
+        "CPU time: {} core-hours = {} (extrapolated range {} to {})",
+        sig(c.estimate),
+        human(c.estimate),
+        human(c.low),
+        human(c.high)
+    )?;
+    writeln!(
+        out,
+        "wall time on {}: {} (extrapolated range {} to {}); largest task {} by the plan's cost model (up to {})",
+        plural(r.threads, "thread"),
+        human(w.estimate),
+        human(w.low),
+        human(w.high),
+        human(r.largest_task_hours),
+        human(r.largest_task_high_hours)
+    )?;
+    memory(r, out)?;
+    shards(r, out)?;
+    writeln!(
+        out,
+        "(extrapolated in {:.1} s: no task was solved)",
+        r.estimate_seconds
+    )
+}
+
 /// The machine, the work and the speed: what makes an estimate from one machine not one for
 /// another, and how steady the clock was.
-fn machine(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
-    let (w, s) = (&r.work, &r.speed);
+fn machine(r: &EstimateReport, s: &SpeedReport, out: &mut dyn Write) -> io::Result<()> {
+    let w = &r.work;
     writeln!(
         out,
         "machine: {}, matcher {}, {} ({})",
@@ -211,6 +294,23 @@ fn machine(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
         "work: {:.4e} cost units (plan cost model), sample {} tasks in {} strata, seed {} (the same on every machine)",
         w.total as f64, w.sampled_tasks, w.strata, w.seed
     )?;
+    if s.rounds == 0 {
+        return writeln!(
+            out,
+            "speed: not measured, nothing to time (the plan has no task: a count answers at once)"
+        );
+    }
+    if s.blocks < 2 {
+        // One round: its blocks have no spread to show, and a "±0.0% measured" would claim
+        // a steadiness nobody saw.
+        return writeln!(
+            out,
+            "speed: {:.4e} core-s per unit; timing spread not measured (one round, {:.1} s timed: the first round took the time there was), ±{:.0}% assumed",
+            s.core_seconds_per_unit,
+            s.timed_seconds,
+            100.0 * s.timing_floor
+        );
+    }
     writeln!(
         out,
         "speed: {:.4e} core-s per unit; timing spread ±{:.1}% measured (90%, {} rounds in {} blocks, {:.1} s timed; one task varies ±{:.1}%), ±{:.0}% at least",
@@ -225,9 +325,9 @@ fn machine(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// CPU time, wall time and memory.
-fn cost(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
+fn cost(r: &EstimateReport, s: &SpeedReport, out: &mut dyn Write) -> io::Result<()> {
     if let Some(gpu) = &r.gpu {
-        return gpu_cost(r, gpu, out);
+        return gpu_cost(r, s, gpu, out);
     }
     let c = &r.core_hours;
     writeln!(
@@ -237,8 +337,8 @@ fn cost(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
         human(c.estimate),
         human(c.low),
         human(c.high),
-        100.0 * r.speed.sampling_spread,
-        100.0 * r.speed.timing_spread
+        100.0 * s.sampling_spread,
+        100.0 * s.timing_spread
     )?;
     let w = &r.wall_hours;
     writeln!(
@@ -265,7 +365,7 @@ fn memory(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// GPU time and memory: the wall time of one GPU with the sample's threads feeding it.
-fn gpu_cost(r: &EstimateReport, gpu: &str, out: &mut dyn Write) -> io::Result<()> {
+fn gpu_cost(r: &EstimateReport, s: &SpeedReport, gpu: &str, out: &mut dyn Write) -> io::Result<()> {
     let w = &r.wall_hours;
     writeln!(
         out,
@@ -275,8 +375,8 @@ fn gpu_cost(r: &EstimateReport, gpu: &str, out: &mut dyn Write) -> io::Result<()
         plural(r.threads, "thread"),
         human(w.low),
         human(w.high),
-        100.0 * r.speed.sampling_spread,
-        100.0 * r.speed.timing_spread,
+        100.0 * s.sampling_spread,
+        100.0 * s.timing_spread,
         human(r.largest_task_hours),
         human(r.largest_task_high_hours)
     )?;

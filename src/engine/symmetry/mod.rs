@@ -35,8 +35,14 @@ const TASKS_PER_THREAD: usize = 64;
 /// 90% interval 895 to 2,012), and the factor its work grows by per step of N, as Q(N)
 /// grows: what a board past the mitm engine costs, by extrapolation.
 pub(crate) const CORE_HOURS_AT_24: f64 = 1453.0;
+/// The 90% interval of [`CORE_HOURS_AT_24`].
+pub(crate) const CORE_HOURS_AT_24_INTERVAL: (f64, f64) = (895.0, 2012.0);
 /// See [`CORE_HOURS_AT_24`].
 pub(crate) const GROWTH_PER_N: f64 = 8.0;
+/// The steepest step Q(N) is known to take past N = 24 (Q(27) / Q(26) = 10.5; 9.7 and 10.1
+/// before it): the growth an extrapolation's upper end assumes, since the engine's work
+/// may well grow as fast as the solutions it finds.
+pub(crate) const GROWTH_PER_N_HIGH: f64 = 10.5;
 /// ... and, for large boards, about `2^(N − 8)` tasks (capped), so that long runs
 /// checkpoint and shard in steps of similar size: the work grows by about 8× per N.
 const MAX_MIN_TASKS: usize = 1 << 18;

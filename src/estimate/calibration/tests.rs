@@ -3,6 +3,7 @@
 use super::*;
 use crate::estimate::design;
 use crate::CountOptions;
+use std::sync::atomic::AtomicBool;
 
 fn plan() -> Box<dyn Plan> {
     CountOptions::new()
@@ -213,4 +214,100 @@ fn the_largest_task_gets_an_interval_around_its_cost_at_the_first_rate() {
     let jittered = d.estimate(p.as_ref(), &cal, 0.0);
     assert!(jittered.largest_task.high > jittered.largest_task.estimate);
     assert!(jittered.largest_task.low <= jittered.largest_task.estimate);
+}
+
+#[test]
+fn no_round_starts_after_the_first_where_none_fits() {
+    let mut asked = 0;
+    let cal = Calibration::run_within(
+        &[1, 2],
+        None,
+        (100.0, || {
+            asked += 1;
+            false
+        }),
+        1,
+        |o| o.iter().map(|&t| (t, 1.0)).collect(),
+    );
+    assert_eq!(
+        cal.rounds(),
+        1,
+        "the least two rounds give way to the limit"
+    );
+    assert_eq!(asked, 1);
+}
+
+/// A plan of 64 tasks that solve at once, but for task `stuck`, which the first time waits
+/// until it is let go (or a minute has passed, so that a broken limit fails instead of
+/// hanging).
+struct Stuck {
+    stuck: usize,
+    started: AtomicBool,
+    let_go: AtomicBool,
+}
+
+impl Plan for Stuck {
+    fn n(&self) -> u32 {
+        0
+    }
+    fn engine(&self) -> &'static str {
+        "stuck"
+    }
+    fn len(&self) -> usize {
+        64
+    }
+    fn cost(&self, _: usize) -> u64 {
+        1
+    }
+    fn solve(&self, task: usize) -> u128 {
+        if task == self.stuck && !self.started.swap(true, Ordering::SeqCst) {
+            let start = Instant::now();
+            while !self.let_go.load(Ordering::SeqCst) && start.elapsed().as_secs() < 60 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        1
+    }
+    fn fingerprint(&self) -> String {
+        String::new()
+    }
+    fn describe(&self) -> String {
+        String::new()
+    }
+}
+
+#[test]
+fn a_task_still_running_at_the_limit_is_left_out_and_no_round_follows() {
+    let settings = Settings {
+        budget: 1.0,
+        seed: 3,
+        draws: 0,
+        limit: 0.3,
+    };
+    let probe = Stuck {
+        stuck: 0,
+        started: AtomicBool::new(false),
+        let_go: AtomicBool::new(false),
+    };
+    let d = design(&probe, 32, settings.seed);
+    // The task the first round starts first never ends by itself.
+    let stuck = d.interleaved(settings.seed)[0];
+    let plan: Arc<Stuck> = Arc::new(Stuck { stuck, ..probe });
+    let dynamic: Arc<dyn Plan> = plan.clone();
+    let pool = crate::plan::thread_pool(2).unwrap();
+    let cal = calibrate(&dynamic, &d, &pool, settings);
+    // It returned while the task was still running: the sample was cut, not waited for.
+    assert!(plan.started.load(Ordering::SeqCst));
+    plan.let_go.store(true, Ordering::SeqCst);
+    let mut others = d.tasks();
+    others.retain(|&t| t != stuck);
+    assert_eq!(
+        cal.tasks, others,
+        "every other task, solved by the other thread"
+    );
+    assert_eq!(
+        cal.rounds(),
+        1,
+        "no round starts behind a task left running"
+    );
 }
