@@ -9,8 +9,9 @@
 #     joins' wall time, half join, sieve and routing included;
 #   - `estimate N --gpu` for N = 24, 26, 27, 28 against `estimate N` on the CPU at -j T: one
 #     GPU's hours, the CPU's core-hours, and how many of this machine's cores one GPU is worth;
-#   - `count 21 --gpu` and `count 22 --gpu` end to end, wall time and whether the total is
-#     exact.
+#   - `count 21 --gpu` and `count 22 --gpu` end to end, wall time, whether the total is
+#     exact, the GPU's busy share (every pass by timestamps over the wall time) and the
+#     submissions and steps per task (`count --json`'s `gpu` object).
 #
 # Build where Rust is:   cargo build --release --features gpu --bin nqueens --example gpu_work
 # Copy target/release/nqueens and target/release/examples/gpu_work to DIR, then there:
@@ -22,7 +23,7 @@
 set -uo pipefail
 
 usage() {
-    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 }
 
@@ -129,8 +130,9 @@ for n in $est_ns; do
         --time-limit "$est_limit" --seed 7 --json -q; then
         gh=$(json_num "$raw/estimate-$n-gpu.out" wall_hours)
         ks=$(json_num "$raw/estimate-$n-gpu.out" count_kernel_seconds)
+        ms=$(json_num "$raw/estimate-$n-gpu.out" gpu_model_seconds)
     else
-        gh=$(failed $? "estimate-$n-gpu") ks=
+        gh=$(failed $? "estimate-$n-gpu") ks= ms=
     fi
     if step 60 "estimate-$n-cpu" "$nq" estimate "$n" -j "$threads" \
         --time-limit "$est_limit" --seed 7 --json -q; then
@@ -139,7 +141,7 @@ for n in $est_ns; do
         ch=$(failed $? "estimate-$n-cpu")
     fi
     row "estimate $n: GPU-hours / CPU core-hours" "$(num "$gh") / $(num "$ch")" \
-        "one GPU = $(calc "$ch / $gh") cores of this CPU; block count $(calc "${ks:-0} / 3600") GPU-hours (timestamps, fed by $threads threads)"
+        "one GPU = $(calc "$ch / $gh") cores of this CPU; block count $(calc "${ks:-0} / 3600") GPU-hours (timestamps, fed by $threads threads); the model says $(calc "${ms:-0} / 3600") GPU-hours"
 done
 
 # End to end.
@@ -147,10 +149,16 @@ done
 declare -A known=([12]=14200 [13]=73712 [21]=314666222712 [22]=2691008701644)
 for n in $count_ns; do
     expected=${known[$n]}
-    if step $((n * 6)) "count-$n" "$nq" count "$n" "${gpu[@]}" -j "$threads" -q; then
-        got=$(tr -d '[:space:]' <"$raw/count-$n.out")
+    if step $((n * 6)) "count-$n" "$nq" count "$n" "${gpu[@]}" -j "$threads" -q --json; then
+        got=$(sed -n 's/.*"total":"\([0-9]*\)".*/\1/p' "$raw/count-$n.out")
         verdict=$([ "$got" = "$expected" ] && echo "exact" || echo "WRONG: $got")
-        row "count $n --gpu, wall seconds" "$secs" "$verdict"
+        # The GPU's own seconds (every pass, by timestamps) against the wall time, and
+        # what feeding cost: submissions and steps per task.
+        busy=$(sed -n 's/.*"pass_seconds":{\([^}]*\)}.*/\1/p' "$raw/count-$n.out" |
+            tr ',' '\n' | awk -F: '{ s += $2 } END { print s + 0 }')
+        tasks=$(json_num "$raw/count-$n.out" tasks)
+        per() { calc "$(json_num "$raw/count-$n.out" "$1") / ${tasks:-1}"; }
+        row "count $n --gpu, wall seconds" "$secs" "$verdict; GPU busy $(calc "$busy / $secs") of it; per task $(per gpu_submits) submissions, $(per gpu_steps) steps"
     else
         row "count $n --gpu, wall seconds" "$(failed $? "count-$n")" "-"
     fi

@@ -264,7 +264,7 @@ impl CountOptions {
 }
 
 /// The result of a count.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Count {
     /// Board size.
     pub n: u32,
@@ -294,6 +294,8 @@ pub struct Count {
     /// How many tasks were re-solved on the second code path with the same count (`None`:
     /// no recheck asked for).
     pub rechecked: Option<usize>,
+    /// What the GPU did over the whole count, where a GPU joined (`--gpu`).
+    pub gpu: Option<crate::work::GpuWork>,
 }
 
 impl Count {
@@ -418,5 +420,6 @@ pub(crate) fn finish(
         verified: known::check(known::total(n), total),
         unique_verified: unique.and_then(|u| known::check(known::unique(n), u)),
         rechecked: None,
+        gpu: plan.device_work().as_ref().map(crate::work::GpuWork::from),
     })
 }

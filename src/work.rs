@@ -204,6 +204,65 @@ impl Work {
     }
 }
 
+/// What a GPU did over a whole run, for `count --json`'s `"gpu"` object: the feeding
+/// counters, the kernels' work and each pass's GPU seconds (from the GPU's timestamps).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct GpuWork {
+    /// Command buffers submitted.
+    pub gpu_submits: u64,
+    /// Times a host thread blocked on the GPU.
+    pub gpu_waits: u64,
+    /// Dispatches, copies and clears recorded.
+    pub gpu_steps: u64,
+    /// Bytes uploaded.
+    pub gpu_bytes_up: u64,
+    /// Bytes read back.
+    pub gpu_bytes_down: u64,
+    /// Keys and queries a host-side tree build scanned (0: trees are built on the GPU).
+    pub host_tree_keys: u64,
+    /// Blocks the table build made.
+    pub blocks_built: u64,
+    /// (query, block) visits of the block count.
+    pub visited_pairs: u64,
+    /// Tests the routing made on its way to the blocks.
+    pub routing_tests: u64,
+    /// (query, key) pairs the block count found disjoint.
+    pub hits: u64,
+    /// Keys the table build read and tested, a chunk of one key each.
+    pub table_key_tests: u64,
+    /// Chunk tables built.
+    pub table_chunks: u64,
+    /// Global atomic read-modify-writes of the routing.
+    pub route_atomics: u64,
+    /// GPU seconds of each pass, by name.
+    pub pass_seconds: std::collections::BTreeMap<String, f64>,
+}
+
+impl From<&Work> for GpuWork {
+    fn from(w: &Work) -> Self {
+        GpuWork {
+            gpu_submits: w.gpu_submits,
+            gpu_waits: w.gpu_waits,
+            gpu_steps: w.gpu_steps,
+            gpu_bytes_up: w.gpu_bytes_up,
+            gpu_bytes_down: w.gpu_bytes_down,
+            host_tree_keys: w.host_tree_keys,
+            blocks_built: w.blocks_built,
+            visited_pairs: w.visited_pairs,
+            routing_tests: w.routing_tests,
+            hits: w.hits,
+            table_key_tests: w.table_key_tests,
+            table_chunks: w.table_chunks,
+            route_atomics: w.route_atomics,
+            pass_seconds: w
+                .gpu_pass_seconds()
+                .iter()
+                .map(|&(name, s)| (name.to_string(), s))
+                .collect(),
+        }
+    }
+}
+
 /// The names of the counts, in [`Work::counters`] order (the field names).
 const COUNT_NAMES: [&str; 22] = [
     "quarter_placements",

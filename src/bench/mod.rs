@@ -81,6 +81,56 @@ pub fn workload(size: Size) -> Workload {
     }
 }
 
+/// The seconds the largest count of a workload of `size` is meant to take where its sizes
+/// are probed ([`probed_workload`]).
+fn probe_budget(size: Size) -> f64 {
+    match size {
+        Size::Quick => 2.0,
+        Size::Standard => 15.0,
+        Size::Long => 60.0,
+        Size::Tiny => 0.2,
+    }
+}
+
+/// How much longer a count of N + 1 takes than one of N before two probes say (the mitm
+/// engine's growth per step at N = 16..20 on a CPU is 5 to 8).
+const FIRST_GROWTH: f64 = 8.0;
+
+/// The workload of `size` for a device whose speed is not known in advance (a GPU, which may
+/// be a software driver): the same three rows of consecutive sizes, ending at the largest
+/// N not past the size's own whose count `probe` predicts within the size's budget. `probe(n)`
+/// counts N = n once and returns its wall seconds; it is tried from `first` up, each next N
+/// predicted from the last two (a probe's counts are verified like the rows' by the caller).
+/// The workload keeps its name; its sizes say what was counted.
+///
+/// # Errors
+/// The first error of `probe`.
+pub fn probed_workload<E>(
+    size: Size,
+    first: u32,
+    mut probe: impl FnMut(u32) -> Result<f64, E>,
+) -> Result<Workload, E> {
+    let mut w = workload(size);
+    let last = *w.sizes.iter().max().expect("a workload has sizes");
+    if last <= first {
+        return Ok(w);
+    }
+    let budget = probe_budget(size);
+    let (mut n, mut before) = (first, None);
+    loop {
+        let t = probe(n)?;
+        let growth = before.map_or(FIRST_GROWTH, |b: f64| (t / b.max(1e-3)).max(2.0));
+        if n >= last || t * growth > budget {
+            break;
+        }
+        before = Some(t);
+        n += 1;
+    }
+    let shift = last - n;
+    w.sizes = w.sizes.iter().map(|&s| s.saturating_sub(shift).max(first)).collect();
+    Ok(w)
+}
+
 /// One row: the results at one thread count (its best round).
 ///
 /// The measurements are `threads`, the work (`copies` of the workload, with their
@@ -348,6 +398,27 @@ pub fn compare(a: &BenchReport, b: &BenchReport) -> Vec<(usize, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn probed_sizes_end_where_the_next_count_would_pass_the_budget() {
+        // Counts that take 1 ms at N = 13 and grow sixfold: N = 17 takes 1.3 s, and 18 is
+        // predicted at 7.8 s, past quick's 2 s.
+        let mut probed = Vec::new();
+        let w = probed_workload(Size::Quick, 13, |n| {
+            probed.push(n);
+            Ok::<_, ()>(1e-3 * 6f64.powi(n as i32 - 13))
+        })
+        .unwrap();
+        assert_eq!(w.sizes, [15, 16, 17]);
+        assert_eq!(probed, [13, 14, 15, 16, 17]);
+        // A fast device reaches the size's own and probes no further.
+        let w = probed_workload(Size::Quick, 13, |_| Ok::<_, ()>(1e-4)).unwrap();
+        assert_eq!(w, workload(Size::Quick));
+        // A slow one stays at the first sizes; an error stops the probes.
+        let w = probed_workload(Size::Quick, 13, |_| Ok::<_, ()>(5.0)).unwrap();
+        assert_eq!(w.sizes, [13, 13, 13]);
+        assert_eq!(probed_workload(Size::Quick, 13, |_| Err::<f64, _>("lost")), Err("lost"));
+    }
     use crate::known;
 
     #[test]

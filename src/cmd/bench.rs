@@ -132,8 +132,13 @@ pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
     }
     let base = args.gpu.open(CountOptions::new(), global.quiet)?;
     let gpu_recheck = args.gpu.wanted().then(crate::cmd::gpu::default_recheck);
+    let workload = if args.gpu.wanted() {
+        gpu_workload(args.size.into(), &base, global.quiet)?
+    } else {
+        bench::workload(args.size.into())
+    };
     let config = BenchConfig {
-        workload: bench::workload(args.size.into()),
+        workload,
         threads,
         rounds: args.repeat.unwrap_or(1),
         duration: args.duration,
@@ -165,6 +170,33 @@ pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
             Ok(Exit::Mismatch)
         }
     }
+}
+
+/// The first board a GPU workload's probes count: the smallest the `auto` engine gives
+/// the mitm engine, whose joins the GPU runs.
+const FIRST_PROBE: u32 = 13;
+
+/// The workload of `size` on a GPU, sized by timed probes: a GPU's speed (a software
+/// driver's included) is not known before it counts, so the sizes are those whose counts
+/// the probes predict within the size's seconds. A probe's wrong count is an error.
+fn gpu_workload(size: bench::Size, base: &CountOptions, quiet: bool) -> anyhow::Result<bench::Workload> {
+    let probe = |n: u32| -> anyhow::Result<f64> {
+        let c = nqueens::count(n, base)?;
+        if c.verified == Some(false) {
+            anyhow::bail!(
+                "WRONG COUNT while sizing the GPU workload: N = {n} gave {}, OEIS A000170 \
+                 says otherwise",
+                c.total
+            );
+        }
+        Ok(c.elapsed.as_secs_f64())
+    };
+    let w = bench::probed_workload(size, FIRST_PROBE, probe)?;
+    if !quiet {
+        let sizes: Vec<String> = w.sizes.iter().map(u32::to_string).collect();
+        message!("GPU workload sized by probes: N = {}", sizes.join(", "));
+    }
+    Ok(w)
 }
 
 /// Where a wrong count happened and what it gave, against OEIS A000170.

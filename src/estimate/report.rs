@@ -271,7 +271,7 @@ fn counters(
     }
     let wanted = |name: &str| name.ends_with("_seconds") == seconds;
     let by_task: BTreeMap<usize, &Counters> = cal.tasks.iter().copied().zip(&cal.work).collect();
-    let plan = counters
+    let plan_counters: BTreeMap<_, _> = counters
         .iter()
         .enumerate()
         .filter(|(_, (name, _))| wanted(name))
@@ -288,10 +288,20 @@ fn counters(
         (Some(&hits), Some(&visits)) if visits > 0.0 => Some(hits / visits),
         _ => None,
     };
+    #[cfg(feature = "gpu")]
+    let gpu_model_seconds = if seconds || plan.device().is_none() {
+        None
+    } else {
+        let central = plan_counters.iter().map(|(&k, v)| (k, v.estimate)).collect();
+        crate::gpu::model_seconds(&central, plan.len())
+    };
+    #[cfg(not(feature = "gpu"))]
+    let gpu_model_seconds = None;
     Some(CountersReport {
         sampled,
-        plan,
+        plan: plan_counters,
         hits_per_visit,
+        gpu_model_seconds,
     })
 }
 

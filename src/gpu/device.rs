@@ -253,7 +253,7 @@ fn open_adapter(adapter: wgpu::Adapter, described: Adapter) -> Result<Device, Er
         let _ = on_lost.set(format!("the device was lost ({reason:?}): {message}"));
     });
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let kernels = Kernels::new(&device);
+    let kernels = Kernels::new(&device, described.software);
     if let Some(e) = pollster::block_on(scope.pop()) {
         return Err(Error::NoGpu(format!(
             "{described} does not take the GPU engine's kernels: {e}"

@@ -6,13 +6,15 @@
 //! next; one too large for any batch is cut into joins whose counts add up to it.
 
 use std::collections::VecDeque;
-use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use super::layout::{
     Job, FILL_EMPTY, FILL_ERRORS, FILL_OVER_BLOCKS, FILL_OVER_ROUTES,
-    FILL_REFUSED, FILL_SWAPPED, FILL_TOO_LARGE, RESULT_BLOCKS, RESULT_HITS, RESULT_ROUTES,
+    FILL_REFUSED, FILL_SWAPPED, FILL_TOO_LARGE, FILL_UNFINISHED, RESULT_BLOCKS, RESULT_HITS, RESULT_ROUTES,
     RESULT_SIZES, RESULT_STATUS, RESULT_TESTS, RESULT_WEIGHTED, RESULT_WORDS, ROLE_EAST,
     ROLE_WEST,
 };
@@ -30,6 +32,30 @@ pub(crate) type Outcome = Result<(Option<u64>, Work), String>;
 struct Submission {
     request: Request,
     reply: Reply,
+    /// Its place in the order of submissions (parts of a cut join share their whole's).
+    seq: u64,
+}
+
+/// A submitted join's outcome to come.
+#[derive(Debug)]
+pub(crate) struct Ticket {
+    rx: Receiver<Outcome>,
+    seq: u64,
+    flush: Arc<AtomicU64>,
+}
+
+impl Ticket {
+    /// Waits for the outcome. A worker that waits has handed over all it will for now, so
+    /// the feeder is told to launch its joins rather than wait for a fuller batch.
+    pub(crate) fn wait(self) -> Outcome {
+        if let Ok(outcome) = self.rx.try_recv() {
+            return outcome;
+        }
+        self.flush.fetch_max(self.seq + 1, Ordering::Relaxed);
+        self.rx
+            .recv()
+            .map_err(|_| "the GPU feeder stopped before answering".to_string())?
+    }
 }
 
 /// Where an outcome goes: a worker, or the join a cut join is a part of.
@@ -104,6 +130,9 @@ pub(crate) struct Feeder {
     thread: Mutex<Option<JoinHandle<()>>>,
     /// What every batch so far did, all joins together.
     totals: Arc<Mutex<Work>>,
+    /// Submissions so far, and one past the last a worker waits for.
+    next: AtomicU64,
+    flush: Arc<AtomicU64>,
 }
 
 impl Feeder {
@@ -115,8 +144,10 @@ impl Feeder {
     pub(crate) fn start(dev: Arc<Device>, cap: Capacity, resident: wgpu::Buffer) -> Self {
         let (tx, rx) = mpsc::sync_channel(4 * cap.joins as usize);
         let totals = Arc::new(Mutex::new(Work::default()));
+        let flush = Arc::new(AtomicU64::new(0));
         let mut state = Loop::new(dev, cap, &resident, rx);
         state.totals = Arc::clone(&totals);
+        state.flush = Arc::clone(&flush);
         let thread = std::thread::Builder::new()
             .name("nqueens-gpu".into())
             .spawn(move || state.run())
@@ -125,6 +156,8 @@ impl Feeder {
             tx: Mutex::new(Some(tx)),
             thread: Mutex::new(Some(thread)),
             totals,
+            next: AtomicU64::new(0),
+            flush,
         }
     }
 
@@ -133,9 +166,10 @@ impl Feeder {
         *self.totals.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Hands `request` over; its outcome comes on the returned channel.
-    pub(crate) fn submit(&self, request: Request) -> Result<Receiver<Outcome>, String> {
+    /// Hands `request` over; its outcome comes through the returned ticket.
+    pub(crate) fn submit(&self, request: Request) -> Result<Ticket, String> {
         let (tx, rx) = mpsc::channel();
+        let seq = self.next.fetch_add(1, Ordering::Relaxed);
         let sender = self
             .tx
             .lock()
@@ -146,9 +180,14 @@ impl Feeder {
             .send(Submission {
                 request,
                 reply: Reply::Worker(tx),
+                seq,
             })
             .map_err(|_| "the GPU feeder has stopped".to_string())?;
-        Ok(rx)
+        Ok(Ticket {
+            rx,
+            seq,
+            flush: Arc::clone(&self.flush),
+        })
     }
 }
 
@@ -190,7 +229,18 @@ struct Loop {
     /// The error that stopped the GPU, if one did: every later join gets it.
     failed: Option<String>,
     sizes: Sizes,
+    /// One past the last submission a worker waits for ([`Ticket::wait`]).
+    flush: Arc<AtomicU64>,
+    /// Since when the queue has waited for a fuller batch with nothing in flight.
+    gathering: Option<Instant>,
 }
+
+/// How long joins wait for a fuller batch while nothing runs and no worker waits for them:
+/// a worker hands over its tasks' joins in a burst and then waits, so this is only a bound.
+const GATHER: Duration = Duration::from_millis(5);
+
+/// How often the feeder looks for a waiting worker while it gathers.
+const POLL: Duration = Duration::from_micros(200);
 
 impl Loop {
     fn new(dev: Arc<Device>, cap: Capacity, resident: &wgpu::Buffer, rx: Receiver<Submission>) -> Self {
@@ -211,6 +261,8 @@ impl Loop {
             totals: Arc::default(),
             failed: None,
             sizes: Sizes::default(),
+            flush: Arc::default(),
+            gathering: None,
         }
     }
 
@@ -224,10 +276,13 @@ impl Loop {
                 }
                 continue;
             }
-            if !self.queue.is_empty() && !self.free.is_empty() {
+            if !self.queue.is_empty() && !self.free.is_empty() && self.ready() {
+                self.gathering = None;
                 self.launch();
             } else if !self.flight.is_empty() {
                 self.land();
+            } else if !self.queue.is_empty() {
+                self.gather_more();
             } else if self.closed {
                 return;
             } else {
@@ -250,6 +305,35 @@ impl Loop {
                     return;
                 }
             }
+        }
+    }
+
+    /// Whether the queue's front should go now: a worker waits for it, the queue fills a
+    /// batch, no more joins will come, or it has gathered long enough.
+    fn ready(&self) -> bool {
+        let front = self.queue.front().map_or(u64::MAX, |s| s.seq);
+        self.closed
+            || front < self.flush.load(Ordering::Relaxed)
+            || self.gathering.is_some_and(|since| since.elapsed() >= GATHER)
+            || self.fills_a_batch()
+    }
+
+    /// Whether the joins waiting would fill a batch, as estimated.
+    fn fills_a_batch(&self) -> bool {
+        let mut room = Room::new(&self.cap);
+        !self
+            .queue
+            .iter()
+            .all(|s| room.take(&self.sizes.need(&s.request)))
+    }
+
+    /// Nothing in flight and the queue short of a batch: takes what comes for a while.
+    fn gather_more(&mut self) {
+        self.gathering.get_or_insert_with(Instant::now);
+        match self.rx.recv_timeout(POLL) {
+            Ok(s) => self.queue.push_back(s),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => self.closed = true,
         }
     }
 
@@ -486,6 +570,7 @@ impl Loop {
             self.queue.push_front(Submission {
                 request,
                 reply: Reply::Part(Arc::clone(&whole)),
+                seq: s.seq,
             });
         }
     }
@@ -494,7 +579,7 @@ impl Loop {
 /// Dispatches, clears and copies a batch records, whatever its joins (slot.rs): 5 uploads,
 /// 6 clears, about 18 dispatches (scans of more than 1,024 values add two or four), the
 /// results' copies and the timestamps' resolve.
-const STEPS_PER_BATCH: u64 = 34;
+pub(crate) const STEPS_PER_BATCH: u64 = 34;
 
 /// Of a batch's room, the share a part of a cut join aims at: parts come out uneven.
 const CUT_SHARE: f64 = 0.5;
@@ -515,6 +600,10 @@ fn cut_plan(request: &Request, row: &[u32], status: u32, cap: &Capacity) -> (u32
         (sizes[0], sizes[1])
     };
     let over = |used: f64, room: u32| (used / (CUT_SHARE * f64::from(room))).ceil().max(2.0);
+    if status & FILL_UNFINISHED != 0 {
+        // Fewer stored keys make a smaller tree; halved until one is finished.
+        return (stored_role, 2);
+    }
     if status & FILL_OVER_ROUTES != 0 {
         let routes = f64::from(row[RESULT_ROUTES as usize]);
         return (query_role, over(routes, cap.routes) as u64);

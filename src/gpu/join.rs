@@ -2,10 +2,9 @@
 //! the [`Feeder`], which runs it in a batch with the other threads' joins.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
-use super::feeder::{Feeder, Outcome};
+use super::feeder::{Feeder, Ticket};
 use super::request::Request;
 use super::resident::Resident;
 use super::slot::Capacity;
@@ -117,24 +116,21 @@ impl GpuJoiner {
     }
 
     /// Hands `request` to the feeder.
-    pub(crate) fn submit_request(&self, request: Request) -> Result<Receiver<Outcome>, String> {
+    pub(crate) fn submit_request(&self, request: Request) -> Result<Ticket, String> {
         self.feeder.submit(request)
     }
 }
 
 /// Waits for a submitted join's outcome and adds what it did to `work`.
-pub(crate) fn wait(rx: &Receiver<Outcome>, work: &mut Work) -> Result<Option<u64>, String> {
-    let outcome = rx
-        .recv()
-        .map_err(|_| "the GPU feeder stopped before answering".to_string())?;
-    let (count, did) = outcome?;
+pub(crate) fn wait(ticket: Ticket, work: &mut Work) -> Result<Option<u64>, String> {
+    let (count, did) = ticket.wait()?;
     work.add(&did);
     Ok(count)
 }
 
 /// Tasks a worker hands over before it waits for their counts: with every worker doing so,
 /// a batch gathers hundreds of joins.
-const TASKS_IN_FLIGHT: usize = 32;
+pub(crate) const TASKS_IN_FLIGHT: usize = 64;
 
 /// Quarter words a deferred join may carry: one that carries more is waited for at once,
 /// so that a worker's joins in flight never hold more than a few of them.
@@ -143,14 +139,14 @@ const DEFER_WORDS: usize = 1 << 20;
 /// A join in the feeder's hands, or answered already.
 #[derive(Debug)]
 enum InFeeder {
-    Waiting(Receiver<Outcome>),
+    Waiting(Ticket),
     Done(Option<u64>, Box<Work>),
 }
 
 impl Pending for InFeeder {
     fn wait(self: Box<Self>, work: &mut Work) -> Result<Option<u64>, String> {
         match *self {
-            InFeeder::Waiting(rx) => wait(&rx, work),
+            InFeeder::Waiting(ticket) => wait(ticket, work),
             InFeeder::Done(count, did) => {
                 work.add(&did);
                 Ok(count)
@@ -168,7 +164,7 @@ impl Joiner for GpuJoiner {
             return Ok(Box::new(InFeeder::Waiting(rx)));
         }
         let mut work = Work::default();
-        let count = wait(&rx, &mut work)?;
+        let count = wait(rx, &mut work)?;
         Ok(Box::new(InFeeder::Done(count, Box::new(work))))
     }
 
@@ -183,7 +179,7 @@ impl Joiner for GpuJoiner {
     fn join(&self, join: Join<'_, '_>, work: &mut Work) -> Result<Option<u64>, String> {
         let clock = std::time::Instant::now();
         let rx = self.submit_request(self.request(&join)?)?;
-        let count = wait(&rx, work);
+        let count = wait(rx, work);
         work.match_seconds += clock.elapsed().as_secs_f64();
         let count = count?;
         if let Some(lost) = self.device.lost() {

@@ -37,13 +37,16 @@ pub(crate) const JOIN_REFUSE: u32 = 4;
 
 /// A fill's status: a side without halves (the join counts 0); the stored side too large
 /// for one fill, refused or to be cut into portions; no room left in the batch for its
-/// keys, blocks or routes (redone in a later batch). Any of these is an error bit.
+/// keys, blocks or routes (redone in a later batch); its tree not finished (its node
+/// slots ran out, or a software driver stopped the build's loops: the join is cut). Any of
+/// these is an error bit.
 pub(crate) const FILL_EMPTY: u32 = 1;
 pub(crate) const FILL_REFUSED: u32 = 2;
 pub(crate) const FILL_TOO_LARGE: u32 = 4;
 pub(crate) const FILL_OVER_KEYS: u32 = 8;
 pub(crate) const FILL_OVER_BLOCKS: u32 = 16;
 pub(crate) const FILL_OVER_ROUTES: u32 = 32;
+pub(crate) const FILL_UNFINISHED: u32 = 64;
 pub(crate) const FILL_ERRORS: u32 = 0xffff;
 /// Not an error: the east side is stored.
 pub(crate) const FILL_SWAPPED: u32 = 0x1_0000;
@@ -112,6 +115,7 @@ pub(crate) fn prelude() -> String {
         ("FILL_OVER_KEYS", FILL_OVER_KEYS),
         ("FILL_OVER_BLOCKS", FILL_OVER_BLOCKS),
         ("FILL_OVER_ROUTES", FILL_OVER_ROUTES),
+        ("FILL_UNFINISHED", FILL_UNFINISHED),
         ("FILL_ERRORS", FILL_ERRORS),
         ("FILL_SWAPPED", FILL_SWAPPED),
         ("DEST_SHIFT", DEST_SHIFT),

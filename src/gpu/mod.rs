@@ -24,6 +24,7 @@ mod feeder;
 mod join;
 mod kernels;
 mod layout;
+mod model;
 mod request;
 mod resident;
 mod shader;
@@ -36,6 +37,7 @@ use std::sync::Arc;
 
 pub(crate) use device::Device;
 pub use device::{adapters, Adapter, Gpu};
+pub use model::model_seconds;
 
 use crate::engine::mitm::{check_quarters, MitmPlan, MITM_MIN_N};
 use crate::engine::{Engine, PlanOptions};

@@ -14,10 +14,24 @@ use super::layout::CHUNK_WORDS;
 /// H200, 8,192 ran 2% faster); this is lavapipe's bound.
 pub(crate) const ROUTES_PER_GROUP: u64 = 2048;
 
-/// Queries each routing invocation walks: more queries per workgroup meet each block more
-/// often, so its per-workgroup histogram saves more global atomics. Lavapipe's loop limit
-/// (above) bounds it too: every walk of every query of one invocation counts there.
-pub(crate) const ROUTE_QUERIES_PER_INVOCATION: u64 = 8;
+/// Queries each routing invocation walks on a GPU: more queries per workgroup meet each
+/// block more often, so its per-workgroup histogram saves more global atomics.
+const ROUTE_QUERIES_PER_INVOCATION: u64 = 8;
+
+/// The same on a software driver: lavapipe's loop limit (above) counts every walk of every
+/// query of one invocation, and `write_routes` walks each twice; a query of a large fill
+/// makes thousands of tests (2,600 each at N = 22), so eight of them pass the limit and the
+/// routes they did not write are counted as they lay.
+const ROUTE_QUERIES_SOFTWARE: u64 = 1;
+
+/// Queries each routing invocation walks on a device (`software`: a CPU driver).
+pub(crate) fn route_queries(software: bool) -> u64 {
+    if software {
+        ROUTE_QUERIES_SOFTWARE
+    } else {
+        ROUTE_QUERIES_PER_INVOCATION
+    }
+}
 
 /// Slots of a routing workgroup's block histogram (a power of two; three words each, as
 /// much workgroup memory as the block count's tables).
@@ -66,8 +80,9 @@ pub(crate) const STATS_WORDS: u64 = 2 * Stat::ALL.len() as u64;
 /// table build, tables.wgsl `weighing`).
 const MODES: [&str; 3] = ["plain", "exception", "queries"];
 
-/// The constants the routing and the block count share with the host.
-fn prelude() -> String {
+/// The constants the routing and the block count share with the host; routing walks
+/// `route_queries` queries per invocation.
+fn prelude(route_queries: u64) -> String {
     let mut s = super::layout::prelude();
     let consts: [(&str, u64); 8] = [
         ("CHUNK_WORDS", u64::from(CHUNK_WORDS)),
@@ -75,7 +90,7 @@ fn prelude() -> String {
         ("CLASS_SETS", u64::from(CHUNK_WORDS) + 16),
         ("INFO", BLOCK_INFO),
         ("ROUTES", ROUTES_PER_GROUP),
-        ("ROUTE_QUERIES", ROUTE_QUERIES_PER_INVOCATION),
+        ("ROUTE_QUERIES", route_queries),
         ("ROUTE_SLOTS", u64::from(ROUTE_SLOTS)),
         ("ROUTE_PROBES", u64::from(ROUTE_PROBES)),
     ];
@@ -96,7 +111,7 @@ fn prelude() -> String {
 /// The source of a module: the prelude, the shared helpers and types, the results row at
 /// binding `results_at` for the kernels that add to it (with `stat_add`, which adds to a
 /// work counter), the module's file and, for the block count, its loops.
-pub(crate) fn source(file: &str, results_at: Option<u32>) -> String {
+pub(crate) fn source(file: &str, results_at: Option<u32>, route_queries: u64) -> String {
     let body = match file {
         "scan.wgsl" => include_str!("shaders/scan.wgsl"),
         "gen.wgsl" => include_str!("shaders/gen.wgsl"),
@@ -108,7 +123,7 @@ pub(crate) fn source(file: &str, results_at: Option<u32>) -> String {
         "ties.wgsl" => include_str!("shaders/ties.wgsl"),
         _ => panic!("no shader {file}"),
     };
-    let mut s = prelude();
+    let mut s = prelude(route_queries);
     s.push_str(include_str!("shaders/common.wgsl"));
     s.push_str(include_str!("shaders/types.wgsl"));
     if let Some(binding) = results_at {
@@ -326,8 +341,11 @@ mod tests {
     #[test]
     fn every_module_is_valid_wgsl_without_a_gpu() {
         use wgpu::naga;
-        for (file, results_at) in super::super::kernels::MODULES {
-            let text = source(file, results_at);
+        for ((file, results_at), software) in super::super::kernels::MODULES
+            .into_iter()
+            .flat_map(|m| [(m, false), (m, true)])
+        {
+            let text = source(file, results_at, route_queries(software));
             let module = naga::front::wgsl::parse_str(&text)
                 .unwrap_or_else(|e| panic!("{file}: {}", e.emit_to_string(&text)));
             let mut v = naga::valid::Validator::new(
@@ -353,7 +371,7 @@ mod tests {
 
     #[test]
     fn every_stat_has_its_own_slot_in_the_prelude() {
-        let p = prelude();
+        let p = prelude(route_queries(false));
         for (i, stat) in Stat::ALL.iter().enumerate() {
             assert!(p.contains(&format!("const {}: u32 = {i}u;", stat.constant())));
         }

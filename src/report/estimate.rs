@@ -149,6 +149,9 @@ pub struct CountersReport {
     /// The matcher's hit rate over the sample: disjoint (stored key, query) pairs found per
     /// visited (query, 512-key block) pair (`null` where no block was visited).
     pub hits_per_visit: Option<f64>,
+    /// The GPU seconds the GPU cost model (`nqueens::gpu::model_seconds`) gives the whole
+    /// plan from the scaled counters (`null` without `--gpu`).
+    pub gpu_model_seconds: Option<f64>,
 }
 
 /// The measured speed (`speed` in `--json`).
@@ -351,6 +354,14 @@ fn cost(r: &EstimateReport, s: &SpeedReport, out: &mut dyn Write) -> io::Result<
         human(r.largest_task_hours),
         human(r.largest_task_high_hours)
     )?;
+    let model = r.work.counters.as_ref().and_then(|c| c.gpu_model_seconds);
+    if let Some(seconds) = model {
+        writeln!(
+            out,
+            "GPU model: {} of GPU time for the whole plan from its work counters, on a GPU of the H100 class (docs/gpu.md)",
+            human(seconds / 3600.0)
+        )?;
+    }
     memory(r, out)
 }
 
@@ -380,6 +391,14 @@ fn gpu_cost(r: &EstimateReport, s: &SpeedReport, gpu: &str, out: &mut dyn Write)
         human(r.largest_task_hours),
         human(r.largest_task_high_hours)
     )?;
+    let model = r.work.counters.as_ref().and_then(|c| c.gpu_model_seconds);
+    if let Some(seconds) = model {
+        writeln!(
+            out,
+            "GPU model: {} of GPU time for the whole plan from its work counters, on a GPU of the H100 class (docs/gpu.md)",
+            human(seconds / 3600.0)
+        )?;
+    }
     memory(r, out)
 }
 

@@ -96,6 +96,9 @@ pub struct CountReport {
     /// The CPU counted on (see [`crate::cpu::name`]).
     #[serde(default)]
     pub cpu: String,
+    /// What the GPU did over the whole count (`--gpu`; absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<crate::work::GpuWork>,
 }
 
 impl From<&Count> for CountReport {
@@ -118,6 +121,7 @@ impl From<&Count> for CountReport {
             isa: crate::engine::matcher_level().to_string(),
             rechecked: c.rechecked,
             cpu: crate::cpu::name(),
+            gpu: c.gpu.clone(),
         }
     }
 }

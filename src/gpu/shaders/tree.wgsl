@@ -290,6 +290,13 @@ fn build(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
         }
     }
     if (li == 0u) {
+        // A tree cut short (no node slot left, or a software driver's loop limit: lavapipe
+        // stops an invocation's loops after 65,535 iterations in all, silently) would
+        // route queries past keys: the fill counts nothing, and the host cuts the join.
+        if (mode != BUILD_DONE) {
+            fills[fid].status = f.status | FILL_UNFINISHED;
+            return;
+        }
         fills[fid].tree_end = f.root + made.x;
         fills[fid].leaves = made.y;
         fills[fid].blocks = made.z;

@@ -1,0 +1,72 @@
+//! The GPU cost model, stated once: a whole run's GPU seconds from its work counters, as
+//! `estimate --gpu --json` reports them (`gpu_model_seconds`). The rates are what a GPU of
+//! the H100 / H200 class is expected to sustain, not what any one run measured; each says
+//! where it comes from, and `docs/gpu.md` records every refit against a GPU's timestamps.
+
+use std::collections::BTreeMap;
+
+use super::feeder::STEPS_PER_BATCH;
+use super::join::TASKS_IN_FLIGHT;
+
+/// Seconds of one dependent step (a dispatch, copy or clear the next waits on): a few
+/// microseconds on a discrete GPU, the figure until `scripts/gpu-check.sh` times
+/// 1,000 empty ones in a row.
+const STEP_SECONDS: f64 = 3e-6;
+
+/// (query, block) visits per second of the block count: the microbenchmark's rate on an
+/// H100 (22.8 G visits/s) rounded down; this block count reached 9.7 G on an H200 with its
+/// routes read one at a time, and runs at the microbenchmark's rate with them staged.
+const VISITS_PER_SECOND: f64 = 20e9;
+
+/// Bytes per second of uploads (PCIe 5 ×16, about 60% of its peak).
+const BYTES_UP_PER_SECOND: f64 = 20e9;
+
+/// Routing tests per second (each a few integer operations on data in L2).
+const ROUTING_TESTS_PER_SECOND: f64 = 1e12;
+
+/// Keys the table build tests per second (one workgroup memory read and five bit inserts
+/// each): predicted, not yet timed on a GPU.
+const TABLE_KEY_TESTS_PER_SECOND: f64 = 1e12;
+
+/// The modelled GPU seconds of a run of `tasks` tasks whose work, scaled to the whole run,
+/// is `counters` (by [`crate::Work`] field name). Steps are those of the run's batches: a
+/// count hands a batch at least a worker's [`TASKS_IN_FLIGHT`] tasks, whatever the
+/// sampled tasks (each solved alone) took. `None` where the counters are not a GPU's.
+pub fn model_seconds(counters: &BTreeMap<&str, f64>, tasks: usize) -> Option<f64> {
+    let get = |name: &str| counters.get(name).copied();
+    get("gpu_steps")?;
+    let batches = (tasks as f64 / TASKS_IN_FLIGHT as f64).ceil();
+    let steps = batches * STEPS_PER_BATCH as f64;
+    Some(
+        steps * STEP_SECONDS
+            + get("visited_pairs")? / VISITS_PER_SECOND
+            + get("gpu_bytes_up")? / BYTES_UP_PER_SECOND
+            + get("routing_tests")? / ROUTING_TESTS_PER_SECOND
+            + get("table_key_tests")? / TABLE_KEY_TESTS_PER_SECOND,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_term_adds_its_own_rate() {
+        let names = [
+            "gpu_steps",
+            "visited_pairs",
+            "gpu_bytes_up",
+            "routing_tests",
+            "table_key_tests",
+        ];
+        let mut c: BTreeMap<&str, f64> = names.iter().map(|&n| (n, 0.0)).collect();
+        let base = model_seconds(&c, TASKS_IN_FLIGHT).unwrap();
+        assert!((base - STEPS_PER_BATCH as f64 * STEP_SECONDS).abs() < 1e-12);
+        c.insert("visited_pairs", 20e9);
+        let visits = model_seconds(&c, TASKS_IN_FLIGHT).unwrap() - base;
+        assert!((visits - 20e9 / VISITS_PER_SECOND).abs() < 1e-9);
+        c.remove("routing_tests");
+        assert_eq!(model_seconds(&c, 1), None);
+        assert_eq!(model_seconds(&BTreeMap::new(), 1), None);
+    }
+}
