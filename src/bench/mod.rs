@@ -127,7 +127,11 @@ pub fn probed_workload<E>(
         n += 1;
     }
     let shift = last - n;
-    w.sizes = w.sizes.iter().map(|&s| s.saturating_sub(shift).max(first)).collect();
+    w.sizes = w
+        .sizes
+        .iter()
+        .map(|&s| s.saturating_sub(shift).max(first))
+        .collect();
     Ok(w)
 }
 
@@ -417,7 +421,10 @@ mod tests {
         // A slow one stays at the first sizes; an error stops the probes.
         let w = probed_workload(Size::Quick, 13, |_| Ok::<_, ()>(5.0)).unwrap();
         assert_eq!(w.sizes, [13, 13, 13]);
-        assert_eq!(probed_workload(Size::Quick, 13, |_| Err::<f64, _>("lost")), Err("lost"));
+        assert_eq!(
+            probed_workload(Size::Quick, 13, |_| Err::<f64, _>("lost")),
+            Err("lost")
+        );
     }
     use crate::known;
 

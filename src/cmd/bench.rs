@@ -179,7 +179,11 @@ const FIRST_PROBE: u32 = 13;
 /// The workload of `size` on a GPU, sized by timed probes: a GPU's speed (a software
 /// driver's included) is not known before it counts, so the sizes are those whose counts
 /// the probes predict within the size's seconds. A probe's wrong count is an error.
-fn gpu_workload(size: bench::Size, base: &CountOptions, quiet: bool) -> anyhow::Result<bench::Workload> {
+fn gpu_workload(
+    size: bench::Size,
+    base: &CountOptions,
+    quiet: bool,
+) -> anyhow::Result<bench::Workload> {
     let probe = |n: u32| -> anyhow::Result<f64> {
         let c = nqueens::count(n, base)?;
         if c.verified == Some(false) {

@@ -292,7 +292,10 @@ fn counters(
     let gpu_model_seconds = if seconds || plan.device().is_none() {
         None
     } else {
-        let central = plan_counters.iter().map(|(&k, v)| (k, v.estimate)).collect();
+        let central = plan_counters
+            .iter()
+            .map(|(&k, v)| (k, v.estimate))
+            .collect();
         crate::gpu::model_seconds(&central, plan.len())
     };
     #[cfg(not(feature = "gpu"))]

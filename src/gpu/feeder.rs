@@ -13,10 +13,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::layout::{
-    Job, FILL_EMPTY, FILL_ERRORS, FILL_OVER_BLOCKS, FILL_OVER_ROUTES,
-    FILL_REFUSED, FILL_SWAPPED, FILL_TOO_LARGE, FILL_UNFINISHED, RESULT_BLOCKS, RESULT_HITS, RESULT_ROUTES,
-    RESULT_SIZES, RESULT_STATUS, RESULT_TESTS, RESULT_WEIGHTED, RESULT_WORDS, ROLE_EAST,
-    ROLE_WEST,
+    Job, FILL_EMPTY, FILL_ERRORS, FILL_OVER_BLOCKS, FILL_OVER_ROUTES, FILL_REFUSED, FILL_SWAPPED,
+    FILL_TOO_LARGE, FILL_UNFINISHED, RESULT_BLOCKS, RESULT_HITS, RESULT_ROUTES, RESULT_SIZES,
+    RESULT_STATUS, RESULT_TESTS, RESULT_WEIGHTED, RESULT_WORDS, ROLE_EAST, ROLE_WEST,
 };
 use super::request::Request;
 use super::shader::Stat;
@@ -193,8 +192,16 @@ impl Feeder {
 
 impl Drop for Feeder {
     fn drop(&mut self) {
-        self.tx.lock().unwrap_or_else(PoisonError::into_inner).take();
-        if let Some(thread) = self.thread.lock().unwrap_or_else(PoisonError::into_inner).take() {
+        self.tx
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(thread) = self
+            .thread
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
             let _ = thread.join();
         }
     }
@@ -243,7 +250,12 @@ const GATHER: Duration = Duration::from_millis(5);
 const POLL: Duration = Duration::from_micros(200);
 
 impl Loop {
-    fn new(dev: Arc<Device>, cap: Capacity, resident: &wgpu::Buffer, rx: Receiver<Submission>) -> Self {
+    fn new(
+        dev: Arc<Device>,
+        cap: Capacity,
+        resident: &wgpu::Buffer,
+        rx: Receiver<Submission>,
+    ) -> Self {
         let slots = (0..Feeder::SLOTS)
             .map(|_| Slot::new(&dev, cap, resident))
             .collect();
@@ -314,7 +326,9 @@ impl Loop {
         let front = self.queue.front().map_or(u64::MAX, |s| s.seq);
         self.closed
             || front < self.flush.load(Ordering::Relaxed)
-            || self.gathering.is_some_and(|since| since.elapsed() >= GATHER)
+            || self
+                .gathering
+                .is_some_and(|since| since.elapsed() >= GATHER)
             || self.fills_a_batch()
     }
 
@@ -528,7 +542,11 @@ impl Loop {
     fn settle(&mut self, s: Submission, row: &[u32], work: Work, alone: bool) {
         let status = row[RESULT_STATUS as usize] & FILL_ERRORS;
         if status == 0 || status & FILL_EMPTY != 0 {
-            let count = if status == 0 { wide(row, RESULT_WEIGHTED) } else { 0 };
+            let count = if status == 0 {
+                wide(row, RESULT_WEIGHTED)
+            } else {
+                0
+            };
             s.reply.send(Ok((Some(count), work)));
         } else if status & FILL_REFUSED != 0 {
             s.reply.send(Ok((None, work)));
@@ -739,14 +757,16 @@ fn add(packed: &mut Packed, request: &Request) {
     let side0 = packed.sides.len() as u32;
     let word0 = packed.words.len() as u32;
     let item0 = packed.items;
-    packed.sides.extend(request.sides.iter().map(|s| super::layout::Side {
-        join,
-        ..*s
-    }));
+    packed.sides.extend(
+        request
+            .sides
+            .iter()
+            .map(|s| super::layout::Side { join, ..*s }),
+    );
     let carried = super::layout::CARRIED;
     let place = |at: u32| {
         if at & carried != 0 {
-            carried | (at & !carried) + word0
+            carried | ((at & !carried) + word0)
         } else {
             at
         }
@@ -804,7 +824,10 @@ impl Room {
 
     /// Takes `need`, as far as there is room.
     fn force(&mut self, need: &Need) {
-        self.left.iter_mut().zip(need).for_each(|(l, n)| *l = l.saturating_sub(*n));
+        self.left
+            .iter_mut()
+            .zip(need)
+            .for_each(|(l, n)| *l = l.saturating_sub(*n));
     }
 
     /// Takes `need` if it fits (as estimated); says whether it did.

@@ -82,7 +82,10 @@ impl GpuJoiner {
         let feeder = Feeder::start(Arc::clone(&device), cap, resident.buffer().clone());
         // A fill the size of the cap must fit an empty batch: its keys, and its blocks with
         // room for partly filled leaves.
-        let fill_cap = cap.stored.min(cap.blocks / 4 * super::layout::BLOCK_KEYS).max(512);
+        let fill_cap = cap
+            .stored
+            .min(cap.blocks / 4 * super::layout::BLOCK_KEYS)
+            .max(512);
         GpuJoiner {
             device,
             feeder,

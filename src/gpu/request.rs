@@ -162,7 +162,7 @@ impl Request {
         let mut words = west.to_vec();
         words.extend_from_slice(east);
         words.push(0);
-        let zero = CARRIED | words.len() as u32 - 1;
+        let zero = CARRIED | (words.len() as u32 - 1);
         let job = |at: usize, len: usize, side: u32| Job {
             north: CARRIED | at as u32,
             north_len: len as u32,

@@ -333,7 +333,12 @@ impl Slot {
         up += upload(encoder, belt, &b.jobs, bytemuck::cast_slice(&packed.jobs));
         up += upload(encoder, belt, &b.sides, bytemuck::cast_slice(&packed.sides));
         up += upload(encoder, belt, &b.joins, bytemuck::cast_slice(&packed.joins));
-        up += upload(encoder, belt, &b.carried, bytemuck::cast_slice(&packed.words));
+        up += upload(
+            encoder,
+            belt,
+            &b.carried,
+            bytemuck::cast_slice(&packed.words),
+        );
         self.clear(encoder, packed);
         let joins = packed.joins.len() as u32;
         let jobs = packed.jobs.len() as u32 - 1;
@@ -402,16 +407,8 @@ impl Slot {
         let closing = 4 * u64::from(r.items_at + packed.items);
         encoder.clear_buffer(&b.scan, closing, Some(4));
         let blocks = u64::from(self.cap.blocks) + 1;
-        encoder.clear_buffer(
-            &b.scan,
-            4 * u64::from(r.block_routes_at),
-            Some(4 * blocks),
-        );
-        encoder.clear_buffer(
-            &b.scan,
-            4 * u64::from(r.block_cursor_at),
-            Some(4 * blocks),
-        );
+        encoder.clear_buffer(&b.scan, 4 * u64::from(r.block_routes_at), Some(4 * blocks));
+        encoder.clear_buffer(&b.scan, 4 * u64::from(r.block_cursor_at), Some(4 * blocks));
     }
 
     /// Records pass number `i` (of [`PASSES`]), between two timestamps where there are.
@@ -463,10 +460,7 @@ impl Params {
     /// Adds one block; returns its offset.
     fn push(&mut self, block: &[u8]) -> u32 {
         let at = self.bytes.len();
-        assert!(
-            block.len() as u64 <= PARAMS_BYTES,
-            "parameters fit a block"
-        );
+        assert!(block.len() as u64 <= PARAMS_BYTES, "parameters fit a block");
         assert!(
             (at as u64) < PARAM_BLOCKS * PARAMS_BYTES,
             "a batch has room for its parameter blocks"
@@ -566,9 +560,7 @@ impl Groups {
                 p,
                 &[&b.results, &b.fills, &b.tables, &b.info, &b.scan, &b.routes],
             ),
-            ties: k
-                .ties
-                .bind(d, p, &[&b.results, &b.joins, &b.scan, &b.ties]),
+            ties: k.ties.bind(d, p, &[&b.results, &b.joins, &b.scan, &b.ties]),
             scan: k.scan_single.bind(d, p, &[&b.scan]),
         }
     }

@@ -90,7 +90,10 @@ fn batched_joins_equal_brute_force_on_random_keys() {
     let mut rng = fastrand::Rng::with_seed(11);
     let live = !(1u64 << 3) & ((1 << 61) - 1);
     let factors = [1, 2, 3, 4];
-    for joiner in [GpuJoiner::new(Arc::clone(&gpu.device), None), small_joiner(&gpu)] {
+    for joiner in [
+        GpuJoiner::new(Arc::clone(&gpu.device), None),
+        small_joiner(&gpu),
+    ] {
         // One block, a leaf of several blocks, many leaves; dense and sparse keys; stored on
         // either side. Submitted together, so that they share batches.
         let cases = [
@@ -163,14 +166,54 @@ struct Weighing {
 
 /// The weighings of the engine's joins, and the largest weights the count takes.
 const WEIGHINGS: [Weighing; 8] = [
-    Weighing { what: "odd N: one class", factors: [1, 0, 0, 0], swapped: false, classes: (1, 4) },
-    Weighing { what: "even N, ew = 2", factors: [4, 4, 4, 4], swapped: false, classes: (4, 4) },
-    Weighing { what: "even N, ew = 1", factors: [2, 4, 4, 4], swapped: false, classes: (4, 4) },
-    Weighing { what: "even N, ew = 0", factors: [0, 4, 4, 4], swapped: false, classes: (4, 4) },
-    Weighing { what: "even N below 18", factors: [1, 2, 2, 4], swapped: false, classes: (4, 4) },
-    Weighing { what: "swapped, odd N", factors: [1, 0, 0, 0], swapped: true, classes: (1, 4) },
-    Weighing { what: "swapped, even N", factors: [2, 4, 4, 4], swapped: true, classes: (4, 4) },
-    Weighing { what: "the largest weights", factors: [255, 254, 255, 255], swapped: false, classes: (4, 4) },
+    Weighing {
+        what: "odd N: one class",
+        factors: [1, 0, 0, 0],
+        swapped: false,
+        classes: (1, 4),
+    },
+    Weighing {
+        what: "even N, ew = 2",
+        factors: [4, 4, 4, 4],
+        swapped: false,
+        classes: (4, 4),
+    },
+    Weighing {
+        what: "even N, ew = 1",
+        factors: [2, 4, 4, 4],
+        swapped: false,
+        classes: (4, 4),
+    },
+    Weighing {
+        what: "even N, ew = 0",
+        factors: [0, 4, 4, 4],
+        swapped: false,
+        classes: (4, 4),
+    },
+    Weighing {
+        what: "even N below 18",
+        factors: [1, 2, 2, 4],
+        swapped: false,
+        classes: (4, 4),
+    },
+    Weighing {
+        what: "swapped, odd N",
+        factors: [1, 0, 0, 0],
+        swapped: true,
+        classes: (1, 4),
+    },
+    Weighing {
+        what: "swapped, even N",
+        factors: [2, 4, 4, 4],
+        swapped: true,
+        classes: (4, 4),
+    },
+    Weighing {
+        what: "the largest weights",
+        factors: [255, 254, 255, 255],
+        swapped: false,
+        classes: (4, 4),
+    },
 ];
 
 /// `keys` with their classes drawn from the first `classes`.
@@ -196,7 +239,11 @@ fn every_chunk_count_and_weighing_equals_brute_force() {
         let many = keys(&mut rng, size, bits, 0.2);
         for w in &WEIGHINGS {
             // The stored side is the larger, west unless swapped.
-            let (west, east) = if w.swapped { (&few, &many) } else { (&many, &few) };
+            let (west, east) = if w.swapped {
+                (&few, &many)
+            } else {
+                (&many, &few)
+            };
             let west = with_classes(&mut rng, west, w.classes.0);
             let east = with_classes(&mut rng, east, w.classes.1);
             let flags = if w.swapped { JOIN_SWAP } else { 0 };
@@ -230,9 +277,15 @@ fn a_workgroups_sum_past_2_to_the_32_stays_exact_in_every_mode() {
         ([255, 254, 253, 255], JOIN_SWAP),
     ] {
         let (west, east) = if flags == 0 {
-            (with_classes(&mut rng, &zeros, 4), with_classes(&mut rng, &queries, 4))
+            (
+                with_classes(&mut rng, &zeros, 4),
+                with_classes(&mut rng, &queries, 4),
+            )
         } else {
-            (with_classes(&mut rng, &queries[..512], 4), with_classes(&mut rng, &queries, 4))
+            (
+                with_classes(&mut rng, &queries[..512], 4),
+                with_classes(&mut rng, &queries, 4),
+            )
         };
         let live = (1 << 61) - 1;
         let (count, work) = join_keys(&joiner, (&west, &east), (factors, live, flags));
@@ -276,7 +329,10 @@ fn assert_feeding_budgets(work: &Work, tasks: usize, what: &str) {
          {down:.1} bytes down, {:.0} bytes up",
         per(work.gpu_bytes_up)
     );
-    assert!(submits <= 1.0 / 32.0 && waits <= 1.0 / 32.0, "{what}: {work:?}");
+    assert!(
+        submits <= 1.0 / 32.0 && waits <= 1.0 / 32.0,
+        "{what}: {work:?}"
+    );
     assert!(steps <= 1.0, "{what}: {steps} steps a task");
     assert!(down <= 64.0, "{what}: {down} bytes down a task");
     assert_eq!(work.host_tree_keys, 0, "{what}");
@@ -470,7 +526,10 @@ fn every_pass_is_timed_by_the_gpu_within_the_joins_wall_time() {
         return;
     }
     let passes: f64 = work.gpu_pass_seconds().iter().map(|(_, s)| s).sum();
-    assert!(work.gpu_tables_seconds > 0.0 && work.gpu_routing_seconds > 0.0, "{work:?}");
+    assert!(
+        work.gpu_tables_seconds > 0.0 && work.gpu_routing_seconds > 0.0,
+        "{work:?}"
+    );
     assert!(work.count_kernel_seconds > 0.0, "{work:?}");
     assert!(work.gpu_half_join_seconds > 0.0, "{work:?}");
     assert!(passes <= work.match_seconds, "{work:?}");

@@ -371,6 +371,7 @@ impl Plan for MitmPlan {
                     now + u128::from(sum) * weight
                 })
                 .collect();
+            s.keys.work.add(&work);
             counts
         })
     }
