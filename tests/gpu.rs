@@ -24,6 +24,26 @@ fn a_build_without_the_feature_says_how_to_get_one_with_exit_2() {
     }
 }
 
+/// Usage errors are found before a GPU is opened: no GPU needed, and nothing said about one.
+#[cfg(feature = "gpu")]
+#[test]
+fn usage_errors_with_gpu_are_refused_before_a_gpu_is_opened() {
+    let (code, out, err) = run(&["count", "30", "--gpu"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("--gpu counts N = 4 to 29"), "{err}");
+    assert_eq!(err.matches("nqueens:").count(), 1, "one message: {err}");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("f").to_str().unwrap().to_string();
+    let args = ["count", "10", "--gpu", "--checkpoint", &f, "--out", &f];
+    let (code, _, err) = run(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("name the same file") && !err.contains("GPU"), "{err}");
+    let (code, _, err) = run(&["count", "10", "--gpu", "--split-depth", "3"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!err.contains("GPU 0"), "{err}");
+}
+
 #[cfg(feature = "gpu")]
 mod with_gpu {
     use super::run;
@@ -113,7 +133,7 @@ mod with_gpu {
         let (code, out, err) = run(&lost);
         assert_eq!(code, 1, "{out}{err}");
         assert!(out.is_empty(), "{out}");
-        assert!(err.contains("GPU"), "{err}");
+        assert!(err.contains("GPU") && err.contains("to resume"), "{err}");
         let (code, out, err) = run(&["count", "14", "--checkpoint", ckpt]);
         assert_eq!((code, out.trim()), (0, "365596"), "{err}");
         let left = err
@@ -121,6 +141,36 @@ mod with_gpu {
             .and_then(|(_, rest)| rest.split_once(" of 1716 tasks left"))
             .map(|(left, _)| left.parse::<usize>().unwrap());
         assert!(left.is_some_and(|l| l < 1716), "{err}");
+    }
+
+    #[test]
+    fn a_gpu_failure_without_a_checkpoint_says_the_work_is_lost() {
+        if !have_gpu("a_gpu_failure_without_a_checkpoint_says_the_work_is_lost") {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("s.json");
+        let args = ["count", "14", "--gpu", "-j", "1", "--shard", "0/2", "--out"];
+        let fail = ["--test-gpu-fail-after", "100"];
+        let (code, _, err) = run(&[&args[..], &[out.to_str().unwrap()], &fail].concat());
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("are lost") && err.contains("--checkpoint FILE"), "{err}");
+        assert!(!err.contains("resume"), "{err}");
+        let (code, _, err) = run(&["count", "14", "--gpu", "-j", "1", "--test-gpu-fail-after", "100"]);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("are lost") && !err.contains("resume"), "{err}");
+    }
+
+    #[test]
+    fn a_small_board_on_the_gpu_says_the_cpu_counts_it() {
+        if !have_gpu("a_small_board_on_the_gpu_says_the_cpu_counts_it") {
+            return;
+        }
+        for (n, total) in [("1", "1"), ("3", "0")] {
+            let (code, out, err) = run(&["count", n, "--gpu"]);
+            assert_eq!((code, out.trim()), (0, total), "{err}");
+            assert!(err.contains(&format!("N = {n} is counted on the CPU")), "{err}");
+        }
     }
 
     #[test]

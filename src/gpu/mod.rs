@@ -31,7 +31,7 @@ mod tests;
 use std::sync::Arc;
 
 pub(crate) use device::Device;
-pub use device::{adapters, Adapter, Gpu};
+pub use device::{adapters, no_adapter, Adapter, Gpu};
 
 use crate::engine::mitm::{check_quarters, MitmPlan, MITM_MIN_N};
 use crate::engine::{Engine, PlanOptions};
