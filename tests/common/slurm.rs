@@ -87,7 +87,8 @@ impl FakeSlurm {
             cmd.env_remove(var);
         }
         cmd.env_remove(nqueens::engine::ISA_VAR);
-        let status = cmd.status().unwrap().code().unwrap_or(-1);
+        let status = cmd.stdout(std::process::Stdio::null()).status().unwrap();
+        let status = status.code().unwrap_or(-1);
         let log = std::fs::read_to_string(&self.log).unwrap_or_default();
         let tasks = log
             .lines()
