@@ -251,3 +251,22 @@ fn the_estimate_line_pasted_into_an_empty_folder_runs_every_shard() {
     let (code, total, stderr) = run(&["merge", s(&cwd.path().join("out"))]);
     assert_eq!((code, total.trim()), (0, "14200"), "{stderr}");
 }
+
+#[test]
+fn a_folder_whose_name_is_not_utf8_gets_no_rerun_line_and_a_note_why() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(std::ffi::OsStr::from_bytes(b"run-\xff"));
+    std::fs::create_dir(&dir).unwrap();
+    let spec = ["count", "12", "-q", "--shard", "0/2", "--out"];
+    let out = nqueens_std()
+        .args(spec)
+        .arg(dir.join("shard-0.json"))
+        .status()
+        .unwrap();
+    assert!(out.success());
+    let output = nqueens_std().arg("status").arg(&dir).arg("--json").output().unwrap();
+    let v: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(v["rerun"], serde_json::json!([]), "{v}");
+    assert!(v["notes"].to_string().contains("not UTF-8"), "{v}");
+}

@@ -55,13 +55,7 @@ pub(super) fn suggest(dir: &Path, run: &Run, options: &StatusOptions, r: &mut St
             false => format!("{a}-{b}"),
         })
         .collect();
-    if !r.running.is_empty() {
-        r.notes.push(format!(
-            "the rerun lines leave out {} that a live process is running (it holds the \
-             checkpoint's lock); run status again if any stops",
-            crate::report::plural(r.running.len(), "shard")
-        ));
-    }
+    note_running(r);
     let files = match named(run) {
         Ok(files) => files,
         Err(file) => {
@@ -74,16 +68,7 @@ pub(super) fn suggest(dir: &Path, run: &Run, options: &StatusOptions, r: &mut St
         }
     };
     let wrap = Wrap::new(run, &files, options.count.asked_split_depth(), r);
-    let script = read_submission(dir).and_then(|sub| match sub.is_quotable() {
-        true => Some(sub),
-        false => {
-            r.notes.push(format!(
-                "{SUBMIT_ARGS} holds a control character or a newline, which a line to paste \
-                 must not: the rerun lines use --wrap"
-            ));
-            None
-        }
-    });
+    let script = submission(dir, r);
     let odd = odd_checkpoints(run, &files, r, |i| match &script {
         Some(sub) => sub.checkpoint(i),
         None => wrap.ckpt.name(i),
@@ -112,6 +97,30 @@ pub(super) fn suggest(dir: &Path, run: &Run, options: &StatusOptions, r: &mut St
         r.rerun.push(wrap.line(&chunk, Some(path)));
     }
     explain(&chunks, odd.len().min(room), script.is_some(), !odd.is_empty(), r);
+}
+
+/// A note on the shards left out because a live process runs them.
+fn note_running(r: &mut StatusReport) {
+    if !r.running.is_empty() {
+        r.notes.push(format!(
+            "the rerun lines leave out {} that a live process is running (it holds the \
+             checkpoint's lock); run status again if any stops",
+            crate::report::plural(r.running.len(), "shard")
+        ));
+    }
+}
+
+/// How `submit.sh` submitted the run, if it did and every word can be pasted (else a note).
+fn submission(dir: &Path, r: &mut StatusReport) -> Option<Submission> {
+    let sub = read_submission(dir)?;
+    if sub.is_quotable() {
+        return Some(sub);
+    }
+    r.notes.push(format!(
+        "{SUBMIT_ARGS} holds a NUL or a newline, which a line to paste cannot hold: the rerun \
+         lines use --wrap"
+    ));
+    None
 }
 
 /// Notes on what the lines leave to the user, and what they leave out.
