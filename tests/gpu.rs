@@ -24,6 +24,41 @@ fn a_build_without_the_feature_says_how_to_get_one_with_exit_2() {
     }
 }
 
+#[test]
+fn a_negative_gpu_number_is_named_as_such() {
+    let (code, out, err) = run(&["count", "8", "--gpu-device", "-1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("'-1' is not a GPU number") && err.contains("from 0"), "{err}");
+}
+
+/// `nqueens gpus` without a usable GPU, for whatever reason: an empty list, the reason, exit 0.
+#[cfg(feature = "gpu")]
+#[test]
+fn gpus_answers_alike_without_a_driver_and_with_a_broken_loader() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("libvulkan.so.1"), b"not a library").unwrap();
+    let no_driver = [("VK_ICD_FILENAMES", tmp.path().join("none.json"))];
+    let broken = [("LD_LIBRARY_PATH", tmp.path().to_path_buf())];
+    for (env, why) in [(no_driver, "no driver offers a device"), (broken, "could not be loaded")] {
+        let out = common::nqueens_std()
+            .args(["gpus", "--json"])
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .env_remove("VK_DRIVER_FILES")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{text}");
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["gpus"], serde_json::json!([]), "{v}");
+        let reason = v["reason"].as_str().unwrap();
+        assert!(reason.contains(why), "{reason}");
+        // The loader is not said to be both there and missing.
+        let says_there = reason.contains("loader loads");
+        assert!(!(says_there && reason.contains("install the Vulkan loader")), "{reason}");
+    }
+}
+
 /// Usage errors are found before a GPU is opened: no GPU needed, and nothing said about one.
 #[cfg(feature = "gpu")]
 #[test]
@@ -171,6 +206,34 @@ mod with_gpu {
             assert_eq!((code, out.trim()), (0, total), "{err}");
             assert!(err.contains(&format!("N = {n} is counted on the CPU")), "{err}");
         }
+    }
+
+    #[test]
+    fn a_run_of_gpu_and_cpu_shards_names_both_and_a_cpu_finish_is_labelled_so() {
+        if !have_gpu("a_run_of_gpu_and_cpu_shards_names_both_and_a_cpu_finish_is_labelled_so") {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+        let shard = |i: usize, gpu: &[&str]| {
+            let spec = format!("{i}/2");
+            let (out, ckpt) = (file(&format!("s{i}.json")), file(&format!("s{i}.ckpt")));
+            let args = ["count", "14", "-j", "1", "--shard", &spec, "--out", &out, "--checkpoint", &ckpt];
+            run(&[&args[..], gpu].concat())
+        };
+        // Shard 0 starts on the GPU, which fails, and is finished on the CPU.
+        let (code, _, err) = shard(0, &["--gpu", "--test-gpu-fail-after", "200"]);
+        assert_eq!(code, 1, "{err}");
+        assert_eq!(shard(0, &[]).0, 0);
+        let finished = nqueens::shard::PartialResult::load(dir.path().join("s0.json").as_path());
+        let plan = finished.unwrap().identity.plan;
+        assert!(!plan.contains("GPU") && plan.contains("matcher"), "{plan}");
+        assert_eq!(shard(1, &["--gpu"]).0, 0);
+        let (code, out, err) = run(&["merge", &file("s0.json"), &file("s1.json"), "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let plan = v["plan"].as_str().unwrap();
+        assert!(plan.contains("GPU") && plan.contains("matcher") && plan.contains("(1 file)"), "{plan}");
     }
 
     #[test]
