@@ -300,7 +300,10 @@ struct Queue<'a> {
 impl Hook for Queue<'_> {
     fn after_done(&self, task: usize, count: u128) {
         let first = self.first.swap(false, Ordering::AcqRel);
-        if self.recheck.is_some_and(|r| first || r.selects(self.seed, task)) {
+        if self
+            .recheck
+            .is_some_and(|r| first || r.selects(self.seed, task))
+        {
             // A send fails only once the checker has stopped on a mismatch.
             let _ = self.queue.send((task, count));
         }

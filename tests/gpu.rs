@@ -29,7 +29,10 @@ fn a_negative_gpu_number_is_named_as_such() {
     let (code, out, err) = run(&["count", "8", "--gpu-device", "-1"]);
     assert_eq!(code, 2, "{err}");
     assert!(out.is_empty(), "{out}");
-    assert!(err.contains("'-1' is not a GPU number") && err.contains("from 0"), "{err}");
+    assert!(
+        err.contains("'-1' is not a GPU number") && err.contains("from 0"),
+        "{err}"
+    );
 }
 
 /// `nqueens gpus` without a usable GPU, for whatever reason: an empty list, the reason, exit 0.
@@ -40,7 +43,10 @@ fn gpus_answers_alike_without_a_driver_and_with_a_broken_loader() {
     std::fs::write(tmp.path().join("libvulkan.so.1"), b"not a library").unwrap();
     let no_driver = [("VK_ICD_FILENAMES", tmp.path().join("none.json"))];
     let broken = [("LD_LIBRARY_PATH", tmp.path().to_path_buf())];
-    for (env, why) in [(no_driver, "no driver offers a device"), (broken, "could not be loaded")] {
+    for (env, why) in [
+        (no_driver, "no driver offers a device"),
+        (broken, "could not be loaded"),
+    ] {
         let out = common::nqueens_std()
             .args(["gpus", "--json"])
             .envs(env.iter().map(|(k, v)| (k, v)))
@@ -55,7 +61,10 @@ fn gpus_answers_alike_without_a_driver_and_with_a_broken_loader() {
         assert!(reason.contains(why), "{reason}");
         // The loader is not said to be both there and missing.
         let says_there = reason.contains("loader loads");
-        assert!(!(says_there && reason.contains("install the Vulkan loader")), "{reason}");
+        assert!(
+            !(says_there && reason.contains("install the Vulkan loader")),
+            "{reason}"
+        );
     }
 }
 
@@ -73,7 +82,10 @@ fn usage_errors_with_gpu_are_refused_before_a_gpu_is_opened() {
     let args = ["count", "10", "--gpu", "--checkpoint", &f, "--out", &f];
     let (code, _, err) = run(&args);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("name the same file") && !err.contains("GPU"), "{err}");
+    assert!(
+        err.contains("name the same file") && !err.contains("GPU"),
+        "{err}"
+    );
     let (code, _, err) = run(&["count", "10", "--gpu", "--split-depth", "3"]);
     assert_eq!(code, 2, "{err}");
     assert!(!err.contains("GPU 0"), "{err}");
@@ -189,9 +201,20 @@ mod with_gpu {
         let fail = ["--test-gpu-fail-after", "100"];
         let (code, _, err) = run(&[&args[..], &[out.to_str().unwrap()], &fail].concat());
         assert_eq!(code, 1, "{err}");
-        assert!(err.contains("are lost") && err.contains("--checkpoint FILE"), "{err}");
+        assert!(
+            err.contains("are lost") && err.contains("--checkpoint FILE"),
+            "{err}"
+        );
         assert!(!err.contains("resume"), "{err}");
-        let (code, _, err) = run(&["count", "14", "--gpu", "-j", "1", "--test-gpu-fail-after", "100"]);
+        let (code, _, err) = run(&[
+            "count",
+            "14",
+            "--gpu",
+            "-j",
+            "1",
+            "--test-gpu-fail-after",
+            "100",
+        ]);
         assert_eq!(code, 1, "{err}");
         assert!(err.contains("are lost") && !err.contains("resume"), "{err}");
     }
@@ -204,7 +227,10 @@ mod with_gpu {
         for (n, total) in [("1", "1"), ("3", "0")] {
             let (code, out, err) = run(&["count", n, "--gpu"]);
             assert_eq!((code, out.trim()), (0, total), "{err}");
-            assert!(err.contains(&format!("N = {n} is counted on the CPU")), "{err}");
+            assert!(
+                err.contains(&format!("N = {n} is counted on the CPU")),
+                "{err}"
+            );
         }
     }
 
@@ -218,7 +244,18 @@ mod with_gpu {
         let shard = |i: usize, gpu: &[&str]| {
             let spec = format!("{i}/2");
             let (out, ckpt) = (file(&format!("s{i}.json")), file(&format!("s{i}.ckpt")));
-            let args = ["count", "14", "-j", "1", "--shard", &spec, "--out", &out, "--checkpoint", &ckpt];
+            let args = [
+                "count",
+                "14",
+                "-j",
+                "1",
+                "--shard",
+                &spec,
+                "--out",
+                &out,
+                "--checkpoint",
+                &ckpt,
+            ];
             run(&[&args[..], gpu].concat())
         };
         // Shard 0 starts on the GPU, which fails, and is finished on the CPU.
@@ -233,7 +270,10 @@ mod with_gpu {
         assert_eq!(code, 0, "{err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         let plan = v["plan"].as_str().unwrap();
-        assert!(plan.contains("GPU") && plan.contains("matcher") && plan.contains("(1 file)"), "{plan}");
+        assert!(
+            plan.contains("GPU") && plan.contains("matcher") && plan.contains("(1 file)"),
+            "{plan}"
+        );
     }
 
     #[test]

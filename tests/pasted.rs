@@ -79,13 +79,21 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 fn rerun_and_merge(shell: &str, dir: &Path, names: Names) {
     let (code, v) = status_json(dir);
     assert_eq!(code, 0, "{v}");
-    let lines: Vec<&str> = v["rerun"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    let lines: Vec<&str> = v["rerun"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
     assert!(!lines.is_empty(), "{v}");
     for line in &lines {
         assert!(!line.contains(|c: char| c.is_control()), "{line:?}");
     }
     let before = Checkpoint::load(&dir.join(names(3).0)).unwrap().unwrap();
-    assert!(before.tasks_done > 0 && before.remaining() > 0, "{before:?}");
+    assert!(
+        before.tasks_done > 0 && before.remaining() > 0,
+        "{before:?}"
+    );
     let slurm = FakeSlurm::new();
     let cwd = tempfile::tempdir().unwrap();
     let mut tasks = Vec::new();
@@ -98,10 +106,17 @@ fn rerun_and_merge(shell: &str, dir: &Path, names: Names) {
     let ok = |shard| Task { shard, status: 0 };
     assert_eq!(tasks, vec![ok(3), ok(4)], "{lines:?}");
     let top = dir.parent().unwrap();
-    assert!(files_under(cwd.path()).is_empty(), "the lines wrote where they were pasted");
+    assert!(
+        files_under(cwd.path()).is_empty(),
+        "the lines wrote where they were pasted"
+    );
     assert!(!top.join("PWNED").exists() && !cwd.path().join("PWNED").exists());
     let after = Checkpoint::load(&dir.join(names(3).0)).unwrap().unwrap();
-    assert_eq!(after.remaining(), 0, "shard 3 did not resume from its checkpoint");
+    assert_eq!(
+        after.remaining(),
+        0,
+        "shard 3 did not resume from its checkpoint"
+    );
     let mut expected: Vec<PathBuf> = (0..5)
         .flat_map(|i| [dir.join(names(i).0), dir.join(names(i).1)])
         .collect();
@@ -117,11 +132,17 @@ fn rerun_and_merge(shell: &str, dir: &Path, names: Names) {
 }
 
 fn padded(i: usize) -> (String, String) {
-    (format!("checkpoints/shard-{i:03}.ckpt"), format!("shards/shard-{i:03}.json"))
+    (
+        format!("checkpoints/shard-{i:03}.ckpt"),
+        format!("shards/shard-{i:03}.json"),
+    )
 }
 
 fn prefixed(i: usize) -> (String, String) {
-    (format!("ck/n12-part{i}.ckpt"), format!("res/n12-part{i}.json"))
+    (
+        format!("ck/n12-part{i}.ckpt"),
+        format!("res/n12-part{i}.json"),
+    )
 }
 
 fn flat(i: usize) -> (String, String) {
@@ -150,7 +171,12 @@ fn a_checkpoint_named_otherwise_gets_its_own_line_and_a_live_second_checkpoint_k
     let (_, v) = status_json(&dir);
     let notes = v["notes"].to_string();
     assert!(notes.contains("named otherwise"), "{notes}");
-    let lines: Vec<String> = v["rerun"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().into()).collect();
+    let lines: Vec<String> = v["rerun"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap().into())
+        .collect();
     assert_eq!(lines.len(), 2, "{lines:?}");
     let slurm = FakeSlurm::new();
     let cwd = tempfile::tempdir().unwrap();
@@ -176,7 +202,10 @@ fn a_shard_is_running_if_any_of_its_checkpoints_is_held() {
     let notes = v["notes"].to_string();
     assert!(notes.contains("shard 3 has 2 checkpoints"), "{notes}");
     let lines = v["rerun"].to_string();
-    assert!(lines.contains("--array=4 ") && lines.contains("SHARD_OFFSET=0"), "{lines}");
+    assert!(
+        lines.contains("--array=4 ") && lines.contains("SHARD_OFFSET=0"),
+        "{lines}"
+    );
     assert_eq!(v["rerun"].as_array().unwrap().len(), 1, "{lines}");
     drop(held);
     let (_, v) = status_json(&dir);
@@ -201,7 +230,11 @@ fn run_within(args: &[&str]) -> (i32, String, String) {
     }
     let out = child.wait_with_output().unwrap();
     let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
-    (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
+    (
+        out.status.code().unwrap_or(-1),
+        text(out.stdout),
+        text(out.stderr),
+    )
 }
 
 #[test]
@@ -216,11 +249,17 @@ fn status_and_merge_name_a_fifo_and_skip_a_folder_without_waiting() {
     let (code, text, _) = run_within(&["status", s(&dir)]);
     assert_eq!(code, 0, "a folder named *.json is not a problem: {text}");
     let fifo = dir.join("shards/fifo.json");
-    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
     assert!(made.success());
     let (code, text, _) = run_within(&["status", s(&dir)]);
     assert_eq!(code, 3, "{text}");
-    assert!(text.contains("fifo.json: it is a FIFO (named pipe), not a regular file"), "{text}");
+    assert!(
+        text.contains("fifo.json: it is a FIFO (named pipe), not a regular file"),
+        "{text}"
+    );
     let (code, _, stderr) = run_within(&["merge", s(&dir.join("shards"))]);
     assert_eq!(code, 3, "{stderr}");
     assert!(stderr.contains("fifo.json: it is a FIFO"), "{stderr}");
@@ -229,7 +268,11 @@ fn status_and_merge_name_a_fifo_and_skip_a_folder_without_waiting() {
     for planted in ["checkpoints/.shard-003.ckpt.lock", "submit.args"] {
         let path = dir.join(planted);
         let _ = std::fs::remove_file(&path);
-        assert!(std::process::Command::new("mkfifo").arg(&path).status().unwrap().success());
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap()
+            .success());
     }
     let (code, text, _) = run_within(&["status", s(&dir)]);
     assert_eq!(code, 0, "{text}");
@@ -237,7 +280,16 @@ fn status_and_merge_name_a_fifo_and_skip_a_folder_without_waiting() {
 
 #[test]
 fn the_estimate_line_pasted_into_an_empty_folder_runs_every_shard() {
-    let args = ["estimate", "12", "-j1", "--json", "--per-task", "0.001s", "--calibrate", "0.05s"];
+    let args = [
+        "estimate",
+        "12",
+        "-j1",
+        "--json",
+        "--per-task",
+        "0.001s",
+        "--calibrate",
+        "0.05s",
+    ];
     let (code, stdout, stderr) = run(&args);
     assert_eq!(code, 0, "{stderr}");
     let v: Value = serde_json::from_str(&stdout).unwrap();
@@ -265,7 +317,12 @@ fn a_folder_whose_name_is_not_utf8_gets_no_rerun_line_and_a_note_why() {
         .status()
         .unwrap();
     assert!(out.success());
-    let output = nqueens_std().arg("status").arg(&dir).arg("--json").output().unwrap();
+    let output = nqueens_std()
+        .arg("status")
+        .arg(&dir)
+        .arg("--json")
+        .output()
+        .unwrap();
     let v: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(v["rerun"], serde_json::json!([]), "{v}");
     assert!(v["notes"].to_string().contains("not UTF-8"), "{v}");

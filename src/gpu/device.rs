@@ -199,7 +199,9 @@ fn loader_check() -> Result<(), Error> {
                 let text = libc::dlerror();
                 match text.is_null() {
                     true => String::new(),
-                    false => std::ffi::CStr::from_ptr(text).to_string_lossy().into_owned(),
+                    false => std::ffi::CStr::from_ptr(text)
+                        .to_string_lossy()
+                        .into_owned(),
                 }
             };
             // Missing or broken: the loader's own words say which.
@@ -309,8 +311,12 @@ mod tests {
 
     #[test]
     fn memory_and_lost_devices_are_failures_of_the_moment_and_the_rest_usage() {
-        assert!(is_failure_of_the_moment("RequestDeviceError { inner: Core(Device(OutOfMemory)) }"));
-        assert!(is_failure_of_the_moment("RequestDeviceError { inner: Core(Device(Lost)) }"));
+        assert!(is_failure_of_the_moment(
+            "RequestDeviceError { inner: Core(Device(OutOfMemory)) }"
+        ));
+        assert!(is_failure_of_the_moment(
+            "RequestDeviceError { inner: Core(Device(Lost)) }"
+        ));
         assert!(!is_failure_of_the_moment(
             "RequestDeviceError { inner: Core(LimitsExceeded(FailedLimit { .. })) }"
         ));

@@ -67,12 +67,10 @@ pub fn lock(path: &Path) -> Result<Lock, Error> {
     open.create(true).truncate(false).write(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::custom_flags(&mut open, libc::O_NONBLOCK);
-    let file = open
-        .open(&lock_path)
-        .map_err(|error| Error::Io {
-            path: lock_path.clone(),
-            error,
-        })?;
+    let file = open.open(&lock_path).map_err(|error| Error::Io {
+        path: lock_path.clone(),
+        error,
+    })?;
     match try_lock_patiently(&file) {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {

@@ -108,8 +108,14 @@ mod tests {
         assert_eq!(quote("a\nb", false), None);
         assert_eq!(quote("a\0b", true), None);
         assert_eq!(quote("a\nb", true).as_deref(), Some("a\"$nl\"b"));
-        assert_eq!(quote("x\t", true).as_deref(), Some("x\"$(printf '\\011')\""));
-        assert_eq!(quote("plain/path-1.ckpt", false).as_deref(), Some("plain/path-1.ckpt"));
+        assert_eq!(
+            quote("x\t", true).as_deref(),
+            Some("x\"$(printf '\\011')\"")
+        );
+        assert_eq!(
+            quote("plain/path-1.ckpt", false).as_deref(),
+            Some("plain/path-1.ckpt")
+        );
         assert_eq!(quote("", false).as_deref(), Some("''"));
     }
 }

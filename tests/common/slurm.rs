@@ -79,7 +79,11 @@ impl FakeSlurm {
     /// stand-in first on PATH. Returns the tasks run (in order) and the shell's status.
     pub(crate) fn paste(&self, shell: &str, line: &str, cwd: &Path) -> (Vec<Task>, i32) {
         let _ = std::fs::remove_file(&self.log);
-        let path = format!("{}:{}", self.bin.path().display(), std::env::var("PATH").unwrap());
+        let path = format!(
+            "{}:{}",
+            self.bin.path().display(),
+            std::env::var("PATH").unwrap()
+        );
         let mut cmd = Command::new(shell);
         cmd.arg("-c").arg(line).current_dir(cwd).env("PATH", path);
         cmd.env("FAKE_SBATCH_LOG", &self.log);

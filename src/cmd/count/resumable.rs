@@ -68,7 +68,10 @@ pub(super) fn run(
             None => return Err(save_failed(e, &count)),
         },
         Outcome::Failed(e) => {
-            return Err(crate::cmd::gpu::after_failure(e, args.checkpoint.as_deref()))
+            return Err(crate::cmd::gpu::after_failure(
+                e,
+                args.checkpoint.as_deref(),
+            ))
         }
     };
     let status = match &args.out {

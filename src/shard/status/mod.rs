@@ -356,7 +356,10 @@ impl Run {
     /// The checkpoints of shard `index`, the one kept first.
     fn checkpoints(&self, index: usize) -> impl Iterator<Item = &Seen> {
         let kept = self.shards.get(&index).into_iter();
-        let others = self.others.iter().filter(move |s| s.identity.shard.index == index);
+        let others = self
+            .others
+            .iter()
+            .filter(move |s| s.identity.shard.index == index);
         kept.chain(others)
             .filter(|s| matches!(s.what, What::Checkpoint { .. }))
     }
@@ -393,7 +396,10 @@ fn name_duplicates(run: &Run, report: &mut StatusReport) {
     let mut groups: BTreeMap<(usize, bool), Vec<&Seen>> = BTreeMap::new();
     for s in run.files() {
         let is_result = matches!(s.what, What::Result { .. });
-        groups.entry((s.identity.shard.index, is_result)).or_default().push(s);
+        groups
+            .entry((s.identity.shard.index, is_result))
+            .or_default()
+            .push(s);
     }
     groups.retain(|_, files| files.len() > 1);
     for (&(index, is_result), files) in groups.iter().take(MAX_DUPLICATES_NAMED) {
@@ -511,7 +517,10 @@ fn progress(run: &Run, plan: Option<&dyn Plan>, options: &StatusOptions, r: &mut
 /// they tell, else by the checkpoint's age. A shard is running if a live process holds the
 /// lock of *any* of its checkpoints (a second run may have been started under another name).
 fn liveness(index: usize, run: &Run, options: &StatusOptions, r: &mut StatusReport) {
-    let s = run.checkpoints(index).next().expect("a shard in progress has a checkpoint");
+    let s = run
+        .checkpoints(index)
+        .next()
+        .expect("a shard in progress has a checkpoint");
     let idle = s
         .modified
         .and_then(|m| options.now.duration_since(m).ok())

@@ -96,7 +96,13 @@ pub(super) fn suggest(dir: &Path, run: &Run, options: &StatusOptions, r: &mut St
         };
         r.rerun.push(wrap.line(&chunk, Some(path)));
     }
-    explain(&chunks, odd.len().min(room), script.is_some(), !odd.is_empty(), r);
+    explain(
+        &chunks,
+        odd.len().min(room),
+        script.is_some(),
+        !odd.is_empty(),
+        r,
+    );
 }
 
 /// A note on the shards left out because a live process runs them.
@@ -136,7 +142,8 @@ fn explain(
             "{} --wrap: add the --cpus-per-task, --time and -j of the first submission",
             match by_script {
                 true => "the lines for checkpoints named otherwise than the script names them use",
-                false => "no submit.args in the run directory (it was not submitted by \
+                false =>
+                    "no submit.args in the run directory (it was not submitted by \
                           scripts/slurm/submit.sh): the rerun lines use",
             }
         ));
@@ -279,7 +286,11 @@ impl Naming {
             Some(dot) => format!("{}{ext}", &self.tail[..dot]),
             None => format!("{}{ext}", self.tail),
         };
-        Naming { head, tail, width: self.width }
+        Naming {
+            head,
+            tail,
+            width: self.width,
+        }
     }
 }
 
@@ -315,7 +326,12 @@ struct Wrap {
 impl Wrap {
     /// The command of `run`, whose files are `files`, with a note where a naming is guessed.
     fn new(run: &Run, files: &[Named], split_depth: Option<u32>, r: &mut StatusReport) -> Wrap {
-        let first = &run.shards.values().next().expect("a run has a file").identity;
+        let first = &run
+            .shards
+            .values()
+            .next()
+            .expect("a run has a file")
+            .identity;
         let ckpt = Naming::infer(files.iter().filter(|f| !f.is_result));
         let out = Naming::infer(files.iter().filter(|f| f.is_result));
         let (ckpt, out) = match (ckpt, out) {
@@ -331,7 +347,10 @@ impl Wrap {
             }
             (None, out) => {
                 let o = out.unwrap_or_else(|| Naming {
-                    head: format!("{}/shard-", files[0].path.rsplit_once('/').map_or("", |p| p.0)),
+                    head: format!(
+                        "{}/shard-",
+                        files[0].path.rsplit_once('/').map_or("", |p| p.0)
+                    ),
                     width: 1,
                     tail: ".json".into(),
                 });
@@ -417,7 +436,11 @@ impl Submission {
             export.push(',');
             export.push_str(var);
         }
-        let mut words = vec!["sbatch".to_string(), format!("--array={}", c.list), q(&export)];
+        let mut words = vec![
+            "sbatch".to_string(),
+            format!("--array={}", c.list),
+            q(&export),
+        ];
         words.extend(self.sbatch.iter().map(|w| q(w)));
         for w in [&self.script, &self.n, &self.outdir] {
             words.push(q(w));
@@ -460,25 +483,41 @@ mod tests {
     fn a_shard_number_at_the_end_of_a_name_is_cut_out_with_its_padding() {
         let cut = |p: &str, i| split_number(p, i);
         let own = |h: &str, t: &str, w| Some((h.to_string(), t.to_string(), w));
-        assert_eq!(cut("run/ckpt/shard-17.ckpt", 17), own("run/ckpt/shard-", ".ckpt", None));
-        assert_eq!(cut("run/shard-017.json", 17), own("run/shard-", ".json", Some(3)));
-        assert_eq!(cut("run/shard-000.json", 0), own("run/shard-", ".json", Some(3)));
+        assert_eq!(
+            cut("run/ckpt/shard-17.ckpt", 17),
+            own("run/ckpt/shard-", ".ckpt", None)
+        );
+        assert_eq!(
+            cut("run/shard-017.json", 17),
+            own("run/shard-", ".json", Some(3))
+        );
+        assert_eq!(
+            cut("run/shard-000.json", 0),
+            own("run/shard-", ".json", Some(3))
+        );
         assert_eq!(cut("run/0.json", 0), own("run/", ".json", None));
         assert_eq!(cut("run/shard-117.json", 17), None);
         assert_eq!(cut("run/shard-7b.json", 7), None);
-        assert_eq!(cut("run/it's $x-17.json", 17), own("run/it's $x-", ".json", None));
+        assert_eq!(
+            cut("run/it's $x-17.json", 17),
+            own("run/it's $x-", ".json", None)
+        );
     }
 
     #[test]
     fn the_naming_most_files_share_wins_and_keeps_its_padding() {
-        let files: Vec<Named> = [(0, "/r/c/s-000.ckpt"), (12, "/r/c/s-012.ckpt"), (3, "/r/x3.ckpt")]
-            .into_iter()
-            .map(|(index, path)| Named {
-                index,
-                path: path.into(),
-                is_result: false,
-            })
-            .collect();
+        let files: Vec<Named> = [
+            (0, "/r/c/s-000.ckpt"),
+            (12, "/r/c/s-012.ckpt"),
+            (3, "/r/x3.ckpt"),
+        ]
+        .into_iter()
+        .map(|(index, path)| Named {
+            index,
+            path: path.into(),
+            is_result: false,
+        })
+        .collect();
         let naming = Naming::infer(files.iter()).unwrap();
         assert_eq!(naming.name(7), "/r/c/s-007.ckpt");
         assert_eq!(naming.name(1234), "/r/c/s-1234.ckpt");

@@ -64,11 +64,9 @@ pub(crate) fn list(dir: &Path) -> Result<Vec<PathBuf>, Error> {
         if path.is_dir() {
             // A subfolder that cannot be listed is reported by name, as a file would be.
             match entries(&path) {
-                Ok(inner) => files.extend(
-                    inner
-                        .into_iter()
-                        .filter(|p| is_run_file(p) && !p.is_dir()),
-                ),
+                Ok(inner) => {
+                    files.extend(inner.into_iter().filter(|p| is_run_file(p) && !p.is_dir()))
+                }
                 Err(_) => files.push(path),
             }
         } else if is_run_file(&path) {
