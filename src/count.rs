@@ -257,14 +257,14 @@ impl CountOptions {
     }
 
     /// Checks, without a GPU, that these options can count an `n`×`n` board joined on one
-    /// (what [`CountOptions::gpu`] asks), so that a command refuses them before it spends
+    /// (what `CountOptions::gpu` asks), so that a command refuses them before it spends
     /// seconds opening a GPU. `Ok(true)` if the GPU joins it, `Ok(false)` if the board is
     /// below the mitm engine's smallest and is counted on the CPU.
     ///
     /// # Errors
     /// [`Error::Unsupported`] for an engine other than `auto` or `mitm`, or a board past the
     /// mitm engine's largest; [`Error::SplitDepthUnsupported`] with a split depth; as
-    /// [`CountOptions::checked_threads`] and [`crate::error::check_n`].
+    /// [`CountOptions::checked_threads`], and [`Error::BoardSize`] for a board out of range.
     pub fn check_gpu(&self, n: u32) -> Result<bool, Error> {
         let mitm = engine::Engine::name(&engine::mitm::Mitm);
         if !matches!(self.engine, EngineChoice::Auto) && !self.engine.is(mitm) {
