@@ -105,6 +105,11 @@ impl CountOptions {
         self
     }
 
+    /// The split depth asked for (`None`: automatic).
+    pub(crate) fn asked_split_depth(&self) -> Option<u32> {
+        self.split_depth
+    }
+
     /// Also computes the number of fundamental solutions (engines that support it).
     pub fn unique(mut self, unique: bool) -> Self {
         self.unique = unique;
@@ -247,6 +252,20 @@ impl CountOptions {
     /// The plan joined on `gpu`: the mitm engine's, which `auto` and `mitm` name.
     #[cfg(feature = "gpu")]
     fn gpu_plan(&self, gpu: &crate::gpu::Gpu, n: u32) -> Result<Box<dyn Plan>, Error> {
+        self.check_gpu(n)?;
+        crate::gpu::plan(gpu, n)
+    }
+
+    /// Checks, without a GPU, that these options can count an `n`×`n` board joined on one
+    /// (what `CountOptions::gpu` asks), so that a command refuses them before it spends
+    /// seconds opening a GPU. `Ok(true)` if the GPU joins it, `Ok(false)` if the board is
+    /// below the mitm engine's smallest and is counted on the CPU.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for an engine other than `auto` or `mitm`, or a board past the
+    /// mitm engine's largest; [`Error::SplitDepthUnsupported`] with a split depth; as
+    /// [`CountOptions::checked_threads`], and [`Error::BoardSize`] for a board out of range.
+    pub fn check_gpu(&self, n: u32) -> Result<bool, Error> {
         let mitm = engine::Engine::name(&engine::mitm::Mitm);
         if !matches!(self.engine, EngineChoice::Auto) && !self.engine.is(mitm) {
             let asked = engine::find(self.engine.name(), n)?.name();
@@ -259,7 +278,12 @@ impl CountOptions {
             return Err(Error::SplitDepthUnsupported { engine: mitm });
         }
         self.checked_threads()?;
-        crate::gpu::plan(gpu, n)
+        crate::error::check_n(n)?;
+        if n < engine::mitm::MITM_MIN_N {
+            return Ok(false);
+        }
+        engine::mitm::check_quarters(n)?;
+        Ok(true)
     }
 }
 

@@ -9,7 +9,8 @@
 //! portable kernel or matcher instead of the assembly or SIMD one). Any disagreement stops the
 //! run and is returned as [`Error::RecheckMismatch`], naming the task, so nothing claims
 //! success. The selection depends only on the plan and the fraction, so a resumed or sharded
-//! run rechecks the same tasks.
+//! run rechecks the same tasks; besides them, the first task each run finishes is rechecked,
+//! so that a small run (1% of 38 tasks) rechecks at least one.
 //!
 //! A [`Fault`] is a test hook passed through the options (never a global): it changes the
 //! fast path's count of one task, as a faulty core would.
@@ -142,6 +143,7 @@ pub(crate) fn run_checked<R>(
                     seed: seed(plan),
                     recheck,
                     queue: tx,
+                    first: AtomicBool::new(true),
                 },
             };
             body(&view, &observer)
@@ -311,11 +313,17 @@ struct Queue<'a> {
     seed: u64,
     recheck: Option<Recheck>,
     queue: Sender<(usize, u128)>,
+    /// Whether no task has finished yet: the first one is rechecked whatever the selection.
+    first: AtomicBool,
 }
 
 impl Hook for Queue<'_> {
     fn after_done(&self, task: usize, count: u128) {
-        if self.recheck.is_some_and(|r| r.selects(self.seed, task)) {
+        let first = self.first.swap(false, Ordering::AcqRel);
+        if self
+            .recheck
+            .is_some_and(|r| first || r.selects(self.seed, task))
+        {
             // A send fails only once the checker has stopped on a mismatch.
             let _ = self.queue.send((task, count));
         }
@@ -398,6 +406,17 @@ mod tests {
         assert!((0..10_000).all(|t| r.selects(42, t) == r.selects(42, t)));
         let all = Recheck::new(1.0).unwrap();
         assert!((0..1000).all(|t| all.selects(7, t)));
+    }
+
+    #[test]
+    fn a_fraction_that_selects_no_task_still_rechecks_the_first_one_finished() {
+        let plan = MirrorPlan::new(9, 2);
+        let tiny = Recheck::new(1e-12).unwrap();
+        let seed = seed(&plan);
+        assert!((0..plan.len()).all(|t| !tiny.selects(seed, t)));
+        let (total, rechecked) = run_on(&plan, tiny, None).unwrap();
+        assert_eq!(total, 352);
+        assert_eq!(rechecked.tasks.len(), 1, "{rechecked:?}");
     }
 
     #[test]

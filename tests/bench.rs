@@ -171,3 +171,13 @@ fn a_thread_list_is_rejected_by_count() {
     assert_eq!(code, 2);
     assert!(stderr.contains("one thread count"), "{stderr}");
 }
+
+#[test]
+fn far_more_threads_than_cpus_get_a_note_and_a_small_efficiency_is_not_zero() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let many = (3 * cpus).to_string();
+    let (code, out, err) = run(&["bench", "--size", "tiny", "-j", &format!("1,{many}")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("threads beyond the CPUs"), "{err}");
+    assert!(!out.contains(" 0% "), "{out}");
+}

@@ -24,6 +24,73 @@ fn a_build_without_the_feature_says_how_to_get_one_with_exit_2() {
     }
 }
 
+#[test]
+fn a_negative_gpu_number_is_named_as_such() {
+    let (code, out, err) = run(&["count", "8", "--gpu-device", "-1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("'-1' is not a GPU number") && err.contains("from 0"),
+        "{err}"
+    );
+}
+
+/// `nqueens gpus` without a usable GPU, for whatever reason: an empty list, the reason, exit 0.
+#[cfg(feature = "gpu")]
+#[test]
+fn gpus_answers_alike_without_a_driver_and_with_a_broken_loader() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("libvulkan.so.1"), b"not a library").unwrap();
+    let no_driver = [("VK_ICD_FILENAMES", tmp.path().join("none.json"))];
+    let broken = [("LD_LIBRARY_PATH", tmp.path().to_path_buf())];
+    for (env, why) in [
+        (no_driver, "no driver offers a device"),
+        (broken, "could not be loaded"),
+    ] {
+        let out = common::nqueens_std()
+            .args(["gpus", "--json"])
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .env_remove("VK_DRIVER_FILES")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{text}");
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["gpus"], serde_json::json!([]), "{v}");
+        let reason = v["reason"].as_str().unwrap();
+        assert!(reason.contains(why), "{reason}");
+        // The loader is not said to be both there and missing.
+        let says_there = reason.contains("loader loads");
+        assert!(
+            !(says_there && reason.contains("install the Vulkan loader")),
+            "{reason}"
+        );
+    }
+}
+
+/// Usage errors are found before a GPU is opened: no GPU needed, and nothing said about one.
+#[cfg(feature = "gpu")]
+#[test]
+fn usage_errors_with_gpu_are_refused_before_a_gpu_is_opened() {
+    let (code, out, err) = run(&["count", "30", "--gpu"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("--gpu counts N = 4 to 29"), "{err}");
+    assert_eq!(err.matches("nqueens:").count(), 1, "one message: {err}");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("f").to_str().unwrap().to_string();
+    let args = ["count", "10", "--gpu", "--checkpoint", &f, "--out", &f];
+    let (code, _, err) = run(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("name the same file") && !err.contains("GPU"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["count", "10", "--gpu", "--split-depth", "3"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!err.contains("GPU 0"), "{err}");
+}
+
 #[cfg(feature = "gpu")]
 mod with_gpu {
     use super::run;
@@ -113,7 +180,7 @@ mod with_gpu {
         let (code, out, err) = run(&lost);
         assert_eq!(code, 1, "{out}{err}");
         assert!(out.is_empty(), "{out}");
-        assert!(err.contains("GPU"), "{err}");
+        assert!(err.contains("GPU") && err.contains("to resume"), "{err}");
         let (code, out, err) = run(&["count", "14", "--checkpoint", ckpt]);
         assert_eq!((code, out.trim()), (0, "365596"), "{err}");
         let left = err
@@ -121,6 +188,92 @@ mod with_gpu {
             .and_then(|(_, rest)| rest.split_once(" of 1716 tasks left"))
             .map(|(left, _)| left.parse::<usize>().unwrap());
         assert!(left.is_some_and(|l| l < 1716), "{err}");
+    }
+
+    #[test]
+    fn a_gpu_failure_without_a_checkpoint_says_the_work_is_lost() {
+        if !have_gpu("a_gpu_failure_without_a_checkpoint_says_the_work_is_lost") {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("s.json");
+        let args = ["count", "14", "--gpu", "-j", "1", "--shard", "0/2", "--out"];
+        let fail = ["--test-gpu-fail-after", "100"];
+        let (code, _, err) = run(&[&args[..], &[out.to_str().unwrap()], &fail].concat());
+        assert_eq!(code, 1, "{err}");
+        assert!(
+            err.contains("are lost") && err.contains("--checkpoint FILE"),
+            "{err}"
+        );
+        assert!(!err.contains("resume"), "{err}");
+        let (code, _, err) = run(&[
+            "count",
+            "14",
+            "--gpu",
+            "-j",
+            "1",
+            "--test-gpu-fail-after",
+            "100",
+        ]);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("are lost") && !err.contains("resume"), "{err}");
+    }
+
+    #[test]
+    fn a_small_board_on_the_gpu_says_the_cpu_counts_it() {
+        if !have_gpu("a_small_board_on_the_gpu_says_the_cpu_counts_it") {
+            return;
+        }
+        for (n, total) in [("1", "1"), ("3", "0")] {
+            let (code, out, err) = run(&["count", n, "--gpu"]);
+            assert_eq!((code, out.trim()), (0, total), "{err}");
+            assert!(
+                err.contains(&format!("N = {n} is counted on the CPU")),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_run_of_gpu_and_cpu_shards_names_both_and_a_cpu_finish_is_labelled_so() {
+        if !have_gpu("a_run_of_gpu_and_cpu_shards_names_both_and_a_cpu_finish_is_labelled_so") {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+        let shard = |i: usize, gpu: &[&str]| {
+            let spec = format!("{i}/2");
+            let (out, ckpt) = (file(&format!("s{i}.json")), file(&format!("s{i}.ckpt")));
+            let args = [
+                "count",
+                "14",
+                "-j",
+                "1",
+                "--shard",
+                &spec,
+                "--out",
+                &out,
+                "--checkpoint",
+                &ckpt,
+            ];
+            run(&[&args[..], gpu].concat())
+        };
+        // Shard 0 starts on the GPU, which fails, and is finished on the CPU.
+        let (code, _, err) = shard(0, &["--gpu", "--test-gpu-fail-after", "200"]);
+        assert_eq!(code, 1, "{err}");
+        assert_eq!(shard(0, &[]).0, 0);
+        let finished = nqueens::shard::PartialResult::load(dir.path().join("s0.json").as_path());
+        let plan = finished.unwrap().identity.plan;
+        assert!(!plan.contains("GPU") && plan.contains("matcher"), "{plan}");
+        assert_eq!(shard(1, &["--gpu"]).0, 0);
+        let (code, out, err) = run(&["merge", &file("s0.json"), &file("s1.json"), "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let plan = v["plan"].as_str().unwrap();
+        assert!(
+            plan.contains("GPU") && plan.contains("matcher") && plan.contains("(1 file)"),
+            "{plan}"
+        );
     }
 
     #[test]

@@ -381,6 +381,7 @@ fn suggested_shards(line: &str, max: usize) -> Vec<usize> {
     );
     let ok = std::process::Command::new("bash")
         .args(["-c", line])
+        .current_dir(tmp.path())
         .env("PATH", path)
         .status()
         .unwrap();

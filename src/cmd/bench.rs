@@ -130,6 +130,9 @@ pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
     {
         return Err(UsageError(format!("thread count {t} is listed twice in -j")).into());
     }
+    if let Some(most) = threads.iter().max() {
+        crate::cmd::workers::note_many(*most, global.quiet);
+    }
     let base = args.gpu.open(CountOptions::new(), global.quiet)?;
     let gpu_recheck = args.gpu.wanted().then(crate::cmd::gpu::default_recheck);
     let workload = if args.gpu.wanted() {

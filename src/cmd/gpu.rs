@@ -2,11 +2,14 @@
 //! GPUs they can pick. A build without the `gpu` feature has the same flags and says how to
 //! get one that runs them.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use nqueens::recheck::Recheck;
 use nqueens::CountOptions;
 
+use crate::cmd::messages::note;
+use crate::exit::UsageError;
 use crate::options::Global;
 
 /// The share of tasks a GPU run rechecks on the CPU's portable path unless `--recheck` says
@@ -22,15 +25,16 @@ pub(crate) fn default_recheck() -> Recheck {
 #[derive(Debug, Clone, Default, clap::Args)]
 #[command(next_help_heading = "GPU")]
 pub(crate) struct GpuArgs {
-    /// Join on a GPU: the mitm engine's plan (the same tasks, counts, shards and
-    /// checkpoints), its joins run through Vulkan, Metal or DX12; rechecks 1% of the tasks on
-    /// the CPU unless --recheck says otherwise. Needs a build with `--features gpu`
+    /// Join on a GPU, for N = 4 to 29 (smaller boards are counted on the CPU): the mitm
+    /// engine's plan (the same tasks, counts, shards and checkpoints), its joins run through
+    /// Vulkan, Metal or DX12; rechecks 1% of the tasks on the CPU unless --recheck says
+    /// otherwise. Needs a build with `--features gpu`
     #[arg(long)]
     pub gpu: bool,
 
     /// Which GPU, counting from 0 as `nqueens gpus` numbers them [default: the first hardware
     /// GPU]; implies --gpu
-    #[arg(long, value_name = "I")]
+    #[arg(long, value_name = "I", allow_negative_numbers = true, value_parser = parse_device)]
     pub gpu_device: Option<usize>,
 
     /// Testing only: every join fails after JOINS of them, as on a lost device
@@ -38,10 +42,42 @@ pub(crate) struct GpuArgs {
     pub test_gpu_fail_after: Option<u64>,
 }
 
+/// Parses `--gpu-device`: a GPU's number, from 0.
+fn parse_device(s: &str) -> Result<usize, String> {
+    s.parse().map_err(|_| {
+        format!("'{s}' is not a GPU number: GPUs count from 0, as `nqueens gpus` lists them")
+    })
+}
+
 impl GpuArgs {
     /// Whether a GPU was asked for.
     pub(crate) fn wanted(&self) -> bool {
         self.gpu || self.gpu_device.is_some()
+    }
+
+    /// Refuses, before any GPU is opened, what a GPU cannot count with `options` (a usage
+    /// error), and notes a board it leaves to the CPU. Nothing to check without `n` or
+    /// without a GPU asked for.
+    pub(crate) fn check(
+        &self,
+        options: &CountOptions,
+        n: Option<u32>,
+        quiet: bool,
+    ) -> anyhow::Result<()> {
+        let (true, Some(n)) = (self.wanted(), n) else {
+            return Ok(());
+        };
+        let reach = format!(
+            "--gpu counts N = 4 to {} (the mitm engine's plan; smaller boards on the CPU)",
+            nqueens::engine::MITM_MAX_N
+        );
+        if let Some(cost) = nqueens::engine::beyond_mitm(n, "auto") {
+            return Err(UsageError(format!("{reach}. Without --gpu: {cost}")).into());
+        }
+        if !options.check_gpu(n)? && !quiet {
+            note!("N = {n} is counted on the CPU: {reach}");
+        }
+        Ok(())
     }
 
     /// `options` joining on the GPU asked for (none: unchanged), with the default recheck
@@ -87,6 +123,25 @@ impl GpuArgs {
     }
 }
 
+/// `err`, if the GPU failed, with what the failure left: the tasks finished before it are in
+/// `checkpoint` where there is one (then the same command resumes), else they are lost.
+pub(crate) fn after_failure(err: anyhow::Error, checkpoint: Option<&Path>) -> anyhow::Error {
+    let Some(failure @ nqueens::Error::Gpu(_)) = err.downcast_ref::<nqueens::Error>() else {
+        return err;
+    };
+    let left = match checkpoint {
+        Some(path) => format!(
+            "the checkpoint '{}' keeps every task finished before it: run the same command \
+             again to resume, with --gpu or without",
+            path.display()
+        ),
+        None => "the tasks finished before it are lost, as no --checkpoint was given: add \
+                 --checkpoint FILE to keep them across a failure"
+            .to_string(),
+    };
+    anyhow::anyhow!("{failure} ({left})")
+}
+
 /// The error of a build without GPU support.
 #[cfg(not(feature = "gpu"))]
 fn not_built() -> nqueens::Error {
@@ -103,10 +158,16 @@ fn not_built() -> nqueens::Error {
 pub(crate) struct Args {}
 
 /// Runs `nqueens gpus`: one line per GPU adapter (`--json`: a list), numbered as
-/// `--gpu-device` takes them.
+/// `--gpu-device` takes them. Without any (no driver, no loader, a broken loader) it answers
+/// the same way each time: an empty list, and why on stderr (`--json`: in `reason`), exit 0.
 #[cfg(feature = "gpu")]
 pub(crate) fn run(_args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
-    let adapters = nqueens::gpu::adapters()?;
+    let (adapters, reason) = match nqueens::gpu::adapters() {
+        Ok(list) if list.is_empty() => (list, Some(nqueens::gpu::no_adapter())),
+        Ok(list) => (list, None),
+        Err(nqueens::Error::NoGpu(why)) => (Vec::new(), Some(why)),
+        Err(other) => return Err(other.into()),
+    };
     let mut out = std::io::stdout().lock();
     if global.format() == nqueens::report::Format::Json {
         let list: Vec<_> = adapters
@@ -121,11 +182,12 @@ pub(crate) fn run(_args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
                 })
             })
             .collect();
-        let doc = serde_json::json!({ "schema": "nqueens.gpus/1", "gpus": list });
+        let doc = serde_json::json!({ "schema": "nqueens.gpus/1", "gpus": list, "reason": reason });
         writeln!(out, "{doc}")?;
-    } else if adapters.is_empty() {
-        crate::cmd::messages::message!("no GPU adapter found");
     } else {
+        if let Some(why) = &reason {
+            crate::cmd::messages::message!("{why}");
+        }
         for a in &adapters {
             writeln!(out, "{}: {a}", a.index)?;
         }

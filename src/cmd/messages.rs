@@ -57,10 +57,7 @@ fn advised(e: &nqueens::Error) -> String {
             ..
         } => format!("{e}; use --method construct"),
         Error::CheckpointMismatch { .. } => format!("{e} (use another --checkpoint FILE)"),
-        Error::Gpu(_) => format!(
-            "{e} (a count with --checkpoint or --out kept every task finished before it: run \
-             the same command again to resume, with --gpu or without)"
-        ),
+        Error::Gpu(_) => format!("{e} (run it again, with --gpu or without)"),
         Error::CheckpointLocked { .. } => {
             format!("{e}; wait for it to finish or use another --checkpoint FILE")
         }

@@ -233,19 +233,20 @@ fn slurm(plan: &dyn Plan, e: &Estimate, s: &ReportSettings) -> Slurm {
 /// The submission of `shards` shards with `sbatch` options `options`, each running `count`
 /// (an `nqueens count` command without its shard and files): one array when the shards fit
 /// within `max_array_size`, else a loop of arrays whose task `T` at offset `O` counts shard
-/// `O + T`, every index below `max_array_size`.
+/// `O + T`, every index below `max_array_size`. The folders it writes to are made first, so
+/// it works pasted into an empty folder.
 fn sbatch_line(shards: usize, max_array_size: usize, options: &str, count: &str) -> String {
     let files = "--checkpoint ckpt/shard-$s.ckpt --out out/shard-$s.json";
     if shards <= max_array_size {
         return format!(
-            "sbatch --array=0-{} {options} --wrap='s=$SLURM_ARRAY_TASK_ID; exec {count} \
-             --shard auto {files}'",
+            "mkdir -p ckpt out && sbatch --array=0-{} {options} --wrap='s=$SLURM_ARRAY_TASK_ID; \
+             exec {count} --shard auto {files}'",
             shards - 1
         );
     }
     let (last, top) = (shards - 1, max_array_size - 1);
     format!(
-        "for o in $(seq 0 {max_array_size} {last}); do sbatch --array=0-$(({last} - o < {top} \
+        "mkdir -p ckpt out && for o in $(seq 0 {max_array_size} {last}); do sbatch --array=0-$(({last} - o < {top} \
          ? {last} - o : {top})) --export=ALL,SHARD_OFFSET=$o {options} --wrap='s=$((SHARD_OFFSET \
          + SLURM_ARRAY_TASK_ID)); exec {count} --shard $s/{shards} {files}'; done"
     )

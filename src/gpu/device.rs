@@ -14,6 +14,10 @@ const INSTALL: &str = "install the Vulkan loader (Debian/Ubuntu: libvulkan1) and
 /// Storage buffers the busiest kernel binds (the batch's bookkeeping, `plan.wgsl`).
 const STORAGE_BUFFERS: u32 = 9;
 
+/// What a machine whose Vulkan loader works but offers no device needs.
+const INSTALL_DRIVER: &str = "install your GPU driver's Vulkan driver (NVIDIA: the driver's \
+                              Vulkan ICD; AMD/Intel: mesa-vulkan-drivers)";
+
 /// One GPU this machine offers, as `--gpu-device` numbers them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Adapter {
@@ -158,11 +162,16 @@ fn pick_default(found: Vec<(wgpu::Adapter, Adapter)>) -> Result<(wgpu::Adapter, 
     let at = hardware.or(if found.is_empty() { None } else { Some(0) });
     match at {
         Some(i) => Ok(found.into_iter().nth(i).expect("index from the list")),
-        None => Err(Error::NoGpu(format!(
-            "no GPU adapter was found (the Vulkan loader is there, but no driver offers a \
-             device): {INSTALL}, or run without --gpu"
-        ))),
+        None => Err(Error::NoGpu(no_adapter())),
     }
+}
+
+/// Why there is no adapter, where the Vulkan loader loads (for [`adapters`]' empty list).
+pub fn no_adapter() -> String {
+    format!(
+        "no GPU adapter was found (the Vulkan loader loads, but no driver offers a device): \
+         {INSTALL_DRIVER}, or run without --gpu"
+    )
 }
 
 fn no_such_device(i: usize) -> Error {
@@ -187,9 +196,21 @@ fn loader_check() -> Result<(), Error> {
         // at once and nothing from the library is called.
         let handle = unsafe { libc::dlopen(c"libvulkan.so.1".as_ptr(), libc::RTLD_LAZY) };
         if handle.is_null() {
+            // SAFETY: dlerror returns NULL or a NUL-terminated string valid until the next
+            // dl call, copied at once.
+            let why = unsafe {
+                let text = libc::dlerror();
+                match text.is_null() {
+                    true => String::new(),
+                    false => std::ffi::CStr::from_ptr(text)
+                        .to_string_lossy()
+                        .into_owned(),
+                }
+            };
+            // Missing or broken: the loader's own words say which.
             return Err(Error::NoGpu(format!(
-                "no Vulkan loader (libvulkan.so.1) on this machine: {INSTALL}, or run \
-                 without --gpu"
+                "the Vulkan loader libvulkan.so.1 could not be loaded ({why}): {INSTALL}, \
+                 or run without --gpu"
             )));
         }
         // SAFETY: the handle came from the dlopen above and is closed once.
@@ -241,8 +262,14 @@ fn open_adapter(adapter: wgpu::Adapter, described: Adapter) -> Result<Device, Er
         memory_hints: wgpu::MemoryHints::Performance,
         trace: Default::default(),
     });
-    let (device, queue) = pollster::block_on(request)
-        .map_err(|e| Error::NoGpu(format!("{described} could not be opened: {e}")))?;
+    let (device, queue) = pollster::block_on(request).map_err(|e| {
+        let what = format!("{described} could not be opened: {e}");
+        // Out of memory or lost is a failure of the moment (exit 1), not of the request.
+        match is_failure_of_the_moment(&format!("{e:?}")) {
+            true => Error::Gpu(what),
+            false => Error::NoGpu(what),
+        }
+    })?;
     let lost = Arc::new(OnceLock::new());
     let on_error = Arc::clone(&lost);
     device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
@@ -252,11 +279,17 @@ fn open_adapter(adapter: wgpu::Adapter, described: Adapter) -> Result<Device, Er
     device.set_device_lost_callback(move |reason, message| {
         let _ = on_lost.set(format!("the device was lost ({reason:?}): {message}"));
     });
+    let memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let kernels = Kernels::new(&device, described.software);
     if let Some(e) = pollster::block_on(scope.pop()) {
         return Err(Error::NoGpu(format!(
             "{described} does not take the GPU engine's kernels: {e}"
+        )));
+    }
+    if let Some(e) = pollster::block_on(memory.pop()) {
+        return Err(Error::Gpu(format!(
+            "{described} ran out of memory making the kernels: {e}"
         )));
     }
     Ok(Device {
@@ -270,9 +303,33 @@ fn open_adapter(adapter: wgpu::Adapter, described: Adapter) -> Result<Device, Er
     })
 }
 
+/// Whether a failed device request (its debug text: wgpu does not export the kinds) was
+/// for want of memory or a device lost, which another try may not meet.
+fn is_failure_of_the_moment(debug: &str) -> bool {
+    debug.contains("OutOfMemory") || debug.contains("Lost")
+}
+
 impl Device {
     /// The error that broke the device, if one did.
     pub(crate) fn lost(&self) -> Option<String> {
         self.lost.get().cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_and_lost_devices_are_failures_of_the_moment_and_the_rest_usage() {
+        assert!(is_failure_of_the_moment(
+            "RequestDeviceError { inner: Core(Device(OutOfMemory)) }"
+        ));
+        assert!(is_failure_of_the_moment(
+            "RequestDeviceError { inner: Core(Device(Lost)) }"
+        ));
+        assert!(!is_failure_of_the_moment(
+            "RequestDeviceError { inner: Core(LimitsExceeded(FailedLimit { .. })) }"
+        ));
     }
 }

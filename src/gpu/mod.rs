@@ -36,7 +36,7 @@ mod tests;
 use std::sync::Arc;
 
 pub(crate) use device::Device;
-pub use device::{adapters, Adapter, Gpu};
+pub use device::{adapters, no_adapter, Adapter, Gpu};
 pub use model::model_seconds;
 
 use crate::engine::mitm::{check_quarters, MitmPlan, MITM_MIN_N};

@@ -185,8 +185,6 @@ pub fn bench_table(report: &BenchReport) -> (Vec<&'static str>, Vec<Vec<String>>
         "busy",
         "core speed",
     ];
-    let percent =
-        |x: Option<f64>| x.map_or_else(|| "-".to_string(), |x| format!("{:.0}%", 100.0 * x));
     let rows = report
         .results
         .iter()
@@ -206,6 +204,19 @@ pub fn bench_table(report: &BenchReport) -> (Vec<&'static str>, Vec<Vec<String>>
         })
         .collect();
     (header, rows)
+}
+
+/// A share as a percentage for the bench table; under 1% with two decimals, so 1000 threads
+/// on 2 CPUs read 0.08%, not 0% beside a speed-up of 0.75.
+fn percent(x: Option<f64>) -> String {
+    x.map_or_else(
+        || "-".to_string(),
+        |x| match 100.0 * x {
+            p if p > 0.0 && p < 0.005 => "<0.01%".to_string(),
+            p if p > 0.0 && p < 0.995 => format!("{p:.2}%"),
+            p => format!("{p:.0}%"),
+        },
+    )
 }
 
 /// Lines describing the workload, the host and the score of a benchmark.
@@ -250,4 +261,19 @@ pub fn bench_summary(r: &BenchReport) -> Vec<String> {
         ));
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_shares_keep_two_decimals_and_none_reads_as_zero() {
+        assert_eq!(percent(Some(0.8 / 1000.0)), "0.08%");
+        assert_eq!(percent(Some(1e-6)), "<0.01%");
+        assert_eq!(percent(Some(0.0)), "0%");
+        assert_eq!(percent(Some(0.5)), "50%");
+        assert_eq!(percent(Some(1.0)), "100%");
+        assert_eq!(percent(None), "-");
+    }
 }

@@ -68,3 +68,23 @@ impl Identity {
         Ok(())
     }
 }
+
+/// The plan descriptions of a run's files as one: the description where all agree, else
+/// each with its number of files (a run counted partly on a GPU, partly on CPUs).
+pub(crate) fn describe_plans<'a>(plans: impl Iterator<Item = &'a str>) -> String {
+    let mut seen: Vec<(&str, usize)> = Vec::new();
+    for plan in plans {
+        match seen.iter_mut().find(|(p, _)| *p == plan) {
+            Some((_, files)) => *files += 1,
+            None => seen.push((plan, 1)),
+        }
+    }
+    match seen.as_slice() {
+        [(one, _)] => one.to_string(),
+        _ => seen
+            .iter()
+            .map(|(plan, files)| format!("{plan} ({})", crate::report::plural(*files, "file")))
+            .collect::<Vec<_>>()
+            .join("; "),
+    }
+}

@@ -49,27 +49,28 @@ impl Lock {
 pub fn lock(path: &Path) -> Result<Lock, Error> {
     // A device, FIFO or folder is never a checkpoint: refuse it before creating anything
     // beside it (`--checkpoint /dev/zero` would otherwise be read without end).
-    if let Ok(meta) = std::fs::metadata(path) {
-        if !meta.is_file() {
-            return Err(Error::CheckpointCorrupt {
-                path: path.to_path_buf(),
-                message: "it is not a regular file".into(),
-            });
-        }
+    if let Some(message) = std::fs::metadata(path)
+        .ok()
+        .and_then(|meta| sealed::not_regular(&meta))
+    {
+        return Err(Error::CheckpointCorrupt {
+            path: path.to_path_buf(),
+            message,
+        });
     }
     // The lock belongs to the file, not to its spelling: `x.json`, `./x.json` and a link to
     // it all lock `.x.json.lock` beside the file itself.
     let target = sealed::resolved_target(path)?;
     let lock_path = lock_path_of(&target);
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|error| Error::Io {
-            path: lock_path.clone(),
-            error,
-        })?;
+    // Without waiting: a FIFO planted as the lock file would block a plain open.
+    let mut open = OpenOptions::new();
+    open.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut open, libc::O_NONBLOCK);
+    let file = open.open(&lock_path).map_err(|error| Error::Io {
+        path: lock_path.clone(),
+        error,
+    })?;
     match try_lock_patiently(&file) {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
@@ -173,7 +174,8 @@ pub fn holder(path: &Path) -> Holder {
 /// Whether another process holds a lock on `path`: `Some(false)` if it is free or there is
 /// no such file (every run creates its lock file before it saves), `None` if it cannot tell.
 fn is_held(path: &Path) -> Option<bool> {
-    let file = match File::open(path) {
+    // Without waiting: `status` must not block on a FIFO planted as a lock file.
+    let file = match sealed::open_nonblocking(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(false),
         Err(_) => return None,

@@ -190,7 +190,8 @@ pub fn merge(files: &[PathBuf]) -> MergeReport {
     let first = &own[0].1.identity;
     report.n = Some(first.n);
     report.engine = Some(first.engine.clone());
-    report.plan = Some(first.plan.clone());
+    let plans = own.iter().map(|(_, r)| r.identity.plan.as_str());
+    report.plan = Some(super::identity::describe_plans(plans));
     report.plan_hash = Some(first.plan_hash.clone());
     report.shards = Some(first.shard.count);
     let versions: std::collections::BTreeSet<&str> = own
@@ -210,11 +211,14 @@ fn load_all(files: &[PathBuf], report: &mut MergeReport) -> Vec<(String, Partial
     let mut loaded = Vec::new();
     for file in files {
         let name = file.display().to_string();
-        if let Err(e) = std::fs::metadata(file) {
-            report.problem(
-                ProblemKind::Unreadable,
-                format!("{name}: cannot read it: {e}"),
-            );
+        // A FIFO or device is named without being opened: opening a FIFO waits for a
+        // writer that may never come.
+        let unreadable = match std::fs::metadata(file) {
+            Err(e) => Some(format!("cannot read it: {e}")),
+            Ok(meta) => super::sealed::not_regular(&meta),
+        };
+        if let Some(why) = unreadable {
+            report.problem(ProblemKind::Unreadable, format!("{name}: {why}"));
             continue;
         }
         match PartialResult::load(file) {

@@ -37,6 +37,7 @@ mod recorder;
 mod resumable;
 mod schema2;
 mod sealed;
+mod shell;
 pub mod slurm;
 pub mod status;
 

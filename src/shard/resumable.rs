@@ -140,8 +140,11 @@ impl ResumableCount {
             None => Checkpoint::new(self.plan(), self.shard())?,
         };
         let resumed = start.tasks_done;
-        // From now on this version writes the file; the one that started it is told.
+        // From now on this version writes the file; the one that started it is told. The
+        // plan's description is this session's too: a shard started on a GPU and finished
+        // on the CPU (the same plan hash) is labelled by what finished it.
         let written_by = std::mem::replace(&mut start.identity.version, TOOL_VERSION.into());
+        start.identity.plan = self.plan().describe();
         let recorder = Recorder::new(path, start).with_lock(lock);
         recorder.save()?;
         self.opened = Some(Opened {

@@ -75,18 +75,73 @@ pub fn read_at_most(reader: impl Read, max: u64) -> std::io::Result<Option<Vec<u
 }
 
 /// Reads at most `max` bytes of a regular file; a larger file, or a device or FIFO (e.g.
-/// `/dev/zero`), is refused before anything big is allocated.
+/// `/dev/zero`), is refused before anything big is allocated, and before it is opened: a
+/// FIFO's `open` waits for a writer that may never come.
 pub(crate) fn read_capped(path: &Path, max: u64) -> Result<Vec<u8>, String> {
-    let file = File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    if !meta.is_file() {
-        return Err("it is not a regular file".into());
-    }
+    let file = open_regular(path)?;
     read_at_most(file, max)
         .map_err(|e| format!("cannot read it: {e}"))?
         .ok_or_else(|| format!("it is larger than any file of this kind ({max} bytes at most)"))
+}
+
+/// Opens `path` for reading if it is a regular file (after links), without ever waiting: it
+/// is looked at before it is opened, and opened without blocking in case it was swapped for
+/// a FIFO in between. The error says what it is instead.
+pub(crate) fn open_regular(path: &Path) -> Result<File, String> {
+    let cannot = |e: std::io::Error| format!("cannot read it: {e}");
+    if let Some(why) = not_regular(&std::fs::metadata(path).map_err(cannot)?) {
+        return Err(why);
+    }
+    let file = open_nonblocking(path).map_err(cannot)?;
+    match not_regular(&file.metadata().map_err(cannot)?) {
+        Some(why) => Err(why),
+        None => Ok(file),
+    }
+}
+
+/// Opens `path` read-only without waiting on a FIFO or a device (`O_NONBLOCK`, which regular
+/// files ignore).
+pub(crate) fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    options.open(path)
+}
+
+/// Why a file with metadata `meta` is not a regular file (`"it is a FIFO (named pipe), not a
+/// regular file"`), or `None` if it is one.
+pub(crate) fn not_regular(meta: &std::fs::Metadata) -> Option<String> {
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return None;
+    }
+    let what = match kind.is_dir() {
+        true => Some("a folder"),
+        false => unix_kind(&kind),
+    };
+    Some(match what {
+        Some(what) => format!("it is {what}, not a regular file"),
+        None => "it is not a regular file".to_string(),
+    })
+}
+
+/// The name of a Unix special file's kind.
+#[cfg(unix)]
+fn unix_kind(kind: &std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let names = [
+        (kind.is_fifo(), "a FIFO (named pipe)"),
+        (kind.is_socket(), "a socket"),
+        (kind.is_char_device(), "a character device"),
+        (kind.is_block_device(), "a block device"),
+    ];
+    names.into_iter().find(|(is, _)| *is).map(|(_, name)| name)
+}
+
+#[cfg(not(unix))]
+fn unix_kind(_kind: &std::fs::FileType) -> Option<&'static str> {
+    None
 }
 
 /// The schema tag of a file that must be `schema` (or `older`, a previous schema still

@@ -3,9 +3,12 @@
 
 use assert_cmd::Command;
 
+#[cfg(unix)]
+pub(crate) mod slurm;
+
 /// The Slurm array variables `--shard auto` reads; removed so a test run inside a Slurm job
 /// behaves like one outside it.
-const SLURM_VARS: [&str; 4] = [
+pub(crate) const SLURM_VARS: [&str; 4] = [
     "SLURM_ARRAY_TASK_ID",
     "SLURM_ARRAY_TASK_MIN",
     "SLURM_ARRAY_TASK_MAX",

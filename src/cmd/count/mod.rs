@@ -33,6 +33,9 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         .unique(args.unique)
         .recheck(args.recheck)
         .fault(args.test_inject_fault.map(|task| Fault { task, delta: 1 }));
+    // Bad usage is refused before a GPU is opened (seconds, and a message about the GPU).
+    resumable::check_distinct(args)?;
+    args.gpu.check(&options, args.n, global.quiet)?;
     let options = args.gpu.apply(options, global.quiet)?;
     if args.stdin {
         return stdin::run(&options, &args.engine, global);
@@ -51,7 +54,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     let bar = Bar::new(global.quiet);
     let result = nqueens::count_plan(plan.as_ref(), &options, &bar, start);
     bar.finish();
-    let count = result?;
+    let count = result.map_err(|e| crate::cmd::gpu::after_failure(e.into(), None))?;
     publish(&count, &commentary(&count), global)
 }
 

@@ -67,7 +67,12 @@ pub(super) fn run(
             Some(total) => (total, Some(e)),
             None => return Err(save_failed(e, &count)),
         },
-        Outcome::Failed(e) => return Err(e),
+        Outcome::Failed(e) => {
+            return Err(crate::cmd::gpu::after_failure(
+                e,
+                args.checkpoint.as_deref(),
+            ))
+        }
     };
     let status = match &args.out {
         Some(out) => write_shard(&count, out, global)?,
@@ -126,6 +131,11 @@ fn check_outputs(args: &Args, count: &ResumableCount) -> anyhow::Result<()> {
     if let Some(out) = &args.out {
         replace::check(out, "--out", args.force, |path| earlier_result(path, count))?;
     }
+    check_distinct(args)
+}
+
+/// Refuses `--out` and `--checkpoint` naming one file, however spelled.
+pub(super) fn check_distinct(args: &Args) -> anyhow::Result<()> {
     if let (Some(out), Some(cp)) = (&args.out, &args.checkpoint) {
         if is_same_file(out, cp) {
             return Err(UsageError(format!(

@@ -196,12 +196,13 @@ pub fn status(dir: &Path, options: &StatusOptions) -> Result<StatusReport, Error
     let own = drop_foreign(scanned.seen, &key, &mut report);
     describe_run(&own[0], &own, &mut report);
     let run = Run::of(own, key.4);
+    name_duplicates(&run, &mut report);
     let plan = rebuild_plan(&run, options, &mut report);
     progress(&run, plan.as_deref(), options, &mut report);
     if report.complete {
         mergeable::check(&mut report);
     }
-    rerun::suggest(dir, &run, options.max_array_size, &mut report);
+    rerun::suggest(dir, &run, options, &mut report);
     Ok(report)
 }
 
@@ -299,7 +300,8 @@ fn describe_run(first: &Seen, own: &[Seen], report: &mut StatusReport) {
     let id = &first.identity;
     report.n = Some(id.n);
     report.engine = Some(id.engine.clone());
-    report.plan = Some(id.plan.clone());
+    let plans = own.iter().map(|s| s.identity.plan.as_str());
+    report.plan = Some(super::identity::describe_plans(plans));
     report.plan_hash = Some(id.plan_hash.clone());
     report.plan_tasks = Some(id.plan_tasks);
     report.shards = Some(id.shard.count);
@@ -308,7 +310,7 @@ fn describe_run(first: &Seen, own: &[Seen], report: &mut StatusReport) {
 }
 
 /// The run's files by shard: the result where there is one, else the checkpoint that has
-/// the most rounds done.
+/// the most rounds done; and the other files of those shards.
 pub(crate) struct Run {
     /// Number of shards K.
     pub(crate) k: usize,
@@ -316,6 +318,8 @@ pub(crate) struct Run {
     pub(crate) plan_tasks: usize,
     /// One file per shard that has any, by shard index.
     pub(crate) shards: BTreeMap<usize, Seen>,
+    /// The shards' other files: a second checkpoint or result of a shard.
+    pub(crate) others: Vec<Seen>,
     /// Every file's last write and the start it implies (write time less its elapsed time).
     times: Vec<(SystemTime, SystemTime)>,
 }
@@ -325,19 +329,39 @@ impl Run {
         let plan_tasks = own[0].identity.plan_tasks;
         let times = own.iter().filter_map(times).collect();
         let mut shards: BTreeMap<usize, Seen> = BTreeMap::new();
+        let mut others = Vec::new();
         for s in own {
             let index = s.identity.shard.index;
             let better = shards.get(&index).is_none_or(|old| rank(&s) > rank(old));
-            if better {
-                shards.insert(index, s);
-            }
+            let other = match better {
+                true => shards.insert(index, s),
+                false => Some(s),
+            };
+            others.extend(other);
         }
         Run {
             k,
             plan_tasks,
             shards,
+            others,
             times,
         }
+    }
+
+    /// Every file of the run: one per shard, then the others.
+    pub(crate) fn files(&self) -> impl Iterator<Item = &Seen> {
+        self.shards.values().chain(&self.others)
+    }
+
+    /// The checkpoints of shard `index`, the one kept first.
+    fn checkpoints(&self, index: usize) -> impl Iterator<Item = &Seen> {
+        let kept = self.shards.get(&index).into_iter();
+        let others = self
+            .others
+            .iter()
+            .filter(move |s| s.identity.shard.index == index);
+        kept.chain(others)
+            .filter(|s| matches!(s.what, What::Checkpoint { .. }))
     }
 
     /// Whether shard `index` has a result.
@@ -360,6 +384,50 @@ fn rank(s: &Seen) -> (bool, u64) {
     match &s.what {
         What::Result { .. } => (true, 0),
         What::Checkpoint { done } => (false, done.len()),
+    }
+}
+
+/// At most this many shards with more than one file are named one by one.
+const MAX_DUPLICATES_NAMED: usize = 10;
+
+/// A note for each shard with two results or two checkpoints: which one counts, and that
+/// the others should be moved aside.
+fn name_duplicates(run: &Run, report: &mut StatusReport) {
+    let mut groups: BTreeMap<(usize, bool), Vec<&Seen>> = BTreeMap::new();
+    for s in run.files() {
+        let is_result = matches!(s.what, What::Result { .. });
+        groups
+            .entry((s.identity.shard.index, is_result))
+            .or_default()
+            .push(s);
+    }
+    groups.retain(|_, files| files.len() > 1);
+    for (&(index, is_result), files) in groups.iter().take(MAX_DUPLICATES_NAMED) {
+        let (kind, what) = match is_result {
+            true => (
+                "results",
+                "'nqueens merge' checks that they agree and adds one".to_string(),
+            ),
+            false if run.is_done(index) => ("checkpoints", "the shard has its result".into()),
+            false => {
+                let kept = &run.shards[&index].file;
+                let what = format!("a rerun resumes '{kept}', which has the most tasks done");
+                ("checkpoints", what)
+            }
+        };
+        let names: Vec<String> = files.iter().map(|s| format!("'{}'", s.file)).collect();
+        report.notes.push(format!(
+            "shard {index} has {} {kind}, {}: {what}; move the spare ones aside once no \
+             process writes them",
+            files.len(),
+            names.join(", ")
+        ));
+    }
+    if groups.len() > MAX_DUPLICATES_NAMED {
+        report.notes.push(format!(
+            "and {} more shards have two results or two checkpoints",
+            groups.len() - MAX_DUPLICATES_NAMED
+        ));
     }
 }
 
@@ -416,7 +484,7 @@ fn progress(run: &Run, plan: Option<&dyn Plan>, options: &StatusOptions, r: &mut
             }
             What::Checkpoint { done } => {
                 r.in_progress += 1;
-                liveness(index, s, options, r);
+                liveness(index, run, options, r);
                 let ids = done
                     .0
                     .iter()
@@ -445,14 +513,23 @@ fn progress(run: &Run, plan: Option<&dyn Plan>, options: &StatusOptions, r: &mut
     r.cpus = cpus(run);
 }
 
-/// Files shard `index` (checkpoint `s`, no result) as running or stale: by its lock where
-/// the lock tells, else by the checkpoint's age.
-fn liveness(index: usize, s: &Seen, options: &StatusOptions, r: &mut StatusReport) {
+/// Files shard `index` (a checkpoint, no result) as running or stale: by its locks where
+/// they tell, else by the checkpoint's age. A shard is running if a live process holds the
+/// lock of *any* of its checkpoints (a second run may have been started under another name).
+fn liveness(index: usize, run: &Run, options: &StatusOptions, r: &mut StatusReport) {
+    let s = run
+        .checkpoints(index)
+        .next()
+        .expect("a shard in progress has a checkpoint");
     let idle = s
         .modified
         .and_then(|m| options.now.duration_since(m).ok())
         .unwrap_or_default();
-    let process = holder(Path::new(&s.file));
+    let holders: Vec<Holder> = run.checkpoints(index).map(|c| holder(&c.path)).collect();
+    let process = match holders.contains(&Holder::Running) {
+        true => Holder::Running,
+        false => holders[0],
+    };
     if process == Holder::Running {
         r.running.push(index);
     } else if process == Holder::Stopped || idle > options.stale_after {

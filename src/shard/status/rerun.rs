@@ -1,11 +1,22 @@
 //! The `sbatch` lines that rerun exactly the unfinished shards of a run that no process is
 //! running, each array within the cluster's `MaxArraySize` (see [`crate::shard::slurm`]).
+//!
+//! A line is pasted into a shell, and Slurm runs its `--wrap` command through `sh -c`: every
+//! path and word in it is quoted for both ([`crate::shard::shell`]), so no file or folder name
+//! can make it run anything. Files are named as the run names them, learnt from its files
+//! (folders, prefixes, zero padding), so each stopped shard resumes from its own checkpoint
+//! and writes its result beside the others; a stopped shard whose checkpoint is named
+//! otherwise gets a line of its own that names it. Where no safe line can be written (a
+//! path that is not UTF-8), none is, and a note says why.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::scan::What;
-use super::{Run, StatusReport, MAX_RERUN_LINES};
-use crate::shard::slurm::{array_chunks, shell_quote, ArrayChunk};
+use super::{Run, StatusOptions, StatusReport, MAX_RERUN_LINES};
+use crate::shard::sealed;
+use crate::shard::shell::{quote, NEWLINE_PRELUDE};
+use crate::shard::slurm::{array_chunks, ArrayChunk};
 
 /// The file `scripts/slurm/submit.sh` leaves in a run directory: how it submitted the run,
 /// one `KEY<TAB>VALUE` line each (`script`, `n`, `outdir`, `env` lines of `NAME=VALUE` for
@@ -26,9 +37,16 @@ struct Submission {
     count: Vec<String>,
 }
 
+/// One file of the run, by its absolute path.
+struct Named {
+    index: usize,
+    path: String,
+    is_result: bool,
+}
+
 /// Fills in `unfinished` and `rerun` (after `running`: a running shard is unfinished but
 /// not rerun, since its lock would refuse the second run).
-pub(super) fn suggest(dir: &Path, run: &Run, max_array_size: usize, r: &mut StatusReport) {
+pub(super) fn suggest(dir: &Path, run: &Run, options: &StatusOptions, r: &mut StatusReport) {
     let done = run.shards.keys().copied().filter(|&i| run.is_done(i));
     r.unfinished = gaps(done.clone(), run.k)
         .iter()
@@ -37,15 +55,58 @@ pub(super) fn suggest(dir: &Path, run: &Run, max_array_size: usize, r: &mut Stat
             false => format!("{a}-{b}"),
         })
         .collect();
-    let mut busy: Vec<usize> = done.chain(r.running.iter().copied()).collect();
+    note_running(r);
+    let files = match named(run) {
+        Ok(files) => files,
+        Err(file) => {
+            r.notes.push(format!(
+                "no rerun lines: the path of '{file}' is not UTF-8 text, which a printed \
+                 command line cannot name safely; rename it (or its folder) and run status \
+                 again"
+            ));
+            return;
+        }
+    };
+    let wrap = Wrap::new(run, &files, options.count.asked_split_depth(), r);
+    let script = submission(dir, r);
+    let odd = odd_checkpoints(run, &files, r, |i| match &script {
+        Some(sub) => sub.checkpoint(i),
+        None => wrap.ckpt.name(i),
+    });
+    let mut busy: Vec<usize> = done
+        .chain(r.running.iter().copied())
+        .chain(odd.iter().map(|o| o.0))
+        .collect();
     busy.sort_unstable();
     let chunks = array_chunks(
         &gaps(busy.into_iter(), run.k),
-        max_array_size,
+        options.max_array_size,
         MAX_RERUN_LINES,
     );
-    let listed: usize = chunks.iter().map(|c| c.tasks).sum();
-    let unfinished = (r.in_progress + r.not_started).saturating_sub(r.running.len());
+    r.rerun = match &script {
+        Some(sub) => chunks.iter().map(|c| sub.line(c, run.k)).collect(),
+        None => chunks.iter().map(|c| wrap.line(c, None)).collect(),
+    };
+    let room = MAX_RERUN_LINES.saturating_sub(r.rerun.len());
+    for (index, path) in odd.iter().take(room) {
+        let chunk = ArrayChunk {
+            offset: *index,
+            list: "0".into(),
+            tasks: 1,
+        };
+        r.rerun.push(wrap.line(&chunk, Some(path)));
+    }
+    explain(
+        &chunks,
+        odd.len().min(room),
+        script.is_some(),
+        !odd.is_empty(),
+        r,
+    );
+}
+
+/// A note on the shards left out because a live process runs them.
+fn note_running(r: &mut StatusReport) {
     if !r.running.is_empty() {
         r.notes.push(format!(
             "the rerun lines leave out {} that a live process is running (it holds the \
@@ -53,28 +114,97 @@ pub(super) fn suggest(dir: &Path, run: &Run, max_array_size: usize, r: &mut Stat
             crate::report::plural(r.running.len(), "shard")
         ));
     }
-    let line = match read_submission(dir) {
-        Some(sub) => {
-            Box::new(move |c: &ArrayChunk| with_script(c, run.k, &sub)) as Box<dyn Fn(&_) -> _>
-        }
-        None => {
-            r.notes.push(
-                "no submit.args in the run directory (it was not submitted by \
-                 scripts/slurm/submit.sh): the rerun lines use --wrap; add the \
-                 --cpus-per-task, --time and -j of the first submission"
-                    .into(),
-            );
-            let wrap = wrap_template(dir, run);
-            Box::new(move |c: &ArrayChunk| with_wrap(c, &wrap))
-        }
-    };
-    r.rerun = chunks.iter().map(line).collect();
+}
+
+/// How `submit.sh` submitted the run, if it did and every word can be pasted (else a note).
+fn submission(dir: &Path, r: &mut StatusReport) -> Option<Submission> {
+    let sub = read_submission(dir)?;
+    if sub.is_quotable() {
+        return Some(sub);
+    }
+    r.notes.push(format!(
+        "{SUBMIT_ARGS} holds a NUL or a newline, which a line to paste cannot hold: the rerun \
+         lines use --wrap"
+    ));
+    None
+}
+
+/// Notes on what the lines leave to the user, and what they leave out.
+fn explain(
+    chunks: &[ArrayChunk],
+    odd_lines: usize,
+    by_script: bool,
+    some_odd: bool,
+    r: &mut StatusReport,
+) {
+    if !by_script || some_odd {
+        r.notes.push(format!(
+            "{} --wrap: add the --cpus-per-task, --time and -j of the first submission",
+            match by_script {
+                true => "the lines for checkpoints named otherwise than the script names them use",
+                false =>
+                    "no submit.args in the run directory (it was not submitted by \
+                          scripts/slurm/submit.sh): the rerun lines use",
+            }
+        ));
+    }
+    let listed: usize = chunks.iter().map(|c| c.tasks).sum::<usize>() + odd_lines;
+    let unfinished = (r.in_progress + r.not_started).saturating_sub(r.running.len());
     if listed < unfinished {
         r.notes.push(format!(
             "the rerun lines cover {listed} of the {unfinished} unfinished shards (at most \
-             {MAX_RERUN_LINES} arrays are listed); run status again once they are done"
+             {MAX_RERUN_LINES} lines are listed); run status again once they are done"
         ));
     }
+}
+
+/// Every file of the run by its absolute path (the lines work from any folder); `Err` with
+/// the first file whose path is not UTF-8.
+fn named(run: &Run) -> Result<Vec<Named>, String> {
+    run.files()
+        .map(|s| {
+            let absolute = std::path::absolute(&s.path).unwrap_or_else(|_| s.path.clone());
+            let path = absolute.to_str().ok_or_else(|| s.file.clone())?;
+            Ok(Named {
+                index: s.identity.shard.index,
+                path: path.to_string(),
+                is_result: matches!(s.what, What::Result { .. }),
+            })
+        })
+        .collect()
+}
+
+/// The stopped shards (no result, no live process) whose checkpoint is not the one a line
+/// for their array would name (`expected`), with that checkpoint; a note names them.
+fn odd_checkpoints(
+    run: &Run,
+    files: &[Named],
+    r: &mut StatusReport,
+    expected: impl Fn(usize) -> String,
+) -> Vec<(usize, String)> {
+    let mut odd = Vec::new();
+    // `files` starts with the kept file of each shard, in shard order.
+    for ((&index, s), own) in run.shards.iter().zip(files) {
+        let stopped = matches!(s.what, What::Checkpoint { .. });
+        if !stopped || r.running.binary_search(&index).is_ok() {
+            continue;
+        }
+        let want = expected(index);
+        if want != own.path && !sealed::is_same_file(Path::new(&want), Path::new(&own.path)) {
+            odd.push((index, own.path.clone()));
+        }
+    }
+    if !odd.is_empty() {
+        let list: Vec<String> = odd.iter().take(10).map(|o| o.0.to_string()).collect();
+        r.notes.push(format!(
+            "{} stopped shards ({}{}) have a checkpoint named otherwise than the others: the \
+             last lines rerun each from its own",
+            odd.len(),
+            list.join(", "),
+            if odd.len() > 10 { ", …" } else { "" }
+        ));
+    }
+    odd
 }
 
 /// The ranges of `0..k` not in `present` (ascending).
@@ -90,73 +220,239 @@ fn gaps(present: impl Iterator<Item = usize>, k: usize) -> Vec<(usize, usize)> {
     out
 }
 
-/// A rerun through the script `submit.sh` used, with its options.
-fn with_script(c: &ArrayChunk, k: usize, sub: &Submission) -> String {
-    let mut export = format!("--export=ALL,SHARD_OFFSET={},SHARD_COUNT={k}", c.offset);
-    for var in &sub.env {
-        export.push(',');
-        export.push_str(var);
-    }
-    let mut words = vec![
-        "sbatch".to_string(),
-        format!("--array={}", c.list),
-        shell_quote(&export),
-    ];
-    words.extend(sub.sbatch.iter().map(|w| shell_quote(w)));
-    for w in [&sub.script, &sub.n, &sub.outdir] {
-        words.push(shell_quote(w));
-    }
-    words.extend(sub.count.iter().map(|w| shell_quote(w)));
-    words.join(" ")
+/// How a run names the files of shard `I`: `{head}{I, zero-padded to width}{tail}`.
+#[derive(Debug, Clone, PartialEq)]
+struct Naming {
+    head: String,
+    width: usize,
+    tail: String,
 }
 
-/// A rerun through `--wrap`, with `wrap` the command (shard index `$s`).
-fn with_wrap(c: &ArrayChunk, wrap: &str) -> String {
-    format!(
-        "sbatch --array={} --export=ALL,SHARD_OFFSET={} --wrap='s=$((SHARD_OFFSET + \
-         SLURM_ARRAY_TASK_ID)); exec {wrap}'",
-        c.list, c.offset
-    )
+impl Naming {
+    /// The file of shard `index`.
+    fn name(&self, index: usize) -> String {
+        format!("{}{index:0w$}{}", self.head, self.tail, w = self.width)
+    }
+
+    /// The shell word for the file of shard `$s` (its padded form in `$p<width>`).
+    fn word(&self) -> String {
+        let head = quote(&self.head, true).expect("a path holds no NUL");
+        let tail = quote(&self.tail, true).expect("a path holds no NUL");
+        format!("{head}\"${}\"{tail}", self.var())
+    }
+
+    /// The shell variable holding the shard number as this naming writes it.
+    fn var(&self) -> String {
+        match self.width > 1 {
+            true => format!("p{}", self.width),
+            false => "s".into(),
+        }
+    }
+
+    /// The naming most of `files` share (`None` if none ends its name, before the extension,
+    /// with its shard number). Its width is the padding some files show (`007`), else none.
+    fn infer<'a>(files: impl Iterator<Item = &'a Named>) -> Option<Naming> {
+        let mut groups: BTreeMap<(String, String), (usize, BTreeMap<usize, usize>)> =
+            BTreeMap::new();
+        for f in files {
+            let Some((head, tail, padded)) = split_number(&f.path, f.index) else {
+                continue;
+            };
+            let group = groups.entry((head, tail)).or_default();
+            group.0 += 1;
+            if let Some(width) = padded {
+                *group.1.entry(width).or_default() += 1;
+            }
+        }
+        let most = groups.values().map(|g| g.0).max()?;
+        let ((head, tail), (_, widths)) = groups.into_iter().find(|g| g.1 .0 == most)?;
+        let width = widths.into_iter().max_by_key(|w| w.1).map_or(1, |w| w.0);
+        Some(Naming { head, width, tail })
+    }
+
+    /// This naming in folder `to` and with extension `ext` in place of folder `from` (where
+    /// that folder has a sibling `to`, as `submit.sh` makes `checkpoints/` and `shards/`)
+    /// and of its extension.
+    fn moved(&self, from: &str, to: &str, ext: &str) -> Naming {
+        let mut head = self.head.clone();
+        if let Some((folder, prefix)) = self.head.rsplit_once(std::path::is_separator) {
+            let sibling = Path::new(folder).with_file_name(to);
+            let is_from = Path::new(folder).file_name().is_some_and(|n| n == from);
+            if let (true, true, Some(sibling)) = (is_from, sibling.is_dir(), sibling.to_str()) {
+                head = format!("{sibling}{}{prefix}", std::path::MAIN_SEPARATOR);
+            }
+        }
+        let tail = match self.tail.rfind('.') {
+            Some(dot) => format!("{}{ext}", &self.tail[..dot]),
+            None => format!("{}{ext}", self.tail),
+        };
+        Naming {
+            head,
+            tail,
+            width: self.width,
+        }
+    }
 }
 
-/// The `nqueens count` command of shard `$s`, writing where the run's files are.
-fn wrap_template(dir: &Path, run: &Run) -> String {
-    let first = run.shards.values().next().expect("a run has a file");
-    let id = &first.identity;
-    let find = |result: bool| {
-        run.shards.iter().find_map(|(&i, s)| {
-            let is_result = matches!(s.what, What::Result { .. });
-            (is_result == result)
-                .then(|| template(&s.file, i))
-                .flatten()
-        })
+/// `path` cut around the shard number `index` that ends its name before the extension:
+/// the text before it, the text after it, and its width if it is zero-padded (`007`).
+fn split_number(path: &str, index: usize) -> Option<(String, String, Option<usize>)> {
+    let dot = path.rfind('.')?;
+    let stem = &path[..dot];
+    let head = stem.trim_end_matches(|c: char| c.is_ascii_digit());
+    let digits = &stem[head.len()..];
+    let value = match digits.trim_start_matches('0') {
+        "" if !digits.is_empty() => "0",
+        v => v,
     };
-    let fallback = |ext: &str| format!("{}/shard-$s.{ext}", dir.display());
-    let out = find(true).unwrap_or_else(|| fallback("json"));
-    let ckpt = find(false).unwrap_or_else(|| fallback("ckpt"));
-    format!(
-        "nqueens count {} --engine {} -q --shard $s/{} --checkpoint \"{ckpt}\" --out \"{out}\"",
-        id.n, id.engine, run.k
-    )
-}
-
-/// `file` with its shard number (the digits that end its name before the extension) as
-/// `$s`; `None` if it has none, or holds a character the wrapped command cannot quote.
-fn template(file: &str, index: usize) -> Option<String> {
-    if file.contains(['\'', '"', '$', '`', '\\', '\n']) {
+    if value != index.to_string() {
         return None;
     }
-    let digits = index.to_string();
-    let dot = file.rfind('.')?;
-    let stem = &file[..dot];
-    let head = stem.strip_suffix(&digits)?;
-    let clean_cut = !head.ends_with(|c: char| c.is_ascii_digit());
-    clean_cut.then(|| format!("{head}$s{}", &file[dot..]))
+    let padded = (digits.len() > value.len()).then_some(digits.len());
+    Some((head.to_string(), path[dot..].to_string(), padded))
 }
 
-/// `RUN_DIR/submit.args`, if it is there and whole.
+/// A rerun through `--wrap`: `nqueens count` of shard `$s` with the run's options, writing
+/// where the run's files are.
+struct Wrap {
+    n: u32,
+    engine: String,
+    k: usize,
+    split_depth: Option<u32>,
+    ckpt: Naming,
+    out: Naming,
+}
+
+impl Wrap {
+    /// The command of `run`, whose files are `files`, with a note where a naming is guessed.
+    fn new(run: &Run, files: &[Named], split_depth: Option<u32>, r: &mut StatusReport) -> Wrap {
+        let first = &run
+            .shards
+            .values()
+            .next()
+            .expect("a run has a file")
+            .identity;
+        let ckpt = Naming::infer(files.iter().filter(|f| !f.is_result));
+        let out = Naming::infer(files.iter().filter(|f| f.is_result));
+        let (ckpt, out) = match (ckpt, out) {
+            (Some(c), Some(o)) => (c, o),
+            (Some(c), None) => {
+                let o = c.moved("checkpoints", "shards", ".json");
+                r.notes.push(format!(
+                    "the rerun lines write results as '{}' (no result file names its shard \
+                     number yet)",
+                    o.name(0)
+                ));
+                (c, o)
+            }
+            (None, out) => {
+                let o = out.unwrap_or_else(|| Naming {
+                    head: format!(
+                        "{}/shard-",
+                        files[0].path.rsplit_once('/').map_or("", |p| p.0)
+                    ),
+                    width: 1,
+                    tail: ".json".into(),
+                });
+                let c = o.moved("shards", "checkpoints", ".ckpt");
+                r.notes.push(format!(
+                    "no checkpoint names its shard: the rerun lines checkpoint to '{}' and \
+                     write results as '{}'",
+                    c.name(0),
+                    o.name(0)
+                ));
+                (c, o)
+            }
+        };
+        Wrap {
+            n: first.n,
+            engine: first.engine.clone(),
+            k: run.k,
+            split_depth,
+            ckpt,
+            out,
+        }
+    }
+
+    /// The `sbatch` line of `chunk`, resuming from `checkpoint` where given (a shard whose
+    /// checkpoint the naming does not name).
+    fn line(&self, chunk: &ArrayChunk, checkpoint: Option<&str>) -> String {
+        // An engine name is one this tool has (the files are checked), so it quotes.
+        let engine = quote(&self.engine, true).expect("an engine name holds no NUL");
+        let ckpt = match checkpoint {
+            Some(path) => quote(path, true).expect("a path holds no NUL"),
+            None => self.ckpt.word(),
+        };
+        let mut pads = Vec::new();
+        for naming in [Some(&self.out), checkpoint.is_none().then_some(&self.ckpt)] {
+            let Some(naming) = naming.filter(|n| n.width > 1) else {
+                continue;
+            };
+            let set = format!("{}=$(printf %0{}d \"$s\"); ", naming.var(), naming.width);
+            if !pads.contains(&set) {
+                pads.push(set);
+            }
+        }
+        let split = self
+            .split_depth
+            .map_or(String::new(), |d| format!(" --split-depth {d}"));
+        let out = self.out.word();
+        let mut inner = format!(
+            "s=$((SHARD_OFFSET + SLURM_ARRAY_TASK_ID)); {}exec nqueens count {} --engine \
+             {engine} -q --shard \"$s\"/{}{split} --checkpoint={ckpt} --out={out}",
+            pads.concat(),
+            self.n,
+            self.k
+        );
+        if inner.contains("\"$nl\"") {
+            inner.insert_str(0, NEWLINE_PRELUDE);
+        }
+        let wrap = quote(&inner, false).expect("the command holds no control character");
+        format!(
+            "sbatch --array={} --export=ALL,SHARD_OFFSET={} --wrap={wrap}",
+            chunk.list, chunk.offset
+        )
+    }
+}
+
+impl Submission {
+    /// Whether every word can be written in a line to paste.
+    fn is_quotable(&self) -> bool {
+        let words = [&self.script, &self.n, &self.outdir].into_iter();
+        let lists = self.env.iter().chain(&self.sbatch).chain(&self.count);
+        words.chain(lists).all(|w| quote(w, false).is_some())
+    }
+
+    /// The checkpoint `count-array.sbatch` gives shard `index`.
+    fn checkpoint(&self, index: usize) -> String {
+        format!("{}/checkpoints/shard-{index}.ckpt", self.outdir)
+    }
+
+    /// A rerun of `chunk` through the script `submit.sh` used, with its options.
+    fn line(&self, c: &ArrayChunk, k: usize) -> String {
+        let q = |w: &str| quote(w, false).expect("checked by is_quotable");
+        let mut export = format!("--export=ALL,SHARD_OFFSET={},SHARD_COUNT={k}", c.offset);
+        for var in &self.env {
+            export.push(',');
+            export.push_str(var);
+        }
+        let mut words = vec![
+            "sbatch".to_string(),
+            format!("--array={}", c.list),
+            q(&export),
+        ];
+        words.extend(self.sbatch.iter().map(|w| q(w)));
+        for w in [&self.script, &self.n, &self.outdir] {
+            words.push(q(w));
+        }
+        words.extend(self.count.iter().map(|w| q(w)));
+        words.join(" ")
+    }
+}
+
+/// `RUN_DIR/submit.args`, if it is there and whole (a FIFO or device there is not read).
 fn read_submission(dir: &Path) -> Option<Submission> {
-    let file = std::fs::File::open(dir.join(SUBMIT_ARGS)).ok()?;
+    let file = sealed::open_regular(&dir.join(SUBMIT_ARGS)).ok()?;
     let bytes = crate::shard::read_at_most(file, MAX_SUBMIT_ARGS_BYTES).ok()??;
     let text = String::from_utf8(bytes).ok()?;
     let mut sub = Submission::default();
@@ -184,13 +480,48 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_shard_number_at_the_end_of_a_name_becomes_the_variable() {
+    fn a_shard_number_at_the_end_of_a_name_is_cut_out_with_its_padding() {
+        let cut = |p: &str, i| split_number(p, i);
+        let own = |h: &str, t: &str, w| Some((h.to_string(), t.to_string(), w));
         assert_eq!(
-            template("run/ckpt/shard-17.ckpt", 17).as_deref(),
-            Some("run/ckpt/shard-$s.ckpt")
+            cut("run/ckpt/shard-17.ckpt", 17),
+            own("run/ckpt/shard-", ".ckpt", None)
         );
-        assert_eq!(template("run/shard-117.json", 17), None);
-        assert_eq!(template("run/it's-17.json", 17), None);
+        assert_eq!(
+            cut("run/shard-017.json", 17),
+            own("run/shard-", ".json", Some(3))
+        );
+        assert_eq!(
+            cut("run/shard-000.json", 0),
+            own("run/shard-", ".json", Some(3))
+        );
+        assert_eq!(cut("run/0.json", 0), own("run/", ".json", None));
+        assert_eq!(cut("run/shard-117.json", 17), None);
+        assert_eq!(cut("run/shard-7b.json", 7), None);
+        assert_eq!(
+            cut("run/it's $x-17.json", 17),
+            own("run/it's $x-", ".json", None)
+        );
+    }
+
+    #[test]
+    fn the_naming_most_files_share_wins_and_keeps_its_padding() {
+        let files: Vec<Named> = [
+            (0, "/r/c/s-000.ckpt"),
+            (12, "/r/c/s-012.ckpt"),
+            (3, "/r/x3.ckpt"),
+        ]
+        .into_iter()
+        .map(|(index, path)| Named {
+            index,
+            path: path.into(),
+            is_result: false,
+        })
+        .collect();
+        let naming = Naming::infer(files.iter()).unwrap();
+        assert_eq!(naming.name(7), "/r/c/s-007.ckpt");
+        assert_eq!(naming.name(1234), "/r/c/s-1234.ckpt");
+        assert_eq!(naming.word(), "/r/c/s-\"$p3\".ckpt");
     }
 
     #[test]

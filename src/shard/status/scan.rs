@@ -14,8 +14,10 @@ use crate::shard::{Checkpoint, Identity, PartialResult, SHARD_SCHEMA};
 /// One shard result or checkpoint file, summarised.
 #[derive(Debug)]
 pub(crate) struct Seen {
-    /// The file, as found.
+    /// The file, as found, for messages.
     pub(crate) file: String,
+    /// The file, as found (its name may not be UTF-8).
+    pub(crate) path: PathBuf,
     /// The run and shard it belongs to.
     pub(crate) identity: Identity,
     /// When it was last written (`None` where the file system does not say).
@@ -50,7 +52,9 @@ pub(crate) struct Scan {
 
 /// The `*.json` and `*.ckpt` files directly in `dir` and in its folders one level down
 /// (`scripts/slurm/submit.sh` puts them in `shards/` and `checkpoints/`), sorted. Hidden
-/// files are skipped: they are locks and the temporary files of writes in progress.
+/// files are skipped: they are locks and the temporary files of writes in progress; so are
+/// folders one level down, named `*.json` or not, as `merge` skips them. Anything else so
+/// named is listed, FIFOs and devices included: [`scan`] names each without opening it.
 ///
 /// # Errors
 /// [`Error::Io`] if `dir` cannot be listed.
@@ -60,7 +64,9 @@ pub(crate) fn list(dir: &Path) -> Result<Vec<PathBuf>, Error> {
         if path.is_dir() {
             // A subfolder that cannot be listed is reported by name, as a file would be.
             match entries(&path) {
-                Ok(inner) => files.extend(inner.into_iter().filter(|p| is_run_file(p))),
+                Ok(inner) => {
+                    files.extend(inner.into_iter().filter(|p| is_run_file(p) && !p.is_dir()))
+                }
                 Err(_) => files.push(path),
             }
         } else if is_run_file(&path) {
@@ -119,12 +125,15 @@ fn read_one(path: &Path) -> Result<Option<Seen>, (ProblemKind, String)> {
     let corrupted = |why: String| (ProblemKind::Corrupted, why);
     let meta = std::fs::metadata(path)
         .map_err(|e| (ProblemKind::Unreadable, format!("cannot read it: {e}")))?;
+    if let Some(why) = sealed::not_regular(&meta) {
+        return Err((ProblemKind::Unreadable, why));
+    }
     if meta.is_file() && meta.len() == 0 && path.extension().is_some_and(|e| e == "ckpt") {
         // An empty checkpoint is one a job script made for a run not started yet.
         return Ok(None);
     }
     let value = sealed::read_json(path, sealed::MAX_CHECKPOINT_BYTES).map_err(|why| {
-        let kind = match why.starts_with("cannot read") {
+        let kind = match why.starts_with("cannot read") || why.ends_with("not a regular file") {
             true => ProblemKind::Unreadable,
             false => ProblemKind::Corrupted,
         };
@@ -159,6 +168,7 @@ fn read_one(path: &Path) -> Result<Option<Seen>, (ProblemKind, String)> {
     };
     Ok(Some(Seen {
         file: path.display().to_string(),
+        path: path.to_path_buf(),
         identity,
         modified: meta.modified().ok(),
         total,
