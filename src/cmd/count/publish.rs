@@ -52,9 +52,15 @@ pub(super) fn commentary(c: &Count) -> String {
         .unique
         .map(|u| format!(" ({u} fundamental)"))
         .unwrap_or_default();
+    // A GPU run's second path is the CPU engine ([`nqueens::Plan::solve_portable`]).
+    let second = if c.gpu.is_some() {
+        "by the CPU engine"
+    } else {
+        "on the portable code path"
+    };
     let check = match c.rechecked {
         Some(k) => format!(
-            "{check}; {} also solved on the portable code path, all agree",
+            "{check}; {} also solved {second}, all agree",
             plural(k, "task")
         ),
         None => check.to_string(),

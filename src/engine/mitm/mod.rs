@@ -131,7 +131,8 @@ pub(crate) fn check_quarters(n: u32) -> Result<(), Error> {
 #[derive(Debug)]
 pub struct MitmPlan {
     ctx: Context,
-    /// The same plan at [`Level::PORTABLE`], built on first use by [`Plan::solve_portable`].
+    /// The plan's second code path, built on first use by [`Plan::solve_portable`]: at
+    /// [`Level::PORTABLE`], or joined on this CPU where the plan joins elsewhere.
     portable: OnceLock<Context>,
     index: TaskIndex,
     /// Where the tasks' halves are joined, if not on this CPU (the GPU engine); the portable
@@ -418,10 +419,18 @@ impl Plan for MitmPlan {
         self.ctx.cache.is_cached() || self.ctx.prepared.is_cached()
     }
 
+    /// The portable matcher; for a plan joined elsewhere (on a GPU), the CPU engine's own
+    /// fast path, which shares no code with the GPU's joins and costs a recheck a fraction
+    /// of the portable matcher's time.
     fn solve_portable(&self, task: usize) -> u128 {
+        let level = if self.joiner.is_some() {
+            self.ctx.level
+        } else {
+            Level::PORTABLE
+        };
         let ctx = self
             .portable
-            .get_or_init(|| Context::new(self.ctx.geo.n, Level::PORTABLE));
+            .get_or_init(|| Context::new(self.ctx.geo.n, level));
         let task = self.task(task);
         SCRATCH.with(|s| {
             let s = &mut s.borrow_mut();
