@@ -33,6 +33,8 @@ struct Submission {
     reply: Reply,
     /// Its place in the order of submissions (parts of a cut join share their whole's).
     seq: u64,
+    /// Whether it goes in a batch of its own: it found no room in a shared one.
+    alone: bool,
 }
 
 /// A submitted join's outcome to come.
@@ -180,6 +182,7 @@ impl Feeder {
                 request,
                 reply: Reply::Worker(tx),
                 seq,
+                alone: false,
             })
             .map_err(|_| "the GPU feeder has stopped".to_string())?;
         Ok(Ticket {
@@ -432,7 +435,11 @@ impl Loop {
             }
             let s = self.queue.pop_front().expect("a front");
             add(&mut packed, &s.request);
+            let alone = s.alone;
             entries.push(s);
+            if alone {
+                break;
+            }
         }
         let end = packed.items;
         packed.jobs.push(Job {
@@ -553,9 +560,11 @@ impl Loop {
         } else if status & FILL_TOO_LARGE != 0 {
             let cap = u64::from(s.request.desc.cap);
             self.cut(s, ROLE_WEST, cap, work);
-        } else if !alone {
-            // No room left in its batch: first in the next one.
-            self.queue.push_front(s);
+        } else if !alone && status & FILL_UNFINISHED == 0 {
+            // No room left in its batch: first in the next one, alone, where it fits or is
+            // cut. (A tree not finished is the join's own, not its batch's: it is cut
+            // wherever it ran.)
+            self.queue.push_front(Submission { alone: true, ..s });
         } else {
             // No room even alone: cut the side that fills the arena it passed, into as many
             // parts as its measured sizes say.
@@ -590,6 +599,7 @@ impl Loop {
                 request,
                 reply: Reply::Part(Arc::clone(&whole)),
                 seq: s.seq,
+                alone: false,
             });
         }
     }
