@@ -191,7 +191,7 @@ impl Work {
         ]
     }
 
-    /// The GPU seconds of each pass of a batch ([`crate::gpu`]), by pass name.
+    /// The GPU seconds of each pass of a batch (the GPU engine's, `--features gpu`), by pass name.
     pub fn gpu_pass_seconds(&self) -> [(&'static str, f64); 6] {
         [
             ("half_join", self.gpu_half_join_seconds),

@@ -520,7 +520,7 @@ type Solved = (usize, Subsample, bool);
 ///   seconds ([`Calibration::run_within`]), each started only where a round as long as the
 ///   longest so far still ends within the limit.
 /// - Every timed task is timed as a count meets it, right after its predecessor
-///   ([`solve_in_context`]), so that what a count shares between neighbours is not charged
+///   (`solve_in_context`), so that what a count shares between neighbours is not charged
 ///   to each sampled task in full.
 pub fn calibrate(
     plan: &Arc<dyn Plan>,

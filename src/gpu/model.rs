@@ -30,7 +30,7 @@ const TABLE_KEY_TESTS_PER_SECOND: f64 = 1e12;
 
 /// The modelled GPU seconds of a run of `tasks` tasks whose work, scaled to the whole run,
 /// is `counters` (by [`crate::Work`] field name). Steps are those of the run's batches: a
-/// count hands a batch at least a worker's [`TASKS_IN_FLIGHT`] tasks, whatever the
+/// count hands a batch at least a worker's step of tasks (64), whatever the
 /// sampled tasks (each solved alone) took. `None` where the counters are not a GPU's.
 pub fn model_seconds(counters: &BTreeMap<&str, f64>, tasks: usize) -> Option<f64> {
     let get = |name: &str| counters.get(name).copied();
