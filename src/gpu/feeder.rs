@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::layout::{
     Job, FILL_EMPTY, FILL_ERRORS, FILL_OVER_BLOCKS, FILL_OVER_ROUTES, FILL_REFUSED, FILL_SWAPPED,
@@ -241,15 +241,12 @@ struct Loop {
     sizes: Sizes,
     /// One past the last submission a worker waits for ([`Ticket::wait`]).
     flush: Arc<AtomicU64>,
-    /// Since when the queue has waited for a fuller batch with nothing in flight.
-    gathering: Option<Instant>,
 }
 
-/// How long joins wait for a fuller batch while nothing runs and no worker waits for them:
-/// a worker hands over its tasks' joins in a burst and then waits, so this is only a bound.
-const GATHER: Duration = Duration::from_millis(5);
-
-/// How often the feeder looks for a waiting worker while it gathers.
+/// How often the feeder looks for a waiting worker while it gathers joins. (It waits for
+/// nothing else: a worker hands over a step of tasks' joins and then waits for them, and a
+/// join nobody waits for yet can wait; so batches depend on the workers' steps, not on
+/// timing.)
 const POLL: Duration = Duration::from_micros(200);
 
 impl Loop {
@@ -277,7 +274,6 @@ impl Loop {
             failed: None,
             sizes: Sizes::default(),
             flush: Arc::default(),
-            gathering: None,
         }
     }
 
@@ -292,7 +288,6 @@ impl Loop {
                 continue;
             }
             if !self.queue.is_empty() && !self.free.is_empty() && self.ready() {
-                self.gathering = None;
                 self.launch();
             } else if !self.flight.is_empty() {
                 self.land();
@@ -324,15 +319,10 @@ impl Loop {
     }
 
     /// Whether the queue's front should go now: a worker waits for it, the queue fills a
-    /// batch, no more joins will come, or it has gathered long enough.
+    /// batch, or no more joins will come.
     fn ready(&self) -> bool {
         let front = self.queue.front().map_or(u64::MAX, |s| s.seq);
-        self.closed
-            || front < self.flush.load(Ordering::Relaxed)
-            || self
-                .gathering
-                .is_some_and(|since| since.elapsed() >= GATHER)
-            || self.fills_a_batch()
+        self.closed || front < self.flush.load(Ordering::Relaxed) || self.fills_a_batch()
     }
 
     /// Whether the joins waiting would fill a batch, as estimated.
@@ -344,9 +334,9 @@ impl Loop {
             .all(|s| room.take(&self.sizes.need(&s.request)))
     }
 
-    /// Nothing in flight and the queue short of a batch: takes what comes for a while.
+    /// Nothing in flight and the queue short of a batch: takes what comes (or looks again
+    /// whether a worker waits).
     fn gather_more(&mut self) {
-        self.gathering.get_or_insert_with(Instant::now);
         match self.rx.recv_timeout(POLL) {
             Ok(s) => self.queue.push_back(s),
             Err(RecvTimeoutError::Timeout) => {}
