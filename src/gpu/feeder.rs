@@ -321,8 +321,10 @@ impl Loop {
     /// Whether the queue's front should go now: a worker waits for it, the queue fills a
     /// batch, or no more joins will come.
     fn ready(&self) -> bool {
-        let front = self.queue.front().map_or(u64::MAX, |s| s.seq);
-        self.closed || front < self.flush.load(Ordering::Relaxed) || self.fills_a_batch()
+        // Any join, not the front's: two workers' joins may reach the channel in the other
+        // order than they were numbered.
+        let flush = self.flush.load(Ordering::Relaxed);
+        self.closed || self.queue.iter().any(|s| s.seq < flush) || self.fills_a_batch()
     }
 
     /// Whether the joins waiting would fill a batch, as estimated.
