@@ -141,7 +141,7 @@ for n in $est_ns; do
         ch=$(failed $? "estimate-$n-cpu")
     fi
     row "estimate $n: GPU-hours / CPU core-hours" "$(num "$gh") / $(num "$ch")" \
-        "one GPU = $(calc "$ch / $gh") cores of this CPU; block count $(calc "${ks:-0} / 3600") GPU-hours (timestamps, fed by $threads threads); the model says $(calc "${ms:-0} / 3600") GPU-hours"
+        "one GPU = $(calc "$ch / $gh") cores of this CPU; block count $(calc "${ks:-0} / 3600") GPU-hours (timestamps, fed by $threads threads); the model says ${ms:--} GPU-seconds"
 done
 
 # End to end.
