@@ -150,7 +150,8 @@ pub struct CountersReport {
     /// visited (query, 512-key block) pair (`null` where no block was visited).
     pub hits_per_visit: Option<f64>,
     /// The GPU seconds the GPU cost model (`nqueens::gpu::model_seconds`) gives the whole
-    /// plan from the scaled counters (`null` without `--gpu`).
+    /// plan from the scaled counters (absent without `--gpu`, and beside the phases' seconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_model_seconds: Option<f64>,
 }
 
