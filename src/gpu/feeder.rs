@@ -19,7 +19,7 @@ use super::layout::{
 };
 use super::request::Request;
 use super::shader::Stat;
-use super::slot::{Capacity, Packed, Slot, PASSES, STAT_WORDS};
+use super::slot::{top_levels, Capacity, Packed, Slot, PASSES, STAT_WORDS};
 use super::Device;
 use crate::work::Work;
 
@@ -375,6 +375,7 @@ impl Loop {
         let dev = &self.dev;
         let mut encoder = dev.device.create_command_encoder(&Default::default());
         let bytes_up = self.slots[slot].record(dev, &mut encoder, &mut self.belt, &packed);
+        let steps = batch_steps(top_levels(packed.largest));
         self.belt.finish();
         let submission = dev.queue.submit([encoder.finish()]);
         self.belt.recall();
@@ -389,7 +390,7 @@ impl Loop {
             submission,
             mapped,
             bytes_up,
-            steps: STEPS_PER_BATCH,
+            steps,
         });
     }
 
@@ -426,6 +427,8 @@ impl Loop {
                 break;
             }
             let s = self.queue.pop_front().expect("a front");
+            let fill = need[5].min(u64::from(s.request.desc.cap));
+            packed.largest = packed.largest.max(fill);
             add(&mut packed, &s.request);
             let alone = s.alone;
             entries.push(s);
@@ -598,9 +601,16 @@ impl Loop {
 }
 
 /// Dispatches, clears and copies a batch records, whatever its joins (slot.rs): 5 uploads,
-/// 6 clears, about 18 dispatches (scans of more than 1,024 values add two or four), the
-/// results' copies and the timestamps' resolve.
-pub(crate) const STEPS_PER_BATCH: u64 = 34;
+/// 6 clears, about 19 dispatches (scans of more than 1,024 values add two or four), the
+/// results' copies and the timestamps' resolve; the tree's top levels come on top
+/// ([`batch_steps`]).
+pub(crate) const STEPS_PER_BATCH: u64 = 35;
+
+/// The steps of a batch whose trees are built `top_levels` levels from the roots level
+/// by level (slot.rs): one dispatch each.
+pub(crate) fn batch_steps(top_levels: u32) -> u64 {
+    STEPS_PER_BATCH + u64::from(top_levels)
+}
 
 /// Of a batch's room, the share a part of a cut join aims at: parts come out uneven.
 const CUT_SHARE: f64 = 0.5;

@@ -37,7 +37,9 @@ pub(crate) struct Kernels {
     pub(crate) write_pairs: Kernel,
     pub(crate) join_sizes: Kernel,
     pub(crate) job_dest: Kernel,
-    pub(crate) tree: Kernel,
+    pub(crate) tree_top: Kernel,
+    pub(crate) subtree_args: Kernel,
+    pub(crate) tree_rest: Kernel,
     pub(crate) alloc_blocks: Kernel,
     pub(crate) place_blocks: Kernel,
     pub(crate) tables: Kernel,
@@ -51,7 +53,7 @@ pub(crate) struct Kernels {
 /// The storage bindings (from binding 1) of each module's kernels, in binding order.
 pub(crate) const GEN: &[Access] = &[Read, Read, Read, Read, Write, Write, Write, Write];
 pub(crate) const PLAN: &[Access] = &[Write, Read, Read, Write, Write, Read, Write, Read, Write];
-pub(crate) const TREE: &[Access] = &[Write, Write, Write, Read, Write, Write, Write];
+pub(crate) const TREE: &[Access] = &[Read, Write, Write, Read, Write, Write, Write, Write];
 pub(crate) const TABLES: &[Access] = &[Read, Read, Read, Read, Write, Write, Write];
 pub(crate) const ROUTE: &[Access] = &[Write, Read, Read, Read, Read, Write, Write];
 pub(crate) const COUNT: &[Access] = &[Write, Read, Read, Read, Read, Read];
@@ -97,7 +99,9 @@ impl Kernels {
             write_pairs: k(&gen, "write_pairs", &gen_l),
             join_sizes: k(&plan, "join_sizes", &plan_l),
             job_dest: k(&plan, "job_dest", &plan_l),
-            tree: k(&tree, "build", &tree_l),
+            tree_top: k(&tree, "top", &tree_l),
+            subtree_args: k(&plan, "subtree_args", &plan_l),
+            tree_rest: k(&tree, "rest", &tree_l),
             alloc_blocks: k(&plan, "alloc_blocks", &plan_l),
             place_blocks: k(&plan, "place_blocks", &plan_l),
             tables: k(&tables, "build", &layout(TABLES)),

@@ -73,20 +73,40 @@ pub(crate) const RESULT_BLOCKS: u32 = 10;
 pub(crate) const RESULT_ROUTES: u32 = 11;
 pub(crate) const RESULT_STATUS: u32 = 12;
 
-/// The header of `scan`: the batch's queries, blocks, routes and tie workgroups.
+/// The header of `scan`: the batch's queries, blocks, routes and tie workgroups, and the
+/// lengths of the lists of tree nodes to build (tree.wgsl: top levels 1 to
+/// `TOP_LEVELS - 1`, then the subtrees).
 pub(crate) const HEAD_QUERIES: u32 = 0;
 pub(crate) const HEAD_BLOCKS: u32 = 1;
 pub(crate) const HEAD_ROUTES: u32 = 2;
 pub(crate) const HEAD_TIE_GROUPS: u32 = 3;
-pub(crate) const HEAD_WORDS: u32 = 16;
+pub(crate) const HEAD_LISTS: u32 = 16;
+pub(crate) const HEAD_WORDS: u32 = HEAD_LISTS + TOP_LEVELS;
 
 /// The indirect dispatch arguments (three words each, in a buffer of their own) of
-/// routing, tables, the block count and ties.
+/// routing, tables, the block count, ties and the tree's subtrees.
 pub(crate) const ARGS_ROUTE: u32 = 0;
 pub(crate) const ARGS_TABLES: u32 = 4;
 pub(crate) const ARGS_COUNT: u32 = 8;
 pub(crate) const ARGS_TIES: u32 = 12;
-pub(crate) const ARGS_WORDS: u32 = 16;
+pub(crate) const ARGS_SUBTREES: u32 = 16;
+pub(crate) const ARGS_WORDS: u32 = 20;
+
+/// The most top levels of a tree a batch builds level by level (tree.wgsl): the lists
+/// of nodes to build are those of levels 1 to `TOP_LEVELS - 1`, then the subtrees'.
+pub(crate) const TOP_LEVELS: u32 = 16;
+/// The most keys of a node built within one subtree's workgroup (tree.wgsl): larger ones
+/// are split level by level, a workgroup each. Small enough for a software driver's loop
+/// limit (a subtree of 16,384 keys stays well within lavapipe's 65,535 iterations).
+pub(crate) const SUBTREE_KEYS: u32 = 1 << 14;
+/// Each fill's tree counters in `scan`: nodes, leaves and blocks handed out, leaf slots
+/// reserved, and whether its tree is unfinished.
+pub(crate) const TREE_NODES: u32 = 0;
+pub(crate) const TREE_LEAVES: u32 = 1;
+pub(crate) const TREE_BLOCKS: u32 = 2;
+pub(crate) const TREE_RESERVED: u32 = 3;
+pub(crate) const TREE_UNFINISHED: u32 = 4;
+pub(crate) const TREE_WORDS: u32 = 5;
 
 /// A job's word offset that points into the words its batch carries rather than the
 /// resident ones.
@@ -142,6 +162,16 @@ pub(crate) fn prelude() -> String {
         ("ARGS_TABLES", ARGS_TABLES),
         ("ARGS_COUNT", ARGS_COUNT),
         ("ARGS_TIES", ARGS_TIES),
+        ("ARGS_SUBTREES", ARGS_SUBTREES),
+        ("HEAD_LISTS", HEAD_LISTS),
+        ("TOP_LEVELS", TOP_LEVELS),
+        ("SUBTREE_KEYS", SUBTREE_KEYS),
+        ("TREE_NODES", TREE_NODES),
+        ("TREE_LEAVES", TREE_LEAVES),
+        ("TREE_BLOCKS", TREE_BLOCKS),
+        ("TREE_RESERVED", TREE_RESERVED),
+        ("TREE_UNFINISHED", TREE_UNFINISHED),
+        ("TREE_WORDS", TREE_WORDS),
         ("NO_FILL", NO_FILL),
         ("CARRIED", CARRIED),
     ];
@@ -223,7 +253,7 @@ pub(crate) struct Fill {
     pub(crate) leaves: u32,
     pub(crate) block_base: u32,
     pub(crate) blocks: u32,
-    pub(crate) sample: u32,
+    pub(crate) pad0: u32,
     pub(crate) status: u32,
     pub(crate) live: [u32; 2],
     pub(crate) node_cap: u32,
@@ -247,11 +277,11 @@ pub(crate) struct Batch {
     pub(crate) block_cursor_at: u32,
     pub(crate) ties_at: u32,
     pub(crate) result_stats: u32,
-    pub(crate) pad0: u32,
+    pub(crate) tree_at: u32,
     pub(crate) stored_cap: u32,
     pub(crate) queries_cap: u32,
     pub(crate) ties_cap: u32,
-    pub(crate) sample_cap: u32,
+    pub(crate) level_cap: u32,
     pub(crate) node_cap: u32,
     pub(crate) leaf_cap: u32,
     pub(crate) block_cap: u32,
@@ -259,7 +289,24 @@ pub(crate) struct Batch {
     pub(crate) leaf_keys: u32,
     pub(crate) key_sample: u32,
     pub(crate) query_sample: u32,
+    pub(crate) level: u32,
+    pub(crate) top_levels: u32,
+    pub(crate) subtree_cap: u32,
+    pub(crate) pad0: u32,
     pub(crate) pad1: u32,
+}
+
+/// A tree node to build (`Node` in types.wgsl): the host only sizes the lists of them.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Pod, Zeroable)]
+pub(crate) struct Node {
+    pub(crate) keys: [u32; 2],
+    pub(crate) node: u32,
+    pub(crate) next: u32,
+    pub(crate) used: [u32; 2],
+    pub(crate) taken: [u32; 2],
+    pub(crate) fill: u32,
+    pub(crate) pad: u32,
 }
 
 /// A 64-bit value as the two u32 words of a WGSL `vec2<u32>` (low first).
@@ -296,12 +343,14 @@ mod tests {
             layout!(Side; forbid, exact_mask, exact_bits, join, role),
             layout!(JoinDesc; jobs, jobs_end, flags, cap, pad0, factors, live, below, marks),
             layout!(Fill; stored, stored_end, queries, queries_end, root, tree_end, leaf_base,
-                leaves, block_base, blocks, sample, status, live, node_cap, leaf_cap, stored_w,
+                leaves, block_base, blocks, pad0, status, live, node_cap, leaf_cap, stored_w,
                 query_w),
             layout!(Batch; joins, jobs, items, tile, items_at, dest_at, leaf_blocks_at,
-                block_routes_at, block_cursor_at, ties_at, result_stats, pad0, stored_cap,
-                queries_cap, ties_cap, sample_cap, node_cap, leaf_cap, block_cap, route_cap,
-                leaf_keys, key_sample, query_sample, pad1),
+                block_routes_at, block_cursor_at, ties_at, result_stats, tree_at, stored_cap,
+                queries_cap, ties_cap, level_cap, node_cap, leaf_cap, block_cap, route_cap,
+                leaf_keys, key_sample, query_sample, level, top_levels, subtree_cap, pad0,
+                pad1),
+            layout!(Node; keys, node, next, used, taken, fill, pad),
         ];
         for (name, size, fields) in rust {
             let (handle, ty) = module

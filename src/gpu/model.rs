@@ -5,7 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use super::feeder::STEPS_PER_BATCH;
+use super::feeder::batch_steps;
+use super::layout::TOP_LEVELS;
 use super::join::TASKS_IN_FLIGHT;
 
 /// Seconds of one dependent step (a dispatch, copy or clear the next waits on): a few
@@ -31,12 +32,13 @@ const TABLE_KEY_TESTS_PER_SECOND: f64 = 1e12;
 /// The modelled GPU seconds of a run of `tasks` tasks whose work, scaled to the whole run,
 /// is `counters` (by [`crate::Work`] field name). Steps are those of the run's batches: a
 /// count hands a batch at least a worker's step of tasks (64), whatever the
-/// sampled tasks (each solved alone) took. `None` where the counters are not a GPU's.
+/// sampled tasks (each solved alone) took, each with as many tree levels built level by
+/// level as a batch ever records. `None` where the counters are not a GPU's.
 pub fn model_seconds(counters: &BTreeMap<&str, f64>, tasks: usize) -> Option<f64> {
     let get = |name: &str| counters.get(name).copied();
     get("gpu_steps")?;
     let batches = (tasks as f64 / TASKS_IN_FLIGHT as f64).ceil();
-    let steps = batches * STEPS_PER_BATCH as f64;
+    let steps = batches * batch_steps(TOP_LEVELS) as f64;
     Some(
         steps * STEP_SECONDS
             + get("visited_pairs")? / VISITS_PER_SECOND
@@ -61,7 +63,7 @@ mod tests {
         ];
         let mut c: BTreeMap<&str, f64> = names.iter().map(|&n| (n, 0.0)).collect();
         let base = model_seconds(&c, TASKS_IN_FLIGHT).unwrap();
-        assert!((base - STEPS_PER_BATCH as f64 * STEP_SECONDS).abs() < 1e-12);
+        assert!((base - batch_steps(TOP_LEVELS) as f64 * STEP_SECONDS).abs() < 1e-12);
         c.insert("visited_pairs", 20e9);
         let visits = model_seconds(&c, TASKS_IN_FLIGHT).unwrap() - base;
         assert!((visits - 20e9 / VISITS_PER_SECOND).abs() < 1e-9);

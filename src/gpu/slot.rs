@@ -5,8 +5,9 @@
 
 use super::kernels::{Kernel, PARAMS_BYTES};
 use super::layout::{
-    Batch, Job, JoinDesc, Side, ARGS_COUNT, ARGS_ROUTE, ARGS_TABLES, ARGS_TIES, ARGS_WORDS,
-    BLOCK_KEYS, HEAD_WORDS, RESULT_WORDS, TABLE_WORDS, TILE,
+    Batch, Job, JoinDesc, Node, Side, ARGS_COUNT, ARGS_ROUTE, ARGS_SUBTREES, ARGS_TABLES,
+    ARGS_TIES, ARGS_WORDS, BLOCK_KEYS, HEAD_WORDS, RESULT_WORDS, SUBTREE_KEYS, TABLE_WORDS,
+    TILE, TOP_LEVELS, TREE_WORDS,
 };
 use super::shader::{BLOCK_INFO, STATS_WORDS};
 use super::Device;
@@ -35,8 +36,6 @@ pub(crate) struct Capacity {
     pub(crate) stored: u32,
     pub(crate) queries: u32,
     pub(crate) ties: u32,
-    /// Query sample words (samples and their scratch).
-    pub(crate) sample: u32,
     pub(crate) nodes: u32,
     pub(crate) leaves: u32,
     pub(crate) blocks: u32,
@@ -44,6 +43,19 @@ pub(crate) struct Capacity {
 }
 
 impl Capacity {
+    /// Room in each top level's list of tree nodes to build (tree.wgsl): the nodes of a
+    /// level that go on to the next hold more than `SUBTREE_KEYS` keys each, all disjoint.
+    pub(crate) fn level_nodes(&self) -> u32 {
+        self.stored.div_ceil(SUBTREE_KEYS) + 1
+    }
+
+    /// Room in the list of subtrees: each fill's root, and two per split of a top level,
+    /// within half of what one dispatch takes (appends that race may pass it by a few).
+    pub(crate) fn subtrees(&self) -> u32 {
+        let splits = TOP_LEVELS * self.level_nodes();
+        (self.joins + 2 * splits).min(1 << 15)
+    }
+
     /// The capacity of `budget` bytes, each buffer within what one binding of `dev` holds.
     pub(crate) fn of_budget(dev: &Device, budget: u64) -> Self {
         let bind = dev
@@ -69,7 +81,6 @@ impl Capacity {
             stored: share(0.12, 16, 8),
             queries: share(0.07, 8, 8),
             ties: share(0.02, 8, 8),
-            sample: share(0.02, 8, 8),
             nodes: share(0.02, 16, 16),
             leaves: share(0.01, 12, 8),
             blocks,
@@ -87,6 +98,7 @@ pub(crate) struct Regions {
     pub(crate) block_routes_at: u32,
     pub(crate) block_cursor_at: u32,
     pub(crate) ties_at: u32,
+    pub(crate) tree_at: u32,
     pub(crate) end: u64,
 }
 
@@ -110,7 +122,8 @@ impl Regions {
         let block_routes_at = leaf_blocks_at + u64::from(cap.leaves) + 1;
         let block_cursor_at = block_routes_at + blocks + scan_scratch(blocks);
         let ties_at = block_cursor_at + blocks;
-        let end = ties_at + 4 * u64::from(cap.joins);
+        let tree_at = ties_at + 4 * u64::from(cap.joins);
+        let end = tree_at + u64::from(TREE_WORDS * cap.joins);
         let w = |x: u64| u32::try_from(x).expect("a slot's scan regions fit 2^32 words");
         Regions {
             items_at: w(items_at),
@@ -119,6 +132,7 @@ impl Regions {
             block_routes_at: w(block_routes_at),
             block_cursor_at: w(block_cursor_at),
             ties_at: w(ties_at),
+            tree_at: w(tree_at),
             end,
         }
     }
@@ -133,6 +147,17 @@ pub(crate) struct Packed {
     pub(crate) sides: Vec<Side>,
     pub(crate) words: Vec<u64>,
     pub(crate) items: u32,
+    /// The stored keys its largest fill is expected to hold: how many top levels of the
+    /// trees are built level by level.
+    pub(crate) largest: u64,
+}
+
+/// The top levels of the trees a batch builds level by level (tree.wgsl), for fills of
+/// at most `largest` keys: enough for a node to come down to `SUBTREE_KEYS` keys where
+/// splits are as uneven as a third to two thirds, and at least one (the roots).
+pub(crate) fn top_levels(largest: u64) -> u32 {
+    let halvings = (largest as f64 / f64::from(SUBTREE_KEYS)).log2().max(0.0);
+    (1 + (halvings / (1.5f64).log2()).ceil() as u32).min(TOP_LEVELS)
 }
 
 /// The buffers of one batch.
@@ -150,8 +175,8 @@ pub(crate) struct Buffers {
     pub(crate) temp: wgpu::Buffer,
     pub(crate) queries: wgpu::Buffer,
     pub(crate) ties: wgpu::Buffer,
-    pub(crate) sample: wgpu::Buffer,
     pub(crate) tree: wgpu::Buffer,
+    pub(crate) lists: wgpu::Buffer,
     pub(crate) leaves: wgpu::Buffer,
     pub(crate) blocks: wgpu::Buffer,
     pub(crate) tables: wgpu::Buffer,
@@ -233,8 +258,13 @@ impl Slot {
             temp: make("partition scratch", 8 * n(cap.stored), storage),
             queries: make("queries", 8 * n(cap.queries), storage),
             ties: make("tied halves", 8 * n(cap.ties), storage),
-            sample: make("query samples", 8 * n(cap.sample), storage),
             tree: make("tree nodes", 16 * n(cap.nodes), storage),
+            lists: make(
+                "tree nodes to build",
+                std::mem::size_of::<Node>() as u64
+                    * (n(TOP_LEVELS - 1) * n(cap.level_nodes()) + n(cap.subtrees())),
+                storage,
+            ),
             leaves: make("leaves", 8 * n(cap.leaves), storage),
             blocks: make("blocks", 16 * n(cap.blocks), storage),
             tables: make("tables", 4 * n(TABLE_WORDS) * n(cap.blocks), storage),
@@ -277,8 +307,9 @@ impl Slot {
         self.timer.is_some()
     }
 
-    /// The batch's uniform block for `packed`.
-    fn uniform(&self, packed: &Packed) -> Batch {
+    /// The batch's uniform block for `packed`, for the dispatches of tree level `level`
+    /// (the same for every other dispatch).
+    fn uniform(&self, packed: &Packed, level: u32) -> Batch {
         let (cap, r) = (&self.cap, &self.regions);
         Batch {
             joins: packed.joins.len() as u32,
@@ -292,11 +323,11 @@ impl Slot {
             block_cursor_at: r.block_cursor_at,
             ties_at: r.ties_at,
             result_stats: cap.joins * RESULT_WORDS,
-            pad0: 0,
+            tree_at: r.tree_at,
             stored_cap: cap.stored,
             queries_cap: cap.queries,
             ties_cap: cap.ties,
-            sample_cap: cap.sample,
+            level_cap: cap.level_nodes(),
             node_cap: cap.nodes,
             leaf_cap: cap.leaves,
             block_cap: cap.blocks,
@@ -304,12 +335,17 @@ impl Slot {
             leaf_keys: LEAF_KEYS,
             key_sample: KEY_SAMPLE,
             query_sample: QUERY_SAMPLE,
+            level,
+            top_levels: top_levels(packed.largest),
+            subtree_cap: cap.subtrees(),
+            pad0: 0,
             pad1: 0,
         }
     }
 
     /// Records `packed` into `encoder`: its uploads (through `belt`), every stage, and the
-    /// copy of its results rows (and timestamps) for reading; returns the bytes it uploads.
+    /// copy of its results rows (and timestamps) for reading; returns the bytes it uploads
+    /// (its steps are [`batch_steps`]).
     pub(crate) fn record(
         &self,
         dev: &Device,
@@ -319,7 +355,11 @@ impl Slot {
     ) -> u64 {
         let b = &self.buffers;
         let mut params = Params::default();
-        params.push(bytemuck::bytes_of(&self.uniform(packed)));
+        params.push(bytemuck::bytes_of(&self.uniform(packed, 0)));
+        let levels = top_levels(packed.largest);
+        let level_params: Vec<u32> = (1..levels)
+            .map(|d| params.push(bytemuck::bytes_of(&self.uniform(packed, d))))
+            .collect();
         let k = &dev.kernels;
         let scans = [
             scan_steps(&mut params, (self.regions.items_at, packed.items + 1)),
@@ -352,7 +392,15 @@ impl Slot {
             k.write_pairs.dispatch(pass, &g.gen, 0, items);
         });
         self.pass(encoder, 1, |pass| {
-            k.tree.dispatch(pass, &g.tree, 0, joins);
+            // Each level's dispatch has a workgroup for each node its list can hold (a
+            // dispatch that read its length would be two steps, not one).
+            k.tree_top.dispatch(pass, &g.tree, 0, joins);
+            for &at in &level_params {
+                k.tree_top.dispatch(pass, &g.tree, at, self.cap.level_nodes());
+            }
+            k.subtree_args.dispatch(pass, &g.plan, 0, 1);
+            let subtrees = (&b.args, ARGS_SUBTREES);
+            k.tree_rest.dispatch_indirect(pass, &g.tree, 0, subtrees);
             k.alloc_blocks.dispatch(pass, &g.plan, 0, 1);
             k.place_blocks.dispatch(pass, &g.plan, 0, joins);
         });
@@ -534,11 +582,12 @@ impl Groups {
                     &b.sides, &b.args,
                 ],
             ),
-            tree: k.tree.bind(
+            tree: k.tree_top.bind(
                 d,
                 p,
                 &[
-                    &b.fills, &b.stored, &b.temp, &b.queries, &b.sample, &b.tree, &b.leaves,
+                    &b.fills, &b.stored, &b.temp, &b.queries, &b.tree, &b.leaves, &b.scan,
+                    &b.lists,
                 ],
             ),
             tables: k.tables.bind(

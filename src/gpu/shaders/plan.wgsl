@@ -78,7 +78,6 @@ struct Need {
     stored: u32,
     queries: u32,
     ties: u32,
-    sample: u32,
     nodes: u32,
     leaves: u32,
     tie_groups: u32,
@@ -119,11 +118,37 @@ fn need_of(j: u32) -> Need {
         n.ties = tw + te;
         n.tie_groups = ceil_div(tw, 256u) * ceil_div(te, TIE_EAST);
     }
-    n.sample = 2u * min(n.queries, p.query_sample);
     let leaf_cap = 4u * ceil_div(n.stored, p.leaf_keys) + 4u;
     n.leaves = leaf_cap + 1u;
     n.nodes = 2u * leaf_cap;
     return n;
+}
+
+// Fill j's tree counters (tree.wgsl): its root's node slot and leaf slot taken.
+fn start_tree(j: u32) {
+    let at = p.tree_at + j * TREE_WORDS;
+    scan[at + TREE_NODES] = 1u;
+    scan[at + TREE_LEAVES] = 0u;
+    scan[at + TREE_BLOCKS] = 0u;
+    scan[at + TREE_RESERVED] = 1u;
+    scan[at + TREE_UNFINISHED] = 0u;
+}
+
+// Fill j's tree as its counters say, once built: its nodes, leaves and blocks, or marked
+// unfinished.
+fn end_tree(j: u32) {
+    let f = fills[j];
+    if ((f.status & FILL_ERRORS) != 0u || f.stored == f.stored_end) {
+        return;
+    }
+    let at = p.tree_at + j * TREE_WORDS;
+    if (scan[at + TREE_UNFINISHED] != 0u) {
+        fills[j].status = f.status | FILL_UNFINISHED;
+        return;
+    }
+    fills[j].tree_end = f.root + scan[at + TREE_NODES];
+    fills[j].leaves = scan[at + TREE_LEAVES];
+    fills[j].blocks = scan[at + TREE_BLOCKS];
 }
 
 // Each join's sizes, decisions and shares of the arenas; the half join's destinations and
@@ -144,17 +169,15 @@ fn join_sizes(@builtin(local_invocation_index) li: u32) {
         let s = running(li, 0u, n.stored);
         let q = running(li, 1u, n.queries);
         let t = running(li, 2u, n.ties);
-        let m = running(li, 3u, n.sample);
-        let nodes = running(li, 4u, n.nodes);
-        let leaves = running(li, 5u, n.leaves);
-        let groups = running(li, 6u, n.tie_groups);
+        let nodes = running(li, 3u, n.nodes);
+        let leaves = running(li, 4u, n.leaves);
+        let groups = running(li, 5u, n.tie_groups);
         if (j >= p.joins) {
             continue;
         }
         var status = n.status;
         let over = s.x + n.stored > p.stored_cap || q.x + n.queries > p.queries_cap
-            || t.x + n.ties > p.ties_cap || m.x + n.sample > p.sample_cap
-            || nodes.x + n.nodes > p.node_cap || leaves.x + n.leaves > p.leaf_cap;
+            || t.x + n.ties > p.ties_cap || nodes.x + n.nodes > p.node_cap || leaves.x + n.leaves > p.leaf_cap;
         if (over) {
             status = status | FILL_OVER_KEYS;
         }
@@ -170,7 +193,6 @@ fn join_sizes(@builtin(local_invocation_index) li: u32) {
         f.leaves = 0u;
         f.block_base = 0u;
         f.blocks = 0u;
-        f.sample = m.x;
         f.status = status;
         let d = joins[j];
         f.live = d.live;
@@ -181,6 +203,7 @@ fn join_sizes(@builtin(local_invocation_index) li: u32) {
         f.stored_w = select(d.factors, ones, swapped);
         f.query_w = select(ones, d.factors, swapped);
         fills[j] = f;
+        start_tree(j);
         let has_ties = ok && n.ties > 0u;
         let at = p.ties_at + j * TIE_WORDS;
         scan[at] = t.x;
@@ -196,7 +219,7 @@ fn join_sizes(@builtin(local_invocation_index) li: u32) {
     }
     if (li == 0u) {
         let queries = min(carry[1], p.queries_cap);
-        let groups = carry[6];
+        let groups = carry[5];
         scan[HEAD_QUERIES] = queries;
         scan[HEAD_TIE_GROUPS] = groups;
         let route = row_args(ceil_div(queries, 256u * ROUTE_QUERIES));
@@ -242,7 +265,17 @@ fn job_dest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_inde
     scan[p.dest_at + j] = dest;
 }
 
-// Each fill's blocks, given out in order once its tree is built; the tables' dispatch.
+// The subtrees' dispatch (tree.wgsl), once the top levels have listed them: a workgroup
+// each, within the list's room.
+@compute @workgroup_size(1)
+fn subtree_args() {
+    let a = row_args(min(scan[HEAD_LISTS + TOP_LEVELS - 1u], p.subtree_cap));
+    args[ARGS_SUBTREES] = a.x;
+    args[ARGS_SUBTREES + 1u] = a.y;
+    args[ARGS_SUBTREES + 2u] = a.z;
+}
+
+// Each fill's tree as built, and its blocks, given out in order; the tables' dispatch.
 @compute @workgroup_size(256)
 fn alloc_blocks(@builtin(local_invocation_index) li: u32) {
     if (li < 8u) {
@@ -250,6 +283,12 @@ fn alloc_blocks(@builtin(local_invocation_index) li: u32) {
     }
     workgroupBarrier();
     let chunks = ceil_div(p.joins, 256u);
+    for (var c = 0u; c < chunks; c = c + 1u) {
+        let j = c * 256u + li;
+        if (j < p.joins) {
+            end_tree(j);
+        }
+    }
     var valid_end = 0u;
     for (var c = 0u; c < chunks; c = c + 1u) {
         let j = c * 256u + li;

@@ -25,6 +25,8 @@
 @group(0) @binding(7) var<storage, read_write> routes: array<vec2<u32>>;
 
 const EMPTY: u32 = 0xffffffffu;
+// Where a walk ends (tree.wgsl's NONE).
+const LAST: u32 = 0xffffffffu;
 
 // What a walk does at each block met.
 const COUNT: u32 = 0u;
@@ -161,11 +163,9 @@ fn meet(q: vec2<u32>, cls: u32, b: u32, mixed: vec2<u32>, action: u32) -> u32 {
 }
 
 // Walks query i's tree, doing `action` at each block met. Returns the tests made and the
-// global atomics. The nodes of a tree are in preorder, each split followed by the subtree
-// with its bit and then the one without: a query that may enter the first steps to the
-// next node, else jumps to the second, and after a leaf the next node is where the walk
-// goes on. So the walk needs no stack, and every step moves forward: at most the fill's
-// nodes.
+// global atomics. A split names its children (tree.wgsl): a query with its bit goes on to
+// the child without it, any other to the child with it first; a leaf names the node a walk
+// goes to after it. So the walk needs no stack and meets each node at most once.
 fn route(i: u32, fid: u32, action: u32) -> vec2<u32> {
     let raw = queries[i];
     let f = fills[fid];
@@ -173,14 +173,15 @@ fn route(i: u32, fid: u32, action: u32) -> vec2<u32> {
     let cls = (raw.y >> 29u) & 3u;
     var tests = 0u;
     var atomics = 0u;
-    for (var at = f.root; at < f.tree_end; ) {
+    var at = f.root;
+    for (var step = f.root; step < f.tree_end && at != LAST; step = step + 1u) {
         let node = tree[at];
         tests = tests + 1u;
         if ((node.x & LEAF) == 0u) {
-            at = select(at + 1u, node.y, has_bit(q, node.x));
+            at = select(node.z, node.y, has_bit(q, node.x));
             continue;
         }
-        at = at + 1u;
+        at = node.w;
         let leaf = node.x & ~LEAF;
         let b1 = atomicLoad(&scan[p.leaf_blocks_at + leaf + 1u]);
         for (var b = atomicLoad(&scan[p.leaf_blocks_at + leaf]); b < b1; b = b + 1u) {

@@ -1,50 +1,62 @@
-// Each fill's sieve tree, one workgroup per fill, built as the CPU's trie builds its own:
-// every stored key is partitioned, node by node, on the bit that rules out the most pairs
-// there, (keys with it among at most KEY_SAMPLE keys of the node, by stride) × (sampled
-// queries that reach the node with it), until a node holds at most `leaf_keys` keys. The
-// child whose keys have the bit is met only by the queries without it (so it gets those of
-// the node's sampled queries), the other by them all. Partitions are stable (a prefix scan
-// per node), so a tree depends on its keys only, not on the timing of invocations.
+// Each fill's sieve tree, built as the CPU's trie builds its own: the stored keys of a node
+// are partitioned on the bit that rules out the most pairs there, (keys with it among at
+// most KEY_SAMPLE keys of the node, by stride) × (sampled queries that reach the node with
+// it), until a node holds at most `leaf_keys` keys. The child whose keys have the bit is met
+// only by the queries without it, the other by them all: the sampled queries that reach a
+// node are those of the fill's sample (at most `query_sample` of its queries, by stride)
+// without any bit of the node's `taken` mask (the bits of the splits whose child with the
+// bit its path took).
 //
-// Nodes are written in preorder, each split followed by the subtree with its bit, then the
-// one without it (`route.wgsl` walks them without a stack): [bit, node without it, node with
-// it, 0], or [LEAF | leaf, 0, 0, 0]. A leaf's keys are a range of the fill's stored keys,
-// now grouped by leaf: (first key, keys) in `leaves`. Every loop is bounded by the data.
+// Level by level, then subtree by subtree. `top` takes the nodes of one level, a workgroup
+// each (level 0: each fill's root): a node of more than SUBTREE_KEYS keys is split, and its
+// children join the next level's list; smaller nodes, and the children of the last level
+// the host recorded, join the list of subtrees. The nodes of a level hold disjoint keys, so
+// their workgroups work side by side. `rest` then builds each subtree in one workgroup,
+// depth first. A large fill's top levels so spread over many workgroups, and no
+// invocation's loops run long (a software driver stops them: lavapipe after 65,535
+// iterations of an invocation, every loop together).
+//
+// Nodes: a split is [bit, child without it, child with it, 0]; a leaf is [LEAF | leaf slot,
+// 0, 0, next], next being the node a walk goes to after it (NONE: the end), so that
+// `route.wgsl` walks without a stack. Node, leaf and block slots are handed out by each
+// fill's counters (TREE_* words of `scan`), so where a node lies depends on timing but the
+// tree does not: partitions are stable, and a node's bit depends on its keys and the
+// sample only. A split first reserves a leaf slot for its second child (a node with none
+// to spare is a leaf); a list or slot that runs out marks the fill unfinished, and the
+// host cuts its join. Every loop is bounded by the data.
 
 @group(0) @binding(0) var<uniform> p: Batch;
-@group(0) @binding(1) var<storage, read_write> fills: array<Fill>;
+@group(0) @binding(1) var<storage, read> fills: array<Fill>;
 @group(0) @binding(2) var<storage, read_write> stored: array<vec2<u32>>;
 @group(0) @binding(3) var<storage, read_write> temp: array<vec2<u32>>;
 @group(0) @binding(4) var<storage, read> queries: array<vec2<u32>>;
-@group(0) @binding(5) var<storage, read_write> sample: array<vec2<u32>>;
-@group(0) @binding(6) var<storage, read_write> tree: array<vec4<u32>>;
-@group(0) @binding(7) var<storage, read_write> leaves: array<vec2<u32>>;
+@group(0) @binding(5) var<storage, read_write> tree: array<vec4<u32>>;
+@group(0) @binding(6) var<storage, read_write> leaves: array<vec2<u32>>;
+@group(0) @binding(7) var<storage, read_write> scan: array<atomic<u32>>;
+// The lists of nodes to build: each top level's after the first, then the subtrees'
+// (their lengths are HEAD_LISTS words of `scan`).
+@group(0) @binding(8) var<storage, read_write> lists: array<Node>;
 
 const NONE: u32 = 0xffffffffu;
-// A path splits on each key bit at most once: at most 61 levels below the root, and the
-// stack holds one pending child per level.
+// A path splits on each key bit at most once: at most 61 levels below a subtree's root,
+// and the stack holds one pending child per level.
 const STACK: u32 = 66u;
-
-// Nodes waiting to be built: (first key, past the last, sampled queries that reach it,
-// the split whose node-without-the-bit entry it fills), and the bits its path used.
-var<workgroup> stack: array<vec4<u32>, STACK>;
-var<workgroup> stack_used: array<vec2<u32>, STACK>;
-var<workgroup> key_bits: array<atomic<u32>, 64>;
-var<workgroup> query_bits: array<atomic<u32>, 64>;
-var<workgroup> part: array<u32, 256>;
-// The node being built (as a stack entry, with its index in place of the parent), its
-// path's bits, what to do with it (BUILD_*) and its bit.
-var<workgroup> cur: vec4<u32>;
-var<workgroup> cur_used: vec2<u32>;
-var<workgroup> mode: u32;
-var<workgroup> chosen: u32;
-// Entries on the stack; nodes, leaves and blocks made so far.
-var<workgroup> depth: u32;
-var<workgroup> made: vec3<u32>;
 
 const BUILD_LEAF: u32 = 0u;
 const BUILD_SPLIT: u32 = 1u;
 const BUILD_DONE: u32 = 2u;
+
+// Set bits among the sampled keys (0..63) and the sampled queries (64..127) of a node.
+var<workgroup> bits: array<atomic<u32>, 128>;
+var<workgroup> part: array<u32, 256>;
+var<workgroup> chosen: u32;
+// The first of a split's two node slots, or NONE.
+var<workgroup> slots: u32;
+// `rest`: the nodes waiting to be built, the one being built and what to do with it.
+var<workgroup> stack: array<Node, STACK>;
+var<workgroup> depth: u32;
+var<workgroup> cur: Node;
+var<workgroup> mode: u32;
 
 // The exclusive prefix of `v` over the workgroup, and the workgroup's total.
 fn excl_scan(li: u32, v: u32) -> vec2<u32> {
@@ -65,59 +77,65 @@ fn excl_scan(li: u32, v: u32) -> vec2<u32> {
     return vec2<u32>(before, total);
 }
 
-// Adds the set bits of k to `key_bits` (keys) or `query_bits`.
-fn count_key(k: vec2<u32>) {
+// Word w (TREE_*) of fill fid's counters in `scan`.
+fn counter(fid: u32, w: u32) -> u32 {
+    return p.tree_at + fid * TREE_WORDS + w;
+}
+
+fn unfinished(fid: u32) {
+    atomicOr(&scan[counter(fid, TREE_UNFINISHED)], 1u);
+}
+
+// Adds the set bits of k to `bits` from `at` (0: keys, 64: queries).
+fn count_bits(at: u32, k: vec2<u32>) {
     var x = k.x;
     for (var i = 0u; i < 32u && x != 0u; i = i + 1u) {
-        atomicAdd(&key_bits[firstTrailingBit(x)], 1u);
+        atomicAdd(&bits[at + firstTrailingBit(x)], 1u);
         x = x & (x - 1u);
     }
     var y = k.y;
     for (var i = 0u; i < 32u && y != 0u; i = i + 1u) {
-        atomicAdd(&key_bits[32u + firstTrailingBit(y)], 1u);
+        atomicAdd(&bits[at + 32u + firstTrailingBit(y)], 1u);
         y = y & (y - 1u);
     }
 }
 
-fn count_query(k: vec2<u32>) {
-    var x = k.x;
-    for (var i = 0u; i < 32u && x != 0u; i = i + 1u) {
-        atomicAdd(&query_bits[firstTrailingBit(x)], 1u);
-        x = x & (x - 1u);
-    }
-    var y = k.y;
-    for (var i = 0u; i < 32u && y != 0u; i = i + 1u) {
-        atomicAdd(&query_bits[32u + firstTrailingBit(y)], 1u);
-        y = y & (y - 1u);
-    }
+// The fill's query sample: how many, and the stride between them.
+fn sample_of(f: Fill) -> vec2<u32> {
+    let q = f.queries_end - f.queries;
+    let qs = min(q, p.query_sample);
+    return vec2<u32>(qs, max(q / max(qs, 1u), 1u));
 }
 
-// The bit to split the node `c` on (its path used `used`), or NONE: the one with the most
-// (sampled keys with it) × (sampled queries with it), among those some but not all of the
-// sampled keys have; the lowest of equals.
-fn choose(li: u32, f: Fill, c: vec4<u32>, used: vec2<u32>) -> u32 {
-    if (li < 64u) {
-        atomicStore(&key_bits[li], 0u);
-        atomicStore(&query_bits[li], 0u);
+// The bit to split node `e` on, or NONE: the one with the most (sampled keys with it) ×
+// (sampled queries that reach the node with it), among those its path has not used and
+// some but not all of the sampled keys have; the lowest of equals.
+fn choose(li: u32, f: Fill, e: Node) -> u32 {
+    if (li < 128u) {
+        atomicStore(&bits[li], 0u);
     }
     workgroupBarrier();
-    let n = c.y - c.x;
+    let n = e.keys.y - e.keys.x;
     let step = max(n / p.key_sample, 1u);
     let sampled = (n + step - 1u) / step;
-    let mask = f.live & ~used;
+    let mask = f.live & ~e.used;
     for (var i = li; i < sampled; i = i + 256u) {
-        count_key(stored[c.x + i * step] & mask);
+        count_bits(0u, stored[e.keys.x + i * step] & mask);
     }
-    for (var i = li; i < c.z; i = i + 256u) {
-        count_query(sample[f.sample + i] & mask);
+    let s = sample_of(f);
+    for (var i = li; i < s.x; i = i + 256u) {
+        let q = queries[f.queries + i * s.y] & f.live;
+        if (disjoint(q, e.taken)) {
+            count_bits(64u, q & mask);
+        }
     }
     workgroupBarrier();
     if (li == 0u) {
         var best = NONE;
         var score = 0u;
         for (var b = 0u; b < 64u; b = b + 1u) {
-            let k = atomicLoad(&key_bits[b]);
-            let s = k * atomicLoad(&query_bits[b]);
+            let k = atomicLoad(&bits[b]);
+            let s = k * atomicLoad(&bits[64u + b]);
             if (k > 0u && k < sampled && s > score) {
                 best = b;
                 score = s;
@@ -159,146 +177,205 @@ fn part_stored(li: u32, lo: u32, hi: u32, bit: u32) -> u32 {
     return s.y;
 }
 
-// The same for the fill's sampled queries `sample[at, at + n)`, with the scratch after the
-// fill's `qs` samples.
-fn part_sample(li: u32, at: u32, qs: u32, n: u32, bit: u32) -> u32 {
-    let chunk = (n + 255u) / 256u;
-    let a = min(li * chunk, n);
-    let b = min(a + chunk, n);
-    var zeros = 0u;
-    for (var i = a; i < b; i = i + 1u) {
-        zeros = zeros + select(1u, 0u, has_bit(sample[at + i], bit));
+// Two node slots for a split of fill fid (the first one's index), once a leaf slot is
+// reserved for its second child; NONE where the fill has none to spare.
+fn reserve_split(fid: u32, f: Fill) -> u32 {
+    let r = atomicAdd(&scan[counter(fid, TREE_RESERVED)], 1u);
+    if (r + 1u > f.leaf_cap) {
+        atomicSub(&scan[counter(fid, TREE_RESERVED)], 1u);
+        return NONE;
     }
-    let s = excl_scan(li, zeros);
-    let scratch = at + qs;
-    var z = s.x;
-    var o = s.y + (a - s.x);
-    for (var i = a; i < b; i = i + 1u) {
-        let k = sample[at + i];
-        if (has_bit(k, bit)) {
-            sample[scratch + o] = k;
-            o = o + 1u;
-        } else {
-            sample[scratch + z] = k;
-            z = z + 1u;
-        }
+    let a = atomicAdd(&scan[counter(fid, TREE_NODES)], 2u);
+    if (a + 2u > f.node_cap) {
+        // Reserved leaves bound the nodes (a tree of k leaves has 2k - 1): never here.
+        unfinished(fid);
+        return NONE;
     }
-    storageBarrier();
-    for (var i = a; i < b; i = i + 1u) {
-        sample[at + i] = sample[scratch + i];
-    }
-    storageBarrier();
-    return s.y;
+    return f.root + a;
 }
 
-// Takes the next node off the stack (thread 0): links it to its split, and says whether it
-// is a leaf (few keys, or no leaf slots to spare for its children) or may split.
-fn pop(f: Fill) {
+// The bits a node's path used with `bit` added.
+fn with_bit(m: vec2<u32>, bit: u32) -> vec2<u32> {
+    if (bit < 32u) {
+        return m | vec2<u32>(1u << bit, 0u);
+    }
+    return m | vec2<u32>(0u, 1u << (bit - 32u));
+}
+
+// Makes node `e` a split on `bit` into the slots from `a` (thread 0): its keys without
+// the bit are those before `mid`. Returns its children, the one without the bit first.
+fn split(e: Node, bit: u32, mid: u32, a: u32) -> array<Node, 2> {
+    tree[e.node] = vec4<u32>(bit, a + 1u, a, 0u);
+    let used = with_bit(e.used, bit);
+    // After the subtree with the bit, a walk goes on to the one without it.
+    let one = Node(vec2<u32>(mid, e.keys.y), a, a + 1u, used, with_bit(e.taken, bit), e.fill, 0u);
+    let zero = Node(vec2<u32>(e.keys.x, mid), a + 1u, e.next, used, e.taken, e.fill, 0u);
+    return array<Node, 2>(zero, one);
+}
+
+// Makes node `e` a leaf (thread 0).
+fn leaf(f: Fill, e: Node) {
+    let l = atomicAdd(&scan[counter(e.fill, TREE_LEAVES)], 1u);
+    if (l >= f.leaf_cap) {
+        // Reserved slots bound the leaves: never here.
+        unfinished(e.fill);
+        return;
+    }
+    let n = e.keys.y - e.keys.x;
+    tree[e.node] = vec4<u32>(LEAF | (f.leaf_base + l), 0u, 0u, e.next);
+    leaves[f.leaf_base + l] = vec2<u32>(e.keys.x, n);
+    atomicAdd(&scan[counter(e.fill, TREE_BLOCKS)], (n + BLOCK_KEYS - 1u) / BLOCK_KEYS);
+}
+
+// Where list `list` starts in `lists` (top level 1..TOP_LEVELS-1, or the subtrees' at
+// TOP_LEVELS), its length's word in `scan`, and its room.
+fn list_at(list: u32) -> u32 {
+    return (list - 1u) * p.level_cap;
+}
+
+fn list_len(list: u32) -> u32 {
+    return HEAD_LISTS + list - 1u;
+}
+
+fn list_cap(list: u32) -> u32 {
+    return select(p.level_cap, p.subtree_cap, list == TOP_LEVELS);
+}
+
+// Appends `e` to list `list` (thread 0).
+fn append(list: u32, e: Node) {
+    let i = atomicAdd(&scan[list_len(list)], 1u);
+    if (i >= list_cap(list)) {
+        unfinished(e.fill);
+        return;
+    }
+    lists[list_at(list) + i] = e;
+}
+
+// Sends a top-level child to the next level's list, or to the subtrees'.
+fn place(e: Node) {
+    let next = p.level + 1u;
+    let big = e.keys.y - e.keys.x > SUBTREE_KEYS;
+    append(select(TOP_LEVELS, next, big && next < p.top_levels), e);
+}
+
+// The node top-level workgroup g takes, with `fill` NONE where it takes none.
+fn top_node(g: u32) -> Node {
+    var e = Node(vec2<u32>(0u), 0u, NONE, vec2<u32>(0u), vec2<u32>(0u), NONE, 0u);
+    if (p.level > 0u) {
+        // The level's dispatch has room for its whole list; its length is known now.
+        let len = min(atomicLoad(&scan[list_len(p.level)]), p.level_cap);
+        if (g < len) {
+            e = lists[list_at(p.level) + g];
+        }
+        return e;
+    }
+    if (g < p.joins) {
+        let f = fills[g];
+        if ((f.status & FILL_ERRORS) == 0u && f.stored < f.stored_end) {
+            e = Node(vec2<u32>(f.stored, f.stored_end), f.root, NONE, vec2<u32>(0u),
+                vec2<u32>(0u), g, 0u);
+        }
+    }
+    return e;
+}
+
+// One top level (`p.level`): each of its large nodes split, a workgroup each.
+@compute @workgroup_size(256)
+fn top(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let e = top_node(flat_group(wg));
+    if (e.fill == NONE) {
+        return;
+    }
+    let f = fills[e.fill];
+    if (e.keys.y - e.keys.x <= SUBTREE_KEYS) {
+        if (li == 0u) {
+            append(TOP_LEVELS, e);
+        }
+        return;
+    }
+    let bit = choose(li, f, e);
+    if (li == 0u) {
+        slots = select(NONE, reserve_split(e.fill, f), bit != NONE);
+    }
+    let a = workgroupUniformLoad(&slots);
+    if (a == NONE) {
+        // Its subtree's workgroup finds it a leaf too.
+        if (li == 0u) {
+            append(TOP_LEVELS, e);
+        }
+        return;
+    }
+    let zeros = part_stored(li, e.keys.x, e.keys.y, bit);
+    if (li == 0u) {
+        let kids = split(e, bit, e.keys.x + zeros, a);
+        place(kids[0]);
+        place(kids[1]);
+    }
+}
+
+// Takes the next node off the stack (thread 0): a leaf if it has few keys, else one that
+// may split.
+fn pop() {
     if (depth == 0u) {
         mode = BUILD_DONE;
         return;
     }
     depth = depth - 1u;
-    let e = stack[depth];
-    let node = f.root + made.x;
-    made.x = made.x + 1u;
-    if (e.w != NONE) {
-        tree[e.w].y = node;
-    }
-    cur = vec4<u32>(e.xyz, node);
-    cur_used = stack_used[depth];
-    // Each entry left on the stack becomes a leaf at least, and so do both children.
-    let room = made.y + depth + 2u <= f.leaf_cap;
-    mode = select(BUILD_LEAF, BUILD_SPLIT, e.y - e.x > p.leaf_keys && room);
+    cur = stack[depth];
+    mode = select(BUILD_LEAF, BUILD_SPLIT, cur.keys.y - cur.keys.x > p.leaf_keys);
 }
 
-// Makes the node `c` a leaf (thread 0).
-fn leaf(f: Fill, c: vec4<u32>) {
-    let l = f.leaf_base + made.y;
-    tree[c.w] = vec4<u32>(LEAF | l, 0u, 0u, 0u);
-    leaves[l] = vec2<u32>(c.x, c.y - c.x);
-    made.y = made.y + 1u;
-    made.z = made.z + (c.y - c.x + BLOCK_KEYS - 1u) / BLOCK_KEYS;
-}
-
-// Makes the node `c` a split on `bit` (thread 0): the child with the bit (keys from `mid`,
-// the `with_q` sampled queries without the bit) is built next, then the other.
-fn split(c: vec4<u32>, used: vec2<u32>, bit: u32, mid: u32, with_q: u32) {
-    tree[c.w] = vec4<u32>(bit, 0u, c.w + 1u, 0u);
-    var u = used;
-    if (bit < 32u) {
-        u.x = u.x | (1u << bit);
-    } else {
-        u.y = u.y | (1u << (bit - 32u));
-    }
-    stack[depth] = vec4<u32>(c.x, mid, c.z, c.w);
-    stack_used[depth] = u;
-    stack[depth + 1u] = vec4<u32>(mid, c.y, with_q, NONE);
-    stack_used[depth + 1u] = u;
-    depth = depth + 2u;
-}
-
+// Each subtree, depth first, a workgroup each.
 @compute @workgroup_size(256)
-fn build(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let fid = flat_group(wg);
-    if (fid >= p.joins) {
+fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let g = flat_group(wg);
+    if (g >= p.subtree_cap) {
         return;
     }
-    let f = fills[fid];
-    if ((f.status & FILL_ERRORS) != 0u || f.stored == f.stored_end) {
-        return;
-    }
-    let q = f.queries_end - f.queries;
-    let qs = min(q, p.query_sample);
-    let stride = max(q / max(qs, 1u), 1u);
-    for (var i = li; i < qs; i = i + 256u) {
-        sample[f.sample + i] = queries[f.queries + i * stride] & f.live;
-    }
+    let root = lists[list_at(TOP_LEVELS) + g];
+    let f = fills[root.fill];
     if (li == 0u) {
-        stack[0] = vec4<u32>(f.stored, f.stored_end, qs, NONE);
-        stack_used[0] = vec2<u32>(0u);
+        stack[0] = root;
         depth = 1u;
-        made = vec3<u32>(0u);
+        mode = BUILD_SPLIT;
     }
-    storageBarrier();
-    for (var it = 0u; it < f.node_cap; it = it + 1u) {
+    // A tree of k leaves has 2k - 1 nodes, and a fill at most `leaf_cap` leaves.
+    for (var it = 0u; it < 2u * f.leaf_cap; it = it + 1u) {
         // Every invocation has read the last node before thread 0 takes the next.
         workgroupBarrier();
         if (li == 0u) {
-            pop(f);
+            pop();
         }
         let m = workgroupUniformLoad(&mode);
         if (m == BUILD_DONE) {
             break;
         }
-        let c = workgroupUniformLoad(&cur);
-        let used = cur_used;
+        let e = workgroupUniformLoad(&cur);
         var bit = NONE;
         if (m == BUILD_SPLIT) {
-            bit = choose(li, f, c, used);
+            bit = choose(li, f, e);
         }
-        if (bit == NONE) {
+        if (li == 0u) {
+            slots = select(NONE, reserve_split(e.fill, f), bit != NONE);
+        }
+        let a = workgroupUniformLoad(&slots);
+        if (a == NONE) {
             if (li == 0u) {
-                leaf(f, c);
+                leaf(f, e);
             }
             continue;
         }
-        let zeros = part_stored(li, c.x, c.y, bit);
-        let open = part_sample(li, f.sample, qs, c.z, bit);
+        let zeros = part_stored(li, e.keys.x, e.keys.y, bit);
         if (li == 0u) {
-            split(c, used, bit, c.x + zeros, open);
+            let kids = split(e, bit, e.keys.x + zeros, a);
+            stack[depth] = kids[0];
+            stack[depth + 1u] = kids[1];
+            depth = depth + 2u;
         }
     }
-    if (li == 0u) {
-        // A tree cut short (no node slot left, or a software driver's loop limit: lavapipe
-        // stops an invocation's loops after 65,535 iterations in all, silently) would
-        // route queries past keys: the fill counts nothing, and the host cuts the join.
-        if (mode != BUILD_DONE) {
-            fills[fid].status = f.status | FILL_UNFINISHED;
-            return;
-        }
-        fills[fid].tree_end = f.root + made.x;
-        fills[fid].leaves = made.y;
-        fills[fid].blocks = made.z;
+    // A subtree cut short would route queries past keys: the fill counts nothing, and the
+    // host cuts its join.
+    if (li == 0u && mode != BUILD_DONE) {
+        unfinished(root.fill);
     }
 }

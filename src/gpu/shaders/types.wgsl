@@ -59,10 +59,10 @@ struct Fill {
     tree_end: u32,
     leaf_base: u32,
     leaves: u32,
-    // The fill's first block and blocks; its query sample; FILL_* status flags.
+    // The fill's first block and blocks; FILL_* status flags.
     block_base: u32,
     blocks: u32,
-    sample: u32,
+    pad0: u32,
     status: u32,
     live: vec2<u32>,
     // Slots reserved for its tree: nodes and leaves.
@@ -88,14 +88,15 @@ struct Batch {
     block_routes_at: u32,
     block_cursor_at: u32,
     ties_at: u32,
-    // Where the counters start in `results`.
+    // Where the counters start in `results`; each fill's tree counters (TREE_* words) in
+    // `scan`.
     result_stats: u32,
-    pad0: u32,
-    // Room in each arena.
+    tree_at: u32,
+    // Room in each arena, and in each top level's list of nodes to build.
     stored_cap: u32,
     queries_cap: u32,
     ties_cap: u32,
-    sample_cap: u32,
+    level_cap: u32,
     node_cap: u32,
     leaf_cap: u32,
     block_cap: u32,
@@ -105,5 +106,24 @@ struct Batch {
     leaf_keys: u32,
     key_sample: u32,
     query_sample: u32,
+    // The tree's top level this dispatch builds (tree.wgsl), the top levels recorded, and
+    // room in the list of subtrees.
+    level: u32,
+    top_levels: u32,
+    subtree_cap: u32,
+    pad0: u32,
     pad1: u32,
+}
+
+// A tree node to build (tree.wgsl): its keys (a range of `stored`), its slot, the node a
+// walk goes to after its subtree, the bits its path split on, those of them whose child
+// with the bit it took (a sampled query with one of them never reaches it), and its fill.
+struct Node {
+    keys: vec2<u32>,
+    node: u32,
+    next: u32,
+    used: vec2<u32>,
+    taken: vec2<u32>,
+    fill: u32,
+    pad: u32,
 }
