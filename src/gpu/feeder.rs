@@ -601,10 +601,10 @@ impl Loop {
 }
 
 /// Dispatches, clears and copies a batch records, whatever its joins (slot.rs): 5 uploads,
-/// 6 clears, about 19 dispatches (scans of more than 1,024 values add two or four), the
+/// 6 clears, about 21 dispatches (scans of more than 1,024 values add two or four), the
 /// results' copies and the timestamps' resolve; the tree's top levels come on top
 /// ([`batch_steps`]).
-pub(crate) const STEPS_PER_BATCH: u64 = 35;
+pub(crate) const STEPS_PER_BATCH: u64 = 37;
 
 /// The steps of a batch whose trees are built `top_levels` levels from the roots level
 /// by level (slot.rs): one dispatch each.
@@ -637,9 +637,9 @@ fn cut_plan(
     };
     let over = |used: f64, room: u32| (used / (CUT_SHARE * f64::from(room))).ceil().max(2.0);
     if status & FILL_UNFINISHED != 0 {
-        // Fewer stored keys make a smaller tree: on a GPU (its node slots ran out) halved
-        // until one is finished; on a software driver, whose loop limit stopped it, cut at
-        // once to fills that one workgroup builds within the limit.
+        // Fewer stored keys make a smaller tree: on a GPU (a list of nodes to build ran out
+        // of room) halved until one is finished; on a software driver, whose loop limit
+        // stopped a subtree, cut at once to fills that one workgroup builds within it.
         let parts = if software {
             u64::from(stored).div_ceil(SOFTWARE_TREE_KEYS).max(2)
         } else {
@@ -669,8 +669,10 @@ fn cut_plan(
 }
 
 /// Stored keys whose tree one workgroup builds within lavapipe's loop limit (65,535
-/// iterations an invocation, every loop together): a fill of 149,477 keys at N = 22 ran
-/// past it, its thirds (about 50,000 keys each) stayed within.
+/// iterations an invocation, every loop together), for a fill whose subtree ran past it
+/// (its top levels, built level by level, were fewer than it needed): a tree of 149,477
+/// keys at N = 22 built by one workgroup ran past it, its thirds (about 50,000 keys each)
+/// stayed within.
 const SOFTWARE_TREE_KEYS: u64 = 1 << 15;
 
 /// The side of `request` with more pairs.

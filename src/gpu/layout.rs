@@ -37,9 +37,9 @@ pub(crate) const JOIN_REFUSE: u32 = 4;
 
 /// A fill's status: a side without halves (the join counts 0); the stored side too large
 /// for one fill, refused or to be cut into portions; no room left in the batch for its
-/// keys, blocks or routes (redone in a later batch); its tree not finished (its node
-/// slots ran out, or a software driver stopped the build's loops: the join is cut). Any of
-/// these is an error bit.
+/// keys, blocks or routes (redone in a later batch); its tree not finished (a list of
+/// nodes to build ran out of room, or a software driver stopped a subtree's loops: the join
+/// is cut). Any of these is an error bit.
 pub(crate) const FILL_EMPTY: u32 = 1;
 pub(crate) const FILL_REFUSED: u32 = 2;
 pub(crate) const FILL_TOO_LARGE: u32 = 4;
@@ -75,22 +75,23 @@ pub(crate) const RESULT_STATUS: u32 = 12;
 
 /// The header of `scan`: the batch's queries, blocks, routes and tie workgroups, and the
 /// lengths of the lists of tree nodes to build (tree.wgsl: top levels 1 to
-/// `TOP_LEVELS - 1`, then the subtrees).
+/// `TOP_LEVELS - 1`, the subtrees, and the leaves of two blocks).
 pub(crate) const HEAD_QUERIES: u32 = 0;
 pub(crate) const HEAD_BLOCKS: u32 = 1;
 pub(crate) const HEAD_ROUTES: u32 = 2;
 pub(crate) const HEAD_TIE_GROUPS: u32 = 3;
 pub(crate) const HEAD_LISTS: u32 = 16;
-pub(crate) const HEAD_WORDS: u32 = HEAD_LISTS + TOP_LEVELS;
+pub(crate) const HEAD_WORDS: u32 = HEAD_LISTS + TOP_LEVELS + 1;
 
 /// The indirect dispatch arguments (three words each, in a buffer of their own) of
-/// routing, tables, the block count, ties and the tree's subtrees.
+/// routing, tables, the block count, ties, and the tree's subtrees and pairs of blocks.
 pub(crate) const ARGS_ROUTE: u32 = 0;
 pub(crate) const ARGS_TABLES: u32 = 4;
 pub(crate) const ARGS_COUNT: u32 = 8;
 pub(crate) const ARGS_TIES: u32 = 12;
 pub(crate) const ARGS_SUBTREES: u32 = 16;
-pub(crate) const ARGS_WORDS: u32 = 20;
+pub(crate) const ARGS_PAIRS: u32 = 20;
+pub(crate) const ARGS_WORDS: u32 = 24;
 
 /// The most top levels of a tree a batch builds level by level (tree.wgsl): the lists
 /// of nodes to build are those of levels 1 to `TOP_LEVELS - 1`, then the subtrees'.
@@ -163,6 +164,7 @@ pub(crate) fn prelude() -> String {
         ("ARGS_COUNT", ARGS_COUNT),
         ("ARGS_TIES", ARGS_TIES),
         ("ARGS_SUBTREES", ARGS_SUBTREES),
+        ("ARGS_PAIRS", ARGS_PAIRS),
         ("HEAD_LISTS", HEAD_LISTS),
         ("TOP_LEVELS", TOP_LEVELS),
         ("SUBTREE_KEYS", SUBTREE_KEYS),
@@ -292,7 +294,7 @@ pub(crate) struct Batch {
     pub(crate) level: u32,
     pub(crate) top_levels: u32,
     pub(crate) subtree_cap: u32,
-    pub(crate) pad0: u32,
+    pub(crate) pair_cap: u32,
     pub(crate) pad1: u32,
 }
 
@@ -348,8 +350,8 @@ mod tests {
             layout!(Batch; joins, jobs, items, tile, items_at, dest_at, leaf_blocks_at,
                 block_routes_at, block_cursor_at, ties_at, result_stats, tree_at, stored_cap,
                 queries_cap, ties_cap, level_cap, node_cap, leaf_cap, block_cap, route_cap,
-                leaf_keys, key_sample, query_sample, level, top_levels, subtree_cap, pad0,
-                pad1),
+                leaf_keys, key_sample, query_sample, level, top_levels, subtree_cap,
+                pair_cap, pad1),
             layout!(Node; keys, node, next, used, taken, fill, pad),
         ];
         for (name, size, fields) in rust {

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use super::feeder::batch_steps;
-use super::layout::TOP_LEVELS;
 use super::join::TASKS_IN_FLIGHT;
+use super::layout::TOP_LEVELS;
 
 /// Seconds of one dependent step (a dispatch, copy or clear the next waits on): a few
 /// microseconds on a discrete GPU, the figure until `scripts/gpu-check.sh` times

@@ -5,9 +5,9 @@
 
 use super::kernels::{Kernel, PARAMS_BYTES};
 use super::layout::{
-    Batch, Job, JoinDesc, Node, Side, ARGS_COUNT, ARGS_ROUTE, ARGS_SUBTREES, ARGS_TABLES,
-    ARGS_TIES, ARGS_WORDS, BLOCK_KEYS, HEAD_WORDS, RESULT_WORDS, SUBTREE_KEYS, TABLE_WORDS,
-    TILE, TOP_LEVELS, TREE_WORDS,
+    Batch, Job, JoinDesc, Node, Side, ARGS_COUNT, ARGS_PAIRS, ARGS_ROUTE, ARGS_SUBTREES,
+    ARGS_TABLES, ARGS_TIES, ARGS_WORDS, BLOCK_KEYS, HEAD_WORDS, RESULT_WORDS, SUBTREE_KEYS,
+    TABLE_WORDS, TILE, TOP_LEVELS, TREE_WORDS,
 };
 use super::shader::{BLOCK_INFO, STATS_WORDS};
 use super::Device;
@@ -54,6 +54,12 @@ impl Capacity {
     pub(crate) fn subtrees(&self) -> u32 {
         let splits = TOP_LEVELS * self.level_nodes();
         (self.joins + 2 * splits).min(1 << 15)
+    }
+
+    /// Room in the list of leaves of two blocks (tree.wgsl): each holds more than a block's
+    /// keys, all disjoint.
+    pub(crate) fn pairs(&self) -> u32 {
+        self.stored / (BLOCK_KEYS + 1) + 1
     }
 
     /// The capacity of `budget` bytes, each buffer within what one binding of `dev` holds.
@@ -262,7 +268,9 @@ impl Slot {
             lists: make(
                 "tree nodes to build",
                 std::mem::size_of::<Node>() as u64
-                    * (n(TOP_LEVELS - 1) * n(cap.level_nodes()) + n(cap.subtrees())),
+                    * (n(TOP_LEVELS - 1) * n(cap.level_nodes())
+                        + n(cap.subtrees())
+                        + n(cap.pairs())),
                 storage,
             ),
             leaves: make("leaves", 8 * n(cap.leaves), storage),
@@ -338,7 +346,7 @@ impl Slot {
             level,
             top_levels: top_levels(packed.largest),
             subtree_cap: cap.subtrees(),
-            pad0: 0,
+            pair_cap: cap.pairs(),
             pad1: 0,
         }
     }
@@ -396,11 +404,15 @@ impl Slot {
             // dispatch that read its length would be two steps, not one).
             k.tree_top.dispatch(pass, &g.tree, 0, joins);
             for &at in &level_params {
-                k.tree_top.dispatch(pass, &g.tree, at, self.cap.level_nodes());
+                k.tree_top
+                    .dispatch(pass, &g.tree, at, self.cap.level_nodes());
             }
             k.subtree_args.dispatch(pass, &g.plan, 0, 1);
             let subtrees = (&b.args, ARGS_SUBTREES);
             k.tree_rest.dispatch_indirect(pass, &g.tree, 0, subtrees);
+            k.pair_args.dispatch(pass, &g.plan, 0, 1);
+            k.tree_pairs
+                .dispatch_indirect(pass, &g.tree, 0, (&b.args, ARGS_PAIRS));
             k.alloc_blocks.dispatch(pass, &g.plan, 0, 1);
             k.place_blocks.dispatch(pass, &g.plan, 0, joins);
         });
@@ -586,8 +598,7 @@ impl Groups {
                 d,
                 p,
                 &[
-                    &b.fills, &b.stored, &b.temp, &b.queries, &b.tree, &b.leaves, &b.scan,
-                    &b.lists,
+                    &b.fills, &b.stored, &b.temp, &b.queries, &b.tree, &b.leaves, &b.scan, &b.lists,
                 ],
             ),
             tables: k.tables.bind(

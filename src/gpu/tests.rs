@@ -128,6 +128,28 @@ fn batched_joins_equal_brute_force_on_random_keys() {
     }
 }
 
+/// A fill far past one subtree (layout::SUBTREE_KEYS) has its top levels built level by
+/// level: exact, and never cut (one workgroup building all of a tree of this size ran past
+/// lavapipe's loop limit, and its join was cut).
+#[test]
+fn a_large_fill_is_built_level_by_level_without_a_cut() {
+    let Some(gpu) = gpu("a_large_fill_is_built_level_by_level_without_a_cut") else {
+        return;
+    };
+    let mut rng = fastrand::Rng::with_seed(5);
+    let live = (1u64 << 61) - 1;
+    let factors = [1, 2, 1, 2];
+    let west = keys(&mut rng, 160_000, 50, 0.12);
+    let east = keys(&mut rng, 2_000, 50, 0.12);
+    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None);
+    let (got, work) = join_keys(&joiner, (&west, &east), (factors, live, 0));
+    let want = brute(&west, &east, factors, live);
+    assert_eq!(got, Some(want.0));
+    assert_eq!(work.hits, want.1);
+    assert_eq!(work.stored_keys, west.len() as u64);
+    assert_eq!(work.regenerations, 0, "the join was cut");
+}
+
 #[test]
 fn a_stored_side_past_its_cap_is_refused_or_cut() {
     let Some(gpu) = gpu("a_stored_side_past_its_cap_is_refused_or_cut") else {

@@ -275,6 +275,15 @@ fn subtree_args() {
     args[ARGS_SUBTREES + 2u] = a.z;
 }
 
+// The dispatch of the tree's leaves of two blocks, once the subtrees have listed them.
+@compute @workgroup_size(1)
+fn pair_args() {
+    let a = row_args(min(scan[HEAD_LISTS + TOP_LEVELS], p.pair_cap));
+    args[ARGS_PAIRS] = a.x;
+    args[ARGS_PAIRS + 1u] = a.y;
+    args[ARGS_PAIRS + 2u] = a.z;
+}
+
 // Each fill's tree as built, and its blocks, given out in order; the tables' dispatch.
 @compute @workgroup_size(256)
 fn alloc_blocks(@builtin(local_invocation_index) li: u32) {

@@ -107,11 +107,11 @@ struct Batch {
     key_sample: u32,
     query_sample: u32,
     // The tree's top level this dispatch builds (tree.wgsl), the top levels recorded, and
-    // room in the list of subtrees.
+    // room in the lists of subtrees and of leaves of two blocks.
     level: u32,
     top_levels: u32,
     subtree_cap: u32,
-    pad0: u32,
+    pair_cap: u32,
     pad1: u32,
 }
 
