@@ -63,10 +63,35 @@ fn kind(dev: &Device) -> usize {
     }
 }
 
+/// The bytes of one batch slot `NQUEENS_GPU_SLOT_MIB` asks for, if set.
+///
+/// # Errors
+/// A value that is not a whole number of MiB from 16 to 65,536.
+pub(crate) fn slot_bytes() -> Result<Option<u64>, crate::Error> {
+    let var = crate::env::GPU_SLOT_VAR;
+    let Some(raw) = std::env::var_os(var) else {
+        return Ok(None);
+    };
+    let text = raw.to_string_lossy();
+    match text.trim().parse::<u64>() {
+        Ok(mib @ 16..=65_536) => Ok(Some(mib << 20)),
+        _ => Err(crate::Error::NoGpu(format!(
+            "{var}={text:?}: give a batch slot's GPU memory as a whole number of MiB from 16 \
+             to 65536"
+        ))),
+    }
+}
+
 impl GpuJoiner {
-    pub(crate) fn new(device: Arc<Device>, fail_after: Option<u64>) -> Self {
+    /// A joiner on `device` whose batch slots take `slot_bytes` each (default: by the kind
+    /// of adapter).
+    pub(crate) fn new(
+        device: Arc<Device>,
+        slot_bytes: Option<u64>,
+        fail_after: Option<u64>,
+    ) -> Self {
         let kind = kind(&device);
-        let cap = Capacity::of_budget(&device, SLOT_BYTES[kind]);
+        let cap = Capacity::of_budget(&device, slot_bytes.unwrap_or(SLOT_BYTES[kind]));
         Self::with_capacity(device, cap, RESIDENT_BYTES[kind] / 8, fail_after)
     }
 

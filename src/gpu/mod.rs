@@ -64,6 +64,7 @@ pub fn plan(gpu: &Gpu, n: u32) -> Result<Box<dyn Plan>, Error> {
     check_quarters(n)?;
     let joiner = Arc::new(join::GpuJoiner::new(
         Arc::clone(&gpu.device),
+        join::slot_bytes()?,
         gpu.fail_after,
     ));
     Ok(Box::new(MitmPlan::with_joiner(n, joiner, SHARED_H)))

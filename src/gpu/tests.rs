@@ -91,7 +91,7 @@ fn batched_joins_equal_brute_force_on_random_keys() {
     let live = !(1u64 << 3) & ((1 << 61) - 1);
     let factors = [1, 2, 3, 4];
     for joiner in [
-        GpuJoiner::new(Arc::clone(&gpu.device), None),
+        GpuJoiner::new(Arc::clone(&gpu.device), None, None),
         small_joiner(&gpu),
     ] {
         // One block, a leaf of several blocks, many leaves; dense and sparse keys; stored on
@@ -141,7 +141,7 @@ fn a_large_fill_is_built_level_by_level_without_a_cut() {
     let factors = [1, 2, 1, 2];
     let west = keys(&mut rng, 160_000, 50, 0.12);
     let east = keys(&mut rng, 2_000, 50, 0.12);
-    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None);
+    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None, None);
     let (got, work) = join_keys(&joiner, (&west, &east), (factors, live, 0));
     let want = brute(&west, &east, factors, live);
     assert_eq!(got, Some(want.0));
@@ -160,7 +160,7 @@ fn a_stored_side_past_its_cap_is_refused_or_cut() {
     let west = keys(&mut rng, 3000, 30, 0.2);
     let east = keys(&mut rng, 500, 30, 0.2);
     let want = brute(&west, &east, [1, 1, 2, 4], live);
-    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None);
+    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None, None);
     for (flags, expect) in [(layout::JOIN_REFUSE, None), (0, Some(want.0))] {
         let desc = JoinDesc {
             flags,
@@ -251,7 +251,7 @@ fn every_chunk_count_and_weighing_equals_brute_force() {
         return;
     };
     let mut rng = fastrand::Rng::with_seed(3);
-    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None);
+    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None, None);
     let live = (1 << 61) - 1;
     for chunks in 1..=12u32 {
         // One block (a single leaf) whose keys mix every one of their bits: 5·chunks − 2.
@@ -289,7 +289,7 @@ fn a_workgroups_sum_past_2_to_the_32_stays_exact_in_every_mode() {
     // 512 hits, each weighing up to 255, so its sum passes 2^28 while no invocation's passes
     // 2^28; 40,000 queries take the join's past 2^32 (count.wgsl).
     let mut rng = fastrand::Rng::with_seed(9);
-    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None);
+    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None, None);
     let zeros = [0u64; 512];
     let queries = vec![0u64; 40_000];
     for (factors, flags) in [
@@ -455,7 +455,7 @@ impl Joiner for Checked {
 
 /// Tasks of `n` at the given shares of its plan (in thousandths), each join checked.
 fn check_tasks(gpu: &Gpu, n: u32, at: &[usize]) {
-    let joiner = Arc::new(Checked(GpuJoiner::new(Arc::clone(&gpu.device), None)));
+    let joiner = Arc::new(Checked(GpuJoiner::new(Arc::clone(&gpu.device), None, None)));
     let on_gpu = MitmPlan::with_joiner(n, joiner, SHARED_H);
     let cpu = crate::engine::plan("mitm", n, &crate::engine::PlanOptions::default()).unwrap();
     for &share in at {
