@@ -277,6 +277,42 @@ mod with_gpu {
     }
 
     #[test]
+    fn the_dispatch_probe_reports_positive_figures_for_every_measure() {
+        if !have_gpu("the_dispatch_probe_reports_positive_figures_for_every_measure") {
+            return;
+        }
+        let args = ["gpus", "--probe-dispatch", "--dispatches", "8", "--json"];
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["schema"], "nqueens.probe-dispatch/1", "{out}");
+        assert_eq!(v["dispatches"], 8, "{out}");
+        let positive = |key: &str| v[key].as_f64().is_some_and(|x| x > 0.0);
+        for key in [
+            "dependent_dispatch_us",
+            "round_trip_us",
+            "submit_us",
+            "other_wait_us",
+            "model_step_us",
+        ] {
+            assert!(positive(key), "{key}: {out}");
+        }
+        // Without timestamps, or without a sample beside the waiting thread: null.
+        for key in [
+            "dependent_dispatch_us_gpu",
+            "round_trip_us_while_other_waits",
+        ] {
+            assert!(v[key].is_null() || positive(key), "{key}: {out}");
+        }
+        assert!(
+            v["samples_while_other_waits"].as_u64().unwrap() <= 8,
+            "{out}"
+        );
+        let (code, _, err) = run(&["gpus", "--dispatches", "8"]);
+        assert_eq!(code, 2, "--dispatches alone: {err}");
+    }
+
+    #[test]
     fn bench_and_estimate_on_the_gpu_say_which() {
         if !have_gpu("bench_and_estimate_on_the_gpu_say_which") {
             return;

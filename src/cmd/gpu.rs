@@ -1,7 +1,8 @@
 //! `--gpu` and `--gpu-device` (for `count`, `estimate` and `bench`), and `nqueens gpus`, the
-//! GPUs they can pick. A build without the `gpu` feature has the same flags and says how to
-//! get one that runs them.
+//! GPUs they can pick (and, for `scripts/gpu-check.sh`, a probe of one). A build without the
+//! `gpu` feature has the same flags and says how to get one that runs them.
 
+use std::num::NonZeroU32;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -155,13 +156,35 @@ fn not_built() -> nqueens::Error {
 
 /// Arguments of `nqueens gpus`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
+pub(crate) struct Args {
+    /// For scripts/gpu-check.sh: time dependent dispatches, round trips, and one thread's
+    /// round trips while another waits, on one GPU, instead of listing them
+    #[arg(long, hide = true)]
+    probe_dispatch: bool,
+
+    /// Dispatches of the probe's chain, and round trips
+    #[arg(
+        long,
+        value_name = "K",
+        default_value = "1000",
+        requires = "probe_dispatch",
+        hide = true
+    )]
+    dispatches: NonZeroU32,
+
+    /// The GPU the probe runs on [default: the first hardware GPU]
+    #[arg(long, value_name = "I", value_parser = parse_device, requires = "probe_dispatch", hide = true)]
+    gpu_device: Option<usize>,
+}
 
 /// Runs `nqueens gpus`: one line per GPU adapter (`--json`: a list), numbered as
 /// `--gpu-device` takes them. Without any (no driver, no loader, a broken loader) it answers
 /// the same way each time: an empty list, and why on stderr (`--json`: in `reason`), exit 0.
 #[cfg(feature = "gpu")]
-pub(crate) fn run(_args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
+    if args.probe_dispatch {
+        return probe(args, global);
+    }
     let (adapters, reason) = match nqueens::gpu::adapters() {
         Ok(list) if list.is_empty() => (list, Some(nqueens::gpu::no_adapter())),
         Ok(list) => (list, None),
@@ -201,5 +224,66 @@ pub(crate) fn run(_args: &Args, _global: &Global) -> anyhow::Result<ExitCode> {
     Err(not_built().into())
 }
 
+/// Runs `nqueens gpus --probe-dispatch`: the probe's figures as text, or as one JSON object
+/// with the GPU's name.
 #[cfg(feature = "gpu")]
-use std::io::Write as _;
+fn probe(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
+    let gpu = nqueens::gpu::Gpu::open(args.gpu_device)?;
+    let adapter = gpu.adapter();
+    if !global.quiet {
+        note!("probing GPU {}: {adapter}", adapter.index);
+        if adapter.software {
+            crate::cmd::messages::warning!(
+                "that is a software driver running on the CPU: its figures say nothing of a GPU"
+            );
+        }
+    }
+    let p = nqueens::gpu::probe_dispatches(&gpu, args.dispatches)?;
+    let mut out = std::io::stdout().lock();
+    if global.format() == nqueens::report::Format::Json {
+        let mut doc = serde_json::to_value(&p)?;
+        doc["schema"] = "nqueens.probe-dispatch/1".into();
+        doc["gpu"] = adapter.to_string().into();
+        doc["software"] = adapter.software.into();
+        writeln!(out, "{doc}")?;
+    } else {
+        write_probe(&mut out, &p)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The probe's figures as a few lines of text.
+#[cfg(feature = "gpu")]
+fn write_probe(out: &mut dyn Write, p: &nqueens::gpu::DispatchProbe) -> std::io::Result<()> {
+    let us = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.2} µs"));
+    writeln!(
+        out,
+        "dependent dispatch: {} by wall clock, {} by GPU timestamps ({} in one submission; \
+         the model assumes {} µs)",
+        us(Some(p.dependent_dispatch_us)),
+        us(p.dependent_dispatch_us_gpu),
+        p.dispatches,
+        p.model_step_us
+    )?;
+    writeln!(
+        out,
+        "round trip: {} (submit {}; {} submissions of one dispatch, each waited for)",
+        us(Some(p.round_trip_us)),
+        us(Some(p.submit_us)),
+        p.dispatches
+    )?;
+    writeln!(
+        out,
+        "while another thread waits {} for {} dispatches: round trip {}, submit {}; held up \
+         in {} of {} samples",
+        us(Some(p.other_wait_us)),
+        p.other_chain_dispatches,
+        us(p.round_trip_us_while_other_waits),
+        us(p.submit_us_while_other_waits),
+        p.held_up,
+        p.samples_while_other_waits
+    )
+}
+
+#[cfg(feature = "gpu")]
+use std::io::Write;

@@ -25,6 +25,7 @@ mod join;
 mod kernels;
 mod layout;
 mod model;
+mod probe;
 mod request;
 mod resident;
 mod shader;
@@ -38,6 +39,7 @@ use std::sync::Arc;
 pub(crate) use device::Device;
 pub use device::{adapters, no_adapter, Adapter, Gpu};
 pub use model::model_seconds;
+pub use probe::{probe_dispatches, DispatchProbe};
 
 use crate::engine::mitm::{check_quarters, MitmPlan, MITM_MIN_N};
 use crate::engine::{Engine, PlanOptions};

@@ -12,7 +12,7 @@ use super::layout::TOP_LEVELS;
 /// Seconds of one dependent step (a dispatch, copy or clear the next waits on): a few
 /// microseconds on a discrete GPU, the figure until `scripts/gpu-check.sh` times
 /// 1,000 empty ones in a row.
-const STEP_SECONDS: f64 = 3e-6;
+pub(crate) const STEP_SECONDS: f64 = 3e-6;
 
 /// (query, block) visits per second of the block count: the microbenchmark's rate on an
 /// H100 (22.8 G visits/s) rounded down; this block count reached 9.7 G on an H200 with its
