@@ -39,7 +39,7 @@ threads=$(nproc)
 device=()
 raw=
 # Board sizes of each step: the real ones, or --smoke's small ones.
-size=quick work_n=26 est_ns="24 26 27 28" count_ns="21 22 23" est_limit=22s probe_k=1000
+size=quick work_n=26 est_ns="24 26 27 28" count_ns="21 22 23" est_limit=15s probe_k=1000
 while [ $# -gt 0 ]; do
     case "$1" in
     --bin) bin=$2; shift 2 ;;
