@@ -78,7 +78,7 @@ impl Capacity {
         };
         let table_bytes = 4 * u64::from(TABLE_WORDS);
         let blocks = share(0.42, table_bytes + 16 * BLOCK_INFO + 24, table_bytes);
-        Capacity {
+        let mut cap = Capacity {
             joins: share(0.004, 96 + 96 + 64 + 16, 96).min(1 << 14),
             jobs: share(0.05, 36, 32),
             sides: share(0.005, 32, 32),
@@ -91,7 +91,13 @@ impl Capacity {
             leaves: share(0.01, 12, 8),
             blocks,
             routes: share(0.14, 8, 8),
+        };
+        // `scan` holds the items' counts beside other regions, in one binding: fewer items
+        // where a large budget meets a small binding (a software driver's 128 MiB).
+        while 4 * Regions::new(&cap).end > bind && cap.items > 64 {
+            cap.items /= 2;
         }
+        cap
     }
 }
 
