@@ -157,6 +157,11 @@ if [ -x "$work" ]; then
         fi
         row "joins' block visits/s, N = $work_n" "$(calc "$v / $t") ($v visits in $t s)" \
             "whole joins, wall time; $eq of 2 tasks equal to the CPU"
+        # The sieve against the CPU trie's on the same tasks, and what building it cost.
+        c=$(awk '$1 == "visited_pairs" { s += $2 } END { print s + 0 }' "$raw/gpu-work.out")
+        st=$(awk '$1 == "gpu_sieve_seconds" { s += $3 } END { print s + 0 }' "$raw/gpu-work.out")
+        row "block visits GPU / CPU, N = $work_n" "$(calc "$v / $c")" \
+            "the same tasks (target at most 1.05); the sieve pass (tree build) took $st s, the block count $kt s"
     else
         row "joins' block visits/s, N = $work_n" "$(failed $? gpu-work)" "examples/gpu_work"
     fi
