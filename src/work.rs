@@ -47,6 +47,9 @@ pub struct Work {
     /// GPU routing: global atomic read-modify-writes made to count and place routes (0 on
     /// the CPU).
     pub route_atomics: u64,
+    /// GPU tree build: keys and sampled queries read to choose split and skip bits, and
+    /// keys partitioned (0 on the CPU).
+    pub tree_tests: u64,
     /// CPU seconds spent preparing quarter lists.
     pub quarter_seconds: f64,
     /// CPU seconds spent building halves.
@@ -107,7 +110,7 @@ impl Work {
         counts.chain(seconds).collect()
     }
 
-    fn counts(&self) -> [u64; 22] {
+    fn counts(&self) -> [u64; 23] {
         [
             self.quarter_placements,
             self.half_pairs_tested,
@@ -125,6 +128,7 @@ impl Work {
             self.table_key_tests,
             self.table_chunks,
             self.route_atomics,
+            self.tree_tests,
             self.gpu_submits,
             self.gpu_waits,
             self.gpu_steps,
@@ -134,7 +138,7 @@ impl Work {
         ]
     }
 
-    fn counts_mut(&mut self) -> [&mut u64; 22] {
+    fn counts_mut(&mut self) -> [&mut u64; 23] {
         [
             &mut self.quarter_placements,
             &mut self.half_pairs_tested,
@@ -152,6 +156,7 @@ impl Work {
             &mut self.table_key_tests,
             &mut self.table_chunks,
             &mut self.route_atomics,
+            &mut self.tree_tests,
             &mut self.gpu_submits,
             &mut self.gpu_waits,
             &mut self.gpu_steps,
@@ -234,6 +239,8 @@ pub struct GpuWork {
     pub table_chunks: u64,
     /// Global atomic read-modify-writes of the routing.
     pub route_atomics: u64,
+    /// Keys and sampled queries the tree build read.
+    pub tree_tests: u64,
     /// GPU seconds of each pass, by name.
     pub pass_seconds: std::collections::BTreeMap<String, f64>,
 }
@@ -254,6 +261,7 @@ impl From<&Work> for GpuWork {
             table_key_tests: w.table_key_tests,
             table_chunks: w.table_chunks,
             route_atomics: w.route_atomics,
+            tree_tests: w.tree_tests,
             pass_seconds: w
                 .gpu_pass_seconds()
                 .iter()
@@ -264,7 +272,7 @@ impl From<&Work> for GpuWork {
 }
 
 /// The names of the counts, in [`Work::counters`] order (the field names).
-const COUNT_NAMES: [&str; 22] = [
+const COUNT_NAMES: [&str; 23] = [
     "quarter_placements",
     "half_pairs_tested",
     "keys_built",
@@ -281,6 +289,7 @@ const COUNT_NAMES: [&str; 22] = [
     "table_key_tests",
     "table_chunks",
     "route_atomics",
+    "tree_tests",
     "gpu_submits",
     "gpu_waits",
     "gpu_steps",

@@ -510,6 +510,7 @@ impl Loop {
             table_key_tests: stat(Stat::TableKeyTests),
             table_chunks: stat(Stat::TableChunks),
             route_atomics: stat(Stat::RouteAtomics),
+            tree_tests: stat(Stat::TreeTests),
             gpu_submits: 1,
             gpu_waits: 1,
             gpu_steps: batch.steps,

@@ -101,13 +101,15 @@ pub(crate) const TOP_LEVELS: u32 = 16;
 /// limit (a subtree of 16,384 keys stays well within lavapipe's 65,535 iterations).
 pub(crate) const SUBTREE_KEYS: u32 = 1 << 14;
 /// Each fill's tree counters in `scan`: nodes, leaves and blocks handed out, leaf slots
-/// reserved, and whether its tree is unfinished.
+/// reserved, whether its tree is unfinished, and the keys and sampled queries its build
+/// read (64-bit, low word first).
 pub(crate) const TREE_NODES: u32 = 0;
 pub(crate) const TREE_LEAVES: u32 = 1;
 pub(crate) const TREE_BLOCKS: u32 = 2;
 pub(crate) const TREE_RESERVED: u32 = 3;
 pub(crate) const TREE_UNFINISHED: u32 = 4;
-pub(crate) const TREE_WORDS: u32 = 5;
+pub(crate) const TREE_TESTS: u32 = 5;
+pub(crate) const TREE_WORDS: u32 = 7;
 
 /// A job's word offset that points into the words its batch carries rather than the
 /// resident ones.
@@ -173,6 +175,7 @@ pub(crate) fn prelude() -> String {
         ("TREE_BLOCKS", TREE_BLOCKS),
         ("TREE_RESERVED", TREE_RESERVED),
         ("TREE_UNFINISHED", TREE_UNFINISHED),
+        ("TREE_TESTS", TREE_TESTS),
         ("TREE_WORDS", TREE_WORDS),
         ("NO_FILL", NO_FILL),
         ("CARRIED", CARRIED),

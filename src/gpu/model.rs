@@ -29,6 +29,12 @@ const ROUTING_TESTS_PER_SECOND: f64 = 1e12;
 /// each): predicted, not yet timed on a GPU.
 const TABLE_KEY_TESTS_PER_SECOND: f64 = 1e12;
 
+/// Keys and sampled queries the tree build reads per second (a query's bits each counted
+/// with a workgroup atomic, a key partitioned in three passes over memory, and the top
+/// levels' large nodes one workgroup each): predicted, well below the table build's, not
+/// yet timed on a GPU.
+const TREE_TESTS_PER_SECOND: f64 = 5e10;
+
 /// The modelled GPU seconds of a run of `tasks` tasks whose work, scaled to the whole run,
 /// is `counters` (by [`crate::Work`] field name). Steps are those of the run's batches: a
 /// count hands a batch at least a worker's step of tasks (64), whatever the
@@ -44,7 +50,8 @@ pub fn model_seconds(counters: &BTreeMap<&str, f64>, tasks: usize) -> Option<f64
             + get("visited_pairs")? / VISITS_PER_SECOND
             + get("gpu_bytes_up")? / BYTES_UP_PER_SECOND
             + get("routing_tests")? / ROUTING_TESTS_PER_SECOND
-            + get("table_key_tests")? / TABLE_KEY_TESTS_PER_SECOND,
+            + get("table_key_tests")? / TABLE_KEY_TESTS_PER_SECOND
+            + get("tree_tests")? / TREE_TESTS_PER_SECOND,
     )
 }
 
@@ -60,6 +67,7 @@ mod tests {
             "gpu_bytes_up",
             "routing_tests",
             "table_key_tests",
+            "tree_tests",
         ];
         let mut c: BTreeMap<&str, f64> = names.iter().map(|&n| (n, 0.0)).collect();
         let base = model_seconds(&c, TASKS_IN_FLIGHT).unwrap();

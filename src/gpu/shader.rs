@@ -58,10 +58,17 @@ pub(crate) enum Stat {
     TableChunks,
     /// Global atomic read-modify-writes made by the two routing passes.
     RouteAtomics,
+    /// Keys and sampled queries the tree build read to choose bits and partition keys.
+    TreeTests,
 }
 
 impl Stat {
-    pub(crate) const ALL: [Stat; 3] = [Stat::TableKeyTests, Stat::TableChunks, Stat::RouteAtomics];
+    pub(crate) const ALL: [Stat; 4] = [
+        Stat::TableKeyTests,
+        Stat::TableChunks,
+        Stat::RouteAtomics,
+        Stat::TreeTests,
+    ];
 
     /// The name the shaders know it by.
     fn constant(self) -> &'static str {
@@ -69,6 +76,7 @@ impl Stat {
             Stat::TableKeyTests => "STAT_TABLE_KEY_TESTS",
             Stat::TableChunks => "STAT_TABLE_CHUNKS",
             Stat::RouteAtomics => "STAT_ROUTE_ATOMICS",
+            Stat::TreeTests => "STAT_TREE_TESTS",
         }
     }
 }
@@ -375,6 +383,6 @@ mod tests {
         for (i, stat) in Stat::ALL.iter().enumerate() {
             assert!(p.contains(&format!("const {}: u32 = {i}u;", stat.constant())));
         }
-        assert_eq!(STATS_WORDS, 6);
+        assert_eq!(STATS_WORDS, 8);
     }
 }

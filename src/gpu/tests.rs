@@ -148,6 +148,8 @@ fn a_large_fill_is_built_level_by_level_without_a_cut() {
     assert_eq!(work.hits, want.1);
     assert_eq!(work.stored_keys, west.len() as u64);
     assert_eq!(work.regenerations, 0, "the join was cut");
+    // Its root alone partitions every key.
+    assert!(work.tree_tests >= west.len() as u64, "{}", work.tree_tests);
 }
 
 #[test]

@@ -132,6 +132,8 @@ fn start_tree(j: u32) {
     scan[at + TREE_BLOCKS] = 0u;
     scan[at + TREE_RESERVED] = 1u;
     scan[at + TREE_UNFINISHED] = 0u;
+    scan[at + TREE_TESTS] = 0u;
+    scan[at + TREE_TESTS + 1u] = 0u;
 }
 
 // Fill j's tree as its counters say, once built: its nodes, leaves and blocks, or marked
@@ -142,6 +144,8 @@ fn end_tree(j: u32) {
         return;
     }
     let at = p.tree_at + j * TREE_WORDS;
+    add64_at(p.result_stats + 2u * STAT_TREE_TESTS, vec2<u32>(scan[at + TREE_TESTS],
+        scan[at + TREE_TESTS + 1u]));
     if (scan[at + TREE_UNFINISHED] != 0u) {
         fills[j].status = f.status | FILL_UNFINISHED;
         return;

@@ -96,6 +96,15 @@ fn counter(fid: u32, w: u32) -> u32 {
     return p.tree_at + fid * TREE_WORDS + w;
 }
 
+// Adds v to the keys and sampled queries fill fid's build read (thread 0).
+fn tested(fid: u32, v: u32) {
+    let at = counter(fid, TREE_TESTS);
+    let old = atomicAdd(&scan[at], v);
+    if (old + v < old) {
+        atomicAdd(&scan[at + 1u], 1u);
+    }
+}
+
 fn unfinished(fid: u32) {
     atomicOr(&scan[counter(fid, TREE_UNFINISHED)], 1u);
 }
@@ -145,6 +154,7 @@ fn choose(li: u32, f: Fill, e: Node) -> u32 {
     }
     workgroupBarrier();
     if (li == 0u) {
+        tested(e.fill, sampled + s.x);
         var best = NONE;
         var score = 0u;
         for (var b = 0u; b < 64u; b = b + 1u) {
@@ -327,6 +337,7 @@ fn top(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li
     }
     let zeros = part_stored(li, e.keys.x, e.keys.y, bit);
     if (li == 0u) {
+        tested(e.fill, e.keys.y - e.keys.x);
         let kids = split(e, bit, e.keys.x + zeros, a);
         place(kids[0]);
         place(kids[1]);
@@ -398,6 +409,7 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         }
         let zeros = part_stored(li, e.keys.x, e.keys.y, bit);
         if (li == 0u) {
+            tested(e.fill, e.keys.y - e.keys.x);
             let kids = split(e, bit, e.keys.x + zeros, a);
             stack[depth] = kids[0];
             stack[depth + 1u] = kids[1];
@@ -451,6 +463,7 @@ fn skip_bit(li: u32, f: Fill, e: Node, lo: u32, need: u32, bits_so_far: vec4<u32
     }
     workgroupBarrier();
     if (li == 0u) {
+        tested(e.fill, e.keys.y - lo + s.x);
         var best = NONE;
         var most = 0u;
         for (var b = 0u; b < 64u; b = b + 1u) {
