@@ -29,11 +29,12 @@ const ROUTING_TESTS_PER_SECOND: f64 = 1e12;
 /// each): predicted, not yet timed on a GPU.
 const TABLE_KEY_TESTS_PER_SECOND: f64 = 1e12;
 
-/// Keys and sampled queries the tree build reads per second (a query's bits each counted
-/// with a workgroup atomic, a key partitioned in three passes over memory, and the top
-/// levels' large nodes one workgroup each): predicted, well below the table build's, not
-/// yet timed on a GPU.
-const TREE_TESTS_PER_SECOND: f64 = 5e10;
+/// Keys and sampled queries the tree build reads per second: predicted, not yet timed on a
+/// GPU. A node's workgroup reads its fill's 8,192 sampled queries in coalesced loads and
+/// counts the bits of those that reach it with workgroup atomics, about a microsecond a node
+/// on one SM of an H100 (some 9e9 reads a second); 132 SMs would make 1e12. A fifth of that,
+/// for the barriers between a subtree's nodes and the top levels' few large nodes.
+const TREE_TESTS_PER_SECOND: f64 = 2e11;
 
 /// The modelled GPU seconds of a run of `tasks` tasks whose work, scaled to the whole run,
 /// is `counters` (by [`crate::Work`] field name). Steps are those of the run's batches: a
