@@ -69,8 +69,13 @@ var<workgroup> stack: array<Node, STACK>;
 var<workgroup> depth: u32;
 var<workgroup> cur: Node;
 var<workgroup> mode: u32;
-// `pairs`: the AND of a leaf's keys.
+// `pairs`: the AND of a leaf's keys, and the sampled queries that reach it, gathered once
+// for its rounds (at most REACH; a leaf that more reach reads the fill's sample each round).
 var<workgroup> key_and: array<atomic<u32>, 2>;
+const REACH: u32 = 1536u;
+var<workgroup> reach: array<vec2<u32>, REACH>;
+var<workgroup> reached: atomic<u32>;
+var<workgroup> reach_len: u32;
 
 // The exclusive prefix of `v` over the workgroup, and the workgroup's total.
 fn excl_scan(li: u32, v: u32) -> vec2<u32> {
@@ -446,6 +451,10 @@ fn and_of(li: u32, f: Fill, e: Node) -> vec2<u32> {
 fn skip_bit(li: u32, f: Fill, e: Node, lo: u32, need: u32, bits_so_far: vec4<u32>) -> u32 {
     let mask = bits_so_far.xy;
     let all = bits_so_far.zw;
+    let s = sample_of(f);
+    let n = workgroupUniformLoad(&reach_len);
+    let gathered = n <= REACH;
+    let len = select(s.x, n, gathered);
     if (li < 128u) {
         atomicStore(&bits[li], 0u);
     }
@@ -454,16 +463,20 @@ fn skip_bit(li: u32, f: Fill, e: Node, lo: u32, need: u32, bits_so_far: vec4<u32
     for (var i = lo + li; i < e.keys.y; i = i + 256u) {
         count_bits(0u, stored[i] & open);
     }
-    let s = sample_of(f);
-    for (var i = li; i < s.x; i = i + 256u) {
-        let q = queries[f.queries + i * s.y] & f.live;
+    for (var i = li; i < len; i = i + 256u) {
+        var q: vec2<u32>;
+        if (gathered) {
+            q = reach[i];
+        } else {
+            q = queries[f.queries + i * s.y] & f.live;
+        }
         if (disjoint(q, e.taken | mask)) {
             count_bits(64u, q & open);
         }
     }
     workgroupBarrier();
     if (li == 0u) {
-        tested(e.fill, e.keys.y - lo + s.x);
+        tested(e.fill, e.keys.y - lo + len);
         var best = NONE;
         var most = 0u;
         for (var b = 0u; b < 64u; b = b + 1u) {
@@ -478,6 +491,30 @@ fn skip_bit(li: u32, f: Fill, e: Node, lo: u32, need: u32, bits_so_far: vec4<u32
     return workgroupUniformLoad(&chosen);
 }
 
+// Gathers the sampled queries that reach leaf `e` into `reach`, and how many into
+// `reach_len` (more than REACH: not all are there).
+fn gather(li: u32, f: Fill, e: Node) {
+    if (li == 0u) {
+        atomicStore(&reached, 0u);
+    }
+    workgroupBarrier();
+    let s = sample_of(f);
+    for (var i = li; i < s.x; i = i + 256u) {
+        let q = queries[f.queries + i * s.y] & f.live;
+        if (disjoint(q, e.taken)) {
+            let k = atomicAdd(&reached, 1u);
+            if (k < REACH) {
+                reach[k] = q;
+            }
+        }
+    }
+    workgroupBarrier();
+    if (li == 0u) {
+        reach_len = atomicLoad(&reached);
+        tested(e.fill, s.x);
+    }
+}
+
 // Each leaf of two blocks, a workgroup each: its keys ordered so that those of its second
 // block share the skip bits (see the top).
 @compute @workgroup_size(256)
@@ -489,6 +526,7 @@ fn pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     let e = lists[list_at(PAIRS) + g];
     let f = fills[e.fill];
     let all = and_of(li, f, e);
+    gather(li, f, e);
     let need = e.keys.y - e.keys.x - p.leaf_keys;
     var lo = e.keys.x;
     var mask = vec2<u32>(0u);
