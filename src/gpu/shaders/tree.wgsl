@@ -62,8 +62,9 @@ const PAIRS: u32 = TOP_LEVELS + 1u;
 var<workgroup> bits: array<atomic<u32>, 128>;
 var<workgroup> part: array<u32, 256>;
 var<workgroup> chosen: u32;
-// The first of a split's two node slots, or NONE.
+// The first of a split's two node slots, or NONE; the split's children (thread 0's).
 var<workgroup> slots: u32;
+var<workgroup> kids: array<Node, 2>;
 // `rest`: the nodes waiting to be built, the one being built and what to do with it.
 var<workgroup> stack: array<Node, STACK>;
 var<workgroup> depth: u32;
@@ -242,6 +243,25 @@ fn split(e: Node, bit: u32, mid: u32, a: u32) -> array<Node, 2> {
     return array<Node, 2>(zero, one);
 }
 
+// Splits node `e` on `bit` (every invocation, uniformly): reserves its slots, partitions
+// its keys and writes the split, its children left in `kids` for thread 0. False where it
+// does not split (no bit, or no leaf slot to spare).
+fn split_node(li: u32, f: Fill, e: Node, bit: u32) -> bool {
+    if (li == 0u) {
+        slots = select(NONE, reserve_split(e.fill, f), bit != NONE);
+    }
+    let a = workgroupUniformLoad(&slots);
+    if (a == NONE) {
+        return false;
+    }
+    let zeros = part_stored(li, e.keys.x, e.keys.y, bit);
+    if (li == 0u) {
+        tested(e.fill, e.keys.y - e.keys.x);
+        kids = split(e, bit, e.keys.x + zeros, a);
+    }
+    return true;
+}
+
 // Makes node `e` a leaf (thread 0).
 fn leaf(f: Fill, e: Node) {
     let l = atomicAdd(&scan[counter(e.fill, TREE_LEAVES)], 1u);
@@ -328,22 +348,14 @@ fn top(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li
         }
         return;
     }
-    let bit = choose(li, f, e);
-    if (li == 0u) {
-        slots = select(NONE, reserve_split(e.fill, f), bit != NONE);
-    }
-    let a = workgroupUniformLoad(&slots);
-    if (a == NONE) {
+    if (!split_node(li, f, e, choose(li, f, e))) {
         // Its subtree's workgroup finds it a leaf too.
         if (li == 0u) {
             append(TOP_LEVELS, e);
         }
         return;
     }
-    let zeros = part_stored(li, e.keys.x, e.keys.y, bit);
     if (li == 0u) {
-        tested(e.fill, e.keys.y - e.keys.x);
-        let kids = split(e, bit, e.keys.x + zeros, a);
         place(kids[0]);
         place(kids[1]);
     }
@@ -402,20 +414,13 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         if (m == BUILD_SPLIT) {
             bit = choose(li, f, e);
         }
-        if (li == 0u) {
-            slots = select(NONE, reserve_split(e.fill, f), bit != NONE);
-        }
-        let a = workgroupUniformLoad(&slots);
-        if (a == NONE) {
+        if (!split_node(li, f, e, bit)) {
             if (li == 0u) {
                 leaf(f, e);
             }
             continue;
         }
-        let zeros = part_stored(li, e.keys.x, e.keys.y, bit);
         if (li == 0u) {
-            tested(e.fill, e.keys.y - e.keys.x);
-            let kids = split(e, bit, e.keys.x + zeros, a);
             stack[depth] = kids[0];
             stack[depth + 1u] = kids[1];
             depth = depth + 2u;
