@@ -30,9 +30,9 @@ const ROUTING_TESTS_PER_SECOND: f64 = 1e12;
 const TABLE_KEY_TESTS_PER_SECOND: f64 = 1e12;
 
 /// Keys and sampled queries the tree build reads per second: predicted, not yet timed on a
-/// GPU. A node's workgroup reads its fill's 8,192 sampled queries in coalesced loads and
-/// counts the bits of those that reach it with workgroup atomics, about a microsecond a node
-/// on one SM of an H100 (some 9e9 reads a second); 132 SMs would make 1e12. A fifth of that,
+/// GPU. A node's workgroup reads its fill's sampled queries in coalesced loads and counts the
+/// bits of those that reach it with workgroup atomics: 8,192 in about a microsecond on one SM
+/// of an H100 (some 9e9 reads a second); 132 SMs would make 1e12. A fifth of that,
 /// for the barriers between a subtree's nodes and the top levels' few large nodes.
 const TREE_TESTS_PER_SECOND: f64 = 2e11;
 

@@ -70,10 +70,13 @@ var<workgroup> stack: array<Node, STACK>;
 var<workgroup> depth: u32;
 var<workgroup> cur: Node;
 var<workgroup> mode: u32;
-// `pairs`: the AND of a leaf's keys, and the sampled queries that reach it, gathered once
-// for its rounds (at most REACH; a leaf that more reach reads the fill's sample each round).
+// `pairs`: the AND of a leaf's keys, and the sampled queries that reach it without its skip
+// bits so far: `reach_len` of them, in `reach` if at most REACH (else each round reads the
+// fill's sample, and gathers them while it does).
 var<workgroup> key_and: array<atomic<u32>, 2>;
 const REACH: u32 = 1536u;
+// Entries of `reach` each invocation moves when it drops queries.
+const REACH_EACH: u32 = REACH / 256u;
 var<workgroup> reach: array<vec2<u32>, REACH>;
 var<workgroup> reached: atomic<u32>;
 var<workgroup> reach_len: u32;
@@ -463,25 +466,36 @@ fn skip_bit(li: u32, f: Fill, e: Node, lo: u32, need: u32, bits_so_far: vec4<u32
     if (li < 128u) {
         atomicStore(&bits[li], 0u);
     }
+    if (li == 0u) {
+        atomicStore(&reached, 0u);
+    }
     workgroupBarrier();
     let open = f.live & ~(mask | all);
     for (var i = lo + li; i < e.keys.y; i = i + 256u) {
         count_bits(0u, stored[i] & open);
     }
-    for (var i = li; i < len; i = i + 256u) {
-        var q: vec2<u32>;
-        if (gathered) {
-            q = reach[i];
-        } else {
-            q = queries[f.queries + i * s.y] & f.live;
+    if (gathered) {
+        for (var i = li; i < len; i = i + 256u) {
+            count_bits(64u, reach[i] & open);
         }
-        if (disjoint(q, e.taken | mask)) {
-            count_bits(64u, q & open);
+    } else {
+        for (var i = li; i < len; i = i + 256u) {
+            let q = queries[f.queries + i * s.y] & f.live;
+            if (disjoint(q, e.taken | mask)) {
+                let k = atomicAdd(&reached, 1u);
+                if (k < REACH) {
+                    reach[k] = q;
+                }
+                count_bits(64u, q & open);
+            }
         }
     }
     workgroupBarrier();
     if (li == 0u) {
         tested(e.fill, e.keys.y - lo + len);
+        if (!gathered) {
+            reach_len = atomicLoad(&reached);
+        }
         var best = NONE;
         var most = 0u;
         for (var b = 0u; b < 64u; b = b + 1u) {
@@ -496,27 +510,29 @@ fn skip_bit(li: u32, f: Fill, e: Node, lo: u32, need: u32, bits_so_far: vec4<u32
     return workgroupUniformLoad(&chosen);
 }
 
-// Gathers the sampled queries that reach leaf `e` into `reach`, and how many into
-// `reach_len` (more than REACH: not all are there).
-fn gather(li: u32, f: Fill, e: Node) {
-    if (li == 0u) {
-        atomicStore(&reached, 0u);
+// Drops the gathered queries with `bit` (a skip bit now: they no longer reach the second
+// block's choices), so that the next round reads only the others.
+fn drop_queries(li: u32, bit: u32) {
+    let n = workgroupUniformLoad(&reach_len);
+    if (n > REACH) {
+        return;
     }
-    workgroupBarrier();
-    let s = sample_of(f);
-    for (var i = li; i < s.x; i = i + 256u) {
-        let q = queries[f.queries + i * s.y] & f.live;
-        if (disjoint(q, e.taken)) {
-            let k = atomicAdd(&reached, 1u);
-            if (k < REACH) {
-                reach[k] = q;
-            }
+    var mine: array<vec2<u32>, REACH_EACH>;
+    var kept = 0u;
+    for (var k = 0u; k < REACH_EACH; k = k + 1u) {
+        let i = li + k * 256u;
+        if (i < n && !has_bit(reach[i], bit)) {
+            mine[kept] = reach[i];
+            kept = kept + 1u;
         }
     }
-    workgroupBarrier();
+    // Every invocation has read its entries before any writes (the scan's barriers).
+    let at = excl_scan(li, kept);
+    for (var k = 0u; k < kept; k = k + 1u) {
+        reach[at.x + k] = mine[k];
+    }
     if (li == 0u) {
-        reach_len = atomicLoad(&reached);
-        tested(e.fill, s.x);
+        reach_len = at.y;
     }
 }
 
@@ -531,7 +547,10 @@ fn pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     let e = lists[list_at(PAIRS) + g];
     let f = fills[e.fill];
     let all = and_of(li, f, e);
-    gather(li, f, e);
+    if (li == 0u) {
+        // None gathered yet: the first round reads the fill's sample.
+        reach_len = NONE;
+    }
     let need = e.keys.y - e.keys.x - p.leaf_keys;
     var lo = e.keys.x;
     var mask = vec2<u32>(0u);
@@ -543,5 +562,6 @@ fn pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
         }
         lo = lo + part_stored(li, lo, e.keys.y, b);
         mask = with_bit(mask, b);
+        drop_queries(li, b);
     }
 }
