@@ -3,8 +3,9 @@
 //! order), what each side's jobs share, the join's weights and flags, and the quarter words
 //! it reads that are not on the GPU already.
 
-use std::collections::HashMap;
 use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
 
 use super::layout::{
     split, Job, JoinDesc, Side, CARRIED, CLASS_SHIFT, JOIN_REFUSE, JOIN_SWAP, JOIN_TIES, ROLE_EAST,
@@ -26,8 +27,15 @@ pub(crate) struct Request {
     pub(crate) roles: [u32; 5],
     /// Flags, fill cap, weights, live bits and tie marks (the job indices are the batch's).
     pub(crate) desc: JoinDesc,
-    /// Quarter words the jobs read that are not resident on the GPU ([`CARRIED`]).
-    pub(crate) words: Arc<[u64]>,
+    /// Quarter words the jobs read that are not resident on the GPU ([`CARRIED`]); shared
+    /// by the parts of a join that is cut (a `Vec`, as an `Arc<[u64]>` would copy them once
+    /// more).
+    pub(crate) words: Arc<Vec<u64>>,
+}
+
+thread_local! {
+    /// The carried words of the last request this thread made.
+    static LAST_WORDS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 impl Request {
@@ -38,16 +46,20 @@ impl Request {
             .shape
             .ties
             .map_or(0, |(m, _)| m.iter().fold(0, |a, b| a | b));
+        // A thread's consecutive joins are alike: start with room for the last one's words,
+        // rather than grow (and copy) them a dozen times.
         let mut b = Builder {
-            words: Vec::new(),
-            carried: HashMap::new(),
+            words: Vec::with_capacity(LAST_WORDS.get()),
+            carried: FxHashMap::default(),
             resident,
+            resident_at: Vec::new(),
             sides: Vec::new(),
             max_pairs: u64::from(cap.max(1)),
         };
         let (west, tied_west) = b.side_jobs(join.stored, (ROLE_WEST, ROLE_TIED_WEST), marks);
         let (east, tied_east) = b.side_jobs(join.queries, (ROLE_EAST, ROLE_TIED_EAST), marks);
-        let mut jobs = Vec::new();
+        let mut jobs =
+            Vec::with_capacity(west.len() + east.len() + tied_west.len() + tied_east.len());
         let mut roles = [0u32; 5];
         for (r, role) in [west, east, tied_west, tied_east].into_iter().enumerate() {
             roles[r] = jobs.len() as u32;
@@ -59,12 +71,13 @@ impl Request {
             job.first_item = item as u32;
             item += job.items();
         }
+        LAST_WORDS.set(b.words.len());
         Request {
             jobs,
             sides: b.sides,
             roles,
             desc: desc(join, cap),
-            words: b.words.into(),
+            words: Arc::new(b.words),
         }
     }
 
@@ -230,8 +243,11 @@ struct Builder<'r> {
     words: Vec<u64>,
     /// The groups of quarter words carried so far, by (stamp, class, first word, words):
     /// where they start in `words`. Only the groups the jobs read are carried, each once.
-    carried: HashMap<(u64, usize, u32, u32), u32>,
+    carried: FxHashMap<(u64, usize, u32, u32), u32>,
     resident: &'r Resident,
+    /// Where each (stamp, class) of a quarter the jobs read lies in the resident words
+    /// (`None`: carried): looked up once per request, not once per job.
+    resident_at: Vec<((u64, usize), Option<u32>)>,
     sides: Vec<Side>,
     max_pairs: u64,
 }
@@ -243,7 +259,7 @@ impl Builder<'_> {
         let all = p.words(class);
         // The groups of a quarter are ranges of its words.
         let skip = ((slice.as_ptr() as usize - all.as_ptr() as usize) / 8) as u32;
-        if let Some(base) = self.resident.offset(p, class) {
+        if let Some(base) = self.resident_base(p, class) {
             return base + skip;
         }
         let id = (p.stamp(), class, skip, slice.len() as u32);
@@ -256,6 +272,17 @@ impl Builder<'_> {
         CARRIED | start
     }
 
+    /// Where class `class` of `p` starts in the resident words, if it is there.
+    fn resident_base(&mut self, p: &Prepared, class: usize) -> Option<u32> {
+        let id = (p.stamp(), class);
+        if let Some(&(_, at)) = self.resident_at.iter().find(|(k, _)| *k == id) {
+            return at;
+        }
+        let at = self.resident.offset(p, class);
+        self.resident_at.push((id, at));
+        at
+    }
+
     /// The jobs of the halves of `specs` (roles `(all, tied)`): every job, and those that
     /// make tied halves (even N's transposes: their keys carry a mark of `marks`).
     fn side_jobs(
@@ -264,23 +291,18 @@ impl Builder<'_> {
         (role, tied_role): (u32, u32),
         marks: u64,
     ) -> (Vec<Job>, Vec<Job>) {
-        let (mut all, mut tied) = (Vec::new(), Vec::new());
+        let mut out = Jobs {
+            all: Vec::new(),
+            tied: Vec::new(),
+            marks,
+        };
         for spec in specs {
-            let side = self.side(spec, role);
-            let tied_side = self.side(spec, tied_role);
+            let sides = (self.side(spec, role), self.side(spec, tied_role));
             for &cn in spec.masks.iter().filter(|&&cn| cn & !spec.cols == 0) {
-                for (job, tag) in self.column_jobs(spec, cn, side) {
-                    if tag & marks != 0 {
-                        tied.push(Job {
-                            side: tied_side,
-                            ..job
-                        });
-                    }
-                    all.push(job);
-                }
+                self.column_jobs(spec, cn, sides, &mut out);
             }
         }
-        (all, tied)
+        (out.all, out.tied)
     }
 
     /// A new side entry for `spec` in role `role`.
@@ -295,13 +317,12 @@ impl Builder<'_> {
         self.sides.len() as u32 - 1
     }
 
-    /// The jobs (with their tags) of `spec`'s halves whose north quarter uses the columns
-    /// `cn`, each cut to at most `max_pairs` pairs (so a portion of a side never needs to
-    /// cut one); a job's keys carry its class.
-    fn column_jobs(&mut self, spec: &HalfSpec<'_>, cn: u32, side: u32) -> Vec<(Job, u64)> {
+    /// Adds to `out` the jobs of `spec`'s halves whose north quarter uses the columns `cn`
+    /// (of the sides `(all, tied)`), each cut to at most `max_pairs` pairs (so a portion
+    /// of a side never needs to cut one); a job's keys carry its class.
+    fn column_jobs(&mut self, spec: &HalfSpec<'_>, cn: u32, sides: (u32, u32), out: &mut Jobs) {
         let cs = spec.cols ^ cn;
         let tags = spec.tags.map(|t| t.row(cn));
-        let mut out = Vec::new();
         for class in (0..4).filter(|&c| spec.wanted[c]) {
             let tag = match tags {
                 Some(row) => match row[class] {
@@ -329,7 +350,7 @@ impl Builder<'_> {
                 south: self.at(spec.south, class & 1, s),
                 south_len: s.len() as u32,
                 first_item: 0,
-                side,
+                side: sides.0,
                 extra: split(spec.extra | tag | (class as u64) << CLASS_SHIFT),
             };
             let step = (self.max_pairs / s.len() as u64).clamp(1, u64::from(u32::MAX)) as u32;
@@ -339,9 +360,22 @@ impl Builder<'_> {
                     north_len: step.min(job.north_len - from),
                     ..job
                 };
-                out.push((piece, tag));
+                out.all.push(piece);
+                if tag & out.marks != 0 {
+                    out.tied.push(Job {
+                        side: sides.1,
+                        ..piece
+                    });
+                }
             }
         }
-        out
     }
+}
+
+/// A side's jobs as they are made: all of them, and those that make tied halves (their
+/// keys carry a mark of `marks`).
+struct Jobs {
+    all: Vec<Job>,
+    tied: Vec<Job>,
+    marks: u64,
 }
