@@ -70,16 +70,41 @@ var<workgroup> stack: array<Node, STACK>;
 var<workgroup> depth: u32;
 var<workgroup> cur: Node;
 var<workgroup> mode: u32;
+// `rest`: the sampled queries that reach the node being built, as indices into its fill's
+// sample: for each node on the stack, a prefix of `listed` (its `pad`: how many, or NONE
+// where its subtree has not listed them yet). A split moves the queries without its bit to
+// the front, so the prefix of its child with the bit lies within its own, and the building
+// of that child's subtree, which goes first, only reorders that prefix. Each invocation
+// holds the entries it read (`held_*`, every 256th from its index) from choosing the bit to
+// partitioning them. `pairs` keeps its queries in the same workgroup memory.
+const LISTED: u32 = 4096u;
+const LISTED_EACH: u32 = LISTED / 256u;
+var<workgroup> listed: array<u32, LISTED>;
+var<workgroup> listing: atomic<u32>;
+var<workgroup> listed_len: u32;
+var<private> held: u32;
+var<private> held_ids: array<u32, LISTED_EACH>;
+var<private> held_qs: array<vec2<u32>, LISTED_EACH>;
+
 // `pairs`: the AND of a leaf's keys, and the sampled queries that reach it without its skip
-// bits so far: `reach_len` of them, in `reach` if at most REACH (else each round reads the
-// fill's sample, and gathers them while it does).
+// bits so far: `reach_len` of them, in `listed` (two words each) if at most REACH (else each
+// round reads the fill's sample, and gathers them while it does).
 var<workgroup> key_and: array<atomic<u32>, 2>;
-const REACH: u32 = 1536u;
-// Entries of `reach` each invocation moves when it drops queries.
+const REACH: u32 = LISTED / 2u;
+// Entries each invocation moves when it drops queries.
 const REACH_EACH: u32 = REACH / 256u;
-var<workgroup> reach: array<vec2<u32>, REACH>;
 var<workgroup> reached: atomic<u32>;
 var<workgroup> reach_len: u32;
+
+// Query i gathered by `pairs`.
+fn reach_at(i: u32) -> vec2<u32> {
+    return vec2<u32>(listed[2u * i], listed[2u * i + 1u]);
+}
+
+fn set_reach(i: u32, q: vec2<u32>) {
+    listed[2u * i] = q.x;
+    listed[2u * i + 1u] = q.y;
+}
 
 // The exclusive prefix of `v` over the workgroup, and the workgroup's total.
 fn excl_scan(li: u32, v: u32) -> vec2<u32> {
@@ -143,6 +168,21 @@ fn sample_of(f: Fill) -> vec2<u32> {
 // (sampled queries that reach the node with it), among those its path has not used and
 // some but not all of the sampled keys have; the lowest of equals.
 fn choose(li: u32, f: Fill, e: Node) -> u32 {
+    let sampled = count_keys(li, f, e);
+    let s = sample_of(f);
+    let mask = f.live & ~e.used;
+    for (var i = li; i < s.x; i = i + 256u) {
+        let q = queries[f.queries + i * s.y] & f.live;
+        if (disjoint(q, e.taken)) {
+            count_bits(64u, q & mask);
+        }
+    }
+    return pick(li, e, sampled, s.x);
+}
+
+// Clears `bits` and counts the set bits of node e's sampled keys (bits 0..63); returns how
+// many keys it sampled.
+fn count_keys(li: u32, f: Fill, e: Node) -> u32 {
     if (li < 128u) {
         atomicStore(&bits[li], 0u);
     }
@@ -154,16 +194,15 @@ fn choose(li: u32, f: Fill, e: Node) -> u32 {
     for (var i = li; i < sampled; i = i + 256u) {
         count_bits(0u, stored[e.keys.x + i * step] & mask);
     }
-    let s = sample_of(f);
-    for (var i = li; i < s.x; i = i + 256u) {
-        let q = queries[f.queries + i * s.y] & f.live;
-        if (disjoint(q, e.taken)) {
-            count_bits(64u, q & mask);
-        }
-    }
+    return sampled;
+}
+
+// Once every invocation has counted `bits`, the bit `choose` describes (`reads` sampled
+// queries were read).
+fn pick(li: u32, e: Node, sampled: u32, reads: u32) -> u32 {
     workgroupBarrier();
     if (li == 0u) {
-        tested(e.fill, sampled + s.x);
+        tested(e.fill, sampled + reads);
         var best = NONE;
         var score = 0u;
         for (var b = 0u; b < 64u; b = b + 1u) {
@@ -364,6 +403,94 @@ fn top(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li
     }
 }
 
+// As `choose`, for a node of `rest`: reads the queries listed for it (`e.pad` of them), or
+// lists them from the fill's sample (NONE). Returns the bit and how many queries reach the
+// node (more than LISTED: not all are listed).
+fn choose_listed(li: u32, f: Fill, e: Node) -> vec2<u32> {
+    if (li == 0u) {
+        atomicStore(&listing, 0u);
+    }
+    let sampled = count_keys(li, f, e);
+    let s = sample_of(f);
+    let mask = f.live & ~e.used;
+    held = 0u;
+    if (e.pad != NONE) {
+        for (var k = 0u; k < LISTED_EACH; k = k + 1u) {
+            let i = li + k * 256u;
+            if (i >= e.pad) {
+                break;
+            }
+            let id = listed[i];
+            let q = queries[f.queries + id * s.y] & f.live;
+            held_ids[k] = id;
+            held_qs[k] = q;
+            held = k + 1u;
+            count_bits(64u, q & mask);
+        }
+        return vec2<u32>(pick(li, e, sampled, e.pad), e.pad);
+    }
+    for (var i = li; i < s.x; i = i + 256u) {
+        let q = queries[f.queries + i * s.y] & f.live;
+        if (disjoint(q, e.taken)) {
+            let k = atomicAdd(&listing, 1u);
+            if (k < LISTED) {
+                listed[k] = i;
+            }
+            count_bits(64u, q & mask);
+        }
+    }
+    let bit = pick(li, e, sampled, s.x);
+    if (li == 0u) {
+        listed_len = atomicLoad(&listing);
+    }
+    return vec2<u32>(bit, workgroupUniformLoad(&listed_len));
+}
+
+// Reads the first `len` listed queries into each invocation's `held_*` (for a node that
+// listed them from its fill's sample).
+fn hold_listed(li: u32, f: Fill, e: Node, len: u32) {
+    let s = sample_of(f);
+    held = 0u;
+    for (var k = 0u; k < LISTED_EACH; k = k + 1u) {
+        let i = li + k * 256u;
+        if (i >= len) {
+            break;
+        }
+        let id = listed[i];
+        held_ids[k] = id;
+        held_qs[k] = queries[f.queries + id * s.y] & f.live;
+        held = k + 1u;
+    }
+    if (li == 0u) {
+        tested(e.fill, len);
+    }
+}
+
+// Moves the held queries without `bit` to the front of the listed ones, those with it after
+// them; returns how many are without it.
+fn part_listed(li: u32, bit: u32) -> u32 {
+    var zeros = 0u;
+    for (var k = 0u; k < held; k = k + 1u) {
+        zeros = zeros + select(1u, 0u, has_bit(held_qs[k], bit));
+    }
+    // Every invocation has read its entries before any writes (the scans' barriers).
+    let z = excl_scan(li, zeros);
+    let o = excl_scan(li, held - zeros);
+    var zi = z.x;
+    var oi = z.y + o.x;
+    for (var k = 0u; k < held; k = k + 1u) {
+        if (has_bit(held_qs[k], bit)) {
+            listed[oi] = held_ids[k];
+            oi = oi + 1u;
+        } else {
+            listed[zi] = held_ids[k];
+            zi = zi + 1u;
+        }
+    }
+    workgroupBarrier();
+    return z.y;
+}
+
 // Takes the next node off the stack (thread 0): a leaf of one block or two, or one that
 // may split.
 fn pop() {
@@ -391,6 +518,8 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     let f = fills[root.fill];
     if (li == 0u) {
         stack[0] = root;
+        // Its sampled queries are not listed yet.
+        stack[0].pad = NONE;
         depth = 1u;
         mode = BUILD_SPLIT;
     }
@@ -414,8 +543,11 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
             continue;
         }
         var bit = NONE;
+        var reach = NONE;
         if (m == BUILD_SPLIT) {
-            bit = choose(li, f, e);
+            let c = choose_listed(li, f, e);
+            bit = c.x;
+            reach = c.y;
         }
         if (!split_node(li, f, e, bit)) {
             if (li == 0u) {
@@ -423,9 +555,20 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
             }
             continue;
         }
+        // The child without the bit is reached by the node's queries, the other by those
+        // without it: moved to the front.
+        var without = NONE;
+        if (reach <= LISTED) {
+            if (e.pad == NONE) {
+                hold_listed(li, f, e, reach);
+            }
+            without = part_listed(li, bit);
+        }
         if (li == 0u) {
             stack[depth] = kids[0];
+            stack[depth].pad = select(NONE, reach, reach <= LISTED);
             stack[depth + 1u] = kids[1];
+            stack[depth + 1u].pad = without;
             depth = depth + 2u;
         }
     }
@@ -476,7 +619,7 @@ fn skip_bit(li: u32, f: Fill, e: Node, lo: u32, need: u32, bits_so_far: vec4<u32
     }
     if (gathered) {
         for (var i = li; i < len; i = i + 256u) {
-            count_bits(64u, reach[i] & open);
+            count_bits(64u, reach_at(i) & open);
         }
     } else {
         for (var i = li; i < len; i = i + 256u) {
@@ -484,7 +627,7 @@ fn skip_bit(li: u32, f: Fill, e: Node, lo: u32, need: u32, bits_so_far: vec4<u32
             if (disjoint(q, e.taken | mask)) {
                 let k = atomicAdd(&reached, 1u);
                 if (k < REACH) {
-                    reach[k] = q;
+                    set_reach(k, q);
                 }
                 count_bits(64u, q & open);
             }
@@ -521,15 +664,18 @@ fn drop_queries(li: u32, bit: u32) {
     var kept = 0u;
     for (var k = 0u; k < REACH_EACH; k = k + 1u) {
         let i = li + k * 256u;
-        if (i < n && !has_bit(reach[i], bit)) {
-            mine[kept] = reach[i];
-            kept = kept + 1u;
+        if (i < n) {
+            let q = reach_at(i);
+            if (!has_bit(q, bit)) {
+                mine[kept] = q;
+                kept = kept + 1u;
+            }
         }
     }
     // Every invocation has read its entries before any writes (the scan's barriers).
     let at = excl_scan(li, kept);
     for (var k = 0u; k < kept; k = k + 1u) {
-        reach[at.x + k] = mine[k];
+        set_reach(at.x + k, mine[k]);
     }
     if (li == 0u) {
         reach_len = at.y;
