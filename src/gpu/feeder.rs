@@ -18,8 +18,9 @@ use super::layout::{
     RESULT_STATUS, RESULT_TESTS, RESULT_WEIGHTED, RESULT_WORDS, ROLE_EAST, ROLE_WEST,
 };
 use super::request::Request;
+use super::resident::Resident;
 use super::shader::Stat;
-use super::slot::{top_levels, Capacity, Packed, Slot, PASSES, STAT_WORDS};
+use super::slot::{top_levels, upload, Capacity, Packed, Slot, PASSES, STAT_WORDS};
 use super::Device;
 use crate::work::Work;
 
@@ -141,12 +142,12 @@ impl Feeder {
     pub(crate) const SLOTS: usize = 3;
 
     /// Starts the feeder of `dev`, with batch slots of capacity `cap` reading resident words
-    /// from `resident`.
-    pub(crate) fn start(dev: Arc<Device>, cap: Capacity, resident: wgpu::Buffer) -> Self {
+    /// from `resident` (and uploading those placed there since the last batch).
+    pub(crate) fn start(dev: Arc<Device>, cap: Capacity, resident: Arc<Resident>) -> Self {
         let (tx, rx) = mpsc::sync_channel(4 * cap.joins as usize);
         let totals = Arc::new(Mutex::new(Work::default()));
         let flush = Arc::new(AtomicU64::new(0));
-        let mut state = Loop::new(dev, cap, &resident, rx);
+        let mut state = Loop::new(dev, cap, resident, rx);
         state.totals = Arc::clone(&totals);
         state.flush = Arc::clone(&flush);
         let thread = std::thread::Builder::new()
@@ -224,6 +225,7 @@ struct InFlight {
 /// What the feeder thread holds.
 struct Loop {
     dev: Arc<Device>,
+    resident: Arc<Resident>,
     cap: Capacity,
     slots: Vec<Slot>,
     free: Vec<usize>,
@@ -253,15 +255,16 @@ impl Loop {
     fn new(
         dev: Arc<Device>,
         cap: Capacity,
-        resident: &wgpu::Buffer,
+        resident: Arc<Resident>,
         rx: Receiver<Submission>,
     ) -> Self {
         let slots = (0..Feeder::SLOTS)
-            .map(|_| Slot::new(&dev, cap, resident))
+            .map(|_| Slot::new(&dev, cap, resident.buffer()))
             .collect();
         let belt = wgpu::util::StagingBelt::new(dev.device.clone(), 1 << 22);
         Loop {
             dev,
+            resident,
             cap,
             slots,
             free: (0..Feeder::SLOTS).rev().collect(),
@@ -374,7 +377,14 @@ impl Loop {
         let slot = self.free.pop().expect("a free slot");
         let dev = &self.dev;
         let mut encoder = dev.device.create_command_encoder(&Default::default());
-        let bytes_up = self.slots[slot].record(dev, &mut encoder, &mut self.belt, &packed);
+        // The quarters its joins were the first to read, ahead of its passes.
+        let mut bytes_up = 0;
+        for (at, words) in self.resident.take_pending() {
+            let target = (self.resident.buffer(), 8 * at);
+            let bytes = bytemuck::cast_slice(&words);
+            bytes_up += upload(&mut encoder, &mut self.belt, target, bytes);
+        }
+        bytes_up += self.slots[slot].record(dev, &mut encoder, &mut self.belt, &packed);
         let steps = batch_steps(top_levels(packed.largest));
         self.belt.finish();
         let submission = dev.queue.submit([encoder.finish()]);

@@ -104,7 +104,7 @@ impl GpuJoiner {
         fail_after: Option<u64>,
     ) -> Self {
         let resident = Arc::new(Resident::new(&device, resident));
-        let feeder = Feeder::start(Arc::clone(&device), cap, resident.buffer().clone());
+        let feeder = Feeder::start(Arc::clone(&device), cap, Arc::clone(&resident));
         // A fill the size of the cap must fit an empty batch: its keys, and its blocks with
         // room for partly filled leaves.
         let fill_cap = cap

@@ -1,6 +1,9 @@
 //! Quarter words kept on the GPU for a whole run: a plan's shared prepared quarters are
 //! uploaded the first time a join reads them, once, and every later job names their offset
-//! (a job's other quarters are carried by its batch).
+//! (a job's other quarters are carried by its batch). The feeder uploads them in the first
+//! batch it records after a worker placed them: a write queued from a worker's thread
+//! (`Queue::write_buffer`) was seen to be lost under load on lavapipe, so that a batch read
+//! zeros.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -11,7 +14,6 @@ use crate::engine::mitm::prepared::Prepared;
 /// The resident quarter words: a buffer filled from the front, and where each quarter's
 /// class lies in it.
 pub(crate) struct Resident {
-    dev: Arc<Device>,
     buffer: wgpu::Buffer,
     /// Words in the buffer.
     capacity: u64,
@@ -24,6 +26,8 @@ struct State {
     at: HashMap<(u64, usize), u32>,
     /// Words in use.
     used: u64,
+    /// Words placed but not yet uploaded, by their first word.
+    pending: Vec<(u64, Vec<u64>)>,
 }
 
 impl Resident {
@@ -43,7 +47,6 @@ impl Resident {
             mapped_at_creation: false,
         });
         Resident {
-            dev: Arc::clone(dev),
             buffer,
             capacity,
             state: Mutex::new(State::default()),
@@ -57,8 +60,8 @@ impl Resident {
 
     /// Where class `class` of `p` lies on the GPU: resident already, or made so now if `p`
     /// is a plan's shared quarter (whose words never change) and there is room; `None`
-    /// otherwise (the join carries its words). Words made resident are written before the
-    /// next submission, on the same queue as the batch that reads them.
+    /// otherwise (the join carries its words). Words made resident wait for the feeder
+    /// ([`Resident::take_pending`]), which records them ahead of every batch it packs later.
     pub(crate) fn offset(&self, p: &Prepared, class: usize) -> Option<u32> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(&at) = state.at.get(&(p.stamp(), class)) {
@@ -75,12 +78,18 @@ impl Resident {
             let words = p.words(class);
             let at = state.used;
             if !words.is_empty() {
-                let bytes = bytemuck::cast_slice(words);
-                self.dev.queue.write_buffer(&self.buffer, 8 * at, bytes);
+                state.pending.push((at, words.to_vec()));
             }
             state.at.insert((p.stamp(), class), at as u32);
             state.used += words.len() as u64;
         }
         state.at.get(&(p.stamp(), class)).copied()
+    }
+
+    /// The words placed since the last call, each with its first word: the feeder records
+    /// their upload into the next batch's command encoder, ahead of its passes.
+    pub(crate) fn take_pending(&self) -> Vec<(u64, Vec<u64>)> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        std::mem::take(&mut state.pending)
     }
 }

@@ -386,14 +386,29 @@ impl Slot {
             ),
         ];
         let mut up = 0;
-        up += upload(encoder, belt, &b.params, &params.bytes);
-        up += upload(encoder, belt, &b.jobs, bytemuck::cast_slice(&packed.jobs));
-        up += upload(encoder, belt, &b.sides, bytemuck::cast_slice(&packed.sides));
-        up += upload(encoder, belt, &b.joins, bytemuck::cast_slice(&packed.joins));
+        up += upload(encoder, belt, (&b.params, 0), &params.bytes);
         up += upload(
             encoder,
             belt,
-            &b.carried,
+            (&b.jobs, 0),
+            bytemuck::cast_slice(&packed.jobs),
+        );
+        up += upload(
+            encoder,
+            belt,
+            (&b.sides, 0),
+            bytemuck::cast_slice(&packed.sides),
+        );
+        up += upload(
+            encoder,
+            belt,
+            (&b.joins, 0),
+            bytemuck::cast_slice(&packed.joins),
+        );
+        up += upload(
+            encoder,
+            belt,
+            (&b.carried, 0),
             bytemuck::cast_slice(&packed.words),
         );
         self.clear(encoder, packed);
@@ -503,18 +518,19 @@ impl Slot {
     }
 }
 
-/// Copies `bytes` into `target` from its start through the staging belt; returns how many.
-fn upload(
+/// Copies `bytes` into `target` from byte `offset` through the staging belt; returns how
+/// many.
+pub(crate) fn upload(
     encoder: &mut wgpu::CommandEncoder,
     belt: &mut wgpu::util::StagingBelt,
-    target: &wgpu::Buffer,
+    (target, offset): (&wgpu::Buffer, u64),
     bytes: &[u8],
 ) -> u64 {
     let len = (bytes.len() as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
     let Some(size) = wgpu::BufferSize::new(len) else {
         return 0;
     };
-    let mut view = belt.write_buffer(encoder, target, 0, size);
+    let mut view = belt.write_buffer(encoder, target, offset, size);
     view.slice(..bytes.len()).copy_from_slice(bytes);
     len
 }
