@@ -385,32 +385,17 @@ impl Slot {
                 (self.regions.block_routes_at, self.cap.blocks + 1),
             ),
         ];
-        let mut up = 0;
-        up += upload(encoder, belt, (&b.params, 0), &params.bytes);
-        up += upload(
-            encoder,
-            belt,
-            (&b.jobs, 0),
-            bytemuck::cast_slice(&packed.jobs),
-        );
-        up += upload(
-            encoder,
-            belt,
-            (&b.sides, 0),
-            bytemuck::cast_slice(&packed.sides),
-        );
-        up += upload(
-            encoder,
-            belt,
-            (&b.joins, 0),
-            bytemuck::cast_slice(&packed.joins),
-        );
-        up += upload(
-            encoder,
-            belt,
-            (&b.carried, 0),
-            bytemuck::cast_slice(&packed.words),
-        );
+        let uploads: [(&wgpu::Buffer, &[u8]); 5] = [
+            (&b.params, &params.bytes),
+            (&b.jobs, bytemuck::cast_slice(&packed.jobs)),
+            (&b.sides, bytemuck::cast_slice(&packed.sides)),
+            (&b.joins, bytemuck::cast_slice(&packed.joins)),
+            (&b.carried, bytemuck::cast_slice(&packed.words)),
+        ];
+        let up: u64 = uploads
+            .into_iter()
+            .map(|(target, bytes)| upload(encoder, belt, (target, 0), bytes))
+            .sum();
         self.clear(encoder, packed);
         let joins = packed.joins.len() as u32;
         let jobs = packed.jobs.len() as u32 - 1;
