@@ -69,6 +69,9 @@ pub struct Work {
     pub gpu_steps: u64,
     /// Bytes uploaded to the GPU.
     pub gpu_bytes_up: u64,
+    /// Of those, the quarter words made resident on the GPU: each is uploaded once a run, so
+    /// that a sample's share overstates a whole run's (which never passes the resident room).
+    pub gpu_resident_bytes: u64,
     /// Bytes read back from the GPU.
     pub gpu_bytes_down: u64,
     /// Keys and queries a sieve tree built on the host scanned (none: the GPU builds them).
@@ -110,7 +113,7 @@ impl Work {
         counts.chain(seconds).collect()
     }
 
-    fn counts(&self) -> [u64; 23] {
+    fn counts(&self) -> [u64; 24] {
         [
             self.quarter_placements,
             self.half_pairs_tested,
@@ -133,12 +136,13 @@ impl Work {
             self.gpu_waits,
             self.gpu_steps,
             self.gpu_bytes_up,
+            self.gpu_resident_bytes,
             self.gpu_bytes_down,
             self.host_tree_keys,
         ]
     }
 
-    fn counts_mut(&mut self) -> [&mut u64; 23] {
+    fn counts_mut(&mut self) -> [&mut u64; 24] {
         [
             &mut self.quarter_placements,
             &mut self.half_pairs_tested,
@@ -161,6 +165,7 @@ impl Work {
             &mut self.gpu_waits,
             &mut self.gpu_steps,
             &mut self.gpu_bytes_up,
+            &mut self.gpu_resident_bytes,
             &mut self.gpu_bytes_down,
             &mut self.host_tree_keys,
         ]
@@ -221,6 +226,9 @@ pub struct GpuWork {
     pub gpu_steps: u64,
     /// Bytes uploaded.
     pub gpu_bytes_up: u64,
+    /// Of those, the quarter words made resident (once each).
+    #[serde(default)]
+    pub gpu_resident_bytes: u64,
     /// Bytes read back.
     pub gpu_bytes_down: u64,
     /// Keys and queries a host-side tree build scanned (0: trees are built on the GPU).
@@ -252,6 +260,7 @@ impl From<&Work> for GpuWork {
             gpu_waits: w.gpu_waits,
             gpu_steps: w.gpu_steps,
             gpu_bytes_up: w.gpu_bytes_up,
+            gpu_resident_bytes: w.gpu_resident_bytes,
             gpu_bytes_down: w.gpu_bytes_down,
             host_tree_keys: w.host_tree_keys,
             blocks_built: w.blocks_built,
@@ -272,7 +281,7 @@ impl From<&Work> for GpuWork {
 }
 
 /// The names of the counts, in [`Work::counters`] order (the field names).
-const COUNT_NAMES: [&str; 23] = [
+const COUNT_NAMES: [&str; 24] = [
     "quarter_placements",
     "half_pairs_tested",
     "keys_built",
@@ -294,6 +303,7 @@ const COUNT_NAMES: [&str; 23] = [
     "gpu_waits",
     "gpu_steps",
     "gpu_bytes_up",
+    "gpu_resident_bytes",
     "gpu_bytes_down",
     "host_tree_keys",
 ];

@@ -219,6 +219,8 @@ struct InFlight {
     /// The readback buffer's mapping, once the batch is done.
     mapped: Receiver<Result<(), wgpu::BufferAsyncError>>,
     bytes_up: u64,
+    /// Of those, resident quarter words.
+    resident_bytes: u64,
     steps: u64,
 }
 
@@ -378,13 +380,14 @@ impl Loop {
         let dev = &self.dev;
         let mut encoder = dev.device.create_command_encoder(&Default::default());
         // The quarters its joins were the first to read, ahead of its passes.
-        let mut bytes_up = 0;
+        let mut resident_bytes = 0;
         for (at, words) in self.resident.take_pending() {
             let target = (self.resident.buffer(), 8 * at);
             let bytes = bytemuck::cast_slice(&words);
-            bytes_up += upload(&mut encoder, &mut self.belt, target, bytes);
+            resident_bytes += upload(&mut encoder, &mut self.belt, target, bytes);
         }
-        bytes_up += self.slots[slot].record(dev, &mut encoder, &mut self.belt, &packed);
+        let bytes_up =
+            resident_bytes + self.slots[slot].record(dev, &mut encoder, &mut self.belt, &packed);
         let steps = batch_steps(top_levels(packed.largest));
         self.belt.finish();
         let submission = dev.queue.submit([encoder.finish()]);
@@ -400,6 +403,7 @@ impl Loop {
             submission,
             mapped,
             bytes_up,
+            resident_bytes,
             steps,
         });
     }
@@ -525,6 +529,7 @@ impl Loop {
             gpu_waits: 1,
             gpu_steps: batch.steps,
             gpu_bytes_up: batch.bytes_up,
+            gpu_resident_bytes: batch.resident_bytes,
             gpu_bytes_down: 4 * stamps_at as u64 + if passes.is_some() { 8 * 12 } else { 0 },
             ..Work::default()
         };

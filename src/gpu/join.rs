@@ -18,7 +18,7 @@ use crate::work::Work;
 const SLOT_BYTES: [u64; 3] = [3 << 30, 1 << 30, 256 << 20];
 
 /// Bytes of the resident quarter words, by the same kinds of adapter.
-const RESIDENT_BYTES: [u64; 3] = [2 << 30, 512 << 20, 32 << 20];
+pub(crate) const RESIDENT_BYTES: [u64; 3] = [2 << 30, 512 << 20, 32 << 20];
 
 /// The largest class weight the block count takes (count.wgsl: 32-bit sums per invocation).
 pub(crate) const MAX_WEIGHT: u32 = 255;
@@ -157,8 +157,10 @@ pub(crate) fn wait(ticket: Ticket, work: &mut Work) -> Result<Option<u64>, Strin
 }
 
 /// Tasks a worker hands over before it waits for their counts: with every worker doing so,
-/// a batch gathers hundreds of joins.
-pub(crate) const TASKS_IN_FLIGHT: usize = 64;
+/// a batch gathers hundreds of joins. A batch costs some 50 dependent steps whatever it
+/// holds, so a count's batches are at most its tasks / 128; more would hold more of the
+/// host's memory in requests (a few tens of KB each at N = 21) and coarsen progress.
+pub(crate) const TASKS_IN_FLIGHT: usize = 128;
 
 /// Quarter words a deferred join may carry: one that carries more is waited for at once,
 /// so that a worker's joins in flight never hold more than a few of them.

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::feeder::batch_steps;
-use super::join::TASKS_IN_FLIGHT;
+use super::join::{RESIDENT_BYTES, TASKS_IN_FLIGHT};
 use super::layout::TOP_LEVELS;
 
 /// Seconds of one dependent step (a dispatch, copy or clear the next waits on): a few
@@ -38,18 +38,22 @@ const TREE_TESTS_PER_SECOND: f64 = 2e11;
 
 /// The modelled GPU seconds of a run of `tasks` tasks whose work, scaled to the whole run,
 /// is `counters` (by [`crate::Work`] field name). Steps are those of the run's batches: a
-/// count hands a batch at least a worker's step of tasks (64), whatever the
+/// count hands a batch at least a worker's step of tasks ([`TASKS_IN_FLIGHT`]), whatever the
 /// sampled tasks (each solved alone) took, each with as many tree levels built level by
-/// level as a batch ever records. `None` where the counters are not a GPU's.
+/// level as a batch ever records. Resident quarter words are uploaded once a run: scaled
+/// up from a sample, they would be charged once per task that read them first, so they
+/// count at most a discrete GPU's resident room. `None` where the counters are not a GPU's.
 pub fn model_seconds(counters: &BTreeMap<&str, f64>, tasks: usize) -> Option<f64> {
     let get = |name: &str| counters.get(name).copied();
     get("gpu_steps")?;
     let batches = (tasks as f64 / TASKS_IN_FLIGHT as f64).ceil();
     let steps = batches * batch_steps(TOP_LEVELS) as f64;
+    let resident = get("gpu_resident_bytes")?;
+    let bytes_up = get("gpu_bytes_up")? - resident + resident.min(RESIDENT_BYTES[0] as f64);
     Some(
         steps * STEP_SECONDS
             + get("visited_pairs")? / VISITS_PER_SECOND
-            + get("gpu_bytes_up")? / BYTES_UP_PER_SECOND
+            + bytes_up / BYTES_UP_PER_SECOND
             + get("routing_tests")? / ROUTING_TESTS_PER_SECOND
             + get("table_key_tests")? / TABLE_KEY_TESTS_PER_SECOND
             + get("tree_tests")? / TREE_TESTS_PER_SECOND,
@@ -66,6 +70,7 @@ mod tests {
             "gpu_steps",
             "visited_pairs",
             "gpu_bytes_up",
+            "gpu_resident_bytes",
             "routing_tests",
             "table_key_tests",
             "tree_tests",
@@ -76,6 +81,13 @@ mod tests {
         c.insert("visited_pairs", 20e9);
         let visits = model_seconds(&c, TASKS_IN_FLIGHT).unwrap() - base;
         assert!((visits - 20e9 / VISITS_PER_SECOND).abs() < 1e-9);
+        // Resident words count once, up to the resident room: a sample scaled to a plan
+        // would charge them once per task.
+        let room = RESIDENT_BYTES[0] as f64;
+        c.insert("gpu_bytes_up", 1e9 + 50.0 * room);
+        c.insert("gpu_resident_bytes", 50.0 * room);
+        let up = model_seconds(&c, TASKS_IN_FLIGHT).unwrap() - base - visits;
+        assert!((up - (1e9 + room) / BYTES_UP_PER_SECOND).abs() < 1e-9);
         c.remove("routing_tests");
         assert_eq!(model_seconds(&c, 1), None);
         assert_eq!(model_seconds(&BTreeMap::new(), 1), None);

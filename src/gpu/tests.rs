@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::join::GpuJoiner;
+use super::join::{GpuJoiner, TASKS_IN_FLIGHT};
 use super::layout::{split, JoinDesc, JOIN_SWAP};
 use super::request::Request;
 use super::slot::Capacity;
@@ -390,6 +390,44 @@ fn every_total_from_4_to_16_is_known_and_fed_in_batches() {
     assert_kernel_budgets(&work, "N = 16");
 }
 
+/// With a resident room far smaller than a plan's shared quarters, those that fit are
+/// uploaded once each and the others carried by their joins: the count stays exact.
+#[test]
+fn quarters_past_the_resident_room_are_carried() {
+    let Some(gpu) = gpu("quarters_past_the_resident_room_are_carried") else {
+        return;
+    };
+    let n = 14;
+    let room = 1u64 << 12;
+    let count = |room: u64| {
+        let cap = Capacity::of_budget(&gpu.device, 64 << 20);
+        let joiner = GpuJoiner::with_capacity(Arc::clone(&gpu.device), cap, room, None);
+        let plan = crate::engine::mitm::MitmPlan::with_joiner(n, Arc::new(joiner), SHARED_H);
+        let ids: Vec<usize> = (0..plan.len()).collect();
+        let pool = thread_pool(2).unwrap();
+        let total = execute(&plan, &ids, &pool, &NoProgress).unwrap();
+        assert_eq!(total, crate::known::total(n).unwrap(), "room {room}");
+        plan.device_work().expect("the GPU keeps totals")
+    };
+    let (small, large) = (count(room), count(1 << 24));
+    // Each resident quarter is uploaded once, within the room; the small room's others
+    // are carried, batch after batch.
+    assert!(small.gpu_resident_bytes <= 8 * room, "{small:?}");
+    assert!(
+        small.gpu_resident_bytes < large.gpu_resident_bytes,
+        "{large:?}"
+    );
+    let carried = |w: &Work| w.gpu_bytes_up - w.gpu_resident_bytes;
+    eprintln!(
+        "N = {n}: resident bytes {} and {}, other bytes up {} and {}",
+        small.gpu_resident_bytes,
+        large.gpu_resident_bytes,
+        carried(&small),
+        carried(&large)
+    );
+    assert!(carried(&small) > carried(&large), "{small:?} {large:?}");
+}
+
 #[test]
 fn sampled_tasks_of_18_to_22_are_fed_in_batches() {
     let Some(gpu) = gpu("sampled_tasks_of_18_to_22_are_fed_in_batches") else {
@@ -397,10 +435,12 @@ fn sampled_tasks_of_18_to_22_are_fed_in_batches() {
     };
     let mut all = Work::default();
     for n in 18..=22 {
-        // The cheapest tasks (at the plan's end), 128 of them: a worker hands 64 over at once.
+        // The cheapest tasks (at the plan's end), a worker's step of them. (Past them, tasks
+        // of N = 22 read more shared quarters than lavapipe's resident room holds, and carry
+        // the rest in joins that go in batches of their own.)
         let plan = super::plan(&gpu, n).unwrap();
         let cpu = crate::engine::plan("mitm", n, &crate::engine::PlanOptions::default()).unwrap();
-        let ids: Vec<usize> = (plan.len() - 128..plan.len()).collect();
+        let ids: Vec<usize> = (plan.len() - TASKS_IN_FLIGHT..plan.len()).collect();
         let pool = thread_pool(2).unwrap();
         let got = execute(plan.as_ref(), &ids, &pool, &NoProgress).unwrap();
         let want = execute(cpu.as_ref(), &ids, &pool, &NoProgress).unwrap();
