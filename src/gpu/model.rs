@@ -38,7 +38,7 @@ const TREE_TESTS_PER_SECOND: f64 = 2e11;
 
 /// The modelled GPU seconds of a run of `tasks` tasks whose work, scaled to the whole run,
 /// is `counters` (by [`crate::Work`] field name). Steps are those of the run's batches: a
-/// count hands a batch at least a worker's step of tasks ([`TASKS_IN_FLIGHT`]), whatever the
+/// count hands a batch at least a worker's step of tasks (`TASKS_IN_FLIGHT`), whatever the
 /// sampled tasks (each solved alone) took, each with as many tree levels built level by
 /// level as a batch ever records. Resident quarter words are uploaded once a run: scaled
 /// up from a sample, they would be charged once per task that read them first, so they
