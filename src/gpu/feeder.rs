@@ -245,6 +245,8 @@ struct Loop {
     sizes: Sizes,
     /// One past the last submission a worker waits for ([`Ticket::wait`]).
     flush: Arc<AtomicU64>,
+    /// The last batch as packed, kept for its room.
+    packed: Packed,
 }
 
 /// How often the feeder looks for a waiting worker while it gathers joins. (It waits for
@@ -279,6 +281,7 @@ impl Loop {
             failed: None,
             sizes: Sizes::default(),
             flush: Arc::default(),
+            packed: Packed::default(),
         }
     }
 
@@ -374,6 +377,7 @@ impl Loop {
     fn launch(&mut self) {
         let (packed, entries) = self.pack();
         if entries.is_empty() {
+            self.packed = packed;
             return;
         }
         let slot = self.free.pop().expect("a free slot");
@@ -389,6 +393,7 @@ impl Loop {
         let bytes_up =
             resident_bytes + self.slots[slot].record(dev, &mut encoder, &mut self.belt, &packed);
         let steps = batch_steps(top_levels(packed.largest));
+        self.packed = packed;
         self.belt.finish();
         let submission = dev.queue.submit([encoder.finish()]);
         self.belt.recall();
@@ -411,7 +416,8 @@ impl Loop {
     /// The joins at the front of the queue that the estimated sizes say fit one batch (the
     /// first always goes: alone, it fits or is cut).
     fn pack(&mut self) -> (Packed, Vec<Submission>) {
-        let mut packed = Packed::default();
+        let mut packed = std::mem::take(&mut self.packed);
+        packed.clear();
         let mut entries = Vec::new();
         let mut room = Room::new(&self.cap);
         while let Some(s) = self.queue.front() {

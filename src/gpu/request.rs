@@ -3,7 +3,7 @@
 //! order), what each side's jobs share, the join's weights and flags, and the quarter words
 //! it reads that are not on the GPU already.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rustc_hash::FxHashMap;
 
@@ -28,15 +28,75 @@ pub(crate) struct Request {
     /// Flags, fill cap, weights, live bits and tie marks (the job indices are the batch's).
     pub(crate) desc: JoinDesc,
     /// Quarter words the jobs read that are not resident on the GPU ([`CARRIED`]); shared
-    /// by the parts of a join that is cut (a `Vec`, as an `Arc<[u64]>` would copy them once
-    /// more).
-    pub(crate) words: Arc<Vec<u64>>,
+    /// by the parts of a join that is cut.
+    pub(crate) words: Arc<Words>,
+}
+
+/// The quarter words a request carries, in a buffer that goes back to the spare ones once
+/// the last request (or part of a cut one) holding it is dropped, for a later request to
+/// fill: a new buffer each time came in fresh pages from the system (glibc maps large
+/// blocks and trims its heap), and their page faults took a third of the host's time.
+#[derive(Debug, Default)]
+pub(crate) struct Words(Vec<u64>);
+
+impl std::ops::Deref for Words {
+    type Target = Vec<u64>;
+    fn deref(&self) -> &Vec<u64> {
+        &self.0
+    }
+}
+
+impl Drop for Words {
+    fn drop(&mut self) {
+        let words = std::mem::take(&mut self.0);
+        if words.capacity() == 0 {
+            return;
+        }
+        let mut spare = SPARE.lock().unwrap_or_else(PoisonError::into_inner);
+        if spare.words + words.capacity() <= SPARE_WORDS {
+            spare.words += words.capacity();
+            spare.buffers.push(words);
+        }
+    }
+}
+
+/// Buffers of carried words no request holds any more.
+struct Spare {
+    buffers: Vec<Vec<u64>>,
+    /// Their capacities, summed.
+    words: usize,
+}
+
+static SPARE: Mutex<Spare> = Mutex::new(Spare {
+    buffers: Vec::new(),
+    words: 0,
+});
+
+/// The most words the spare buffers keep (256 MiB; past it, buffers are freed): the words
+/// of a few thousand requests in flight at N = 21.
+const SPARE_WORDS: usize = 32 << 20;
+
+/// An empty buffer for a request's carried words: a spare one if there is one.
+fn spare_buffer() -> Vec<u64> {
+    let mut spare = SPARE.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some(mut words) = spare.buffers.pop() else {
+        return Vec::new();
+    };
+    spare.words -= words.capacity();
+    words.clear();
+    words
 }
 
 thread_local! {
     /// The carried words of the last request this thread made.
     static LAST_WORDS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// The last request's map of carried groups, kept for its room.
+    static CARRIED_GROUPS: std::cell::Cell<Option<Groups>> = const { std::cell::Cell::new(None) };
 }
+
+/// The groups of quarter words carried so far, by (stamp, class, first word, words): where
+/// they start in the carried words.
+type Groups = FxHashMap<(u64, usize, u32, u32), u32>;
 
 impl Request {
     /// The request for `join`, whose fills hold at most `cap` stored keys; quarters that
@@ -48,9 +108,13 @@ impl Request {
             .map_or(0, |(m, _)| m.iter().fold(0, |a, b| a | b));
         // A thread's consecutive joins are alike: start with room for the last one's words,
         // rather than grow (and copy) them a dozen times.
+        let mut words = spare_buffer();
+        words.reserve(LAST_WORDS.get());
+        let mut carried = CARRIED_GROUPS.take().unwrap_or_default();
+        carried.clear();
         let mut b = Builder {
-            words: Vec::with_capacity(LAST_WORDS.get()),
-            carried: FxHashMap::default(),
+            words,
+            carried,
             resident,
             resident_at: Vec::new(),
             sides: Vec::new(),
@@ -72,12 +136,13 @@ impl Request {
             item += job.items();
         }
         LAST_WORDS.set(b.words.len());
+        CARRIED_GROUPS.set(Some(b.carried));
         Request {
             jobs,
             sides: b.sides,
             roles,
             desc: desc(join, cap),
-            words: Arc::new(b.words),
+            words: Arc::new(Words(b.words)),
         }
     }
 
@@ -208,7 +273,7 @@ impl Request {
             sides: vec![side(ROLE_WEST), side(ROLE_EAST)],
             roles: [0, east_at, n, n, n],
             desc,
-            words: words.into(),
+            words: Arc::new(Words(words)),
         }
     }
 }
@@ -241,9 +306,9 @@ fn desc(join: &Join<'_, '_>, cap: u32) -> JoinDesc {
 /// Makes a request's jobs and sides, and gathers the words it carries.
 struct Builder<'r> {
     words: Vec<u64>,
-    /// The groups of quarter words carried so far, by (stamp, class, first word, words):
-    /// where they start in `words`. Only the groups the jobs read are carried, each once.
-    carried: FxHashMap<(u64, usize, u32, u32), u32>,
+    /// The groups of quarter words carried so far: where they start in `words`. Only the
+    /// groups the jobs read are carried, each once.
+    carried: Groups,
     resident: &'r Resident,
     /// Where each (stamp, class) of a quarter the jobs read lies in the resident words
     /// (`None`: carried): looked up once per request, not once per job.

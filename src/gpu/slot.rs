@@ -167,6 +167,19 @@ pub(crate) struct Packed {
     pub(crate) largest: u64,
 }
 
+impl Packed {
+    /// Empties it, keeping its room (a batch's words are megabytes: new buffers for each
+    /// came in fresh pages).
+    pub(crate) fn clear(&mut self) {
+        self.joins.clear();
+        self.jobs.clear();
+        self.sides.clear();
+        self.words.clear();
+        self.items = 0;
+        self.largest = 0;
+    }
+}
+
 /// The top levels of the trees a batch builds level by level (tree.wgsl), for fills of
 /// at most `largest` keys: enough for a node to come down to `SUBTREE_KEYS` keys where
 /// splits are as uneven as a third to two thirds, and at least one (the roots).
