@@ -386,9 +386,8 @@ impl Loop {
         // The quarters its joins were the first to read, ahead of its passes.
         let mut resident_bytes = 0;
         for (at, words) in self.resident.take_pending() {
-            let target = (self.resident.buffer(), 8 * at);
-            let bytes = bytemuck::cast_slice(&words);
-            resident_bytes += upload(&mut encoder, &mut self.belt, target, bytes);
+            let (target, bytes) = (self.resident.buffer(), bytemuck::cast_slice(&words));
+            resident_bytes += upload(&mut encoder, &mut self.belt, target, 8 * at, bytes);
         }
         let bytes_up =
             resident_bytes + self.slots[slot].record(dev, &mut encoder, &mut self.belt, &packed);

@@ -40,8 +40,8 @@ pub(crate) struct Request {
 pub(crate) struct Words(Vec<u64>);
 
 impl std::ops::Deref for Words {
-    type Target = Vec<u64>;
-    fn deref(&self) -> &Vec<u64> {
+    type Target = [u64];
+    fn deref(&self) -> &[u64] {
         &self.0
     }
 }

@@ -407,7 +407,7 @@ impl Slot {
         ];
         let up: u64 = uploads
             .into_iter()
-            .map(|(target, bytes)| upload(encoder, belt, (target, 0), bytes))
+            .map(|(target, bytes)| upload(encoder, belt, target, 0, bytes))
             .sum();
         self.clear(encoder, packed);
         let joins = packed.joins.len() as u32;
@@ -521,7 +521,8 @@ impl Slot {
 pub(crate) fn upload(
     encoder: &mut wgpu::CommandEncoder,
     belt: &mut wgpu::util::StagingBelt,
-    (target, offset): (&wgpu::Buffer, u64),
+    target: &wgpu::Buffer,
+    offset: u64,
     bytes: &[u8],
 ) -> u64 {
     let len = (bytes.len() as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);

@@ -413,19 +413,10 @@ fn choose_listed(li: u32, f: Fill, e: Node) -> vec2<u32> {
     let sampled = count_keys(li, f, e);
     let s = sample_of(f);
     let mask = f.live & ~e.used;
-    held = 0u;
     if (e.pad != NONE) {
-        for (var k = 0u; k < LISTED_EACH; k = k + 1u) {
-            let i = li + k * 256u;
-            if (i >= e.pad) {
-                break;
-            }
-            let id = listed[i];
-            let q = queries[f.queries + id * s.y] & f.live;
-            held_ids[k] = id;
-            held_qs[k] = q;
-            held = k + 1u;
-            count_bits(64u, q & mask);
+        read_listed(li, f, e.pad);
+        for (var k = 0u; k < held; k = k + 1u) {
+            count_bits(64u, held_qs[k] & mask);
         }
         return vec2<u32>(pick(li, e, sampled, e.pad), e.pad);
     }
@@ -446,9 +437,8 @@ fn choose_listed(li: u32, f: Fill, e: Node) -> vec2<u32> {
     return vec2<u32>(bit, workgroupUniformLoad(&listed_len));
 }
 
-// Reads the first `len` listed queries into each invocation's `held_*` (for a node that
-// listed them from its fill's sample).
-fn hold_listed(li: u32, f: Fill, e: Node, len: u32) {
+// Reads the first `len` listed queries into each invocation's `held_*`.
+fn read_listed(li: u32, f: Fill, len: u32) {
     let s = sample_of(f);
     held = 0u;
     for (var k = 0u; k < LISTED_EACH; k = k + 1u) {
@@ -461,6 +451,12 @@ fn hold_listed(li: u32, f: Fill, e: Node, len: u32) {
         held_qs[k] = queries[f.queries + id * s.y] & f.live;
         held = k + 1u;
     }
+}
+
+// `read_listed`, for a node that listed them from its fill's sample (and has not counted
+// those reads).
+fn hold_listed(li: u32, f: Fill, e: Node, len: u32) {
+    read_listed(li, f, len);
     if (li == 0u) {
         tested(e.fill, len);
     }
