@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use super::layout::{
     Job, FILL_EMPTY, FILL_ERRORS, FILL_OVER_BLOCKS, FILL_OVER_ROUTES, FILL_REFUSED, FILL_SWAPPED,
-    FILL_TOO_LARGE, FILL_UNFINISHED, RESULT_BLOCKS, RESULT_HITS, RESULT_ROUTES, RESULT_SIZES,
-    RESULT_STATUS, RESULT_TESTS, RESULT_WEIGHTED, RESULT_WORDS, ROLE_EAST, ROLE_WEST,
+    FILL_TOO_LARGE, FILL_UNFINISHED, RESULT_BLOCKS, RESULT_HITS, RESULT_ROOT, RESULT_ROUTES,
+    RESULT_SIZES, RESULT_STATUS, RESULT_TESTS, RESULT_WEIGHTED, RESULT_WORDS, ROLE_EAST, ROLE_WEST,
 };
 use super::request::Request;
 use super::resident::Resident;
@@ -574,13 +574,17 @@ impl Loop {
         } else if status & FILL_REFUSED != 0 {
             s.reply.send(Ok((None, work)));
         } else if status & FILL_TOO_LARGE != 0 {
-            let cap = u64::from(s.request.desc.cap);
-            self.cut(s, ROLE_WEST, cap, work);
-        } else if !alone && status & FILL_UNFINISHED == 0 {
+            let (role, most) = portions(&s.request, row);
+            self.cut(s, role, most, work);
+        } else if !alone && status & FILL_UNFINISHED == 0 && !past_room(row, &self.cap) {
             // No room left in its batch: first in the next one, alone, where it fits or is
             // cut. (A tree not finished is the join's own, not its batch's: it is cut
-            // wherever it ran.)
+            // wherever it ran; so is one whose blocks or routes alone pass a batch's.)
             self.queue.push_front(Submission { alone: true, ..s });
+        } else if let Some(parts) = root_split(&s.request, row) {
+            // No room even alone, but its tree got as far as its root: its stored side split
+            // as the root splits it.
+            self.queue_parts(s, parts.into(), work);
         } else {
             // No room even alone: cut the side that fills the arena it passed, into as many
             // parts as its measured sizes say.
@@ -595,6 +599,12 @@ impl Loop {
     /// line; their counts add up to its count. A join that cannot be cut fails.
     fn cut(&mut self, s: Submission, role: u32, most: u64, work: Work) {
         let parts = s.request.cut(role, most);
+        self.queue_parts(s, parts, work);
+    }
+
+    /// Queues `parts`, requests whose counts add up to that of `s`, first in line. Fewer
+    /// than two: `s` cannot be cut, and fails.
+    fn queue_parts(&mut self, s: Submission, parts: Vec<Request>, work: Work) {
         if parts.len() < 2 {
             let why = "a join too large for the GPU's batch buffers, and it cannot be cut";
             s.reply.send(Err(why.to_string()));
@@ -631,6 +641,51 @@ pub(crate) const STEPS_PER_BATCH: u64 = 37;
 /// by level (slot.rs): one dispatch each.
 pub(crate) fn batch_steps(top_levels: u32) -> u64 {
     STEPS_PER_BATCH + u64::from(top_levels)
+}
+
+/// How to cut a join whose stored side passes its fill cap (the side its row marks as
+/// stored): the role, and the most pairs of each part, so that a part holds about
+/// `PORTION_SHARE` of a fill's keys (parts come out uneven; one still too large is cut
+/// again), as the CPU stores such a side a fill's portion at a time.
+fn portions(request: &Request, row: &[u32]) -> (u32, u64) {
+    let swapped = row[RESULT_STATUS as usize] & FILL_SWAPPED != 0;
+    let role = if swapped { ROLE_EAST } else { ROLE_WEST };
+    let keys = f64::from(row[RESULT_SIZES as usize + role as usize]);
+    let room = PORTION_SHARE * f64::from(request.desc.cap);
+    let parts = (keys / room).ceil().max(2.0) as u64;
+    (role, (request.pairs(role) / parts).max(1))
+}
+
+/// Of a fill's cap, the share a portion of a stored side past it aims at.
+const PORTION_SHARE: f64 = 0.8;
+
+/// Whether a join's own blocks or routes, as its results row counts them, pass a batch's
+/// room: it would not fit alone either.
+fn past_room(row: &[u32], cap: &Capacity) -> bool {
+    let status = row[RESULT_STATUS as usize];
+    let over = |flag: u32, at: u32, room: u32| status & flag != 0 && row[at as usize] > room;
+    over(FILL_OVER_BLOCKS, RESULT_BLOCKS, cap.blocks)
+        || over(FILL_OVER_ROUTES, RESULT_ROUTES, cap.routes)
+}
+
+/// The two parts of a join that found no room alone in a batch, its stored side split on
+/// the bit its tree's root split on (from its results row), where the tree was built: its
+/// blocks passed the batch's room, or its tree did not finish.
+fn root_split(request: &Request, row: &[u32]) -> Option<[Request; 2]> {
+    let status = row[RESULT_STATUS as usize];
+    // Routes past the room are the queries' (cut as they are): a root split leaves every
+    // query with the part without the bit.
+    let built = FILL_OVER_BLOCKS | FILL_UNFINISHED;
+    let bit = row[RESULT_ROOT as usize].checked_sub(1)?;
+    if status & built == 0 || status & FILL_ERRORS & !built != 0 {
+        return None;
+    }
+    let stored = if status & FILL_SWAPPED != 0 {
+        ROLE_EAST
+    } else {
+        ROLE_WEST
+    };
+    request.split_on(bit, stored)
 }
 
 /// Of a batch's room, the share a part of a cut join aims at: parts come out uneven.

@@ -105,11 +105,14 @@ impl GpuJoiner {
     ) -> Self {
         let resident = Arc::new(Resident::new(&device, resident));
         let feeder = Feeder::start(Arc::clone(&device), cap, Arc::clone(&resident));
-        // A fill the size of the cap must fit an empty batch: its keys, and its blocks with
-        // room for partly filled leaves.
+        // A fill the size of the cap must fit an empty batch's keys and tree slots. Its
+        // blocks or routes need not: a join whose blocks pass the batch's room is split as
+        // its tree's root splits it, and its parts visit about the blocks it would have
+        // (a join past the cap is cut by runs of its stored keys, and every query meets
+        // every part: at N = 26, 9 parts visited twice the blocks).
         let fill_cap = cap
             .stored
-            .min(cap.blocks / 4 * super::layout::BLOCK_KEYS)
+            .min(cap.leaves / 5 * super::layout::BLOCK_KEYS)
             .max(512);
         GpuJoiner {
             device,

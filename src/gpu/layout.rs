@@ -63,8 +63,9 @@ pub(crate) const DEST_NONE: u32 = 3;
 pub(crate) const TIE_WORDS: u32 = 4;
 
 /// A join's row of results: weighted count and hits (64-bit), routing tests (64-bit), the
-/// four sides' keys (west, east, tied west, tied east), blocks, routes and status.
-pub(crate) const RESULT_WORDS: u32 = 13;
+/// four sides' keys (west, east, tied west, tied east), blocks, routes, status, and the
+/// bit its tree's root split on plus one (0: none), by which a join too large is cut.
+pub(crate) const RESULT_WORDS: u32 = 14;
 pub(crate) const RESULT_WEIGHTED: u32 = 0;
 pub(crate) const RESULT_HITS: u32 = 2;
 pub(crate) const RESULT_TESTS: u32 = 4;
@@ -72,6 +73,7 @@ pub(crate) const RESULT_SIZES: u32 = 6;
 pub(crate) const RESULT_BLOCKS: u32 = 10;
 pub(crate) const RESULT_ROUTES: u32 = 11;
 pub(crate) const RESULT_STATUS: u32 = 12;
+pub(crate) const RESULT_ROOT: u32 = 13;
 
 /// The header of `scan`: the batch's queries, blocks, routes and tie workgroups, and the
 /// lengths of the lists of tree nodes to build (tree.wgsl: top levels 1 to
@@ -101,15 +103,16 @@ pub(crate) const TOP_LEVELS: u32 = 16;
 /// limit (a subtree of 16,384 keys stays well within lavapipe's 65,535 iterations).
 pub(crate) const SUBTREE_KEYS: u32 = 1 << 14;
 /// Each fill's tree counters in `scan`: nodes, leaves and blocks handed out, leaf slots
-/// reserved, whether its tree is unfinished, and the keys and sampled queries its build
-/// read (64-bit, low word first).
+/// reserved, whether its tree is unfinished, the keys and sampled queries its build read
+/// (64-bit, low word first), and its root's bit plus one (0: the root is no split).
 pub(crate) const TREE_NODES: u32 = 0;
 pub(crate) const TREE_LEAVES: u32 = 1;
 pub(crate) const TREE_BLOCKS: u32 = 2;
 pub(crate) const TREE_RESERVED: u32 = 3;
 pub(crate) const TREE_UNFINISHED: u32 = 4;
 pub(crate) const TREE_TESTS: u32 = 5;
-pub(crate) const TREE_WORDS: u32 = 7;
+pub(crate) const TREE_ROOT: u32 = 7;
+pub(crate) const TREE_WORDS: u32 = 8;
 
 /// A job's word offset that points into the words its batch carries rather than the
 /// resident ones.
@@ -156,6 +159,7 @@ pub(crate) fn prelude() -> String {
         ("RESULT_BLOCKS", RESULT_BLOCKS),
         ("RESULT_ROUTES", RESULT_ROUTES),
         ("RESULT_STATUS", RESULT_STATUS),
+        ("RESULT_ROOT", RESULT_ROOT),
         ("HEAD_QUERIES", HEAD_QUERIES),
         ("HEAD_BLOCKS", HEAD_BLOCKS),
         ("HEAD_ROUTES", HEAD_ROUTES),
@@ -176,6 +180,7 @@ pub(crate) fn prelude() -> String {
         ("TREE_RESERVED", TREE_RESERVED),
         ("TREE_UNFINISHED", TREE_UNFINISHED),
         ("TREE_TESTS", TREE_TESTS),
+        ("TREE_ROOT", TREE_ROOT),
         ("TREE_WORDS", TREE_WORDS),
         ("NO_FILL", NO_FILL),
         ("CARRIED", CARRIED),
@@ -317,6 +322,11 @@ pub(crate) struct Node {
 /// A 64-bit value as the two u32 words of a WGSL `vec2<u32>` (low first).
 pub(crate) fn split(x: u64) -> [u32; 2] {
     [x as u32, (x >> 32) as u32]
+}
+
+/// The 64-bit value of two u32 words (low first): the inverse of [`split`].
+pub(crate) fn unsplit(w: [u32; 2]) -> u64 {
+    u64::from(w[0]) | u64::from(w[1]) << 32
 }
 
 #[cfg(test)]

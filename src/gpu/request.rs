@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rustc_hash::FxHashMap;
 
 use super::layout::{
-    split, Job, JoinDesc, Side, CARRIED, CLASS_SHIFT, JOIN_REFUSE, JOIN_SWAP, JOIN_TIES, ROLE_EAST,
-    ROLE_TIED_EAST, ROLE_TIED_WEST, ROLE_WEST,
+    split, unsplit, Job, JoinDesc, Side, CARRIED, CLASS_SHIFT, JOIN_REFUSE, JOIN_SWAP, JOIN_TIES,
+    ROLE_EAST, ROLE_TIED_EAST, ROLE_TIED_WEST, ROLE_WEST,
 };
 use super::resident::Resident;
 use crate::engine::mitm::half::HalfSpec;
@@ -202,6 +202,55 @@ impl Request {
             .collect()
     }
 
+    /// The two requests whose counts add up to this one's, its stored side (role `stored`)
+    /// split on key bit `bit` as its tree's root splits it: the halves without the bit,
+    /// met by every query, and those with it, met by the queries without it. A cut by
+    /// runs of jobs makes parts that every query meets whole; this one keeps the tree's
+    /// first split, so its parts visit about the blocks the whole would have. The first
+    /// takes the tied halves. `None` where the bit cannot split it: not a live bit, or one
+    /// a stored side fixes already (so that splitting a part again always takes a new bit).
+    pub(crate) fn split_on(&self, bit: u32, stored: u32) -> Option<[Request; 2]> {
+        let b = 1u64.checked_shl(bit)?;
+        let queries = if stored == ROLE_WEST {
+            ROLE_EAST
+        } else {
+            ROLE_WEST
+        };
+        let fixed = |s: &Side| unsplit(s.exact_mask) & b != 0;
+        let has = |s: &Side| unsplit(s.exact_bits) & b != 0;
+        let splits = self
+            .sides
+            .iter()
+            .filter(|s| s.role == stored)
+            .all(|s| !fixed(s));
+        if unsplit(self.desc.live) & b == 0 || !splits {
+            return None;
+        }
+        let part = |with: bool| {
+            let mut sides = self.sides.clone();
+            // A query side whose halves all have the bit meets none of the stored ones with it.
+            let mut empty = vec![false; sides.len()];
+            for (s, empty) in sides.iter_mut().zip(&mut empty) {
+                if s.role == stored {
+                    s.exact_mask = split(unsplit(s.exact_mask) | b);
+                    s.exact_bits = split(unsplit(s.exact_bits) | if with { b } else { 0 });
+                } else if s.role == queries && with {
+                    *empty = fixed(s) && has(s);
+                    s.exact_mask = split(unsplit(s.exact_mask) | b);
+                }
+            }
+            let roles = std::array::from_fn(|k| {
+                let jobs = &self.jobs[self.roles[k] as usize..self.roles[k + 1] as usize];
+                jobs.iter()
+                    .filter(|j| !empty[j.side as usize])
+                    .copied()
+                    .collect()
+            });
+            self.rebuilt(roles, sides, !with)
+        };
+        Some([part(false), part(true)])
+    }
+
     /// This request with role `r`'s jobs replaced by `jobs`, and its tied halves only if
     /// `ties`.
     fn with_role(&self, r: usize, jobs: Vec<Job>, ties: bool) -> Request {
@@ -209,6 +258,12 @@ impl Request {
             self.jobs[self.roles[k] as usize..self.roles[k + 1] as usize].to_vec()
         });
         roles[r] = jobs;
+        self.rebuilt(roles, self.sides.clone(), ties)
+    }
+
+    /// This request with the jobs `roles` (each role's) of sides `sides`, and its tied
+    /// halves only if `ties`.
+    fn rebuilt(&self, mut roles: [Vec<Job>; 4], sides: Vec<Side>, ties: bool) -> Request {
         let mut desc = self.desc;
         if !ties {
             roles[ROLE_TIED_WEST as usize].clear();
@@ -217,7 +272,7 @@ impl Request {
         }
         let mut out = Request {
             jobs: Vec::new(),
-            sides: self.sides.clone(),
+            sides,
             roles: [0; 5],
             desc,
             words: Arc::clone(&self.words),

@@ -152,6 +152,34 @@ fn a_large_fill_is_built_level_by_level_without_a_cut() {
     assert!(work.tree_tests >= west.len() as u64, "{}", work.tree_tests);
 }
 
+/// A join whose blocks pass a batch's room is split as its tree's root splits it, part by
+/// part, so that its parts visit about the blocks the whole does in a batch with room (a
+/// cut by runs of stored keys, which every query meets, visited 1.19 times as many).
+#[test]
+fn a_join_past_the_blocks_room_is_split_on_its_roots_bits() {
+    let Some(gpu) = gpu("a_join_past_the_blocks_room_is_split_on_its_roots_bits") else {
+        return;
+    };
+    let mut rng = fastrand::Rng::with_seed(17);
+    let live = (1u64 << 61) - 1;
+    let factors = [1, 2, 3, 4];
+    let west = keys(&mut rng, 24_000, 44, 0.2);
+    let east = keys(&mut rng, 6_000, 44, 0.2);
+    let want = brute(&west, &east, factors, live);
+    let roomy = GpuJoiner::new(Arc::clone(&gpu.device), None, None);
+    let (got, whole) = join_keys(&roomy, (&west, &east), (factors, live, 0));
+    assert_eq!((got, whole.hits), (Some(want.0), want.1));
+    assert_eq!(whole.regenerations, 0);
+    let mut cap = Capacity::of_budget(&gpu.device, 64 << 20);
+    cap.blocks = whole.blocks_built as u32 / 3;
+    let tight = GpuJoiner::with_capacity(Arc::clone(&gpu.device), cap, 1 << 12, None);
+    let (got, parts) = join_keys(&tight, (&west, &east), (factors, live, 0));
+    assert_eq!((got, parts.hits), (Some(want.0), want.1));
+    assert!(parts.regenerations >= 2, "{}", parts.regenerations);
+    let ratio = parts.visited_pairs as f64 / whole.visited_pairs as f64;
+    assert!(ratio < 1.1, "visits {ratio:.3} times the whole's");
+}
+
 #[test]
 fn a_stored_side_past_its_cap_is_refused_or_cut() {
     let Some(gpu) = gpu("a_stored_side_past_its_cap_is_refused_or_cut") else {
@@ -177,6 +205,39 @@ fn a_stored_side_past_its_cap_is_refused_or_cut() {
         let mut work = Work::default();
         assert_eq!(super::join::wait(rx, &mut work).unwrap(), expect);
     }
+}
+
+/// As the CPU, a join whose east side outweighs its west one but passes a fill stores the
+/// east side a portion at a time (storing the west side, as before, left the many east keys
+/// as queries).
+#[test]
+fn an_east_side_past_its_cap_is_stored_in_portions() {
+    let Some(gpu) = gpu("an_east_side_past_its_cap_is_stored_in_portions") else {
+        return;
+    };
+    let mut rng = fastrand::Rng::with_seed(9);
+    let live = (1u64 << 61) - 1;
+    let west = keys(&mut rng, 400, 36, 0.2);
+    let east = keys(&mut rng, 9000, 36, 0.2);
+    let factors = [1, 2, 3, 4];
+    let want = brute(&west, &east, factors, live);
+    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None, None);
+    let desc = JoinDesc {
+        flags: JOIN_SWAP,
+        cap: 2000,
+        factors,
+        live: split(live),
+        ..JoinDesc::default()
+    };
+    let rx = joiner
+        .submit_request(Request::of_keys(&west, &east, desc))
+        .unwrap();
+    let mut work = Work::default();
+    assert_eq!(super::join::wait(rx, &mut work).unwrap(), Some(want.0));
+    assert_eq!(work.hits, want.1);
+    assert_eq!(work.stored_keys, east.len() as u64, "{work:?}");
+    assert_eq!(work.queries, west.len() as u64 * (work.regenerations + 1));
+    assert!(work.regenerations >= 4, "{}", work.regenerations);
 }
 
 /// A weighing of a join's pairs: the west classes' factors, whether the east side is stored

@@ -101,10 +101,15 @@ fn need_of(j: u32) -> Need {
     if (west == 0u || east == 0u) {
         n.status = FILL_EMPTY;
     } else {
-        // As the CPU: the east side is stored where the west one is smaller and fits a fill
-        // (and here, only where the east one fits too: a fill never passes its cap).
-        swap = (d.flags & JOIN_SWAP) != 0u && west <= d.cap && east > west && east <= d.cap;
-        if (!swap && west > d.cap) {
+        // As the CPU: the east side is stored where the west one is smaller and fits a fill.
+        // The CPU stores an east side past a fill a fill's portion at a time: here such a
+        // join is marked too large, stored side east, and the host cuts it into portions
+        // (storing the west side instead, its many queries visited up to 4 times the blocks).
+        let wants = (d.flags & JOIN_SWAP) != 0u && west <= d.cap && east > west;
+        swap = wants && east <= d.cap;
+        if (wants && !swap) {
+            n.status = FILL_TOO_LARGE | FILL_SWAPPED;
+        } else if (!swap && west > d.cap) {
             n.status = select(FILL_TOO_LARGE, FILL_REFUSED, (d.flags & JOIN_REFUSE) != 0u);
         }
     }
@@ -134,10 +139,11 @@ fn start_tree(j: u32) {
     scan[at + TREE_UNFINISHED] = 0u;
     scan[at + TREE_TESTS] = 0u;
     scan[at + TREE_TESTS + 1u] = 0u;
+    scan[at + TREE_ROOT] = 0u;
 }
 
 // Fill j's tree as its counters say, once built: its nodes, leaves and blocks, or marked
-// unfinished.
+// unfinished; its root's bit into its results row.
 fn end_tree(j: u32) {
     let f = fills[j];
     if ((f.status & FILL_ERRORS) != 0u || f.stored == f.stored_end) {
@@ -146,6 +152,8 @@ fn end_tree(j: u32) {
     let at = p.tree_at + j * TREE_WORDS;
     add64_at(p.result_stats + 2u * STAT_TREE_TESTS, vec2<u32>(scan[at + TREE_TESTS],
         scan[at + TREE_TESTS + 1u]));
+    // A tree built in part still tells the host how to cut its join.
+    atomicStore(&results[row(j) + RESULT_ROOT], scan[at + TREE_ROOT]);
     if (scan[at + TREE_UNFINISHED] != 0u) {
         fills[j].status = f.status | FILL_UNFINISHED;
         return;

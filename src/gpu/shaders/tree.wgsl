@@ -300,6 +300,9 @@ fn split_node(li: u32, f: Fill, e: Node, bit: u32) -> bool {
     if (li == 0u) {
         tested(e.fill, e.keys.y - e.keys.x);
         kids = split(e, bit, e.keys.x + zeros, a);
+        if (e.node == f.root) {
+            atomicStore(&scan[counter(e.fill, TREE_ROOT)], bit + 1u);
+        }
     }
     return true;
 }
