@@ -14,8 +14,9 @@ use std::time::Duration;
 
 use super::layout::{
     Job, FILL_EMPTY, FILL_ERRORS, FILL_OVER_BLOCKS, FILL_OVER_ROUTES, FILL_REFUSED, FILL_SWAPPED,
-    FILL_TOO_LARGE, FILL_UNFINISHED, RESULT_BLOCKS, RESULT_HITS, RESULT_ROOT, RESULT_ROUTES,
-    RESULT_SIZES, RESULT_STATUS, RESULT_TESTS, RESULT_WEIGHTED, RESULT_WORDS, ROLE_EAST, ROLE_WEST,
+    FILL_TOO_LARGE, FILL_UNFINISHED, JOIN_PORTION, RESULT_BLOCKS, RESULT_HITS, RESULT_ROOT,
+    RESULT_ROUTES, RESULT_SIZES, RESULT_STATUS, RESULT_TESTS, RESULT_WEIGHTED, RESULT_WORDS,
+    ROLE_EAST, ROLE_WEST,
 };
 use super::request::Request;
 use super::resident::Resident;
@@ -433,7 +434,9 @@ impl Loop {
                     s.reply.send(Err(why));
                     continue;
                 }
-                if !room.holds(&need) {
+                // A portion's jobs are its whole's, which fit: only estimates may not.
+                let portion = s.request.desc.flags & JOIN_PORTION != 0;
+                if !room.holds(&need) && !portion {
                     // Its jobs or items alone pass the upload buffers: cut it first.
                     let s = self.queue.pop_front().expect("a front");
                     let role = larger_role(&s.request);
@@ -574,13 +577,20 @@ impl Loop {
         } else if status & FILL_REFUSED != 0 {
             s.reply.send(Ok((None, work)));
         } else if status & FILL_TOO_LARGE != 0 {
-            let (role, most) = portions(&s.request, row);
-            self.cut(s, role, most, work);
+            // Its stored side passes a fill: stored a portion at a time, as the CPU does.
+            let east = row[RESULT_STATUS as usize] & FILL_SWAPPED != 0;
+            let keys = row[RESULT_SIZES as usize + usize::from(east)];
+            let parts = s.request.portions(east, keys);
+            self.queue_parts(s, parts, work);
         } else if !alone && status & FILL_UNFINISHED == 0 && !past_room(row, &self.cap) {
             // No room left in its batch: first in the next one, alone, where it fits or is
             // cut. (A tree not finished is the join's own, not its batch's: it is cut
             // wherever it ran; so is one whose blocks or routes alone pass a batch's.)
             self.queue.push_front(Submission { alone: true, ..s });
+        } else if s.request.desc.flags & JOIN_PORTION != 0 {
+            // A portion is a range of its stored keys: cut only into smaller ranges.
+            let parts = s.request.halves();
+            self.queue_parts(s, parts, work);
         } else if let Some(parts) = root_split(&s.request, row) {
             // No room even alone, but its tree got as far as its root: its stored side split
             // as the root splits it.
@@ -642,22 +652,6 @@ pub(crate) const STEPS_PER_BATCH: u64 = 37;
 pub(crate) fn batch_steps(top_levels: u32) -> u64 {
     STEPS_PER_BATCH + u64::from(top_levels)
 }
-
-/// How to cut a join whose stored side passes its fill cap (the side its row marks as
-/// stored): the role, and the most pairs of each part, so that a part holds about
-/// `PORTION_SHARE` of a fill's keys (parts come out uneven; one still too large is cut
-/// again), as the CPU stores such a side a fill's portion at a time.
-fn portions(request: &Request, row: &[u32]) -> (u32, u64) {
-    let swapped = row[RESULT_STATUS as usize] & FILL_SWAPPED != 0;
-    let role = if swapped { ROLE_EAST } else { ROLE_WEST };
-    let keys = f64::from(row[RESULT_SIZES as usize + role as usize]);
-    let room = PORTION_SHARE * f64::from(request.desc.cap);
-    let parts = (keys / room).ceil().max(2.0) as u64;
-    (role, (request.pairs(role) / parts).max(1))
-}
-
-/// Of a fill's cap, the share a portion of a stored side past it aims at.
-const PORTION_SHARE: f64 = 0.8;
 
 /// Whether a join's own blocks or routes, as its results row counts them, pass a batch's
 /// room: it would not fit alone either.
@@ -982,7 +976,10 @@ impl Sizes {
     fn need(&self, r: &Request) -> Need {
         let keys = |role| r.pairs(role) as f64 * self.keys_per_pair;
         let (west, east) = (keys(ROLE_WEST), keys(ROLE_EAST));
-        let (stored, queries) = (west.max(east), west.min(east));
+        let (mut stored, queries) = (west.max(east), west.min(east));
+        if r.desc.flags & JOIN_PORTION != 0 {
+            stored = stored.min(f64::from(r.desc.cap));
+        }
         let blocks = stored * self.blocks_per_key;
         let routes = queries * blocks * self.routes_per_pair;
         // The margin covers learned ratios; the key bound needs none.
@@ -1005,7 +1002,8 @@ impl Sizes {
     /// bound, so that one odd join cannot make the next batch overflow wholesale).
     fn learn(&mut self, request: &Request, row: &[u32]) {
         let status = row[RESULT_STATUS as usize];
-        if status & FILL_ERRORS != 0 {
+        // A portion builds all its keys and stores some: its ratio is not a join's.
+        if status & FILL_ERRORS != 0 || request.desc.flags & JOIN_PORTION != 0 {
             return;
         }
         let sizes = &row[RESULT_SIZES as usize..][..2];

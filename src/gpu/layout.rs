@@ -30,10 +30,15 @@ pub(crate) const ROLE_TIED_WEST: u32 = 2;
 pub(crate) const ROLE_TIED_EAST: u32 = 3;
 
 /// [`JoinDesc::flags`]: the east side may be stored where the west one is smaller and
-/// fits; the join has tied halves; a west side past one fill is refused (not counted).
+/// fits; the join has tied halves; a west side past one fill is refused (not counted); the
+/// join stores only a portion of its stored side, keys `lo` to `lo + cap` in the CPU's
+/// order (a side past a fill is stored a portion at a time, as the CPU stores it), and that
+/// side is the east one.
 pub(crate) const JOIN_SWAP: u32 = 1;
 pub(crate) const JOIN_TIES: u32 = 2;
 pub(crate) const JOIN_REFUSE: u32 = 4;
+pub(crate) const JOIN_PORTION: u32 = 8;
+pub(crate) const JOIN_EAST_STORED: u32 = 16;
 
 /// A fill's status: a side without halves (the join counts 0); the stored side too large
 /// for one fill, refused or to be cut into portions; no room left in the batch for its
@@ -57,6 +62,11 @@ pub(crate) const DEST_STORED: u32 = 0;
 pub(crate) const DEST_QUERIES: u32 = 1;
 pub(crate) const DEST_TIES: u32 = 2;
 pub(crate) const DEST_NONE: u32 = 3;
+
+/// Words per job of the destinations region of `scan`: where its first key kept goes
+/// (`DEST_*` and offset), how many of its keys are skipped first and how many are kept
+/// after them (all but a portion's stored keys: none and all).
+pub(crate) const DEST_WORDS: u32 = 3;
 
 /// Words per join of the ties region of `scan`: first tied half, west ones, east ones,
 /// first workgroup.
@@ -135,6 +145,8 @@ pub(crate) fn prelude() -> String {
         ("JOIN_SWAP", JOIN_SWAP),
         ("JOIN_TIES", JOIN_TIES),
         ("JOIN_REFUSE", JOIN_REFUSE),
+        ("JOIN_PORTION", JOIN_PORTION),
+        ("JOIN_EAST_STORED", JOIN_EAST_STORED),
         ("FILL_EMPTY", FILL_EMPTY),
         ("FILL_REFUSED", FILL_REFUSED),
         ("FILL_TOO_LARGE", FILL_TOO_LARGE),
@@ -150,6 +162,7 @@ pub(crate) fn prelude() -> String {
         ("DEST_QUERIES", DEST_QUERIES),
         ("DEST_TIES", DEST_TIES),
         ("DEST_NONE", DEST_NONE),
+        ("DEST_WORDS", DEST_WORDS),
         ("TIE_WORDS", TIE_WORDS),
         ("RESULT_WORDS", RESULT_WORDS),
         ("RESULT_WEIGHTED", RESULT_WEIGHTED),
@@ -241,7 +254,8 @@ pub(crate) struct JoinDesc {
     pub(crate) jobs_end: u32,
     pub(crate) flags: u32,
     pub(crate) cap: u32,
-    pub(crate) pad0: u32,
+    /// A portion's first stored key ([`JOIN_PORTION`]).
+    pub(crate) lo: u32,
     pub(crate) factors: [u32; 4],
     pub(crate) live: [u32; 2],
     pub(crate) below: [u32; 2],
@@ -356,7 +370,7 @@ mod tests {
         let rust = [
             layout!(Job; north, north_len, south, south_len, first_item, side, extra),
             layout!(Side; forbid, exact_mask, exact_bits, join, role),
-            layout!(JoinDesc; jobs, jobs_end, flags, cap, pad0, factors, live, below, marks),
+            layout!(JoinDesc; jobs, jobs_end, flags, cap, lo, factors, live, below, marks),
             layout!(Fill; stored, stored_end, queries, queries_end, root, tree_end, leaf_base,
                 leaves, block_base, blocks, pad0, status, live, node_cap, leaf_cap, stored_w,
                 query_w),

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rustc_hash::FxHashMap;
 
 use super::layout::{
-    split, unsplit, Job, JoinDesc, Side, CARRIED, CLASS_SHIFT, JOIN_REFUSE, JOIN_SWAP, JOIN_TIES,
-    ROLE_EAST, ROLE_TIED_EAST, ROLE_TIED_WEST, ROLE_WEST,
+    split, unsplit, Job, JoinDesc, Side, CARRIED, CLASS_SHIFT, JOIN_EAST_STORED, JOIN_PORTION,
+    JOIN_REFUSE, JOIN_SWAP, JOIN_TIES, ROLE_EAST, ROLE_TIED_EAST, ROLE_TIED_WEST, ROLE_WEST,
 };
 use super::resident::Resident;
 use crate::engine::mitm::half::HalfSpec;
@@ -251,12 +251,53 @@ impl Request {
         Some([part(false), part(true)])
     }
 
+    /// The requests whose counts add up to this one's, its stored side (the east one where
+    /// `east`) of `keys` keys, past its fill cap, stored a portion of at most the cap at a
+    /// time (keys in the CPU's order), each portion met by every query, as the CPU stores
+    /// it. The first takes the tied halves.
+    pub(crate) fn portions(&self, east: bool, keys: u32) -> Vec<Request> {
+        let size = self.desc.cap.max(1);
+        (0..keys.div_ceil(size))
+            .map(|k| self.portion(east, k * size, size, k == 0))
+            .collect()
+    }
+
+    /// The two halves of a portion ([`JOIN_PORTION`]) that found no room alone in a batch;
+    /// none where it holds one key only.
+    pub(crate) fn halves(&self) -> Vec<Request> {
+        let (lo, size) = (self.desc.lo, self.desc.cap);
+        let east = self.desc.flags & JOIN_EAST_STORED != 0;
+        if size < 2 {
+            return Vec::new();
+        }
+        let half = size / 2;
+        vec![
+            self.portion(east, lo, half, true),
+            self.portion(east, lo + half, size - half, false),
+        ]
+    }
+
+    /// This request storing keys `lo` to `lo + size` of its stored side (the east one where
+    /// `east`), with its tied halves only if `ties`.
+    fn portion(&self, east: bool, lo: u32, size: u32, ties: bool) -> Request {
+        let mut out = self.rebuilt(self.role_jobs(), self.sides.clone(), ties);
+        out.desc.flags |= JOIN_PORTION | if east { JOIN_EAST_STORED } else { 0 };
+        out.desc.lo = lo;
+        out.desc.cap = size;
+        out
+    }
+
+    /// Each role's jobs.
+    fn role_jobs(&self) -> [Vec<Job>; 4] {
+        std::array::from_fn(|k| {
+            self.jobs[self.roles[k] as usize..self.roles[k + 1] as usize].to_vec()
+        })
+    }
+
     /// This request with role `r`'s jobs replaced by `jobs`, and its tied halves only if
     /// `ties`.
     fn with_role(&self, r: usize, jobs: Vec<Job>, ties: bool) -> Request {
-        let mut roles: [Vec<Job>; 4] = std::array::from_fn(|k| {
-            self.jobs[self.roles[k] as usize..self.roles[k + 1] as usize].to_vec()
-        });
+        let mut roles = self.role_jobs();
         roles[r] = jobs;
         self.rebuilt(roles, self.sides.clone(), ties)
     }

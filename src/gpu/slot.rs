@@ -6,8 +6,8 @@
 use super::kernels::{Kernel, PARAMS_BYTES};
 use super::layout::{
     Batch, Job, JoinDesc, Node, Side, ARGS_COUNT, ARGS_PAIRS, ARGS_ROUTE, ARGS_SUBTREES,
-    ARGS_TABLES, ARGS_TIES, ARGS_WORDS, BLOCK_KEYS, HEAD_WORDS, RESULT_WORDS, SUBTREE_KEYS,
-    TABLE_WORDS, TILE, TOP_LEVELS, TREE_WORDS,
+    ARGS_TABLES, ARGS_TIES, ARGS_WORDS, BLOCK_KEYS, DEST_WORDS, HEAD_WORDS, RESULT_WORDS,
+    SUBTREE_KEYS, TABLE_WORDS, TILE, TOP_LEVELS, TREE_WORDS,
 };
 use super::shader::{BLOCK_INFO, STATS_WORDS};
 use super::Device;
@@ -83,7 +83,7 @@ impl Capacity {
         let blocks = share(0.42, table_bytes + 16 * BLOCK_INFO + 24, table_bytes);
         let mut cap = Capacity {
             joins: share(0.004, 96 + 96 + 64 + 16, 96).min(1 << 14),
-            jobs: share(0.05, 36, 32),
+            jobs: share(0.05, 32 + 4 * u64::from(DEST_WORDS), 32),
             sides: share(0.005, 32, 32),
             items: share(0.04, 4, 4),
             words: share(0.08, 8, 8),
@@ -133,7 +133,7 @@ impl Regions {
         let blocks = u64::from(cap.blocks) + 1;
         let items_at = u64::from(HEAD_WORDS);
         let dest_at = items_at + items + scan_scratch(items);
-        let leaf_blocks_at = dest_at + u64::from(cap.jobs) + 1;
+        let leaf_blocks_at = dest_at + u64::from(DEST_WORDS * cap.jobs) + 1;
         let block_routes_at = leaf_blocks_at + u64::from(cap.leaves) + 1;
         let block_cursor_at = block_routes_at + blocks + scan_scratch(blocks);
         let ties_at = block_cursor_at + blocks;

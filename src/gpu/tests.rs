@@ -208,8 +208,9 @@ fn a_stored_side_past_its_cap_is_refused_or_cut() {
 }
 
 /// As the CPU, a join whose east side outweighs its west one but passes a fill stores the
-/// east side a portion at a time (storing the west side, as before, left the many east keys
-/// as queries).
+/// east side a portion of a fill at a time, every west key querying each (storing the west
+/// side, as before, left the many east keys as queries); a portion that does not fit a
+/// batch is halved.
 #[test]
 fn an_east_side_past_its_cap_is_stored_in_portions() {
     let Some(gpu) = gpu("an_east_side_past_its_cap_is_stored_in_portions") else {
@@ -221,23 +222,29 @@ fn an_east_side_past_its_cap_is_stored_in_portions() {
     let east = keys(&mut rng, 9000, 36, 0.2);
     let factors = [1, 2, 3, 4];
     let want = brute(&west, &east, factors, live);
-    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None, None);
-    let desc = JoinDesc {
-        flags: JOIN_SWAP,
-        cap: 2000,
-        factors,
-        live: split(live),
-        ..JoinDesc::default()
-    };
-    let rx = joiner
-        .submit_request(Request::of_keys(&west, &east, desc))
-        .unwrap();
-    let mut work = Work::default();
-    assert_eq!(super::join::wait(rx, &mut work).unwrap(), Some(want.0));
-    assert_eq!(work.hits, want.1);
-    assert_eq!(work.stored_keys, east.len() as u64, "{work:?}");
-    assert_eq!(work.queries, west.len() as u64 * (work.regenerations + 1));
-    assert!(work.regenerations >= 4, "{}", work.regenerations);
+    let mut cap = Capacity::of_budget(&gpu.device, 64 << 20);
+    cap.blocks = 3;
+    let tight = GpuJoiner::with_capacity(Arc::clone(&gpu.device), cap, 1 << 12, None);
+    let roomy = GpuJoiner::new(Arc::clone(&gpu.device), None, None);
+    for (joiner, parts) in [(roomy, 5), (tight, 6)] {
+        let desc = JoinDesc {
+            flags: JOIN_SWAP,
+            cap: 2000,
+            factors,
+            live: split(live),
+            ..JoinDesc::default()
+        };
+        let rx = joiner
+            .submit_request(Request::of_keys(&west, &east, desc))
+            .unwrap();
+        let mut work = Work::default();
+        assert_eq!(super::join::wait(rx, &mut work).unwrap(), Some(want.0));
+        assert_eq!(work.hits, want.1);
+        assert_eq!(work.stored_keys, east.len() as u64, "{work:?}");
+        let counted = work.queries / west.len() as u64;
+        assert_eq!(work.queries, west.len() as u64 * counted);
+        assert!(counted >= parts, "{counted} portions");
+    }
 }
 
 /// A weighing of a join's pairs: the west classes' factors, whether the east side is stored

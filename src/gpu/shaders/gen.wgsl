@@ -90,9 +90,17 @@ fn write_pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
     }
     let span = item_span(item);
     let j = jobs[span.x];
-    let dest = scan[p.dest_at + span.x];
+    let at = p.dest_at + DEST_WORDS * span.x;
+    let dest = scan[at];
     let arena = dest >> DEST_SHIFT;
-    if (arena == DEST_NONE) {
+    // The job's keys from `skip` on, `keep` of them, are written from `dest`'s offset.
+    let skip = scan[at + 1u];
+    let keep = scan[at + 2u];
+    // This item's first key within its job, and past its last.
+    var k = scan[p.items_at + item] - scan[p.items_at + j.first_item];
+    let k_end = scan[p.items_at + item + 1u] - scan[p.items_at + j.first_item];
+    let past = k >= skip && k - skip >= keep;
+    if (arena == DEST_NONE || k_end <= skip || past) {
         return;
     }
     let d = sides[j.side];
@@ -100,18 +108,21 @@ fn write_pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
     if (!disjoint(n, d.forbid)) {
         return;
     }
-    var out = (dest & DEST_OFFSET) + scan[p.items_at + item] - scan[p.items_at + j.first_item];
+    let base = dest & DEST_OFFSET;
     for (var s = span.z; s < span.w; s = s + 1u) {
         let h = half(n, word(s), j, d);
         if (h.z == 1u) {
-            if (arena == DEST_STORED) {
-                stored[out] = h.xy;
-            } else if (arena == DEST_QUERIES) {
-                queries[out] = h.xy;
-            } else {
-                ties[out] = h.xy;
+            if (k >= skip && k - skip < keep) {
+                let out = base + k - skip;
+                if (arena == DEST_STORED) {
+                    stored[out] = h.xy;
+                } else if (arena == DEST_QUERIES) {
+                    queries[out] = h.xy;
+                } else {
+                    ties[out] = h.xy;
+                }
             }
-            out = out + 1u;
+            k = k + 1u;
         }
     }
 }

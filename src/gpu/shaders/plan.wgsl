@@ -100,6 +100,15 @@ fn need_of(j: u32) -> Need {
     n.status = 0u;
     if (west == 0u || east == 0u) {
         n.status = FILL_EMPTY;
+    } else if ((d.flags & JOIN_PORTION) != 0u) {
+        swap = (d.flags & JOIN_EAST_STORED) != 0u;
+        let all = select(west, east, swap);
+        let kept = min(all - min(d.lo, all), d.cap);
+        if (kept == 0u) {
+            n.status = FILL_EMPTY;
+        }
+        // The keys it stores, as the row reports them.
+        n.sizes = select(vec4<u32>(kept, east, tw, te), vec4<u32>(west, kept, tw, te), swap);
     } else {
         // As the CPU: the east side is stored where the west one is smaller and fits a fill.
         // The CPU stores an east side past a fill a fill's portion at a time: here such a
@@ -116,7 +125,7 @@ fn need_of(j: u32) -> Need {
     if (n.status != 0u) {
         return n;
     }
-    n.stored = select(west, east, swap);
+    n.stored = select(n.sizes.x, n.sizes.y, swap);
     n.queries = select(east, west, swap);
     n.status = select(0u, FILL_SWAPPED, swap);
     if ((d.flags & JOIN_TIES) != 0u && tw > 0u && te > 0u) {
@@ -245,8 +254,9 @@ fn join_sizes(@builtin(local_invocation_index) li: u32) {
     }
 }
 
-// Where each job writes its keys: `DEST_* << DEST_SHIFT | offset`, the offset of its
-// first key in that arena (DEST_NONE: its join counts nothing here).
+// Where each job writes its keys (DEST_WORDS words): `DEST_* << DEST_SHIFT | offset`, the
+// offset of its first key kept in that arena (DEST_NONE: its join counts nothing here),
+// then how many of its keys are skipped and how many kept (a portion stores some only).
 @compute @workgroup_size(256)
 fn job_dest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let j = flat_group(wg) * 256u + li;
@@ -259,12 +269,25 @@ fn job_dest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_inde
     let role = side.y;
     let off = key_at(j) - key_at(d.jobs[role]);
     var dest = DEST_NONE << DEST_SHIFT;
+    // Keys skipped before the first one kept, and kept after them.
+    var skip = 0u;
+    var keep = 0xffffffffu;
     if ((f.status & FILL_ERRORS) == 0u) {
         let swapped = (f.status & FILL_SWAPPED) != 0u;
         let at = p.ties_at + side.x * TIE_WORDS;
         if (role == ROLE_WEST || role == ROLE_EAST) {
             let stored = (role == ROLE_WEST) != swapped;
-            if (stored) {
+            if (stored && (d.flags & JOIN_PORTION) != 0u) {
+                // Its keys within the portion (keys lo to lo + the fill's size of the side).
+                let end = off + key_at(j + 1u) - key_at(j);
+                let first = max(off, d.lo);
+                let last = min(end, d.lo + (f.stored_end - f.stored));
+                if (first < last) {
+                    dest = DEST_STORED << DEST_SHIFT | (f.stored + first - d.lo);
+                    skip = first - off;
+                    keep = last - first;
+                }
+            } else if (stored) {
                 dest = DEST_STORED << DEST_SHIFT | (f.stored + off);
             } else {
                 dest = DEST_QUERIES << DEST_SHIFT | (f.queries + off);
@@ -274,7 +297,10 @@ fn job_dest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_inde
             dest = DEST_TIES << DEST_SHIFT | (scan[at] + east + off);
         }
     }
-    scan[p.dest_at + j] = dest;
+    let at = p.dest_at + DEST_WORDS * j;
+    scan[at] = dest;
+    scan[at + 1u] = skip;
+    scan[at + 2u] = keep;
 }
 
 // The subtrees' dispatch (tree.wgsl), once the top levels have listed them: a workgroup

@@ -34,9 +34,10 @@ struct JoinDesc {
     jobs_end: u32,
     // JOIN_* flags.
     flags: u32,
-    // The most stored keys one fill of this join holds.
+    // The most stored keys one fill of this join holds; a portion's first stored key
+    // (JOIN_PORTION: it stores keys lo to lo + cap of its stored side).
     cap: u32,
-    pad0: u32,
+    lo: u32,
     // Each west class's weight.
     factors: vec4<u32>,
     // The key bits that count.
