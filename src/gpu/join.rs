@@ -107,13 +107,15 @@ impl GpuJoiner {
         let feeder = Feeder::start(Arc::clone(&device), cap, Arc::clone(&resident));
         // A fill the size of the cap must fit an empty batch's keys and tree slots. Its
         // blocks or routes need not: a join whose blocks pass the batch's room is split as
-        // its tree's root splits it, and its parts visit about the blocks it would have
-        // (a join past the cap is cut by runs of its stored keys, and every query meets
-        // every part: at N = 26, 9 parts visited twice the blocks).
-        let fill_cap = cap
-            .stored
-            .min(cap.leaves / 5 * super::layout::BLOCK_KEYS)
-            .max(512);
+        // its tree's root splits it, and its parts visit about the blocks it would have. A
+        // side past the cap is stored a portion at a time. The GPU's own cap, not the
+        // CPU's fill (2^20 keys): a larger fill prunes more (the task at 0.3 of N = 26's
+        // plan stored in one fill of 5.3·10^6 keys visited 0.52 times the CPU's blocks).
+        let mut fill_cap = cap.stored.min(cap.leaves / 5 * super::layout::BLOCK_KEYS);
+        if device.adapter.software {
+            fill_cap = fill_cap.min(SOFTWARE_FILL_KEYS);
+        }
+        let fill_cap = fill_cap.max(512);
         GpuJoiner {
             device,
             feeder,
@@ -140,10 +142,7 @@ impl GpuJoiner {
             return Err("the device was lost (injected by a test)".into());
         }
         weights_fit(join.factors)?;
-        let cap = u32::try_from(join.limits.stored)
-            .unwrap_or(u32::MAX)
-            .min(self.fill_cap);
-        Ok(Request::new(join, cap, &self.resident))
+        Ok(Request::new(join, self.fill_cap, &self.resident))
     }
 
     /// Hands `request` to the feeder.
@@ -158,6 +157,13 @@ pub(crate) fn wait(ticket: Ticket, work: &mut Work) -> Result<Option<u64>, Strin
     work.add(&did);
     Ok(count)
 }
+
+/// The most keys of a fill on a software driver, whose loop limit (lavapipe: 65,535
+/// iterations of an invocation, every loop together) a tree's root must stay within: one
+/// workgroup partitions it in three passes of keys / 256 each (a fill of 1.6·10^7 keys at
+/// N = 28 ran past it, and its count came out short). The CPU's fill, so that a software
+/// driver's counters show the CPU's portions.
+const SOFTWARE_FILL_KEYS: u32 = 1 << 20;
 
 /// Tasks a worker hands over before it waits for their counts: with every worker doing so,
 /// a batch gathers hundreds of joins. A batch costs some 50 dependent steps whatever it
