@@ -587,8 +587,9 @@ impl Loop {
             // cut. (A tree not finished is the join's own, not its batch's: it is cut
             // wherever it ran; so is one whose blocks or routes alone pass a batch's.)
             self.queue.push_front(Submission { alone: true, ..s });
-        } else if s.request.desc.flags & JOIN_PORTION != 0 {
-            // A portion is a range of its stored keys: cut only into smaller ranges.
+        } else if s.request.desc.flags & JOIN_PORTION != 0 && status != FILL_OVER_ROUTES {
+            // A portion is a range of its stored keys: cut only into smaller ranges (its
+            // queries, below, are cut by jobs as any join's: that leaves its stored keys).
             let parts = s.request.halves();
             self.queue_parts(s, parts, work);
         } else if let Some(parts) = root_split(&s.request, row) {

@@ -207,8 +207,9 @@ impl Request {
     /// met by every query, and those with it, met by the queries without it. A cut by
     /// runs of jobs makes parts that every query meets whole; this one keeps the tree's
     /// first split, so its parts visit about the blocks the whole would have. The first
-    /// takes the tied halves. `None` where the bit cannot split it: not a live bit, or one
-    /// a stored side fixes already (so that splitting a part again always takes a new bit).
+    /// takes the tied halves. `None` where the bit cannot split it: not a live bit, one a
+    /// stored side fixes already (so that splitting a part again always takes a new bit),
+    /// or a portion.
     pub(crate) fn split_on(&self, bit: u32, stored: u32) -> Option<[Request; 2]> {
         let b = 1u64.checked_shl(bit)?;
         let queries = if stored == ROLE_WEST {
@@ -223,7 +224,9 @@ impl Request {
             .iter()
             .filter(|s| s.role == stored)
             .all(|s| !fixed(s));
-        if unsplit(self.desc.live) & b == 0 || !splits {
+        // A portion's keys are a range of its side's: a bit would change the range.
+        let portion = self.desc.flags & JOIN_PORTION != 0;
+        if unsplit(self.desc.live) & b == 0 || !splits || portion {
             return None;
         }
         let part = |with: bool| {

@@ -222,11 +222,14 @@ fn an_east_side_past_its_cap_is_stored_in_portions() {
     let east = keys(&mut rng, 9000, 36, 0.2);
     let factors = [1, 2, 3, 4];
     let want = brute(&west, &east, factors, live);
-    let mut cap = Capacity::of_budget(&gpu.device, 64 << 20);
-    cap.blocks = 3;
-    let tight = GpuJoiner::with_capacity(Arc::clone(&gpu.device), cap, 1 << 12, None);
+    let joiner = |f: fn(&mut Capacity)| {
+        let mut cap = Capacity::of_budget(&gpu.device, 64 << 20);
+        f(&mut cap);
+        GpuJoiner::with_capacity(Arc::clone(&gpu.device), cap, 1 << 12, None)
+    };
     let roomy = GpuJoiner::new(Arc::clone(&gpu.device), None, None);
-    for (joiner, parts) in [(roomy, 5), (tight, 6)] {
+    let few_blocks = joiner(|c| c.blocks = 3);
+    for (joiner, parts) in [(roomy, 5), (few_blocks, 6)] {
         let desc = JoinDesc {
             flags: JOIN_SWAP,
             cap: 2000,
@@ -245,6 +248,23 @@ fn an_east_side_past_its_cap_is_stored_in_portions() {
         assert_eq!(work.queries, west.len() as u64 * counted);
         assert!(counted >= parts, "{counted} portions");
     }
+    // Routes past a batch's: a portion's queries are cut by jobs, its stored range kept.
+    let few_routes = joiner(|c| c.routes = 200);
+    let desc = JoinDesc {
+        flags: JOIN_SWAP,
+        cap: 2000,
+        factors,
+        live: split(live),
+        ..JoinDesc::default()
+    };
+    let rx = few_routes
+        .submit_request(Request::of_keys(&west, &east, desc))
+        .unwrap();
+    let mut work = Work::default();
+    assert_eq!(super::join::wait(rx, &mut work).unwrap(), Some(want.0));
+    assert_eq!(work.hits, want.1);
+    assert_eq!(work.queries, 5 * west.len() as u64, "{work:?}");
+    assert!(work.regenerations > 5, "{}", work.regenerations);
 }
 
 /// A weighing of a join's pairs: the west classes' factors, whether the east side is stored
