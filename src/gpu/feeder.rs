@@ -578,9 +578,9 @@ impl Loop {
             s.reply.send(Ok((None, work)));
         } else if status & FILL_TOO_LARGE != 0 {
             // Its stored side passes a fill: stored a portion at a time, as the CPU does.
-            let east = row[RESULT_STATUS as usize] & FILL_SWAPPED != 0;
-            let keys = row[RESULT_SIZES as usize + usize::from(east)];
-            let parts = s.request.portions(east, keys);
+            let role = stored_role(row);
+            let keys = row[(RESULT_SIZES + role) as usize];
+            let parts = s.request.portions(role == ROLE_EAST, keys);
             self.queue_parts(s, parts, work);
         } else if !alone && status & FILL_UNFINISHED == 0 && !past_room(row, &self.cap) {
             // No room left in its batch: first in the next one, alone, where it fits or is
@@ -675,12 +675,16 @@ fn root_split(request: &Request, row: &[u32]) -> Option<[Request; 2]> {
     if status & built == 0 || status & FILL_ERRORS & !built != 0 {
         return None;
     }
-    let stored = if status & FILL_SWAPPED != 0 {
+    request.split_on(bit, stored_role(row))
+}
+
+/// The role a join's results row says it stored.
+fn stored_role(row: &[u32]) -> u32 {
+    if row[RESULT_STATUS as usize] & FILL_SWAPPED != 0 {
         ROLE_EAST
     } else {
         ROLE_WEST
-    };
-    request.split_on(bit, stored)
+    }
 }
 
 /// Of a batch's room, the share a part of a cut join aims at: parts come out uneven.
@@ -694,18 +698,14 @@ fn cut_plan(
     status: u32,
     (cap, software): (&Capacity, bool),
 ) -> (u32, u64) {
-    let sizes = &row[RESULT_SIZES as usize..][..2];
-    let swapped = row[RESULT_STATUS as usize] & FILL_SWAPPED != 0;
-    let (stored_role, query_role) = if swapped {
-        (ROLE_EAST, ROLE_WEST)
+    let stored_role = stored_role(row);
+    let query_role = if stored_role == ROLE_WEST {
+        ROLE_EAST
     } else {
-        (ROLE_WEST, ROLE_EAST)
+        ROLE_WEST
     };
-    let (stored, queries) = if swapped {
-        (sizes[1], sizes[0])
-    } else {
-        (sizes[0], sizes[1])
-    };
+    let size = |role: u32| row[(RESULT_SIZES + role) as usize];
+    let (stored, queries) = (size(stored_role), size(query_role));
     let over = |used: f64, room: u32| (used / (CUT_SHARE * f64::from(room))).ceil().max(2.0);
     if status & FILL_UNFINISHED != 0 {
         // Fewer stored keys make a smaller tree: on a GPU (a list of nodes to build ran out

@@ -242,13 +242,10 @@ impl Request {
                     s.exact_mask = split(unsplit(s.exact_mask) | b);
                 }
             }
-            let roles = std::array::from_fn(|k| {
-                let jobs = &self.jobs[self.roles[k] as usize..self.roles[k + 1] as usize];
-                jobs.iter()
-                    .filter(|j| !empty[j.side as usize])
-                    .copied()
-                    .collect()
-            });
+            let mut roles = self.role_jobs();
+            for jobs in &mut roles {
+                jobs.retain(|j| !empty[j.side as usize]);
+            }
             self.rebuilt(roles, sides, !with)
         };
         Some([part(false), part(true)])

@@ -227,9 +227,8 @@ fn an_east_side_past_its_cap_is_stored_in_portions() {
         f(&mut cap);
         GpuJoiner::with_capacity(Arc::clone(&gpu.device), cap, 1 << 12, None)
     };
-    let roomy = GpuJoiner::new(Arc::clone(&gpu.device), None, None);
-    let few_blocks = joiner(|c| c.blocks = 3);
-    for (joiner, parts) in [(roomy, 5), (few_blocks, 6)] {
+    // The join through `joiner`: exact, and what it did.
+    let join = |joiner: &GpuJoiner| {
         let desc = JoinDesc {
             flags: JOIN_SWAP,
             cap: 2000,
@@ -243,26 +242,19 @@ fn an_east_side_past_its_cap_is_stored_in_portions() {
         let mut work = Work::default();
         assert_eq!(super::join::wait(rx, &mut work).unwrap(), Some(want.0));
         assert_eq!(work.hits, want.1);
+        work
+    };
+    let roomy = GpuJoiner::new(Arc::clone(&gpu.device), None, None);
+    let few_blocks = joiner(|c| c.blocks = 3);
+    for (joiner, parts) in [(roomy, 5), (few_blocks, 6)] {
+        let work = join(&joiner);
         assert_eq!(work.stored_keys, east.len() as u64, "{work:?}");
         let counted = work.queries / west.len() as u64;
         assert_eq!(work.queries, west.len() as u64 * counted);
         assert!(counted >= parts, "{counted} portions");
     }
     // Routes past a batch's: a portion's queries are cut by jobs, its stored range kept.
-    let few_routes = joiner(|c| c.routes = 200);
-    let desc = JoinDesc {
-        flags: JOIN_SWAP,
-        cap: 2000,
-        factors,
-        live: split(live),
-        ..JoinDesc::default()
-    };
-    let rx = few_routes
-        .submit_request(Request::of_keys(&west, &east, desc))
-        .unwrap();
-    let mut work = Work::default();
-    assert_eq!(super::join::wait(rx, &mut work).unwrap(), Some(want.0));
-    assert_eq!(work.hits, want.1);
+    let work = join(&joiner(|c| c.routes = 200));
     assert_eq!(work.queries, 5 * west.len() as u64, "{work:?}");
     assert!(work.regenerations > 5, "{}", work.regenerations);
 }
