@@ -67,6 +67,9 @@ pub struct Work {
     pub gpu_waits: u64,
     /// Dispatches, copies and clears recorded for the GPU.
     pub gpu_steps: u64,
+    /// Of those, the ones that split a tree level's largest nodes across workgroups (none
+    /// for batches whose fills are all small).
+    pub gpu_wide_steps: u64,
     /// Bytes uploaded to the GPU.
     pub gpu_bytes_up: u64,
     /// Of those, the quarter words made resident on the GPU: each is uploaded once a run, so
@@ -113,7 +116,7 @@ impl Work {
         counts.chain(seconds).collect()
     }
 
-    fn counts(&self) -> [u64; 24] {
+    fn counts(&self) -> [u64; 25] {
         [
             self.quarter_placements,
             self.half_pairs_tested,
@@ -135,6 +138,7 @@ impl Work {
             self.gpu_submits,
             self.gpu_waits,
             self.gpu_steps,
+            self.gpu_wide_steps,
             self.gpu_bytes_up,
             self.gpu_resident_bytes,
             self.gpu_bytes_down,
@@ -142,7 +146,7 @@ impl Work {
         ]
     }
 
-    fn counts_mut(&mut self) -> [&mut u64; 24] {
+    fn counts_mut(&mut self) -> [&mut u64; 25] {
         [
             &mut self.quarter_placements,
             &mut self.half_pairs_tested,
@@ -164,6 +168,7 @@ impl Work {
             &mut self.gpu_submits,
             &mut self.gpu_waits,
             &mut self.gpu_steps,
+            &mut self.gpu_wide_steps,
             &mut self.gpu_bytes_up,
             &mut self.gpu_resident_bytes,
             &mut self.gpu_bytes_down,
@@ -224,6 +229,9 @@ pub struct GpuWork {
     pub gpu_waits: u64,
     /// Dispatches, copies and clears recorded.
     pub gpu_steps: u64,
+    /// Of those, the ones that split a tree level's largest nodes across workgroups.
+    #[serde(default)]
+    pub gpu_wide_steps: u64,
     /// Bytes uploaded.
     pub gpu_bytes_up: u64,
     /// Of those, the quarter words made resident (once each).
@@ -259,6 +267,7 @@ impl From<&Work> for GpuWork {
             gpu_submits: w.gpu_submits,
             gpu_waits: w.gpu_waits,
             gpu_steps: w.gpu_steps,
+            gpu_wide_steps: w.gpu_wide_steps,
             gpu_bytes_up: w.gpu_bytes_up,
             gpu_resident_bytes: w.gpu_resident_bytes,
             gpu_bytes_down: w.gpu_bytes_down,
@@ -281,7 +290,7 @@ impl From<&Work> for GpuWork {
 }
 
 /// The names of the counts, in [`Work::counters`] order (the field names).
-const COUNT_NAMES: [&str; 24] = [
+const COUNT_NAMES: [&str; 25] = [
     "quarter_placements",
     "half_pairs_tested",
     "keys_built",
@@ -302,6 +311,7 @@ const COUNT_NAMES: [&str; 24] = [
     "gpu_submits",
     "gpu_waits",
     "gpu_steps",
+    "gpu_wide_steps",
     "gpu_bytes_up",
     "gpu_resident_bytes",
     "gpu_bytes_down",

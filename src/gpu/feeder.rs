@@ -21,7 +21,7 @@ use super::layout::{
 use super::request::Request;
 use super::resident::Resident;
 use super::shader::Stat;
-use super::slot::{top_levels, upload, Capacity, Packed, Slot, PASSES, STAT_WORDS};
+use super::slot::{top_levels, upload, wide_levels, Capacity, Packed, Slot, PASSES, STAT_WORDS};
 use super::Device;
 use crate::work::Work;
 
@@ -223,6 +223,8 @@ struct InFlight {
     /// Of those, resident quarter words.
     resident_bytes: u64,
     steps: u64,
+    /// Of those, the tree levels' split across workgroups.
+    wide_steps: u64,
 }
 
 /// What the feeder thread holds.
@@ -392,7 +394,8 @@ impl Loop {
         }
         let bytes_up =
             resident_bytes + self.slots[slot].record(dev, &mut encoder, &mut self.belt, &packed);
-        let steps = batch_steps(top_levels(packed.largest));
+        let wide_steps = WIDE_STEPS * u64::from(wide_levels(packed.largest, self.cap.wide_keys));
+        let steps = batch_steps(top_levels(packed.largest)) + wide_steps;
         self.packed = packed;
         self.belt.finish();
         let submission = dev.queue.submit([encoder.finish()]);
@@ -410,6 +413,7 @@ impl Loop {
             bytes_up,
             resident_bytes,
             steps,
+            wide_steps,
         });
     }
 
@@ -536,6 +540,7 @@ impl Loop {
             gpu_submits: 1,
             gpu_waits: 1,
             gpu_steps: batch.steps,
+            gpu_wide_steps: batch.wide_steps,
             gpu_bytes_up: batch.bytes_up,
             gpu_resident_bytes: batch.resident_bytes,
             gpu_bytes_down: 4 * stamps_at as u64 + if passes.is_some() { 8 * 12 } else { 0 },
@@ -653,6 +658,10 @@ pub(crate) const STEPS_PER_BATCH: u64 = 37;
 pub(crate) fn batch_steps(top_levels: u32) -> u64 {
     STEPS_PER_BATCH + u64::from(top_levels)
 }
+
+/// The steps each top level adds where it splits its largest nodes across workgroups
+/// (slot.rs): their tiles counted, scanned, moved and copied back.
+pub(crate) const WIDE_STEPS: u64 = 4;
 
 /// Whether a join's own blocks or routes, as its results row counts them, pass a batch's
 /// room: it would not fit alone either.

@@ -85,15 +85,17 @@ pub(crate) const RESULT_ROUTES: u32 = 11;
 pub(crate) const RESULT_STATUS: u32 = 12;
 pub(crate) const RESULT_ROOT: u32 = 13;
 
-/// The header of `scan`: the batch's queries, blocks, routes and tie workgroups, and the
+/// The header of `scan`: the batch's queries, blocks, routes and tie workgroups, the
 /// lengths of the lists of tree nodes to build (tree.wgsl: top levels 1 to
-/// `TOP_LEVELS - 1`, the subtrees, and the leaves of two blocks).
+/// `TOP_LEVELS - 1`, the subtrees, and the leaves of two blocks), and the tiles each top
+/// level hands out to split its largest nodes across workgroups.
 pub(crate) const HEAD_QUERIES: u32 = 0;
 pub(crate) const HEAD_BLOCKS: u32 = 1;
 pub(crate) const HEAD_ROUTES: u32 = 2;
 pub(crate) const HEAD_TIE_GROUPS: u32 = 3;
 pub(crate) const HEAD_LISTS: u32 = 16;
-pub(crate) const HEAD_WORDS: u32 = HEAD_LISTS + TOP_LEVELS + 1;
+pub(crate) const HEAD_TILES: u32 = HEAD_LISTS + TOP_LEVELS + 1;
+pub(crate) const HEAD_WORDS: u32 = HEAD_TILES + TOP_LEVELS;
 
 /// The indirect dispatch arguments (three words each, in a buffer of their own) of
 /// routing, tables, the block count, ties, and the tree's subtrees and pairs of blocks.
@@ -112,6 +114,23 @@ pub(crate) const TOP_LEVELS: u32 = 16;
 /// are split level by level, a workgroup each. Small enough for a software driver's loop
 /// limit (a subtree of 16,384 keys stays well within lavapipe's 65,535 iterations).
 pub(crate) const SUBTREE_KEYS: u32 = 1 << 14;
+/// The most keys of a node one workgroup partitions at a top level that splits its large
+/// nodes across workgroups (tree.wgsl, `wide_*`): a larger one is partitioned in tiles of
+/// `WIDE_TILE` keys, a workgroup each, in four dispatches. Not tuned on a GPU: one
+/// workgroup reads a node of this size three times over (some 1,500 loads an invocation),
+/// long against the four steps (about 12 µs) it takes to spread the node instead.
+pub(crate) const WIDE_KEYS: u32 = 1 << 17;
+/// Keys of one tile of a node split across workgroups: 16 an invocation.
+pub(crate) const WIDE_TILE: u32 = 4096;
+/// Words per node of a level's region of wide splits in `scan`: its bit, its first node
+/// slot, its first tile, its tiles (0: not split across workgroups) and where its keys with
+/// the bit start.
+pub(crate) const WIDE_WORDS: u32 = 5;
+pub(crate) const WIDE_BIT: u32 = 0;
+pub(crate) const WIDE_SLOTS: u32 = 1;
+pub(crate) const WIDE_FIRST: u32 = 2;
+pub(crate) const WIDE_TILES: u32 = 3;
+pub(crate) const WIDE_MID: u32 = 4;
 /// Each fill's tree counters in `scan`: nodes, leaves and blocks handed out, leaf slots
 /// reserved, whether its tree is unfinished, the keys and sampled queries its build read
 /// (64-bit, low word first), and its root's bit plus one (0: the root is no split).
@@ -185,6 +204,14 @@ pub(crate) fn prelude() -> String {
         ("ARGS_SUBTREES", ARGS_SUBTREES),
         ("ARGS_PAIRS", ARGS_PAIRS),
         ("HEAD_LISTS", HEAD_LISTS),
+        ("HEAD_TILES", HEAD_TILES),
+        ("WIDE_TILE", WIDE_TILE),
+        ("WIDE_WORDS", WIDE_WORDS),
+        ("WIDE_BIT", WIDE_BIT),
+        ("WIDE_SLOTS", WIDE_SLOTS),
+        ("WIDE_FIRST", WIDE_FIRST),
+        ("WIDE_TILES", WIDE_TILES),
+        ("WIDE_MID", WIDE_MID),
         ("TOP_LEVELS", TOP_LEVELS),
         ("SUBTREE_KEYS", SUBTREE_KEYS),
         ("TREE_NODES", TREE_NODES),
@@ -317,7 +344,13 @@ pub(crate) struct Batch {
     pub(crate) top_levels: u32,
     pub(crate) subtree_cap: u32,
     pub(crate) pair_cap: u32,
-    pub(crate) pad1: u32,
+    /// At this top level, nodes of more than `wide` keys are split across workgroups (0:
+    /// none are); where its region of wide splits and its tiles lie in `scan`, and room for
+    /// its tiles.
+    pub(crate) wide: u32,
+    pub(crate) wide_at: u32,
+    pub(crate) tiles_at: u32,
+    pub(crate) tile_cap: u32,
 }
 
 /// A tree node to build (`Node` in types.wgsl): the host only sizes the lists of them.
@@ -378,7 +411,7 @@ mod tests {
                 block_routes_at, block_cursor_at, ties_at, result_stats, tree_at, stored_cap,
                 queries_cap, ties_cap, level_cap, node_cap, leaf_cap, block_cap, route_cap,
                 leaf_keys, key_sample, query_sample, level, top_levels, subtree_cap,
-                pair_cap, pad1),
+                pair_cap, wide, wide_at, tiles_at, tile_cap),
             layout!(Node; keys, node, next, used, taken, fill, pad),
         ];
         for (name, size, fields) in rust {

@@ -40,14 +40,18 @@ const TREE_TESTS_PER_SECOND: f64 = 2e11;
 /// is `counters` (by [`crate::Work`] field name). Steps are those of the run's batches: a
 /// count hands a batch at least a worker's step of tasks (`TASKS_IN_FLIGHT`), whatever the
 /// sampled tasks (each solved alone) took, each with as many tree levels built level by
-/// level as a batch ever records. Resident quarter words are uploaded once a run: scaled
+/// level as a batch ever records, and the sampled tasks' steps that split a level's
+/// largest nodes across workgroups (a count's batch takes the most of its tasks', not
+/// their sum). Resident quarter words are uploaded once a run: scaled
 /// up from a sample, they would be charged once per task that read them first, so they
 /// count at most a discrete GPU's resident room. `None` where the counters are not a GPU's.
 pub fn model_seconds(counters: &BTreeMap<&str, f64>, tasks: usize) -> Option<f64> {
     let get = |name: &str| counters.get(name).copied();
     get("gpu_steps")?;
     let batches = (tasks as f64 / TASKS_IN_FLIGHT as f64).ceil();
-    let steps = batches * batch_steps(TOP_LEVELS) as f64;
+    // A count's batch splits its levels across workgroups for its largest fill, so at most
+    // what its tasks' own batches did: the sample's wide steps, scaled, bound the run's.
+    let steps = batches * batch_steps(TOP_LEVELS) as f64 + get("gpu_wide_steps").unwrap_or(0.0);
     let resident = get("gpu_resident_bytes")?;
     let bytes_up = get("gpu_bytes_up")? - resident + resident.min(RESIDENT_BYTES[0] as f64);
     Some(

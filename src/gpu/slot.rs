@@ -7,7 +7,7 @@ use super::kernels::{Kernel, PARAMS_BYTES};
 use super::layout::{
     Batch, Job, JoinDesc, Node, Side, ARGS_COUNT, ARGS_PAIRS, ARGS_ROUTE, ARGS_SUBTREES,
     ARGS_TABLES, ARGS_TIES, ARGS_WORDS, BLOCK_KEYS, DEST_WORDS, HEAD_WORDS, RESULT_WORDS,
-    SUBTREE_KEYS, TABLE_WORDS, TILE, TOP_LEVELS, TREE_WORDS,
+    SUBTREE_KEYS, TABLE_WORDS, TILE, TOP_LEVELS, TREE_WORDS, WIDE_KEYS, WIDE_TILE, WIDE_WORDS,
 };
 use super::shader::{BLOCK_INFO, STATS_WORDS};
 use super::Device;
@@ -43,6 +43,9 @@ pub(crate) struct Capacity {
     pub(crate) leaves: u32,
     pub(crate) blocks: u32,
     pub(crate) routes: u32,
+    /// The most keys of a top-level node partitioned by one workgroup (`WIDE_KEYS`; tests
+    /// change it to split more nodes, or none, across workgroups).
+    pub(crate) wide_keys: u32,
 }
 
 impl Capacity {
@@ -57,6 +60,18 @@ impl Capacity {
     pub(crate) fn subtrees(&self) -> u32 {
         let splits = TOP_LEVELS * self.level_nodes();
         (self.joins + 2 * splits).min(1 << 15)
+    }
+
+    /// Nodes of one top level, each a workgroup of its dispatch: the fills' roots at the
+    /// first, a list's room after it.
+    pub(crate) fn top_nodes(&self) -> u32 {
+        self.joins.max(self.level_nodes())
+    }
+
+    /// Room for the tiles of one top level's nodes split across workgroups (tree.wgsl):
+    /// their keys, all disjoint, in tiles of `WIDE_TILE`, each node's last one partial.
+    pub(crate) fn tiles(&self) -> u32 {
+        self.stored.div_ceil(WIDE_TILE) + self.stored / self.wide_keys.max(1) + 1
     }
 
     /// Room in the list of leaves of two blocks (tree.wgsl): each holds more than a block's
@@ -94,6 +109,7 @@ impl Capacity {
             leaves: share(0.01, 12, 8),
             blocks,
             routes: share(0.14, 8, 8),
+            wide_keys: WIDE_KEYS,
         };
         // `scan` holds the items' counts beside other regions, in one binding: fewer items
         // where a large budget meets a small binding (a software driver's 128 MiB).
@@ -114,6 +130,8 @@ pub(crate) struct Regions {
     pub(crate) block_cursor_at: u32,
     pub(crate) ties_at: u32,
     pub(crate) tree_at: u32,
+    pub(crate) wide_at: u32,
+    pub(crate) tiles_at: u32,
     pub(crate) end: u64,
 }
 
@@ -138,7 +156,9 @@ impl Regions {
         let block_cursor_at = block_routes_at + blocks + scan_scratch(blocks);
         let ties_at = block_cursor_at + blocks;
         let tree_at = ties_at + 4 * u64::from(cap.joins);
-        let end = tree_at + u64::from(TREE_WORDS * cap.joins);
+        let wide_at = tree_at + u64::from(TREE_WORDS * cap.joins);
+        let tiles_at = wide_at + u64::from(WIDE_WORDS) * u64::from(cap.top_nodes());
+        let end = tiles_at + 2 * u64::from(cap.tiles());
         let w = |x: u64| u32::try_from(x).expect("a slot's scan regions fit 2^32 words");
         Regions {
             items_at: w(items_at),
@@ -148,6 +168,8 @@ impl Regions {
             block_cursor_at: w(block_cursor_at),
             ties_at: w(ties_at),
             tree_at: w(tree_at),
+            wide_at: w(wide_at),
+            tiles_at: w(tiles_at),
             end,
         }
     }
@@ -186,6 +208,18 @@ impl Packed {
 pub(crate) fn top_levels(largest: u64) -> u32 {
     let halvings = (largest as f64 / f64::from(SUBTREE_KEYS)).log2().max(0.0);
     (1 + (halvings / (1.5f64).log2()).ceil() as u32).min(TOP_LEVELS)
+}
+
+/// The top levels, from the roots, that split their nodes of more than `wide_keys` keys
+/// across workgroups, for fills of at most `largest` keys: while a node may still hold
+/// more, where splits are as uneven as a quarter to three quarters. A larger node at a
+/// later level is partitioned by its own workgroup, as every node once was.
+pub(crate) fn wide_levels(largest: u64, wide_keys: u32) -> u32 {
+    if largest <= u64::from(wide_keys) {
+        return 0;
+    }
+    let shrinks = (largest as f64 / f64::from(wide_keys)).log2() / (4.0f64 / 3.0).log2();
+    (1 + shrinks.ceil() as u32).min(top_levels(largest))
 }
 
 /// The buffers of one batch.
@@ -369,7 +403,13 @@ impl Slot {
             top_levels: top_levels(packed.largest),
             subtree_cap: cap.subtrees(),
             pair_cap: cap.pairs(),
-            pad1: 0,
+            wide: match level < wide_levels(packed.largest, cap.wide_keys) {
+                true => cap.wide_keys,
+                false => 0,
+            },
+            wide_at: r.wide_at,
+            tiles_at: r.tiles_at,
+            tile_cap: cap.tiles(),
         }
     }
 
@@ -387,9 +427,13 @@ impl Slot {
         let mut params = Params::default();
         params.push(bytemuck::bytes_of(&self.uniform(packed, 0)));
         let levels = top_levels(packed.largest);
-        let level_params: Vec<u32> = (1..levels)
-            .map(|d| params.push(bytemuck::bytes_of(&self.uniform(packed, d))))
+        let level_params: Vec<u32> = (0..levels)
+            .map(|d| match d {
+                0 => 0,
+                _ => params.push(bytemuck::bytes_of(&self.uniform(packed, d))),
+            })
             .collect();
+        let wide = wide_levels(packed.largest, self.cap.wide_keys) as usize;
         let k = &dev.kernels;
         let scans = [
             scan_steps(&mut params, (self.regions.items_at, packed.items + 1)),
@@ -423,11 +467,22 @@ impl Slot {
         });
         self.pass(encoder, 1, |pass| {
             // Each level's dispatch has a workgroup for each node its list can hold (a
-            // dispatch that read its length would be two steps, not one).
-            k.tree_top.dispatch(pass, &g.tree, 0, joins);
-            for &at in &level_params {
-                k.tree_top
-                    .dispatch(pass, &g.tree, at, self.cap.level_nodes());
+            // dispatch that read its length would be two steps, not one), and so for each
+            // tile the level may hand out.
+            for (d, &at) in level_params.iter().enumerate() {
+                let nodes = if d == 0 {
+                    joins
+                } else {
+                    self.cap.level_nodes()
+                };
+                k.tree_top.dispatch(pass, &g.tree, at, nodes);
+                if d < wide {
+                    let tiles = self.cap.tiles();
+                    k.wide_count.dispatch(pass, &g.tree, at, tiles);
+                    k.wide_scan.dispatch(pass, &g.tree, at, nodes);
+                    k.wide_move.dispatch(pass, &g.tree, at, tiles);
+                    k.wide_back.dispatch(pass, &g.tree, at, tiles);
+                }
             }
             k.subtree_args.dispatch(pass, &g.plan, 0, 1);
             let subtrees = (&b.args, ARGS_SUBTREES);

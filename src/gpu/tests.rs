@@ -152,6 +152,49 @@ fn a_large_fill_is_built_level_by_level_without_a_cut() {
     assert!(work.tree_tests >= west.len() as u64, "{}", work.tree_tests);
 }
 
+/// A top level's large nodes partitioned in tiles across workgroups build the tree their
+/// own workgroups build: the same blocks, routes and visits, every count exact.
+#[test]
+fn nodes_split_across_workgroups_build_the_same_tree() {
+    let Some(gpu) = gpu("nodes_split_across_workgroups_build_the_same_tree") else {
+        return;
+    };
+    let mut rng = fastrand::Rng::with_seed(23);
+    let live = (1u64 << 61) - 1;
+    let factors = [1, 2, 3, 4];
+    let west = keys(&mut rng, 70_000, 48, 0.15);
+    let east = keys(&mut rng, 3_000, 48, 0.15);
+    let want = brute(&west, &east, factors, live);
+    let run = |wide_keys: u32| {
+        let mut cap = Capacity::of_budget(&gpu.device, 64 << 20);
+        cap.wide_keys = wide_keys;
+        let joiner = GpuJoiner::with_capacity(Arc::clone(&gpu.device), cap, 1 << 12, None);
+        let (got, work) = join_keys(&joiner, (&west, &east), (factors, live, 0));
+        assert_eq!(
+            (got, work.hits),
+            (Some(want.0), want.1),
+            "wide keys {wide_keys}"
+        );
+        assert_eq!(work.regenerations, 0, "wide keys {wide_keys}");
+        work
+    };
+    let narrow = run(u32::MAX);
+    // Every top-level node past one subtree, at every level a batch of this fill records.
+    let wide = run(layout::SUBTREE_KEYS);
+    assert_eq!(narrow.gpu_wide_steps, 0);
+    assert!(wide.gpu_wide_steps >= 8, "{}", wide.gpu_wide_steps);
+    let same = |w: &Work| {
+        (
+            w.blocks_built,
+            w.visited_pairs,
+            w.routing_tests,
+            w.tree_tests,
+            w.stored_keys,
+        )
+    };
+    assert_eq!(same(&wide), same(&narrow));
+}
+
 /// A join whose blocks pass a batch's room is split as its tree's root splits it, part by
 /// part, so that its parts visit about the blocks the whole does in a batch with room (a
 /// cut by runs of stored keys, which every query meets, visited 1.19 times as many).

@@ -12,8 +12,12 @@
 // children join the next level's list; smaller nodes, and the children of the last level
 // the host recorded, join the list of subtrees. The nodes of a level hold disjoint keys, so
 // their workgroups work side by side. `rest` then builds each subtree in one workgroup,
-// depth first. A large fill's top levels so spread over many workgroups, and no
-// invocation's loops run long (a software driver stops them: lavapipe after 65,535
+// depth first. At a wide level (`p.wide`), a node of more than `p.wide` keys is not
+// partitioned by its own workgroup: `top` chooses its bit and hands out tiles of WIDE_TILE
+// keys, `wide_count` counts each tile's keys without the bit, `wide_scan` scans a node's
+// counts and writes its split, and `wide_move` and `wide_back` partition it through `temp`
+// a tile a workgroup, as stably as `part_stored` does. A large fill's top levels so spread
+// over many workgroups, and no invocation's loops run long (a software driver stops them: lavapipe after 65,535
 // iterations of an invocation, every loop together).
 //
 // A node of at most two blocks' keys is a leaf, as in the CPU's trie. One of more than a
@@ -358,9 +362,14 @@ fn place(e: Node) {
     append(select(TOP_LEVELS, next, big && next < p.top_levels), e);
 }
 
+// No node: its fill is NONE.
+fn no_node() -> Node {
+    return Node(vec2<u32>(0u), 0u, NONE, vec2<u32>(0u), vec2<u32>(0u), NONE, 0u);
+}
+
 // The node top-level workgroup g takes, with `fill` NONE where it takes none.
 fn top_node(g: u32) -> Node {
-    var e = Node(vec2<u32>(0u), 0u, NONE, vec2<u32>(0u), vec2<u32>(0u), NONE, 0u);
+    var e = no_node();
     if (p.level > 0u) {
         // The level's dispatch has room for its whole list; its length is known now.
         let len = min(atomicLoad(&scan[list_len(p.level)]), p.level_cap);
@@ -379,12 +388,18 @@ fn top_node(g: u32) -> Node {
     return e;
 }
 
-// One top level (`p.level`): each of its large nodes split, a workgroup each.
+// One top level (`p.level`): each of its large nodes split, a workgroup each; at a wide
+// level, a node of more than `p.wide` keys only chooses its bit and reserves its slots
+// here, and hands out the tiles `wide_*` partition it in.
 @compute @workgroup_size(256)
 fn top(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let e = top_node(flat_group(wg));
+    let g = flat_group(wg);
+    let e = top_node(g);
     if (e.fill == NONE) {
         return;
+    }
+    if (p.wide != 0u && li == 0u) {
+        atomicStore(&scan[wide_word(g, WIDE_TILES)], 0u);
     }
     let f = fills[e.fill];
     if (e.keys.y - e.keys.x <= SUBTREE_KEYS) {
@@ -393,7 +408,12 @@ fn top(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li
         }
         return;
     }
-    if (!split_node(li, f, e, choose(li, f, e))) {
+    let bit = choose(li, f, e);
+    if (p.wide != 0u && e.keys.y - e.keys.x > p.wide) {
+        go_wide(li, g, f, e, bit);
+        return;
+    }
+    if (!split_node(li, f, e, bit)) {
         // Its subtree's workgroup finds it a leaf too.
         if (li == 0u) {
             append(TOP_LEVELS, e);
@@ -403,6 +423,178 @@ fn top(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li
     if (li == 0u) {
         place(kids[0]);
         place(kids[1]);
+    }
+}
+
+// Word w (WIDE_*) of the wide split of the level's node g.
+fn wide_word(g: u32, w: u32) -> u32 {
+    return p.wide_at + g * WIDE_WORDS + w;
+}
+
+// The first tile `go_wide` handed out, or NONE.
+var<workgroup> first_tile: u32;
+
+// Readies node `e` (the level's g-th) to be split on `bit` across workgroups: reserves its
+// slots and its tiles, each tile's first word naming the node. Where it has no slot to
+// spare it goes on as a subtree (a leaf); where the level has no tile to spare its fill is
+// unfinished (the host cuts its join).
+fn go_wide(li: u32, g: u32, f: Fill, e: Node, bit: u32) {
+    if (li == 0u) {
+        slots = select(NONE, reserve_split(e.fill, f), bit != NONE);
+    }
+    let a = workgroupUniformLoad(&slots);
+    if (a == NONE) {
+        if (li == 0u) {
+            append(TOP_LEVELS, e);
+        }
+        return;
+    }
+    let tiles = (e.keys.y - e.keys.x + WIDE_TILE - 1u) / WIDE_TILE;
+    if (li == 0u) {
+        var first = atomicAdd(&scan[HEAD_TILES + p.level], tiles);
+        if (first + tiles > p.tile_cap) {
+            unfinished(e.fill);
+            first = NONE;
+        }
+        first_tile = first;
+    }
+    let first = workgroupUniformLoad(&first_tile);
+    if (first == NONE) {
+        return;
+    }
+    for (var i = li; i < tiles; i = i + 256u) {
+        atomicStore(&scan[p.tiles_at + 2u * (first + i)], g);
+    }
+    if (li == 0u) {
+        atomicStore(&scan[wide_word(g, WIDE_BIT)], bit);
+        atomicStore(&scan[wide_word(g, WIDE_SLOTS)], a);
+        atomicStore(&scan[wide_word(g, WIDE_FIRST)], first);
+        atomicStore(&scan[wide_word(g, WIDE_TILES)], tiles);
+    }
+}
+
+// A tile of a node split across workgroups: the node, its number in the level, and the
+// tile's keys.
+struct Tile {
+    e: Node,
+    g: u32,
+    keys: vec2<u32>,
+}
+
+// Tile t of the level, with `e.fill` NONE past the tiles handed out.
+fn tile_at(t: u32) -> Tile {
+    if (t >= min(atomicLoad(&scan[HEAD_TILES + p.level]), p.tile_cap)) {
+        return Tile(no_node(), NONE, vec2<u32>(0u));
+    }
+    let g = atomicLoad(&scan[p.tiles_at + 2u * t]);
+    let e = top_node(g);
+    let lo = e.keys.x + (t - atomicLoad(&scan[wide_word(g, WIDE_FIRST)])) * WIDE_TILE;
+    return Tile(e, g, vec2<u32>(lo, min(lo + WIDE_TILE, e.keys.y)));
+}
+
+// Counts each tile's keys without its node's bit (the tile's second word).
+@compute @workgroup_size(256)
+fn wide_count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let t = flat_group(wg);
+    let x = tile_at(t);
+    if (x.e.fill == NONE) {
+        return;
+    }
+    let bit = atomicLoad(&scan[wide_word(x.g, WIDE_BIT)]);
+    var zeros = 0u;
+    for (var i = x.keys.x + li; i < x.keys.y; i = i + 256u) {
+        zeros = zeros + select(1u, 0u, has_bit(stored[i], bit));
+    }
+    let s = excl_scan(li, zeros);
+    if (li == 0u) {
+        atomicStore(&scan[p.tiles_at + 2u * t + 1u], s.y);
+    }
+}
+
+// For each node split across workgroups: its tiles' counts scanned (each tile's keys
+// without the bit before it, in its node), then the split written and its children placed,
+// as `split_node` and `top` do.
+@compute @workgroup_size(256)
+fn wide_scan(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let g = flat_group(wg);
+    let e = top_node(g);
+    if (e.fill == NONE || p.wide == 0u) {
+        return;
+    }
+    let tiles = atomicLoad(&scan[wide_word(g, WIDE_TILES)]);
+    if (tiles == 0u) {
+        return;
+    }
+    let first = atomicLoad(&scan[wide_word(g, WIDE_FIRST)]);
+    let chunk = (tiles + 255u) / 256u;
+    let a = min(li * chunk, tiles);
+    let b = min(a + chunk, tiles);
+    var zeros = 0u;
+    for (var i = a; i < b; i = i + 1u) {
+        zeros = zeros + atomicLoad(&scan[p.tiles_at + 2u * (first + i) + 1u]);
+    }
+    let s = excl_scan(li, zeros);
+    var before = s.x;
+    for (var i = a; i < b; i = i + 1u) {
+        let at = p.tiles_at + 2u * (first + i) + 1u;
+        let z = atomicLoad(&scan[at]);
+        atomicStore(&scan[at], before);
+        before = before + z;
+    }
+    if (li == 0u) {
+        let mid = e.keys.x + s.y;
+        atomicStore(&scan[wide_word(g, WIDE_MID)], mid);
+        let bit = atomicLoad(&scan[wide_word(g, WIDE_BIT)]);
+        tested(e.fill, e.keys.y - e.keys.x);
+        let two = split(e, bit, mid, atomicLoad(&scan[wide_word(g, WIDE_SLOTS)]));
+        if (e.node == fills[e.fill].root) {
+            atomicStore(&scan[counter(e.fill, TREE_ROOT)], bit + 1u);
+        }
+        place(two[0]);
+        place(two[1]);
+    }
+}
+
+// Moves each tile's keys to `temp`, where its node's keys go once partitioned: those
+// without the bit first, in order, then those with it, in order (as `part_stored`).
+@compute @workgroup_size(256)
+fn wide_move(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let t = flat_group(wg);
+    let x = tile_at(t);
+    if (x.e.fill == NONE) {
+        return;
+    }
+    let bit = atomicLoad(&scan[wide_word(x.g, WIDE_BIT)]);
+    let zeros_before = atomicLoad(&scan[p.tiles_at + 2u * t + 1u]);
+    var z = x.e.keys.x + zeros_before;
+    var o = atomicLoad(&scan[wide_word(x.g, WIDE_MID)]) + (x.keys.x - x.e.keys.x - zeros_before);
+    for (var base = x.keys.x; base < x.keys.y; base = base + 256u) {
+        let i = base + li;
+        var k = vec2<u32>(0u);
+        if (i < x.keys.y) {
+            k = stored[i];
+        }
+        let zero = i < x.keys.y && !has_bit(k, bit);
+        let s = excl_scan(li, select(0u, 1u, zero));
+        if (zero) {
+            temp[z + s.x] = k;
+        } else if (i < x.keys.y) {
+            temp[o + li - s.x] = k;
+        }
+        z = z + s.y;
+        o = o + min(256u, x.keys.y - base) - s.y;
+    }
+}
+
+// Copies each tile's partitioned keys back from `temp`.
+@compute @workgroup_size(256)
+fn wide_back(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let x = tile_at(flat_group(wg));
+    if (x.e.fill == NONE) {
+        return;
+    }
+    for (var i = x.keys.x + li; i < x.keys.y; i = i + 256u) {
+        stored[i] = temp[i];
     }
 }
 

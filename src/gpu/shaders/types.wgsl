@@ -113,7 +113,15 @@ struct Batch {
     top_levels: u32,
     subtree_cap: u32,
     pair_cap: u32,
-    pad1: u32,
+    // At this level, nodes of more than `wide` keys are split across workgroups (0: none
+    // are); where
+    // its wide splits (WIDE_WORDS words per node of the level) and its tiles (two words
+    // each: the node's workgroup in the level, then its keys without the bit, scanned) lie
+    // in `scan`; room for its tiles.
+    wide: u32,
+    wide_at: u32,
+    tiles_at: u32,
+    tile_cap: u32,
 }
 
 // A tree node to build (tree.wgsl): its keys (a range of `stored`), its slot, the node a
