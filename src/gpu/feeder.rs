@@ -70,7 +70,9 @@ enum Reply {
 
 /// A join cut into parts: their counts and work so far, and how many are out.
 struct Whole {
-    count: u64,
+    /// The parts' sum so far; `None` once a part was refused (the whole then is, rather
+    /// than claim a count without that part).
+    count: Option<u64>,
     work: Work,
     left: usize,
     reply: Reply,
@@ -108,13 +110,20 @@ impl Whole {
             Ok((count, work)) => {
                 self.left -= 1;
                 self.work.add(&work);
-                // A part of a join that may not be refused is never refused.
-                match self.count.checked_add(count.unwrap_or(0)) {
-                    Some(sum) => {
-                        self.count = sum;
+                match (self.count, count) {
+                    (Some(sum), Some(count)) => match sum.checked_add(count) {
+                        Some(sum) => {
+                            self.count = Some(sum);
+                            None
+                        }
+                        None => Some("a join's parts do not add up within 64 bits".to_string()),
+                    },
+                    // A part refused (its stored side passes a fill; only a refusable
+                    // join's can be): so is the whole.
+                    _ => {
+                        self.count = None;
                         None
                     }
-                    None => Some("a join's parts do not add up within 64 bits".to_string()),
                 }
             }
             Err(why) => Some(why),
@@ -123,7 +132,7 @@ impl Whole {
             self.failed = true;
             return Some((self.reply.clone(), Err(why)));
         }
-        (self.left == 0).then(|| (self.reply.clone(), Ok((Some(self.count), self.work))))
+        (self.left == 0).then(|| (self.reply.clone(), Ok((self.count, self.work))))
     }
 }
 
@@ -627,7 +636,7 @@ impl Loop {
             return;
         }
         let whole = Arc::new(Mutex::new(Whole {
-            count: 0,
+            count: Some(0),
             work: Work {
                 regenerations: parts.len() as u64 - 1,
                 ..work
@@ -1041,5 +1050,37 @@ impl Sizes {
         if queries * blocks > 0.0 {
             self.routes_per_pair = ease(self.routes_per_pair, routes / (queries * blocks)).min(1.0);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cut join's parts add up; one part refused makes the whole refused, never a count
+    /// without that part.
+    #[test]
+    fn a_whole_answers_its_parts_sum_or_refusal() {
+        let whole = |outcomes: &[Option<u64>]| {
+            let (tx, rx) = mpsc::channel();
+            let mut w = Whole {
+                count: Some(0),
+                work: Work::default(),
+                left: outcomes.len(),
+                reply: Reply::Worker(tx),
+                failed: false,
+            };
+            let mut answer = None;
+            for &count in outcomes {
+                if let Some((reply, outcome)) = w.take(Ok((count, Work::default()))) {
+                    reply.send(outcome);
+                    answer = Some(rx.recv().expect("an answer").expect("no failure").0);
+                }
+            }
+            answer.expect("answered once every part is in")
+        };
+        assert_eq!(whole(&[Some(3), Some(4)]), Some(7));
+        assert_eq!(whole(&[Some(3), None, Some(4)]), None);
+        assert_eq!(whole(&[None, Some(4)]), None);
     }
 }

@@ -721,3 +721,22 @@ fn every_pass_is_timed_by_the_gpu_within_the_joins_wall_time() {
     assert!(work.gpu_half_join_seconds > 0.0, "{work:?}");
     assert!(passes <= work.match_seconds, "{work:?}");
 }
+
+/// A fill of millions of keys (a GPU's slot holds 2.4·10^7) against brute force.
+#[test]
+#[ignore = "minutes on a software driver"]
+fn a_fill_of_millions_of_keys_equals_brute_force() {
+    let Some(gpu) = gpu("a_fill_of_millions_of_keys_equals_brute_force") else {
+        return;
+    };
+    let mut rng = fastrand::Rng::with_seed(29);
+    let live = (1u64 << 61) - 1;
+    let factors = [1, 2, 3, 4];
+    let west = keys(&mut rng, 4_000_000, 54, 0.1);
+    let east = keys(&mut rng, 300, 54, 0.1);
+    let want = brute(&west, &east, factors, live);
+    let cap = Capacity::of_budget(&gpu.device, 3 << 30);
+    let joiner = GpuJoiner::with_capacity(Arc::clone(&gpu.device), cap, 1 << 12, None);
+    let (got, work) = join_keys(&joiner, (&west, &east), (factors, live, 0));
+    assert_eq!((got, work.hits), (Some(want.0), want.1));
+}

@@ -438,7 +438,8 @@ fn plan_routes(@builtin(local_invocation_index) li: u32) {
         let r = row(j);
         atomicStore(&results[r + RESULT_BLOCKS], f.blocks);
         atomicStore(&results[r + RESULT_ROUTES], routes);
-        atomicStore(&results[r + RESULT_STATUS], status);
+        // Or'd: routing may have found a walk cut short already.
+        atomicOr(&results[r + RESULT_STATUS], status);
     }
     if (li == 0u) {
         let routes = min(scan[p.block_routes_at + total_blocks], p.route_cap);

@@ -162,11 +162,12 @@ fn meet(q: vec2<u32>, cls: u32, b: u32, mixed: vec2<u32>, action: u32) -> u32 {
     return 0u;
 }
 
-// Walks query i's tree, doing `action` at each block met. Returns the tests made and the
-// global atomics. A split names its children (tree.wgsl): a query with its bit goes on to
-// the child without it, any other to the child with it first; a leaf names the node a walk
-// goes to after it. So the walk needs no stack and meets each node at most once.
-fn route(i: u32, fid: u32, action: u32) -> vec2<u32> {
+// Walks query i's tree, doing `action` at each block met. Returns the tests made, the
+// global atomics, and 1 where the walk reached its end (0: a software driver stopped its
+// loops). A split names its children (tree.wgsl): a query with its bit goes on to the child
+// without it, any other to the child with it first; a leaf names the node a walk goes to
+// after it. So the walk needs no stack and meets each node at most once.
+fn route(i: u32, fid: u32, action: u32) -> vec3<u32> {
     let raw = queries[i];
     let f = fills[fid];
     let q = raw & f.live;
@@ -184,15 +185,19 @@ fn route(i: u32, fid: u32, action: u32) -> vec2<u32> {
         at = node.w;
         let leaf = node.x & ~LEAF;
         let b1 = atomicLoad(&scan[p.leaf_blocks_at + leaf + 1u]);
-        for (var b = atomicLoad(&scan[p.leaf_blocks_at + leaf]); b < b1; b = b + 1u) {
+        var b = atomicLoad(&scan[p.leaf_blocks_at + leaf]);
+        for (; b < b1; b = b + 1u) {
             let bits = info[INFO * b];
             tests = tests + 1u;
             if (disjoint(q, bits.xy)) {
                 atomics = atomics + meet(q, cls, b, bits.zw, action);
             }
         }
+        if (b < b1) {
+            return vec3<u32>(tests, atomics, 0u);
+        }
     }
-    return vec2<u32>(tests, atomics);
+    return vec3<u32>(tests, atomics, select(0u, 1u, at == LAST));
 }
 
 // Query i's fill, or NO_FILL where the query is past the batch's or its fill routes
@@ -226,6 +231,11 @@ fn walk_all(g: u32, li: u32, action: u32, tally_tests: bool) -> u32 {
         }
         let walked = route(i, fid, action);
         atomics = atomics + walked.y;
+        if (walked.z == 0u) {
+            // Lavapipe stops an invocation's loops after 65,535 iterations, silently: a
+            // walk cut short left routes out, so the join is not counted here but cut.
+            atomicOr(&results[row(fid) + RESULT_STATUS], FILL_UNFINISHED);
+        }
         if (!tally_tests) {
             continue;
         }
