@@ -195,9 +195,9 @@ for n in $est_ns; do
         "one GPU = $(calc "$ch / $gh") cores of this CPU; block count $(calc "${ks:-0} / 3600") GPU-hours (timestamps, fed by $threads threads); the model says ${ms:--} GPU-seconds"
 done
 
-# Exactness where a GPU stores a side whole: with fills of more than 2^20 keys, lavapipe
-# counted this piece 0.25% short (its joins cut on their roots' bits for lavapipe's few
-# blocks a batch); a GPU, whose batches hold its 38,747 blocks, has never run it.
+# Exactness where a GPU stores a side whole: lavapipe, with fills past 2^20 keys, counted
+# this piece 0.25% short when its side was split on its roots' bits (a split now off); a
+# GPU, whose batches hold the side's 38,747 blocks, has never run it.
 if [ -x "$work" ] && [ -n "$large_fill" ]; then
     # shellcheck disable=SC2086 # N and task
     if step 120 gpu-work-large "$work" $large_fill; then

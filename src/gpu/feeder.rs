@@ -14,9 +14,8 @@ use std::time::Duration;
 
 use super::layout::{
     Job, FILL_EMPTY, FILL_ERRORS, FILL_OVER_BLOCKS, FILL_OVER_ROUTES, FILL_REFUSED, FILL_SWAPPED,
-    FILL_TOO_LARGE, FILL_UNFINISHED, JOIN_PORTION, RESULT_BLOCKS, RESULT_HITS, RESULT_ROOT,
-    RESULT_ROUTES, RESULT_SIZES, RESULT_STATUS, RESULT_TESTS, RESULT_WEIGHTED, RESULT_WORDS,
-    ROLE_EAST, ROLE_WEST,
+    FILL_TOO_LARGE, FILL_UNFINISHED, JOIN_PORTION, RESULT_BLOCKS, RESULT_HITS, RESULT_ROUTES,
+    RESULT_SIZES, RESULT_STATUS, RESULT_TESTS, RESULT_WEIGHTED, RESULT_WORDS, ROLE_EAST, ROLE_WEST,
 };
 use super::request::Request;
 use super::resident::Resident;
@@ -606,10 +605,6 @@ impl Loop {
             // queries, below, are cut by jobs as any join's: that leaves its stored keys).
             let parts = s.request.halves();
             self.queue_parts(s, parts, work);
-        } else if let Some(parts) = root_split(&s.request, row) {
-            // No room even alone, but its tree got as far as its root: its stored side split
-            // as the root splits it.
-            self.queue_parts(s, parts.into(), work);
         } else {
             // No room even alone: cut the side that fills the arena it passed, into as many
             // parts as its measured sizes say.
@@ -679,21 +674,6 @@ fn past_room(row: &[u32], cap: &Capacity) -> bool {
     let over = |flag: u32, at: u32, room: u32| status & flag != 0 && row[at as usize] > room;
     over(FILL_OVER_BLOCKS, RESULT_BLOCKS, cap.blocks)
         || over(FILL_OVER_ROUTES, RESULT_ROUTES, cap.routes)
-}
-
-/// The two parts of a join that found no room alone in a batch, its stored side split on
-/// the bit its tree's root split on (from its results row), where the tree was built: its
-/// blocks passed the batch's room, or its tree did not finish.
-fn root_split(request: &Request, row: &[u32]) -> Option<[Request; 2]> {
-    let status = row[RESULT_STATUS as usize];
-    // Routes past the room are the queries' (cut as they are): a root split leaves every
-    // query with the part without the bit.
-    let built = FILL_OVER_BLOCKS | FILL_UNFINISHED;
-    let bit = row[RESULT_ROOT as usize].checked_sub(1)?;
-    if status & built == 0 || status & FILL_ERRORS & !built != 0 {
-        return None;
-    }
-    request.split_on(bit, stored_role(row))
 }
 
 /// The role a join's results row says it stored.

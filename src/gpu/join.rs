@@ -158,11 +158,10 @@ pub(crate) fn wait(ticket: Ticket, work: &mut Work) -> Result<Option<u64>, Strin
     Ok(count)
 }
 
-/// The most keys of a fill on a software driver, whose loop limit (lavapipe: 65,535
-/// iterations of an invocation, every loop together) a tree's root must stay within: one
-/// workgroup partitions it in three passes of keys / 256 each (a fill of 1.6·10^7 keys at
-/// N = 28 ran past it, and its count came out short). The CPU's fill, so that a software
-/// driver's counters show the CPU's portions.
+/// The most keys of a fill on a software driver: the CPU's fill, so that its counters show
+/// the CPU's portions. (Past it, lavapipe once counted a piece of N = 28 short: its side of
+/// 1.6·10^7 keys passed lavapipe's blocks a batch and was split on its roots' bits, a split
+/// now off; docs/gpu.md.)
 const SOFTWARE_FILL_KEYS: u32 = 1 << 20;
 
 /// Tasks a worker hands over before it waits for their counts: with every worker doing so,

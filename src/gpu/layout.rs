@@ -371,11 +371,6 @@ pub(crate) fn split(x: u64) -> [u32; 2] {
     [x as u32, (x >> 32) as u32]
 }
 
-/// The 64-bit value of two u32 words (low first): the inverse of [`split`].
-pub(crate) fn unsplit(w: [u32; 2]) -> u64 {
-    u64::from(w[0]) | u64::from(w[1]) << 32
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rustc_hash::FxHashMap;
 
 use super::layout::{
-    split, unsplit, Job, JoinDesc, Side, CARRIED, CLASS_SHIFT, JOIN_EAST_STORED, JOIN_PORTION,
-    JOIN_REFUSE, JOIN_SWAP, JOIN_TIES, ROLE_EAST, ROLE_TIED_EAST, ROLE_TIED_WEST, ROLE_WEST,
+    split, Job, JoinDesc, Side, CARRIED, CLASS_SHIFT, JOIN_EAST_STORED, JOIN_PORTION, JOIN_REFUSE,
+    JOIN_SWAP, JOIN_TIES, ROLE_EAST, ROLE_TIED_EAST, ROLE_TIED_WEST, ROLE_WEST,
 };
 use super::resident::Resident;
 use crate::engine::mitm::half::HalfSpec;
@@ -200,55 +200,6 @@ impl Request {
             .enumerate()
             .map(|(i, run)| self.with_role(r, run, i == 0))
             .collect()
-    }
-
-    /// The two requests whose counts add up to this one's, its stored side (role `stored`)
-    /// split on key bit `bit` as its tree's root splits it: the halves without the bit,
-    /// met by every query, and those with it, met by the queries without it. A cut by
-    /// runs of jobs makes parts that every query meets whole; this one keeps the tree's
-    /// first split, so its parts visit about the blocks the whole would have. The first
-    /// takes the tied halves. `None` where the bit cannot split it: not a live bit, one a
-    /// stored side fixes already (so that splitting a part again always takes a new bit),
-    /// or a portion.
-    pub(crate) fn split_on(&self, bit: u32, stored: u32) -> Option<[Request; 2]> {
-        let b = 1u64.checked_shl(bit)?;
-        let queries = if stored == ROLE_WEST {
-            ROLE_EAST
-        } else {
-            ROLE_WEST
-        };
-        let fixed = |s: &Side| unsplit(s.exact_mask) & b != 0;
-        let has = |s: &Side| unsplit(s.exact_bits) & b != 0;
-        let splits = self
-            .sides
-            .iter()
-            .filter(|s| s.role == stored)
-            .all(|s| !fixed(s));
-        // A portion's keys are a range of its side's: a bit would change the range.
-        let portion = self.desc.flags & JOIN_PORTION != 0;
-        if unsplit(self.desc.live) & b == 0 || !splits || portion {
-            return None;
-        }
-        let part = |with: bool| {
-            let mut sides = self.sides.clone();
-            // A query side whose halves all have the bit meets none of the stored ones with it.
-            let mut empty = vec![false; sides.len()];
-            for (s, empty) in sides.iter_mut().zip(&mut empty) {
-                if s.role == stored {
-                    s.exact_mask = split(unsplit(s.exact_mask) | b);
-                    s.exact_bits = split(unsplit(s.exact_bits) | if with { b } else { 0 });
-                } else if s.role == queries && with {
-                    *empty = fixed(s) && has(s);
-                    s.exact_mask = split(unsplit(s.exact_mask) | b);
-                }
-            }
-            let mut roles = self.role_jobs();
-            for jobs in &mut roles {
-                jobs.retain(|j| !empty[j.side as usize]);
-            }
-            self.rebuilt(roles, sides, !with)
-        };
-        Some([part(false), part(true)])
     }
 
     /// The requests whose counts add up to this one's, its stored side (the east one where

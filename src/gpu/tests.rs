@@ -195,12 +195,12 @@ fn nodes_split_across_workgroups_build_the_same_tree() {
     assert_eq!(same(&wide), same(&narrow));
 }
 
-/// A join whose blocks pass a batch's room is split as its tree's root splits it, part by
-/// part, so that its parts visit about the blocks the whole does in a batch with room (a
-/// cut by runs of stored keys, which every query meets, visited 1.19 times as many).
+/// A join whose blocks pass a batch's room is cut into parts that fit, their counts adding
+/// up to its count. (Splitting it as its tree's root splits it visited 0.996 of the whole's
+/// blocks, against 1.19 for this cut, but counted a join of N = 28 short.)
 #[test]
-fn a_join_past_the_blocks_room_is_split_on_its_roots_bits() {
-    let Some(gpu) = gpu("a_join_past_the_blocks_room_is_split_on_its_roots_bits") else {
+fn a_join_past_the_blocks_room_is_cut_and_exact() {
+    let Some(gpu) = gpu("a_join_past_the_blocks_room_is_cut_and_exact") else {
         return;
     };
     let mut rng = fastrand::Rng::with_seed(17);
@@ -219,8 +219,6 @@ fn a_join_past_the_blocks_room_is_split_on_its_roots_bits() {
     let (got, parts) = join_keys(&tight, (&west, &east), (factors, live, 0));
     assert_eq!((got, parts.hits), (Some(want.0), want.1));
     assert!(parts.regenerations >= 2, "{}", parts.regenerations);
-    let ratio = parts.visited_pairs as f64 / whole.visited_pairs as f64;
-    assert!(ratio < 1.1, "visits {ratio:.3} times the whole's");
 }
 
 #[test]
