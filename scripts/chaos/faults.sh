@@ -136,7 +136,9 @@ judge() {
             killed:137) return 0 ;;
         esac
     done
-    if [ "$disk_kind" != none ] && [ "$rc" = 1 ] &&
+    # A full disk (during a disk fault) stops a run with 1, or with 130 where a SIGTERM came
+    # and its save then failed on the full disk (the last good checkpoint kept).
+    if [ "$disk_kind" != none ] && { [ "$rc" = 1 ] || [ "$rc" = 130 ]; } &&
         said "$log" 'No space left on device|cannot write|saving the checkpoint'; then
         fault stopped-by-full-disk
         return 0
