@@ -403,9 +403,10 @@ impl Slot {
             top_levels: top_levels(packed.largest),
             subtree_cap: cap.subtrees(),
             pair_cap: cap.pairs(),
-            wide: match level < wide_levels(packed.largest, cap.wide_keys) {
-                true => cap.wide_keys,
-                false => 0,
+            wide: if level < wide_levels(packed.largest, cap.wide_keys) {
+                cap.wide_keys
+            } else {
+                0
             },
             wide_at: r.wide_at,
             tiles_at: r.tiles_at,
