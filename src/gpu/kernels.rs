@@ -83,10 +83,9 @@ impl Kernels {
     /// Compiles every kernel for `device` (`software`: a CPU driver, see
     /// [`super::shader::route_queries`]).
     pub(crate) fn new(device: &wgpu::Device, software: bool) -> Self {
-        let queries = super::shader::route_queries(software);
         let m = |i: usize, trusted| {
             let (file, results_at) = MODULES[i];
-            module(device, file, source(file, results_at, queries), trusted)
+            module(device, file, source(file, results_at, software), trusted)
         };
         let (scan, gen, plan, tree) = (m(0, false), m(1, false), m(2, false), m(3, false));
         let (tables, route, count, ties) = (m(4, false), m(5, false), m(6, true), m(7, false));

@@ -7,11 +7,16 @@ use std::fmt::Write as _;
 
 use super::layout::CHUNK_WORDS;
 
-/// Routes a block count workgroup takes. Mesa's CPU driver (lavapipe) stops the loops of
-/// one invocation after 65,535 iterations *in all*: a workgroup may meet a block per
-/// route, and each block costs up to 27 of them (its table's load, a stage of routes, their
-/// visits, the block), so 2,048 routes stay below the limit. A GPU would take more (on an
-/// H200, 8,192 ran 2% faster); this is lavapipe's bound.
+/// Routes a block count workgroup takes. Mesa's CPU driver (lavapipe) stops loops after
+/// 65,535 rounds, silently: a workgroup may meet a block per route, and each block costs a
+/// few rounds (its table's load, a stage of routes, their visits, the block), so 2,048
+/// routes were to stay below the limit. They do not always: a workgroup of a join of few
+/// queries whose routes spread thinly over many blocks (1,265 blocks for 2,048 routes, in
+/// a part of a join of N = 28) was stopped after some 2,800 rounds of its own loops, by
+/// our count, so the driver counts more than one invocation's. So on a software driver
+/// the count tallies its visits (count.wgsl, `VISIT_TALLY`) and a workgroup stopped short
+/// marks its fills unfinished, to be cut. A GPU would take more routes (on an H200, 8,192
+/// ran 2% faster); this is lavapipe's bound.
 pub(crate) const ROUTES_PER_GROUP: u64 = 2048;
 
 /// Queries each routing invocation walks on a GPU: more queries per workgroup meet each
@@ -44,9 +49,10 @@ const ROUTE_PROBES: u32 = 32;
 /// weighing mode, fill, packed query weights, keys], [weights].
 pub(crate) const BLOCK_INFO: u64 = 3;
 
-/// Workgroup memory the largest kernel holds: the block count's tables of 12 chunks and a
-/// stage of 256 routes (count.wgsl's `STAGE`).
-pub(crate) const WORKGROUP_BYTES: u32 = CHUNK_WORDS * 4 + 256 * 8;
+/// Workgroup memory the largest kernel holds: the block count's tables of 12 chunks, a
+/// stage of 256 routes (count.wgsl's `STAGE`) and its flag of a workgroup stopped short
+/// (rounded up to 16 bytes).
+pub(crate) const WORKGROUP_BYTES: u32 = CHUNK_WORDS * 4 + 256 * 8 + 16;
 
 /// A work counter the kernels keep on the GPU, after the join rows of `results`: two u32
 /// words (low, high) each.
@@ -88,17 +94,20 @@ pub(crate) const STATS_WORDS: u64 = 2 * Stat::ALL.len() as u64;
 /// table build, tables.wgsl `weighing`).
 const MODES: [&str; 3] = ["plain", "exception", "queries"];
 
-/// The constants the routing and the block count share with the host; routing walks
-/// `route_queries` queries per invocation.
-fn prelude(route_queries: u64) -> String {
+/// The constants the routing and the block count share with the host, for a device
+/// (`software`: a CPU driver) whose routing walks [`route_queries`] queries per invocation
+/// and whose block count tallies its visits where a loop limit may stop it
+/// (`VISIT_TALLY`, count.wgsl).
+fn prelude(software: bool) -> String {
     let mut s = super::layout::prelude();
-    let consts: [(&str, u64); 8] = [
+    let consts: [(&str, u64); 9] = [
         ("CHUNK_WORDS", u64::from(CHUNK_WORDS)),
         ("SETS", u64::from(CHUNK_WORDS)),
         ("CLASS_SETS", u64::from(CHUNK_WORDS) + 16),
         ("INFO", BLOCK_INFO),
         ("ROUTES", ROUTES_PER_GROUP),
-        ("ROUTE_QUERIES", route_queries),
+        ("ROUTE_QUERIES", route_queries(software)),
+        ("VISIT_TALLY", u64::from(software)),
         ("ROUTE_SLOTS", u64::from(ROUTE_SLOTS)),
         ("ROUTE_PROBES", u64::from(ROUTE_PROBES)),
     ];
@@ -119,7 +128,7 @@ fn prelude(route_queries: u64) -> String {
 /// The source of a module: the prelude, the shared helpers and types, the results row at
 /// binding `results_at` for the kernels that add to it (with `stat_add`, which adds to a
 /// work counter), the module's file and, for the block count, its loops.
-pub(crate) fn source(file: &str, results_at: Option<u32>, route_queries: u64) -> String {
+pub(crate) fn source(file: &str, results_at: Option<u32>, software: bool) -> String {
     let body = match file {
         "scan.wgsl" => include_str!("shaders/scan.wgsl"),
         "gen.wgsl" => include_str!("shaders/gen.wgsl"),
@@ -131,7 +140,7 @@ pub(crate) fn source(file: &str, results_at: Option<u32>, route_queries: u64) ->
         "ties.wgsl" => include_str!("shaders/ties.wgsl"),
         _ => panic!("no shader {file}"),
     };
-    let mut s = prelude(route_queries);
+    let mut s = prelude(software);
     s.push_str(include_str!("shaders/common.wgsl"));
     s.push_str(include_str!("shaders/types.wgsl"));
     if let Some(binding) = results_at {
@@ -196,7 +205,7 @@ fn visit_fn(mode: usize, chunks: u32) -> String {
     }
     let _ = write!(
         s,
-        "        h = h + countOneBits(w);\n{tail}    }}\n    return {ret};\n}}\n"
+        "        h = h + countOneBits(w);\n        visits = visits + VISIT_TALLY;\n{tail}    }}\n    return {ret};\n}}\n"
     );
     s
 }
@@ -240,6 +249,25 @@ fn count_loops() -> String {
             s.push_str(&visit_fn(mode, chunks));
         }
     }
+    s.push_str(&mark_unfinished_fn());
+    s
+}
+
+/// `mark_unfinished`: fills `first` to `last` marked unfinished (`FILL_UNFINISHED`), a workgroup's
+/// invocations taking one each in turn, without a loop (it runs where a software driver's
+/// loop limit has stopped every loop). A block count workgroup meets at most one fill per
+/// route.
+fn mark_unfinished_fn() -> String {
+    const _: () = assert!(ROUTES_PER_GROUP.is_multiple_of(256));
+    let mut s = String::from(
+        "\nfn mark_unfinished(first: u32, last: u32, li: u32) {\n    var f = first + li;\n",
+    );
+    for _ in 0..ROUTES_PER_GROUP / 256 {
+        s.push_str(
+            "    if (f <= last) {\n        atomicOr(&results[row(f) + RESULT_STATUS], FILL_UNFINISHED);\n    }\n    f = f + 256u;\n",
+        );
+    }
+    s.push_str("}\n");
     s
 }
 
@@ -353,7 +381,7 @@ mod tests {
             .into_iter()
             .flat_map(|m| [(m, false), (m, true)])
         {
-            let text = source(file, results_at, route_queries(software));
+            let text = source(file, results_at, software);
             let module = naga::front::wgsl::parse_str(&text)
                 .unwrap_or_else(|e| panic!("{file}: {}", e.emit_to_string(&text)));
             let mut v = naga::valid::Validator::new(
@@ -379,7 +407,7 @@ mod tests {
 
     #[test]
     fn every_stat_has_its_own_slot_in_the_prelude() {
-        let p = prelude(route_queries(false));
+        let p = prelude(false);
         for (i, stat) in Stat::ALL.iter().enumerate() {
             assert!(p.contains(&format!("const {}: u32 = {i}u;", stat.constant())));
         }

@@ -53,6 +53,17 @@ var<workgroup> t: array<u32, CHUNK_WORDS>;
 const STAGE: u32 = 256u;
 var<workgroup> staged: array<vec2<u32>, STAGE>;
 
+// Loop limit. A software driver stops loops after 65,535 rounds, silently (lavapipe: it
+// counts more than one invocation's rounds, src/gpu/shader.rs `ROUTES_PER_GROUP`). There
+// (VISIT_TALLY = 1) each invocation counts the routes it visits in the visit loops
+// themselves, and a workgroup one of whose invocations visited fewer than its share marks
+// every fill its routes reach unfinished (`mark_unfinished`, generated without a loop), so
+// that the host cuts them. A flag set on the loop's way out would show nothing: the
+// compiler knows every exit of the loop sets it. On a GPU, VISIT_TALLY is 0 and the tally
+// costs nothing.
+var<private> visits: u32;
+var<workgroup> unfinished: atomic<u32>;
+
 // The block holding route r: the last of the `n` blocks whose first route is not after r.
 fn block_of(r: u32, n: u32) -> u32 {
     var lo = 0u;
@@ -100,6 +111,7 @@ fn visit_general(
         }
         let k = countOneBits(vec4<u32>(w) & s);
         h = h + countOneBits(w);
+        visits = visits + VISIT_TALLY;
         a = a + (k.x * wts.x + k.y * wts.y + k.z * wts.z + k.w * wts.w)
             * extractBits(desc.z, (q.y >> 27u) & 24u, 8u);
     }
@@ -150,6 +162,14 @@ fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     var hits = 0u;
     var fid = NO_FILL;
     var b = block_of(lo, n);
+    // The fills this workgroup's routes reach, found before any loop could be stopped.
+    var fills = vec2<u32>(1u, 0u);
+    if (VISIT_TALLY == 1u && lo < hi && b < n) {
+        fills = vec2<u32>(info[INFO * b + 1u].y, info[INFO * block_of(hi - 1u, n) + 1u].y);
+    }
+    if (li == 0u) {
+        atomicStore(&unfinished, 0u);
+    }
     loop {
         if (lo >= hi || b >= n) {
             break;
@@ -159,6 +179,11 @@ fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
             break;
         }
         let end = scan[p.block_routes_at + b + 1u];
+        if (end == start) {
+            // A block no query met: passed over without loading its tables.
+            b = b + 1u;
+            continue;
+        }
         let desc = info[INFO * b + 1u];
         // A new fill: the sums so far are the last one's (and the u32 bounds start afresh).
         if (desc.y != fid) {
@@ -173,10 +198,14 @@ fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
         let chunks = desc.x & 0xffu;
         let at = b * TABLE_WORDS;
         workgroupBarrier();
-        // Whole row pairs: a last unpaired chunk fills both halves of its rows.
+        // Whole row pairs (a last unpaired chunk fills both halves of its rows), four
+        // words an invocation a round: a row pair is 1,024 words.
         let words = (chunks + 1u) / 2u * 1024u;
-        for (var i = li; i < words; i = i + 256u) {
+        for (var i = li; i < words; i = i + 1024u) {
             t[i] = tables[at + i];
+            t[i + 256u] = tables[at + i + 256u];
+            t[i + 512u] = tables[at + i + 512u];
+            t[i + 768u] = tables[at + i + 768u];
         }
         workgroupBarrier();
         // The block's routes, STAGE at a time: each invocation loads one (so a stage's
@@ -200,5 +229,14 @@ fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     }
     if (fid != NO_FILL) {
         flush(li, fid, weighted, hits);
+    }
+    // Each of the workgroup's routes is visited by the 16 invocations of one half-warp.
+    let share = select(0u, (hi - lo - half + 15u) / 16u, hi > lo + half);
+    if (VISIT_TALLY == 1u && visits != share) {
+        atomicStore(&unfinished, 1u);
+    }
+    workgroupBarrier();
+    if (atomicLoad(&unfinished) == 1u) {
+        mark_unfinished(fills.x, fills.y, li);
     }
 }
