@@ -107,9 +107,10 @@ impl GpuJoiner {
         let feeder = Feeder::start(Arc::clone(&device), cap, Arc::clone(&resident));
         // A fill the size of the cap must fit an empty batch's keys and tree slots. Its
         // blocks or routes need not: a join whose blocks pass the batch's room is cut into
-        // runs of jobs. A side past the cap is stored a portion at a time. The GPU's own cap, not the
-        // CPU's fill (2^20 keys): a larger fill prunes more (the task at 0.3 of N = 26's
-        // plan stored in one fill of 5.3·10^6 keys visited 0.52 times the CPU's blocks).
+        // runs of jobs. A side past the cap is stored a portion at a time. The GPU's own
+        // cap, not the CPU's fill (2^20 keys): a larger fill prunes more (the task at 0.3 of
+        // N = 26's plan stored in one fill of 5.3·10^6 keys visited 0.52 times the CPU's
+        // blocks).
         let mut fill_cap = cap.stored.min(cap.leaves / 5 * super::layout::BLOCK_KEYS);
         if device.adapter.software {
             fill_cap = fill_cap.min(SOFTWARE_FILL_KEYS);

@@ -80,8 +80,8 @@ pub(crate) const MODULES: [(&str, Option<u32>); 8] = [
 ];
 
 impl Kernels {
-    /// Compiles every kernel for `device` (`software`: a CPU driver, see
-    /// [`super::shader::route_queries`]).
+    /// Compiles every kernel for `device` (`software`: a CPU driver, whose routing walks
+    /// fewer queries an invocation and whose block count checks its visits; shader.rs).
     pub(crate) fn new(device: &wgpu::Device, software: bool) -> Self {
         let m = |i: usize, trusted| {
             let (file, results_at) = MODULES[i];

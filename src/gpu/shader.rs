@@ -10,13 +10,10 @@ use super::layout::CHUNK_WORDS;
 /// Routes a block count workgroup takes. Mesa's CPU driver (lavapipe) stops loops after
 /// 65,535 rounds, silently: a workgroup may meet a block per route, and each block costs a
 /// few rounds (its table's load, a stage of routes, their visits, the block), so 2,048
-/// routes were to stay below the limit. They do not always: a workgroup of a join of few
-/// queries whose routes spread thinly over many blocks (1,265 blocks for 2,048 routes, in
-/// a part of a join of N = 28) was stopped after some 2,800 rounds of its own loops, by
-/// our count, so the driver counts more than one invocation's. So on a software driver
-/// the count tallies its visits (count.wgsl, `VISIT_TALLY`) and a workgroup stopped short
-/// marks its fills unfinished, to be cut. A GPU would take more routes (on an H200, 8,192
-/// ran 2% faster); this is lavapipe's bound.
+/// routes were to stay below the limit. They do not always (a workgroup whose routes spread
+/// over 1,265 blocks, in a join of N = 28, was stopped after some 2,800 rounds of its own),
+/// so a software driver's count also checks its visits (count.wgsl, "Loop limit"). A GPU
+/// would take more routes (on an H200, 8,192 ran 2% faster); this is lavapipe's bound.
 pub(crate) const ROUTES_PER_GROUP: u64 = 2048;
 
 /// Queries each routing invocation walks on a GPU: more queries per workgroup meet each
@@ -253,10 +250,10 @@ fn count_loops() -> String {
     s
 }
 
-/// `mark_unfinished`: fills `first` to `last` marked unfinished (`FILL_UNFINISHED`), a workgroup's
-/// invocations taking one each in turn, without a loop (it runs where a software driver's
-/// loop limit has stopped every loop). A block count workgroup meets at most one fill per
-/// route.
+/// `mark_unfinished`: fills `first` to `last` marked unfinished (`FILL_UNFINISHED`), a
+/// workgroup's invocations taking one each in turn, without a loop (it runs where a
+/// software driver's loop limit has stopped every loop). A block count workgroup meets at
+/// most one fill per route.
 fn mark_unfinished_fn() -> String {
     const _: () = assert!(ROUTES_PER_GROUP.is_multiple_of(256));
     let mut s = String::from(
