@@ -877,8 +877,7 @@ fn add(packed: &mut Packed, request: &Request) {
             north: place(job.north),
             south: place(job.south),
             first_item: job.first_item + item0,
-            side: job.side + side0,
-            ..*job
+            ..job.on_side(job.side() + side0)
         });
     }
     packed.items += request.items() as u32;

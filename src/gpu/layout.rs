@@ -21,6 +21,15 @@ pub(crate) const TILE: u32 = 32;
 /// Key bits that carry a half's class (0..3) on the GPU: no key of any board the engine
 /// takes reaches them (N = 28: 54 diagonal bits, 3 tags and 4 marks, bits 0..60).
 pub(crate) const CLASS_SHIFT: u32 = 61;
+/// Bits of a job's `side_tag` that name its side ([`Job::side_tag`]): a batch holds at most
+/// 2^22 sides ([`Capacity`](super::slot::Capacity)).
+pub(crate) const JOB_SIDE_BITS: u32 = 22;
+/// The side's bits of a job's `side_tag`.
+pub(crate) const JOB_SIDE_MASK: u32 = (1 << JOB_SIDE_BITS) - 1;
+/// Bits of a job's tag, above its side in `side_tag`: the transposes' 3 tag and 4 mark bits.
+pub(crate) const JOB_TAG_BITS: u32 = 7;
+/// Where a job's class starts in its `side_tag` (two bits, above its tag).
+pub(crate) const JOB_CLASS_SHIFT: u32 = 30;
 
 /// A side's role in its join: the stored candidates (west), the queries (east), and the
 /// tied halves of each (even N's transposes).
@@ -224,6 +233,11 @@ pub(crate) fn prelude() -> String {
         ("TREE_WORDS", TREE_WORDS),
         ("NO_FILL", NO_FILL),
         ("CARRIED", CARRIED),
+        ("CLASS_SHIFT", CLASS_SHIFT),
+        ("JOB_SIDE_BITS", JOB_SIDE_BITS),
+        ("JOB_SIDE_MASK", JOB_SIDE_MASK),
+        ("JOB_TAG_BITS", JOB_TAG_BITS),
+        ("JOB_CLASS_SHIFT", JOB_CLASS_SHIFT),
     ];
     let mut out = String::from("// Written by the host (src/gpu/layout.rs).\n");
     for (name, value) in consts {
@@ -241,11 +255,33 @@ pub(crate) struct Job {
     pub(crate) south: u32,
     pub(crate) south_len: u32,
     pub(crate) first_item: u32,
-    pub(crate) side: u32,
-    pub(crate) extra: [u32; 2],
+    /// Its side (the low [`JOB_SIDE_BITS`]), tag and class: [`Job::side_tag`].
+    pub(crate) side_tag: u32,
 }
 
 impl Job {
+    /// A job's `side_tag`: its side in the batch's `sides`, the tag its keys carry (at their
+    /// side's `tag_at`: the transposes' tag and mark bits, [`JOB_TAG_BITS`] of them) and
+    /// its class. A side's fixed key bits are the side's, so that a job is 24 bytes, not 32:
+    /// jobs are most of what a batch uploads.
+    pub(crate) fn side_tag(side: u32, tag: u32, class: u32) -> u32 {
+        debug_assert!(side < 1 << JOB_SIDE_BITS && tag < 1 << JOB_TAG_BITS && class < 4);
+        side | tag << JOB_SIDE_BITS | class << JOB_CLASS_SHIFT
+    }
+
+    /// Its side in the batch's `sides`.
+    pub(crate) fn side(&self) -> u32 {
+        self.side_tag & JOB_SIDE_MASK
+    }
+
+    /// This job of side `side` instead (the same tag and class).
+    pub(crate) fn on_side(self, side: u32) -> Job {
+        Job {
+            side_tag: Job::side_tag(side, 0, 0) | (self.side_tag & !JOB_SIDE_MASK),
+            ..self
+        }
+    }
+
     /// South tiles, and so items per north word.
     pub(crate) fn tiles(&self) -> u32 {
         self.south_len.div_ceil(TILE)
@@ -269,8 +305,13 @@ pub(crate) struct Side {
     pub(crate) forbid: [u32; 2],
     pub(crate) exact_mask: [u32; 2],
     pub(crate) exact_bits: [u32; 2],
+    /// Key bits every half of the side carries (its fixed diagonals).
+    pub(crate) extra: [u32; 2],
     pub(crate) join: u32,
     pub(crate) role: u32,
+    /// The first key bit of its jobs' tags.
+    pub(crate) tag_at: u32,
+    pub(crate) pad: u32,
 }
 
 /// One join of a batch (`JoinDesc` in types.wgsl).
@@ -386,6 +427,24 @@ mod tests {
         };
     }
 
+    /// A job moved to another side keeps its tag and class, and a side of the most bits
+    /// leaves them alone.
+    #[test]
+    fn a_jobs_side_tag_and_class_come_apart_as_they_went_in() {
+        let job = Job {
+            side_tag: Job::side_tag(5, 0b101_0011, 3),
+            ..Job::default()
+        };
+        let moved = job.on_side(JOB_SIDE_MASK);
+        assert_eq!(moved.side(), JOB_SIDE_MASK);
+        let (tag, class) = (
+            moved.side_tag >> JOB_SIDE_BITS,
+            moved.side_tag >> JOB_CLASS_SHIFT,
+        );
+        assert_eq!((tag & 0x7f, class), (0b101_0011, 3));
+        assert_eq!(moved.on_side(5), job);
+    }
+
     /// Each struct's WGSL twin, by naga's layouter: the same size, fields and offsets.
     #[test]
     fn the_host_structs_lay_out_as_their_wgsl_twins() {
@@ -396,8 +455,8 @@ mod tests {
             .update(module.to_ctx())
             .expect("types.wgsl lays out");
         let rust = [
-            layout!(Job; north, north_len, south, south_len, first_item, side, extra),
-            layout!(Side; forbid, exact_mask, exact_bits, join, role),
+            layout!(Job; north, north_len, south, south_len, first_item, side_tag),
+            layout!(Side; forbid, exact_mask, exact_bits, extra, join, role, tag_at, pad),
             layout!(JoinDesc; jobs, jobs_end, flags, cap, lo, factors, live, below, marks),
             layout!(Fill; stored, stored_end, queries, queries_end, root, tree_end, leaf_base,
                 leaves, block_base, blocks, pad0, status, live, node_cap, leaf_cap, stored_w,

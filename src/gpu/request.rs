@@ -8,13 +8,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rustc_hash::FxHashMap;
 
 use super::layout::{
-    split, Job, JoinDesc, Side, CARRIED, CLASS_SHIFT, JOIN_EAST_STORED, JOIN_PORTION, JOIN_REFUSE,
-    JOIN_SWAP, JOIN_TIES, ROLE_EAST, ROLE_TIED_EAST, ROLE_TIED_WEST, ROLE_WEST,
+    split, Job, JoinDesc, Side, CARRIED, CLASS_SHIFT, JOB_TAG_BITS, JOIN_EAST_STORED, JOIN_PORTION,
+    JOIN_REFUSE, JOIN_SWAP, JOIN_TIES, ROLE_EAST, ROLE_TIED_EAST, ROLE_TIED_WEST, ROLE_WEST,
 };
 use super::resident::Resident;
 use crate::engine::mitm::half::HalfSpec;
 use crate::engine::mitm::join::Join;
 use crate::engine::mitm::prepared::Prepared;
+#[cfg(doc)]
+use crate::engine::mitm::transpose::Tags;
 
 /// One join, ready to be packed into a batch.
 #[derive(Debug, Clone)]
@@ -299,8 +301,7 @@ impl Request {
             south: zero,
             south_len: 1,
             first_item: 0,
-            side,
-            extra: [0, 0],
+            side_tag: Job::side_tag(side, 0, 0),
         };
         let mut jobs = Vec::new();
         if !west.is_empty() {
@@ -428,8 +429,11 @@ impl Builder<'_> {
             forbid: split(spec.forbid),
             exact_mask: split(spec.exact.0),
             exact_bits: split(spec.exact.1),
+            extra: split(spec.extra),
             join: 0,
             role,
+            tag_at: spec.tags.map_or(0, |t| t.first_bit()),
+            pad: 0,
         });
         self.sides.len() as u32 - 1
     }
@@ -467,8 +471,7 @@ impl Builder<'_> {
                 south: self.at(spec.south, class & 1, s),
                 south_len: s.len() as u32,
                 first_item: 0,
-                side: sides.0,
-                extra: split(spec.extra | tag | (class as u64) << CLASS_SHIFT),
+                side_tag: Job::side_tag(sides.0, job_tag(spec, tag), class as u32),
             };
             let step = (self.max_pairs / s.len() as u64).clamp(1, u64::from(u32::MAX)) as u32;
             for from in (0..job.north_len).step_by(step as usize) {
@@ -479,14 +482,23 @@ impl Builder<'_> {
                 };
                 out.all.push(piece);
                 if tag & out.marks != 0 {
-                    out.tied.push(Job {
-                        side: sides.1,
-                        ..piece
-                    });
+                    out.tied.push(piece.on_side(sides.1));
                 }
             }
         }
     }
+}
+
+/// `tag` (a key's tag and mark bits, [`Tags::row`]) as a job carries it: from its side's
+/// first tag bit.
+fn job_tag(spec: &HalfSpec<'_>, tag: u64) -> u32 {
+    let at = spec.tags.map_or(0, |t| t.first_bit());
+    let bits = tag >> at;
+    assert!(
+        bits < 1 << JOB_TAG_BITS && bits << at == tag,
+        "a tag {tag:#x} outside the {JOB_TAG_BITS} bits from bit {at}"
+    );
+    bits as u32
 }
 
 /// A side's jobs as they are made: all of them, and those that make tied halves (their

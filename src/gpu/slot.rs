@@ -6,8 +6,9 @@
 use super::kernels::{Kernel, PARAMS_BYTES};
 use super::layout::{
     Batch, Job, JoinDesc, Node, Side, ARGS_COUNT, ARGS_PAIRS, ARGS_ROUTE, ARGS_SUBTREES,
-    ARGS_TABLES, ARGS_TIES, ARGS_WORDS, BLOCK_KEYS, DEST_WORDS, HEAD_WORDS, RESULT_WORDS,
-    SUBTREE_KEYS, TABLE_WORDS, TILE, TOP_LEVELS, TREE_WORDS, WIDE_KEYS, WIDE_TILE, WIDE_WORDS,
+    ARGS_TABLES, ARGS_TIES, ARGS_WORDS, BLOCK_KEYS, DEST_WORDS, HEAD_WORDS, JOB_SIDE_MASK,
+    RESULT_WORDS, SUBTREE_KEYS, TABLE_WORDS, TILE, TOP_LEVELS, TREE_WORDS, WIDE_KEYS, WIDE_TILE,
+    WIDE_WORDS,
 };
 use super::shader::{BLOCK_INFO, STATS_WORDS};
 use super::Device;
@@ -26,6 +27,10 @@ pub(crate) const STAT_WORDS: u32 = STATS_WORDS as u32;
 /// The passes of a batch, each between two timestamps where the GPU takes them: the half
 /// join, the sieve (trees and blocks), tables, routing, block count and ties.
 pub(crate) const PASSES: [&str; 6] = ["half_join", "sieve", "tables", "routing", "count", "ties"];
+
+/// Bytes of a job and of a side.
+const JOB_BYTES: u64 = std::mem::size_of::<Job>() as u64;
+const SIDE_BYTES: u64 = std::mem::size_of::<Side>() as u64;
 
 /// How much one batch holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,8 +103,9 @@ impl Capacity {
         let blocks = share(0.42, table_bytes + 16 * BLOCK_INFO + 24, table_bytes);
         let mut cap = Capacity {
             joins: share(0.004, 96 + 96 + 64 + 16, 96).min(1 << 14),
-            jobs: share(0.05, 32 + 4 * u64::from(DEST_WORDS), 32),
-            sides: share(0.005, 32, 32),
+            jobs: share(0.05, JOB_BYTES + 4 * u64::from(DEST_WORDS), JOB_BYTES),
+            // A job names its side in JOB_SIDE_BITS.
+            sides: share(0.005, SIDE_BYTES, SIDE_BYTES).min(JOB_SIDE_MASK + 1),
             items: share(0.04, 4, 4),
             words: share(0.08, 8, 8),
             stored: share(0.12, 16, 8),
@@ -301,8 +307,8 @@ impl Slot {
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             ),
             carried: make("carried words", 8 * n(cap.words), input),
-            jobs: make("jobs", 32 * (n(cap.jobs) + 1), input),
-            sides: make("sides", 32 * n(cap.sides), input),
+            jobs: make("jobs", JOB_BYTES * (n(cap.jobs) + 1), input),
+            sides: make("sides", SIDE_BYTES * n(cap.sides), input),
             joins: make("joins", 96 * n(cap.joins), input),
             scan: make("scan", 4 * regions.end, input),
             args: make(

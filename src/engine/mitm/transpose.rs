@@ -76,6 +76,12 @@ impl Tags {
         [tags(Half::East), tags(Half::West)]
     }
 
+    /// The first key bit of the tags and marks ([`Tags::row`]): the board's key bits.
+    #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+    pub(crate) fn first_bit(&self) -> u32 {
+        self.base
+    }
+
     /// The bits the halves of each class whose north quarter uses the columns `cn` carry, or
     /// `None` where none of them has a pair of weight above 0.
     // Once per column mask: kept out of the half join's loop.

@@ -44,9 +44,28 @@ fn find_job(item: u32) -> u32 {
     return lo;
 }
 
-// The key of north word n and south word s under job j of side d, and whether it is a half.
-fn half(n: vec2<u32>, s: vec2<u32>, j: Job, d: Side) -> vec3<u32> {
-    let key = n | s | j.extra;
+// x shifted left by b bits (below 64) into 64.
+fn shl64(x: u32, b: u32) -> vec2<u32> {
+    if (b == 0u) {
+        return vec2<u32>(x, 0u);
+    }
+    if (b >= 32u) {
+        return vec2<u32>(0u, x << (b - 32u));
+    }
+    return vec2<u32>(x << b, x >> (32u - b));
+}
+
+// The bits every key of job j of side d carries: the side's, the job's tag and class.
+fn job_extra(j: Job, d: Side) -> vec2<u32> {
+    let tag = shl64(extractBits(j.side_tag, JOB_SIDE_BITS, JOB_TAG_BITS), d.tag_at);
+    let cls = shl64(j.side_tag >> JOB_CLASS_SHIFT, CLASS_SHIFT);
+    return d.extra | tag | cls;
+}
+
+// The key of north word n and south word s under a job of side d whose keys carry `extra`,
+// and whether it is a half.
+fn half(n: vec2<u32>, s: vec2<u32>, extra: vec2<u32>, d: Side) -> vec3<u32> {
+    let key = n | s | extra;
     let ok = disjoint(n | d.forbid, s) && all((key & d.exact_mask) == d.exact_bits);
     return vec3<u32>(key, select(0u, 1u, ok));
 }
@@ -71,12 +90,13 @@ fn count_pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
     }
     let span = item_span(item);
     let j = jobs[span.x];
-    let d = sides[j.side];
+    let d = sides[j.side_tag & JOB_SIDE_MASK];
+    let extra = job_extra(j, d);
     let n = word(span.y);
     var kept = 0u;
     if (disjoint(n, d.forbid)) {
         for (var s = span.z; s < span.w; s = s + 1u) {
-            kept = kept + half(n, word(s), j, d).z;
+            kept = kept + half(n, word(s), extra, d).z;
         }
     }
     scan[p.items_at + item] = kept;
@@ -103,14 +123,15 @@ fn write_pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
     if (arena == DEST_NONE || k_end <= skip || past) {
         return;
     }
-    let d = sides[j.side];
+    let d = sides[j.side_tag & JOB_SIDE_MASK];
+    let extra = job_extra(j, d);
     let n = word(span.y);
     if (!disjoint(n, d.forbid)) {
         return;
     }
     let base = dest & DEST_OFFSET;
     for (var s = span.z; s < span.w; s = s + 1u) {
-        let h = half(n, word(s), j, d);
+        let h = half(n, word(s), extra, d);
         if (h.z == 1u) {
             if (k >= skip && k - skip < keep) {
                 let out = base + k - skip;

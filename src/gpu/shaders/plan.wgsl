@@ -63,7 +63,7 @@ fn key_at(j: u32) -> u32 {
 
 // The join and role of job j.
 fn sides_of(j: u32) -> vec2<u32> {
-    let d = sides[jobs[j].side];
+    let d = sides[jobs[j].side_tag & JOB_SIDE_MASK];
     return vec2<u32>(d.join, d.role);
 }
 

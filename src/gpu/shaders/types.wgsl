@@ -11,10 +11,9 @@ struct Job {
     south_len: u32,
     // The job's first work item (items are (job, north word, tile of south words)).
     first_item: u32,
-    // Its side, in `sides`.
-    side: u32,
-    // Bits ORed into every key: the side's fixed diagonals, the job's tag and class.
-    extra: vec2<u32>,
+    // Its side in `sides` (the low JOB_SIDE_BITS), then its keys' tag (JOB_TAG_BITS, put
+    // at the side's tag_at) and class (from JOB_CLASS_SHIFT).
+    side_tag: u32,
 }
 
 // What every job of one side of a join shares.
@@ -22,9 +21,14 @@ struct Side {
     forbid: vec2<u32>,
     exact_mask: vec2<u32>,
     exact_bits: vec2<u32>,
+    // Bits every half of the side carries (its fixed diagonals).
+    extra: vec2<u32>,
     // The join, and the side's role in it (ROLE_*).
     join: u32,
     role: u32,
+    // The first key bit of its jobs' tags.
+    tag_at: u32,
+    pad: u32,
 }
 
 // One join of a batch, as the host packs it.
