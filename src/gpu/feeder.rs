@@ -558,12 +558,11 @@ impl Loop {
             .chunks_exact(RESULT_WORDS as usize)
             .collect();
         let shares = Shares::of(&rows, &batch.entries);
+        let parts = shares.split(&batch_work);
         let alone = batch.entries.len() == 1;
         for (i, (s, row)) in batch.entries.into_iter().zip(&rows).enumerate() {
             let mut work = joined_work(&s.request, row);
-            if i == 0 {
-                work.add(&batch_work);
-            }
+            work.add(&parts[i]);
             if let Some(passes) = &passes {
                 shares.add_seconds(i, passes, &mut work);
             }
@@ -790,10 +789,16 @@ fn joined_work(request: &Request, row: &[u32]) -> Work {
     work
 }
 
-/// Each join's share of a batch's work in each pass, to split the passes' GPU seconds.
+/// One of [`Work`]'s counters.
+type Counter = fn(&mut Work) -> &mut u64;
+
+/// Each join's share of a batch's work in each pass, to split the passes' GPU seconds and
+/// the batch's counters.
 struct Shares {
     /// Per pass, each join's weight and their total.
     weights: Vec<(Vec<f64>, f64)>,
+    /// Each join's bytes of jobs, sides, description and carried words.
+    uploads: Vec<f64>,
 }
 
 impl Shares {
@@ -816,7 +821,48 @@ impl Shares {
             per_join(&|r, _| f64::from(r[RESULT_ROUTES as usize])),
             per_join(&|r, _| size(r, 2) * size(r, 3)),
         ];
-        Shares { weights }
+        let uploads = entries
+            .iter()
+            .map(|s| s.request.upload_bytes() as f64)
+            .collect();
+        Shares { weights, uploads }
+    }
+
+    /// The batch's counters `batch` split among its joins, each counter's parts adding up to
+    /// it: a pass's by the joins' weights in that pass, uploads by each join's own, the rest
+    /// evenly. An estimate scales each sampled task's counters to the plan by the task's
+    /// stratum, so a batch's counters all put on its first join made one sample's estimate
+    /// turn on which of its tasks happened to share a batch (the tree build's term of
+    /// `count 21`'s model by a quarter).
+    fn split(&self, batch: &Work) -> Vec<Work> {
+        let n = self.uploads.len();
+        let even = vec![1.0; n];
+        let mut parts = vec![Work::default(); n];
+        let counters: [(Counter, &[f64]); 11] = [
+            (|w| &mut w.tree_tests, &self.weights[1].0),
+            (|w| &mut w.table_key_tests, &self.weights[2].0),
+            (|w| &mut w.table_chunks, &self.weights[2].0),
+            (|w| &mut w.route_atomics, &self.weights[3].0),
+            (|w| &mut w.gpu_bytes_up, &self.uploads),
+            (|w| &mut w.gpu_resident_bytes, &self.uploads),
+            (|w| &mut w.gpu_submits, &even),
+            (|w| &mut w.gpu_waits, &even),
+            (|w| &mut w.gpu_steps, &even),
+            (|w| &mut w.gpu_wide_steps, &even),
+            (|w| &mut w.gpu_bytes_down, &even),
+        ];
+        let mut whole = *batch;
+        for (field, weights) in counters {
+            let total = std::mem::take(field(&mut whole));
+            for (part, x) in parts.iter_mut().zip(apportion(total, weights)) {
+                *field(part) = x;
+            }
+        }
+        // Anything not split stays with the first join.
+        if let Some(first) = parts.first_mut() {
+            first.add(&whole);
+        }
+        parts
     }
 
     /// Adds join `i`'s share of each pass's seconds to `work`.
@@ -837,6 +883,29 @@ impl Shares {
         work.count_kernel_seconds += mine[4];
         work.gpu_ties_seconds += mine[5];
     }
+}
+
+/// `total` in whole parts in proportion to `weights` (evenly where they sum to 0), adding
+/// up to it: part k ends where the running share of the weights up to k, rounded down,
+/// does (monotone, so no part is negative), and the last at the total.
+fn apportion(total: u64, weights: &[f64]) -> Vec<u64> {
+    let sum: f64 = weights.iter().sum();
+    let even = sum.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater);
+    let mut run = 0.0;
+    let mut start = 0;
+    let mut parts = Vec::with_capacity(weights.len());
+    for (k, &w) in weights.iter().enumerate() {
+        run += if even { 1.0 } else { w };
+        let of = if even { weights.len() as f64 } else { sum };
+        let end = if k + 1 == weights.len() {
+            total
+        } else {
+            ((total as f64 * run / of).floor() as u64).clamp(start, total)
+        };
+        parts.push(end - start);
+        start = end;
+    }
+    parts
 }
 
 /// Each pass's seconds from its two resolved timestamps (`period` nanoseconds a tick); a
@@ -1061,5 +1130,41 @@ mod tests {
         assert_eq!(whole(&[Some(3), Some(4)]), Some(7));
         assert_eq!(whole(&[Some(3), None, Some(4)]), None);
         assert_eq!(whole(&[None, Some(4)]), None);
+    }
+
+    /// A batch's counter split among its joins adds up to it exactly, in proportion,
+    /// whatever the weights (all 0: evenly; one join: all of it).
+    #[test]
+    fn a_counter_apportioned_adds_up_to_it_in_proportion() {
+        assert_eq!(apportion(10, &[1.0, 1.0, 3.0]), vec![2, 2, 6]);
+        assert_eq!(apportion(1, &[0.0, 0.0, 0.0]), vec![0, 0, 1]);
+        assert_eq!(apportion(7, &[0.0; 7]), vec![1; 7]);
+        assert_eq!(apportion(5, &[2.5]), vec![5]);
+        assert_eq!(apportion(0, &[1.0, 2.0]), vec![0, 0]);
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..1000 {
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let n = 1 + (rng >> 60) as usize;
+            let total = rng >> (rng & 63);
+            let weights: Vec<f64> = (0..n).map(|k| ((rng >> (k * 4)) & 15) as f64).collect();
+            let parts = apportion(total, &weights);
+            assert_eq!(parts.iter().sum::<u64>(), total, "{total} by {weights:?}");
+            let sum: f64 = weights.iter().sum();
+            for (p, w) in parts.iter().zip(&weights) {
+                let want = if sum > 0.0 {
+                    total as f64 * w / sum
+                } else {
+                    total as f64 / n as f64
+                };
+                // Within one of its share; past 2^53, within a double's rounding of it.
+                let slack = 1.0 + total as f64 * 1e-15;
+                assert!(
+                    (*p as f64 - want).abs() <= slack,
+                    "{parts:?} by {weights:?}"
+                );
+            }
+        }
     }
 }

@@ -153,6 +153,15 @@ impl Request {
         }
     }
 
+    /// Bytes it uploads with its batch: its jobs, sides, description and carried words.
+    pub(crate) fn upload_bytes(&self) -> u64 {
+        let words: &[u64] = &self.words;
+        (std::mem::size_of_val(&self.jobs[..])
+            + std::mem::size_of_val(&self.sides[..])
+            + std::mem::size_of::<JoinDesc>()
+            + std::mem::size_of_val(words)) as u64
+    }
+
     /// Work items of the half join.
     pub(crate) fn items(&self) -> u64 {
         self.jobs.iter().map(Job::items).sum()
