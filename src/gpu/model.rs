@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::feeder::batch_steps;
+use super::feeder::{batch_steps, WIDE_STEPS};
 use super::join::{RESIDENT_BYTES, TASKS_IN_FLIGHT};
 use super::layout::TOP_LEVELS;
 
@@ -42,7 +42,7 @@ const TREE_TESTS_PER_SECOND: f64 = 2e11;
 /// sampled tasks (each solved alone) took, each with as many tree levels built level by
 /// level as a batch ever records, and the sampled tasks' steps that split a level's
 /// largest nodes across workgroups (a count's batch takes the most of its tasks', not
-/// their sum). Resident quarter words are uploaded once a run: scaled
+/// their sum), at most every top level of every batch. Resident quarter words are uploaded once a run: scaled
 /// up from a sample, they would be charged once per task that read them first, so they
 /// count at most a discrete GPU's resident room. `None` where the counters are not a GPU's.
 pub fn model_seconds(counters: &BTreeMap<&str, f64>, tasks: usize) -> Option<f64> {
@@ -50,8 +50,12 @@ pub fn model_seconds(counters: &BTreeMap<&str, f64>, tasks: usize) -> Option<f64
     get("gpu_steps")?;
     let batches = (tasks as f64 / TASKS_IN_FLIGHT as f64).ceil();
     // A count's batch splits its levels across workgroups for its largest fill, so at most
-    // what its tasks' own batches did: the sample's wide steps, scaled, bound the run's.
-    let steps = batches * batch_steps(TOP_LEVELS) as f64 + get("gpu_wide_steps").unwrap_or(0.0);
+    // what its tasks' own batches did: the sample's wide steps, scaled, bound the run's. So
+    // does every batch splitting each of its top levels, a far closer bound where the
+    // sampled tasks have large fills (N = 22: 6.5 million steps scaled, 176,000 so).
+    let most_wide = batches * (WIDE_STEPS * u64::from(TOP_LEVELS)) as f64;
+    let wide = get("gpu_wide_steps").unwrap_or(0.0).min(most_wide);
+    let steps = batches * batch_steps(TOP_LEVELS) as f64 + wide;
     let resident = get("gpu_resident_bytes")?;
     let bytes_up = get("gpu_bytes_up")? - resident + resident.min(RESIDENT_BYTES[0] as f64);
     Some(
@@ -92,6 +96,16 @@ mod tests {
         c.insert("gpu_resident_bytes", 50.0 * room);
         let up = model_seconds(&c, TASKS_IN_FLIGHT).unwrap() - base - visits;
         assert!((up - (1e9 + room) / BYTES_UP_PER_SECOND).abs() < 1e-9);
+        // Wide steps count as the sample's, scaled, up to every top level of every batch.
+        let with_wide = |steps: f64| {
+            let mut c = c.clone();
+            c.insert("gpu_wide_steps", steps);
+            model_seconds(&c, 10 * TASKS_IN_FLIGHT).unwrap()
+        };
+        let wide = |steps: f64| with_wide(steps) - with_wide(0.0);
+        let most = 10.0 * (WIDE_STEPS * u64::from(TOP_LEVELS)) as f64;
+        assert!((wide(100.0) - 100.0 * STEP_SECONDS).abs() < 1e-12);
+        assert!((wide(1e9) - most * STEP_SECONDS).abs() < 1e-12);
         c.remove("routing_tests");
         assert_eq!(model_seconds(&c, 1), None);
         assert_eq!(model_seconds(&BTreeMap::new(), 1), None);
