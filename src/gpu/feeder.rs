@@ -891,12 +891,12 @@ impl Shares {
 fn apportion(total: u64, weights: &[f64]) -> Vec<u64> {
     let sum: f64 = weights.iter().sum();
     let even = sum.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater);
+    let of = if even { weights.len() as f64 } else { sum };
     let mut run = 0.0;
     let mut start = 0;
     let mut parts = Vec::with_capacity(weights.len());
     for (k, &w) in weights.iter().enumerate() {
         run += if even { 1.0 } else { w };
-        let of = if even { weights.len() as f64 } else { sum };
         let end = if k + 1 == weights.len() {
             total
         } else {

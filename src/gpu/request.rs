@@ -432,6 +432,18 @@ impl Builder<'_> {
         (out.all, out.tied)
     }
 
+    /// `tag` (a key's tag and mark bits, [`Tags::row`]) as a job of side `side` carries it:
+    /// from the side's first tag bit.
+    fn job_tag(&self, side: u32, tag: u64) -> u32 {
+        let at = self.sides[side as usize].tag_at;
+        let bits = tag >> at;
+        assert!(
+            bits < 1 << JOB_TAG_BITS && bits << at == tag,
+            "a tag {tag:#x} outside the {JOB_TAG_BITS} bits from bit {at}"
+        );
+        bits as u32
+    }
+
     /// A new side entry for `spec` in role `role`.
     fn side(&mut self, spec: &HalfSpec<'_>, role: u32) -> u32 {
         self.sides.push(Side {
@@ -480,7 +492,7 @@ impl Builder<'_> {
                 south: self.at(spec.south, class & 1, s),
                 south_len: s.len() as u32,
                 first_item: 0,
-                side_tag: Job::side_tag(sides.0, job_tag(spec, tag), class as u32),
+                side_tag: Job::side_tag(sides.0, self.job_tag(sides.0, tag), class as u32),
             };
             let step = (self.max_pairs / s.len() as u64).clamp(1, u64::from(u32::MAX)) as u32;
             for from in (0..job.north_len).step_by(step as usize) {
@@ -496,18 +508,6 @@ impl Builder<'_> {
             }
         }
     }
-}
-
-/// `tag` (a key's tag and mark bits, [`Tags::row`]) as a job carries it: from its side's
-/// first tag bit.
-fn job_tag(spec: &HalfSpec<'_>, tag: u64) -> u32 {
-    let at = spec.tags.map_or(0, |t| t.first_bit());
-    let bits = tag >> at;
-    assert!(
-        bits < 1 << JOB_TAG_BITS && bits << at == tag,
-        "a tag {tag:#x} outside the {JOB_TAG_BITS} bits from bit {at}"
-    );
-    bits as u32
 }
 
 /// A side's jobs as they are made: all of them, and those that make tied halves (their
