@@ -404,8 +404,8 @@ fn every_chunk_count_and_weighing_equals_brute_force() {
 }
 
 #[test]
-fn a_workgroups_sum_past_2_to_the_32_stays_exact_in_every_mode() {
-    let Some(gpu) = gpu("a_workgroups_sum_past_2_to_the_32_stays_exact_in_every_mode") else {
+fn a_joins_sum_past_2_to_the_32_stays_exact_in_every_mode() {
+    let Some(gpu) = gpu("a_joins_sum_past_2_to_the_32_stays_exact_in_every_mode") else {
         return;
     };
     // One block of 512 keys that meet every query: a count workgroup takes 2,048 routes of
@@ -437,7 +437,12 @@ fn a_workgroups_sum_past_2_to_the_32_stays_exact_in_every_mode() {
         let want = brute(&west, &east, factors, live);
         assert_eq!((count, work.hits), (Some(want.0), want.1), "{factors:?}");
         // 512 · 40,000 pairs of weight 255 pass 2^32; the lighter weighings pass 2^31.
-        assert!(want.0 > 1 << 31, "{}", want.0);
+        let past = if factors == [255; 4] {
+            1u64 << 32
+        } else {
+            1 << 31
+        };
+        assert!(want.0 > past, "{factors:?}: {}", want.0);
     }
 }
 
@@ -549,6 +554,18 @@ fn quarters_past_the_resident_room_are_carried() {
     assert!(carried(&small) > carried(&large), "{small:?} {large:?}");
 }
 
+/// `ids` of the plan of `n` solved on the GPU and on the CPU, their sums compared: what the
+/// device did.
+fn solve_on_both(gpu: &Gpu, n: u32, ids: &[usize]) -> Work {
+    let plan = super::plan(gpu, n).unwrap();
+    let cpu = crate::engine::plan("mitm", n, &crate::engine::PlanOptions::default()).unwrap();
+    let pool = thread_pool(2).unwrap();
+    let got = execute(plan.as_ref(), ids, &pool, &NoProgress).unwrap();
+    let want = execute(cpu.as_ref(), ids, &pool, &NoProgress).unwrap();
+    assert_eq!(got, want, "N = {n}");
+    plan.device_work().expect("the GPU keeps totals")
+}
+
 #[test]
 fn sampled_tasks_of_18_to_22_are_fed_in_batches() {
     let Some(gpu) = gpu("sampled_tasks_of_18_to_22_are_fed_in_batches") else {
@@ -556,21 +573,42 @@ fn sampled_tasks_of_18_to_22_are_fed_in_batches() {
     };
     let mut all = Work::default();
     for n in 18..=22 {
-        // The cheapest tasks (at the plan's end), a worker's step of them. (Past them, tasks
-        // of N = 22 read more shared quarters than lavapipe's resident room holds, and carry
-        // the rest in joins that go in batches of their own.)
-        let plan = super::plan(&gpu, n).unwrap();
-        let cpu = crate::engine::plan("mitm", n, &crate::engine::PlanOptions::default()).unwrap();
-        let ids: Vec<usize> = (plan.len() - TASKS_IN_FLIGHT..plan.len()).collect();
-        let pool = thread_pool(2).unwrap();
-        let got = execute(plan.as_ref(), &ids, &pool, &NoProgress).unwrap();
-        let want = execute(cpu.as_ref(), &ids, &pool, &NoProgress).unwrap();
-        assert_eq!(got, want, "N = {n}");
-        let work = plan.device_work().expect("the GPU keeps totals");
+        // The cheapest tasks (at the plan's end), a worker's step of them, for the feeding
+        // budgets: a batch takes some 40 steps, so a step of tasks spread over the plan,
+        // whose costliest fill batches sooner, makes more a task than a whole count, whose
+        // many cheap tasks share batches (N = 19's: 1.24 steps a task; a whole count of
+        // N = 18, 0.28). (Tasks of N = 22 before them read more shared quarters than
+        // lavapipe's resident room holds, and carry the rest in joins that go in batches
+        // of their own.)
+        let len = crate::engine::plan("mitm", n, &crate::engine::PlanOptions::default())
+            .unwrap()
+            .len();
+        let ids: Vec<usize> = (len - TASKS_IN_FLIGHT..len).collect();
+        let work = solve_on_both(&gpu, n, &ids);
         assert_feeding_budgets(&work, ids.len(), &format!("N = {n}"));
         all.add(&work);
     }
     assert_kernel_budgets(&all, "sampled tasks of N = 18..22");
+}
+
+/// The kernels' budgets hold for typical tasks too: a worker's step spread over each plan.
+#[test]
+fn spread_tasks_of_18_to_20_keep_the_kernels_budgets() {
+    let Some(gpu) = gpu("spread_tasks_of_18_to_20_keep_the_kernels_budgets") else {
+        return;
+    };
+    for n in 18..=20 {
+        let len = crate::engine::plan("mitm", n, &crate::engine::PlanOptions::default())
+            .unwrap()
+            .len();
+        let ids: Vec<usize> = (0..TASKS_IN_FLIGHT)
+            .map(|i| i * len / TASKS_IN_FLIGHT)
+            .collect();
+        assert_kernel_budgets(
+            &solve_on_both(&gpu, n, &ids),
+            &format!("spread tasks of N = {n}"),
+        );
+    }
 }
 
 #[test]
@@ -644,25 +682,38 @@ fn sampled_tasks_of_15_to_23_equal_the_cpu_join_by_join() {
     check_tasks(&gpu, 23, &[995]);
 }
 
-/// Drawn pieces of tasks of `n` (at the given shares, in thousandths), against the CPU's.
+/// Drawn pieces of tasks of `n` (at the given shares, in thousandths), each join checked
+/// against the CPU's and each piece's count against the CPU engine's; asserts that the
+/// GPU's sieve visits at most 1.05 times the blocks the CPU's trie visits on them.
 fn check_pieces(gpu: &Gpu, n: u32, at: &[usize]) {
     let cpu = crate::engine::plan("mitm", n, &crate::engine::PlanOptions::default()).unwrap();
-    let on_gpu = super::plan(gpu, n).unwrap();
+    let joiner = Arc::new(Checked(GpuJoiner::new(Arc::clone(&gpu.device), None, None)));
+    let on_gpu = MitmPlan::with_joiner(n, joiner, SHARED_H);
     let draws = crate::subsample::Draws {
         count: 1,
         seed: 5,
-        counted: false,
+        counted: true,
     };
-    let parts = |s: crate::subsample::Subsample| -> Vec<_> {
-        s.parts.iter().map(|p| (p.count, p.probability)).collect()
+    let parts = |s: crate::subsample::Subsample| -> (Vec<_>, u64) {
+        let visits = s.parts.iter().map(|p| p.work.visited_pairs).sum();
+        let parts = s.parts.iter().map(|p| (p.count, p.probability)).collect();
+        (parts, visits)
     };
+    let (mut gpu_visits, mut cpu_visits) = (0, 0);
     for &share in at {
         let t = (cpu.len() - 1) * share / 1000;
-        let want = parts(cpu.solve_sampled(t, draws).unwrap());
-        let got = parts(on_gpu.solve_sampled(t, draws).unwrap());
+        let (want, cpu_v) = parts(cpu.solve_sampled(t, draws).unwrap());
+        let (got, gpu_v) = parts(on_gpu.solve_sampled(t, draws).unwrap());
         assert_eq!(got, want, "N = {n}, task {t}");
         assert!(on_gpu.fault().is_none(), "{:?}", on_gpu.fault());
+        (gpu_visits, cpu_visits) = (gpu_visits + gpu_v, cpu_visits + cpu_v);
     }
+    let ratio = gpu_visits as f64 / cpu_visits as f64;
+    eprintln!("N = {n}: the GPU visits {ratio:.3} times the CPU's blocks");
+    assert!(
+        cpu_visits > 0 && ratio <= 1.05,
+        "N = {n}: {gpu_visits} visits against {cpu_visits}"
+    );
 }
 
 #[test]
@@ -670,9 +721,12 @@ fn tasks_and_pieces_of_24_to_26_equal_the_cpu() {
     let Some(gpu) = gpu("tasks_and_pieces_of_24_to_26_equal_the_cpu") else {
         return;
     };
-    check_pieces(&gpu, 24, &[999]);
-    check_pieces(&gpu, 25, &[999]);
-    check_pieces(&gpu, 26, &[999]);
+    // The plan's last thousandth holds its cheapest tasks, a few thousand visits each, whose
+    // ratio swings with the draw (N = 25's at 0.999: 1.15 with one, 1.04 with another);
+    // the pieces at 0.99 weigh a hundred times more.
+    check_pieces(&gpu, 24, &[990, 999]);
+    check_pieces(&gpu, 25, &[990, 999]);
+    check_pieces(&gpu, 26, &[990, 999]);
 }
 
 /// Cases too slow for the suite on a CPU driver: `cargo test --features gpu -- --ignored`.
