@@ -278,7 +278,8 @@ impl Kernel {
         pass: &mut wgpu::ComputePass<'_>,
         group: &wgpu::BindGroup,
         params_at: u32,
-        (args, at): (&wgpu::Buffer, u32),
+        args: &wgpu::Buffer,
+        at: u32,
     ) {
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, group, &[params_at]);
