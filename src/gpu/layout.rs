@@ -407,6 +407,19 @@ pub(crate) struct Node {
     pub(crate) pad: u32,
 }
 
+/// One dispatch of an in-place scan of `scan`'s words (`ScanParams` in types.wgsl).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Pod, Zeroable)]
+pub(crate) struct ScanParams {
+    /// The range's first word.
+    pub(crate) off: u32,
+    /// Its words.
+    pub(crate) len: u32,
+    /// Where its segment sums go (`reduce`) or come from (`down`).
+    pub(crate) sums: u32,
+    pub(crate) pad: u32,
+}
+
 /// A 64-bit value as the two u32 words of a WGSL `vec2<u32>` (low first).
 pub(crate) fn split(x: u64) -> [u32; 2] {
     [x as u32, (x >> 32) as u32]
@@ -467,6 +480,7 @@ mod tests {
                 leaf_keys, key_sample, query_sample, level, top_levels, subtree_cap,
                 pair_cap, wide, wide_at, tiles_at, tile_cap),
             layout!(Node; keys, node, next, used, taken, fill, pad),
+            layout!(ScanParams; off, len, sums, pad),
         ];
         for (name, size, fields) in rust {
             let (handle, ty) = module

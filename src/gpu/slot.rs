@@ -5,10 +5,10 @@
 
 use super::kernels::{Kernel, PARAMS_BYTES};
 use super::layout::{
-    Batch, Job, JoinDesc, Node, Side, ARGS_COUNT, ARGS_PAIRS, ARGS_ROUTE, ARGS_SUBTREES,
-    ARGS_TABLES, ARGS_TIES, ARGS_WORDS, BLOCK_KEYS, DEST_WORDS, HEAD_WORDS, JOB_SIDE_MASK,
-    RESULT_WORDS, SUBTREE_KEYS, TABLE_WORDS, TILE, TOP_LEVELS, TREE_WORDS, WIDE_KEYS, WIDE_TILE,
-    WIDE_WORDS,
+    Batch, Job, JoinDesc, Node, ScanParams, Side, ARGS_COUNT, ARGS_PAIRS, ARGS_ROUTE,
+    ARGS_SUBTREES, ARGS_TABLES, ARGS_TIES, ARGS_WORDS, BLOCK_KEYS, DEST_WORDS, HEAD_WORDS,
+    JOB_SIDE_MASK, RESULT_WORDS, SUBTREE_KEYS, TABLE_WORDS, TILE, TOP_LEVELS, TREE_WORDS,
+    WIDE_KEYS, WIDE_TILE, WIDE_WORDS,
 };
 use super::shader::{BLOCK_INFO, STATS_WORDS};
 use super::Device;
@@ -643,8 +643,13 @@ struct ScanStep {
 /// (segment sums after them), with their parameters pushed to `params`.
 fn scan_steps(params: &mut Params, off: u32, len: u32) -> Vec<ScanStep> {
     let block = |p: &mut Params, sums: u32| {
-        let words = [off, len, sums, 0];
-        p.push(bytemuck::cast_slice(&words))
+        let scan = ScanParams {
+            off,
+            len,
+            sums,
+            pad: 0,
+        };
+        p.push(bytemuck::bytes_of(&scan))
     };
     let step = |kernel, params_at, groups| ScanStep {
         kernel,

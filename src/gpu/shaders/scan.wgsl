@@ -4,16 +4,7 @@
 // is scanned by `single` alone. Callers append a 0 to a range, so that its last value
 // becomes the range's total.
 
-struct ScanParams {
-    // First value of the range.
-    off: u32,
-    // Values in the range.
-    len: u32,
-    // Where the segment sums go (reduce) or come from (down).
-    sums: u32,
-    pad: u32,
-}
-
+// `ScanParams`: types.wgsl.
 @group(0) @binding(0) var<uniform> p: ScanParams;
 @group(0) @binding(1) var<storage, read_write> data: array<u32>;
 
