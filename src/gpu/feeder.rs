@@ -651,8 +651,8 @@ impl Loop {
 }
 
 /// Dispatches, clears and copies a batch records, whatever its joins (slot.rs): 5 uploads,
-/// 6 clears, about 21 dispatches (scans of more than 1,024 values add two or four), the
-/// results' copies and the timestamps' resolve; the tree's top levels come on top
+/// 6 clears, about 21 dispatches (scans of more than one `SCAN_SEGMENT` add two or four),
+/// the results' copies and the timestamps' resolve; the tree's top levels come on top
 /// ([`batch_steps`]).
 pub(crate) const STEPS_PER_BATCH: u64 = 37;
 

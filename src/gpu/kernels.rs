@@ -3,14 +3,12 @@
 //! are dispatched. Every module is the host's constants ([`super::layout::prelude`]), the
 //! shared helpers and types, and its own file.
 
+use super::layout::ROW;
 use super::shader::source;
 
 /// Bytes of one dispatch's parameters (the largest parameter block, rounded to the
 /// uniform offset alignment every device accepts).
 pub(crate) const PARAMS_BYTES: u64 = 256;
-
-/// Workgroups per row of a dispatch (`ROW` in common.wgsl).
-const ROW: u32 = 32768;
 
 /// How a kernel reads a storage binding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

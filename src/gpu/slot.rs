@@ -6,9 +6,9 @@
 use super::kernels::{Kernel, PARAMS_BYTES};
 use super::layout::{
     Batch, Job, JoinDesc, Node, ScanParams, Side, ARGS_COUNT, ARGS_PAIRS, ARGS_ROUTE,
-    ARGS_SUBTREES, ARGS_TABLES, ARGS_TIES, ARGS_WORDS, BLOCK_KEYS, DEST_WORDS, HEAD_WORDS,
-    JOB_SIDE_MASK, RESULT_WORDS, SUBTREE_KEYS, TABLE_WORDS, TILE, TOP_LEVELS, TREE_WORDS,
-    WIDE_KEYS, WIDE_TILE, WIDE_WORDS,
+    ARGS_SUBTREES, ARGS_TABLES, ARGS_TIES, ARGS_WORDS, BLOCK_KEYS, DEST_WORDS, GROUP_SIZE,
+    HEAD_WORDS, JOB_SIDE_MASK, RESULT_WORDS, SCAN_SEGMENT, SUBTREE_KEYS, TABLE_WORDS, TILE,
+    TOP_LEVELS, TREE_WORDS, WIDE_KEYS, WIDE_TILE, WIDE_WORDS,
 };
 use super::shader::{BLOCK_INFO, STATS_WORDS};
 use super::Device;
@@ -143,10 +143,11 @@ pub(crate) struct Regions {
 
 /// Extra u32 words an in-place scan of `len` values needs after them (its segment sums).
 pub(crate) fn scan_scratch(len: u64) -> u64 {
-    if len <= 1024 {
+    let segment = u64::from(SCAN_SEGMENT);
+    if len <= segment {
         0
     } else {
-        let segments = len.div_ceil(1024);
+        let segments = len.div_ceil(segment);
         segments + scan_scratch(segments)
     }
 }
@@ -465,12 +466,13 @@ impl Slot {
         let joins = packed.joins.len() as u32;
         let jobs = packed.jobs.len() as u32 - 1;
         let g = &self.groups;
-        let items = packed.items.div_ceil(256);
+        let items = packed.items.div_ceil(GROUP_SIZE);
         self.pass(encoder, 0, |pass| {
             k.count_pairs.dispatch(pass, &g.gen, 0, items);
             run_scan(pass, k, &g.scan, &scans[0]);
             k.join_sizes.dispatch(pass, &g.plan, 0, 1);
-            k.job_dest.dispatch(pass, &g.plan, 0, jobs.div_ceil(256));
+            k.job_dest
+                .dispatch(pass, &g.plan, 0, jobs.div_ceil(GROUP_SIZE));
             k.write_pairs.dispatch(pass, &g.gen, 0, items);
         });
         self.pass(encoder, 1, |pass| {
@@ -656,10 +658,10 @@ fn scan_steps(params: &mut Params, off: u32, len: u32) -> Vec<ScanStep> {
         params_at,
         groups,
     };
-    if len <= 1024 {
+    if len <= SCAN_SEGMENT {
         return vec![step(ScanKernel::Single, block(params, 0), 1)];
     }
-    let segments = len.div_ceil(1024);
+    let segments = len.div_ceil(SCAN_SEGMENT);
     let sums = off + len;
     let reduce = step(ScanKernel::Reduce, block(params, sums), segments);
     let down = step(ScanKernel::Down, block(params, sums), segments);
