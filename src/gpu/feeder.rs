@@ -608,9 +608,9 @@ impl Loop {
             // No room even alone: cut the side that fills the arena it passed, into as many
             // parts as its measured sizes say.
             let software = self.dev.adapter.software;
-            let (role, parts) = cut_plan(&s.request, row, status, (&self.cap, software));
-            let most = (s.request.pairs(role) / parts).max(1);
-            self.cut(s, role, most, work);
+            let plan = cut_plan(&s.request, row, status, &self.cap, software);
+            let most = (s.request.pairs(plan.role) / plan.parts).max(1);
+            self.cut(s, plan.role, most, work);
         }
     }
 
@@ -651,8 +651,8 @@ impl Loop {
 }
 
 /// Dispatches, clears and copies a batch records, whatever its joins (slot.rs): 5 uploads,
-/// 6 clears, about 21 dispatches (scans of more than 1,024 values add two or four), the
-/// results' copies and the timestamps' resolve; the tree's top levels come on top
+/// 6 clears, about 21 dispatches (scans of more than one `SCAN_SEGMENT` add two or four),
+/// the results' copies and the timestamps' resolve; the tree's top levels come on top
 /// ([`batch_steps`]).
 pub(crate) const STEPS_PER_BATCH: u64 = 37;
 
@@ -687,14 +687,24 @@ fn stored_role(row: &[u32]) -> u32 {
 /// Of a batch's room, the share a part of a cut join aims at: parts come out uneven.
 const CUT_SHARE: f64 = 0.5;
 
-/// How to cut a join that found no room alone in a batch: the role to cut and into how
-/// many parts, from its results row (the sizes the GPU measured before it ran out of room).
+/// How to cut a join: the role to cut, and into how many parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct CutPlan {
+    role: u32,
+    parts: u64,
+}
+
+/// How to cut a join that found no room alone in a batch of capacity `cap` on a device
+/// (`software`: a CPU driver), from its results row (the sizes the GPU measured before it
+/// ran out of room).
 fn cut_plan(
     request: &Request,
     row: &[u32],
     status: u32,
-    (cap, software): (&Capacity, bool),
-) -> (u32, u64) {
+    cap: &Capacity,
+    software: bool,
+) -> CutPlan {
+    let plan = |role, parts| CutPlan { role, parts };
     let stored_role = stored_role(row);
     let query_role = if stored_role == ROLE_WEST {
         ROLE_EAST
@@ -713,26 +723,26 @@ fn cut_plan(
         } else {
             2
         };
-        return (stored_role, parts);
+        return plan(stored_role, parts);
     }
     if status & FILL_OVER_ROUTES != 0 {
         let routes = f64::from(row[RESULT_ROUTES as usize]);
-        return (query_role, over(routes, cap.routes) as u64);
+        return plan(query_role, over(routes, cap.routes) as u64);
     }
     if status & FILL_OVER_BLOCKS != 0 {
         let blocks = f64::from(row[RESULT_BLOCKS as usize]);
-        return (stored_role, over(blocks, cap.blocks) as u64);
+        return plan(stored_role, over(blocks, cap.blocks) as u64);
     }
     // No room for its keys (or what they take: samples, tree slots, tied halves).
     let by_queries = over(f64::from(queries), cap.queries);
     let by_stored = over(f64::from(stored), cap.stored.min(cap.leaves / 5 * 512));
     if stored == 0 && queries == 0 {
-        return (larger_role(request), 2);
+        return plan(larger_role(request), 2);
     }
     if by_queries > by_stored {
-        (query_role, by_queries as u64)
+        plan(query_role, by_queries as u64)
     } else {
-        (stored_role, by_stored as u64)
+        plan(stored_role, by_stored as u64)
     }
 }
 

@@ -3,14 +3,12 @@
 //! are dispatched. Every module is the host's constants ([`super::layout::prelude`]), the
 //! shared helpers and types, and its own file.
 
+use super::layout::ROW;
 use super::shader::source;
 
 /// Bytes of one dispatch's parameters (the largest parameter block, rounded to the
 /// uniform offset alignment every device accepts).
 pub(crate) const PARAMS_BYTES: u64 = 256;
-
-/// Workgroups per row of a dispatch (`ROW` in common.wgsl).
-const ROW: u32 = 32768;
 
 /// How a kernel reads a storage binding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -278,7 +276,8 @@ impl Kernel {
         pass: &mut wgpu::ComputePass<'_>,
         group: &wgpu::BindGroup,
         params_at: u32,
-        (args, at): (&wgpu::Buffer, u32),
+        args: &wgpu::Buffer,
+        at: u32,
     ) {
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, group, &[params_at]);

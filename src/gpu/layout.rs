@@ -5,13 +5,28 @@
 
 use bytemuck::{Pod, Zeroable};
 
+/// Invocations of every workgroup of the batch's kernels (`@workgroup_size(GROUP_SIZE)`):
+/// their workgroup arrays, strides and reductions are sized by it.
+pub(crate) const GROUP_SIZE: u32 = 256;
+/// Workgroups per row of a dispatch: a dimension holds at most 65,535 of them.
+pub(crate) const ROW: u32 = 32768;
+/// Values of one segment of an in-place scan (scan.wgsl): four an invocation.
+pub(crate) const SCAN_SEGMENT: u32 = 4 * GROUP_SIZE;
 /// Keys of one bit-sliced block.
 pub(crate) const BLOCK_KEYS: u32 = 512;
+// The table build takes two keys of a block an invocation (tables.wgsl).
+const _: () = assert!(BLOCK_KEYS == 2 * GROUP_SIZE);
 /// A tree node's tag for a leaf (the rest of its first word is the leaf's number).
 pub(crate) const LEAF: u32 = 0x8000_0000;
 /// Words of the chunk tables in a block's tables (12 chunks of 32 entries of 16 words);
 /// the block's key sets follow them: the exception set, then each class's.
 pub(crate) const CHUNK_WORDS: u32 = 12 * 512;
+/// Words of a row pair of the chunk tables: two chunks' 32 entries of 16 words, side by
+/// side (the bank swizzle, count.wgsl).
+pub(crate) const PAIR_WORDS: u32 = 2 * 512;
+// The block count loads a block's row pairs four words an invocation a round, with no test
+// of the end (count.wgsl).
+const _: () = assert!(PAIR_WORDS.is_multiple_of(4 * GROUP_SIZE));
 /// Words of one block's tables: its chunk tables and key sets (tables.wgsl).
 pub(crate) const TABLE_WORDS: u32 = CHUNK_WORDS + 16 + 4 * 16;
 /// East tied halves a ties workgroup takes (its loop stays below the driver's 65,535).
@@ -162,6 +177,9 @@ pub(crate) const NO_FILL: u32 = u32::MAX;
 /// The constants above as WGSL `const` declarations, for the start of every module.
 pub(crate) fn prelude() -> String {
     let consts: &[(&str, u32)] = &[
+        ("GROUP_SIZE", GROUP_SIZE),
+        ("ROW", ROW),
+        ("SCAN_SEGMENT", SCAN_SEGMENT),
         ("BLOCK_KEYS", BLOCK_KEYS),
         ("LEAF", LEAF),
         ("TABLE_WORDS", TABLE_WORDS),
@@ -407,6 +425,19 @@ pub(crate) struct Node {
     pub(crate) pad: u32,
 }
 
+/// One dispatch of an in-place scan of `scan`'s words (`ScanParams` in types.wgsl).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Pod, Zeroable)]
+pub(crate) struct ScanParams {
+    /// The range's first word.
+    pub(crate) off: u32,
+    /// Its words.
+    pub(crate) len: u32,
+    /// Where its segment sums go (`reduce`) or come from (`down`).
+    pub(crate) sums: u32,
+    pub(crate) pad: u32,
+}
+
 /// A 64-bit value as the two u32 words of a WGSL `vec2<u32>` (low first).
 pub(crate) fn split(x: u64) -> [u32; 2] {
     [x as u32, (x >> 32) as u32]
@@ -467,6 +498,7 @@ mod tests {
                 leaf_keys, key_sample, query_sample, level, top_levels, subtree_cap,
                 pair_cap, wide, wide_at, tiles_at, tile_cap),
             layout!(Node; keys, node, next, used, taken, fill, pad),
+            layout!(ScanParams; off, len, sums, pad),
         ];
         for (name, size, fields) in rust {
             let (handle, ty) = module

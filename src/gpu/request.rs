@@ -127,8 +127,16 @@ impl Request {
             sides: Vec::new(),
             max_pairs: u64::from(cap.max(1)),
         };
-        let (west, tied_west) = b.side_jobs(join.stored, (ROLE_WEST, ROLE_TIED_WEST), marks);
-        let (east, tied_east) = b.side_jobs(join.queries, (ROLE_EAST, ROLE_TIED_EAST), marks);
+        let west_roles = AllTied {
+            all: ROLE_WEST,
+            tied: ROLE_TIED_WEST,
+        };
+        let east_roles = AllTied {
+            all: ROLE_EAST,
+            tied: ROLE_TIED_EAST,
+        };
+        let (west, tied_west) = b.side_jobs(join.stored, west_roles, marks);
+        let (east, tied_east) = b.side_jobs(join.queries, east_roles, marks);
         let mut jobs =
             Vec::with_capacity(west.len() + east.len() + tied_west.len() + tied_east.len());
         let mut roles = [0u32; 5];
@@ -410,12 +418,12 @@ impl Builder<'_> {
         at
     }
 
-    /// The jobs of the halves of `specs` (roles `(all, tied)`): every job, and those that
-    /// make tied halves (even N's transposes: their keys carry a mark of `marks`).
+    /// The jobs of the halves of `specs` in `roles`: every job, and those that make tied
+    /// halves (even N's transposes: their keys carry a mark of `marks`).
     fn side_jobs(
         &mut self,
         specs: &[HalfSpec<'_>],
-        (role, tied_role): (u32, u32),
+        roles: AllTied,
         marks: u64,
     ) -> (Vec<Job>, Vec<Job>) {
         let mut out = Jobs {
@@ -424,7 +432,10 @@ impl Builder<'_> {
             marks,
         };
         for spec in specs {
-            let sides = (self.side(spec, role), self.side(spec, tied_role));
+            let sides = AllTied {
+                all: self.side(spec, roles.all),
+                tied: self.side(spec, roles.tied),
+            };
             for &cn in spec.masks.iter().filter(|&&cn| cn & !spec.cols == 0) {
                 self.column_jobs(spec, cn, sides, &mut out);
             }
@@ -460,9 +471,9 @@ impl Builder<'_> {
     }
 
     /// Adds to `out` the jobs of `spec`'s halves whose north quarter uses the columns `cn`
-    /// (of the sides `(all, tied)`), each cut to at most `max_pairs` pairs (so a portion
+    /// (of `sides`), each cut to at most `max_pairs` pairs (so a portion
     /// of a side never needs to cut one); a job's keys carry its class.
-    fn column_jobs(&mut self, spec: &HalfSpec<'_>, cn: u32, sides: (u32, u32), out: &mut Jobs) {
+    fn column_jobs(&mut self, spec: &HalfSpec<'_>, cn: u32, sides: AllTied, out: &mut Jobs) {
         let cs = spec.cols ^ cn;
         let tags = spec.tags.map(|t| t.row(cn));
         for class in (0..4).filter(|&c| spec.wanted[c]) {
@@ -492,7 +503,7 @@ impl Builder<'_> {
                 south: self.at(spec.south, class & 1, s),
                 south_len: s.len() as u32,
                 first_item: 0,
-                side_tag: Job::side_tag(sides.0, self.job_tag(sides.0, tag), class as u32),
+                side_tag: Job::side_tag(sides.all, self.job_tag(sides.all, tag), class as u32),
             };
             let step = (self.max_pairs / s.len() as u64).clamp(1, u64::from(u32::MAX)) as u32;
             for from in (0..job.north_len).step_by(step as usize) {
@@ -503,11 +514,19 @@ impl Builder<'_> {
                 };
                 out.all.push(piece);
                 if tag & out.marks != 0 {
-                    out.tied.push(piece.on_side(sides.1));
+                    out.tied.push(piece.on_side(sides.tied));
                 }
             }
         }
     }
+}
+
+/// A side's two roles, or its two entries in a batch's sides: one for every half, one for
+/// the tied halves.
+#[derive(Debug, Clone, Copy)]
+struct AllTied {
+    all: u32,
+    tied: u32,
 }
 
 /// A side's jobs as they are made: all of them, and those that make tied halves (their

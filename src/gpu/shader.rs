@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::layout::CHUNK_WORDS;
+use super::layout::{CHUNK_WORDS, GROUP_SIZE, PAIR_WORDS};
 
 /// Routes a block count workgroup takes. Mesa's CPU driver (lavapipe) stops loops after
 /// 65,535 rounds, silently: a workgroup may meet a block per route, and each block costs a
@@ -46,10 +46,14 @@ const ROUTE_PROBES: u32 = 32;
 /// weighing mode, fill, packed query weights, keys], [weights].
 pub(crate) const BLOCK_INFO: u64 = 3;
 
+/// Routes the block count reads into workgroup memory at once (count.wgsl): one an
+/// invocation.
+const STAGE: u32 = GROUP_SIZE;
+
 /// Workgroup memory the largest kernel holds: the block count's tables of 12 chunks, a
-/// stage of 256 routes (count.wgsl's `STAGE`) and its flag of a workgroup stopped short
-/// (rounded up to 16 bytes).
-pub(crate) const WORKGROUP_BYTES: u32 = CHUNK_WORDS * 4 + 256 * 8 + 16;
+/// stage of routes (two words each) and its flag of a workgroup stopped short (rounded up
+/// to 16 bytes).
+pub(crate) const WORKGROUP_BYTES: u32 = CHUNK_WORDS * 4 + STAGE * 8 + 16;
 
 /// A work counter the kernels keep on the GPU, after the join rows of `results`: two u32
 /// words (low, high) each.
@@ -97,8 +101,10 @@ const MODES: [&str; 3] = ["plain", "exception", "queries"];
 /// (`VISIT_TALLY`, count.wgsl).
 fn prelude(software: bool) -> String {
     let mut s = super::layout::prelude();
-    let consts: [(&str, u64); 9] = [
+    let consts: [(&str, u64); 11] = [
         ("CHUNK_WORDS", u64::from(CHUNK_WORDS)),
+        ("PAIR_WORDS", u64::from(PAIR_WORDS)),
+        ("STAGE", u64::from(STAGE)),
         ("SETS", u64::from(CHUNK_WORDS)),
         ("CLASS_SETS", u64::from(CHUNK_WORDS) + 16),
         ("INFO", BLOCK_INFO),
@@ -152,7 +158,7 @@ pub(crate) fn source(file: &str, results_at: Option<u32>, software: bool) -> Str
 }
 
 /// One chunk's term of a visit: the table word of the query's entry in chunk `c` for this
-/// invocation. Chunk c's 32 entries lie in row pair c / 2 (1,024 words), entry m at word
+/// invocation. Chunk c's 32 entries lie in row pair c / 2 (`PAIR_WORDS`), entry m at word
 /// 32m, chunk c in the pair's half c % 2; `l0`/`l1` are the invocation's word in the even
 /// and odd halves, which the bank swizzle (count.wgsl) exchanges for odd half-warps.
 fn chunk_term(c: u32) -> String {
@@ -167,7 +173,7 @@ fn chunk_term(c: u32) -> String {
     let lane = if c.is_multiple_of(2) { "l0" } else { "l1" };
     match c / 2 {
         0 => format!("t[{entry} + {lane}]"),
-        pair => format!("t[{}u + {entry} + {lane}]", 1024 * pair),
+        pair => format!("t[{}u + {entry} + {lane}]", PAIR_WORDS * pair),
     }
 }
 
@@ -255,13 +261,13 @@ fn count_loops() -> String {
 /// software driver's loop limit has stopped every loop). A block count workgroup meets at
 /// most one fill per route.
 fn mark_unfinished_fn() -> String {
-    const _: () = assert!(ROUTES_PER_GROUP.is_multiple_of(256));
+    const _: () = assert!(ROUTES_PER_GROUP.is_multiple_of(GROUP_SIZE as u64));
     let mut s = String::from(
         "\nfn mark_unfinished(first: u32, last: u32, li: u32) {\n    var f = first + li;\n",
     );
-    for _ in 0..ROUTES_PER_GROUP / 256 {
+    for _ in 0..ROUTES_PER_GROUP / u64::from(GROUP_SIZE) {
         s.push_str(
-            "    if (f <= last) {\n        atomicOr(&results[row(f) + RESULT_STATUS], FILL_UNFINISHED);\n    }\n    f = f + 256u;\n",
+            "    if (f <= last) {\n        atomicOr(&results[row(f) + RESULT_STATUS], FILL_UNFINISHED);\n    }\n    f = f + GROUP_SIZE;\n",
         );
     }
     s.push_str("}\n");
@@ -352,7 +358,7 @@ mod tests {
                 term.contains(if c % 2 == 0 { "l0" } else { "l1" }),
                 "{term}"
             );
-            let pair = 1024 * (c / 2);
+            let pair = PAIR_WORDS * (c / 2);
             assert_eq!(term.contains(&format!("{pair}u +")), pair > 0, "{term}");
             for v in 0..32u32 {
                 let key = u64::from(v) << (5 * (c % 6));
@@ -399,6 +405,15 @@ mod tests {
                 bytes <= WORKGROUP_BYTES,
                 "{file}: {bytes} bytes of workgroup memory"
             );
+            // The host sizes dispatches by the workgroup size it wrote (or one invocation).
+            for entry in &module.entry_points {
+                let size = entry.workgroup_size;
+                assert!(
+                    size == [GROUP_SIZE, 1, 1] || size == [1, 1, 1],
+                    "{file}: {} has workgroups of {size:?}",
+                    entry.name
+                );
+            }
         }
     }
 

@@ -5,10 +5,10 @@
 
 use super::kernels::{Kernel, PARAMS_BYTES};
 use super::layout::{
-    Batch, Job, JoinDesc, Node, Side, ARGS_COUNT, ARGS_PAIRS, ARGS_ROUTE, ARGS_SUBTREES,
-    ARGS_TABLES, ARGS_TIES, ARGS_WORDS, BLOCK_KEYS, DEST_WORDS, HEAD_WORDS, JOB_SIDE_MASK,
-    RESULT_WORDS, SUBTREE_KEYS, TABLE_WORDS, TILE, TOP_LEVELS, TREE_WORDS, WIDE_KEYS, WIDE_TILE,
-    WIDE_WORDS,
+    Batch, Job, JoinDesc, Node, ScanParams, Side, ARGS_COUNT, ARGS_PAIRS, ARGS_ROUTE,
+    ARGS_SUBTREES, ARGS_TABLES, ARGS_TIES, ARGS_WORDS, BLOCK_KEYS, DEST_WORDS, GROUP_SIZE,
+    HEAD_WORDS, JOB_SIDE_MASK, RESULT_WORDS, SCAN_SEGMENT, SUBTREE_KEYS, TABLE_WORDS, TILE,
+    TOP_LEVELS, TREE_WORDS, WIDE_KEYS, WIDE_TILE, WIDE_WORDS,
 };
 use super::shader::{BLOCK_INFO, STATS_WORDS};
 use super::Device;
@@ -143,10 +143,11 @@ pub(crate) struct Regions {
 
 /// Extra u32 words an in-place scan of `len` values needs after them (its segment sums).
 pub(crate) fn scan_scratch(len: u64) -> u64 {
-    if len <= 1024 {
+    let segment = u64::from(SCAN_SEGMENT);
+    if len <= segment {
         0
     } else {
-        let segments = len.div_ceil(1024);
+        let segments = len.div_ceil(segment);
         segments + scan_scratch(segments)
     }
 }
@@ -443,10 +444,11 @@ impl Slot {
         let wide = wide_levels(packed.largest, self.cap.wide_keys) as usize;
         let k = &dev.kernels;
         let scans = [
-            scan_steps(&mut params, (self.regions.items_at, packed.items + 1)),
+            scan_steps(&mut params, self.regions.items_at, packed.items + 1),
             scan_steps(
                 &mut params,
-                (self.regions.block_routes_at, self.cap.blocks + 1),
+                self.regions.block_routes_at,
+                self.cap.blocks + 1,
             ),
         ];
         let uploads: [(&wgpu::Buffer, &[u8]); 5] = [
@@ -464,12 +466,13 @@ impl Slot {
         let joins = packed.joins.len() as u32;
         let jobs = packed.jobs.len() as u32 - 1;
         let g = &self.groups;
-        let items = packed.items.div_ceil(256);
+        let items = packed.items.div_ceil(GROUP_SIZE);
         self.pass(encoder, 0, |pass| {
             k.count_pairs.dispatch(pass, &g.gen, 0, items);
             run_scan(pass, k, &g.scan, &scans[0]);
             k.join_sizes.dispatch(pass, &g.plan, 0, 1);
-            k.job_dest.dispatch(pass, &g.plan, 0, jobs.div_ceil(256));
+            k.job_dest
+                .dispatch(pass, &g.plan, 0, jobs.div_ceil(GROUP_SIZE));
             k.write_pairs.dispatch(pass, &g.gen, 0, items);
         });
         self.pass(encoder, 1, |pass| {
@@ -492,32 +495,33 @@ impl Slot {
                 }
             }
             k.subtree_args.dispatch(pass, &g.plan, 0, 1);
-            let subtrees = (&b.args, ARGS_SUBTREES);
-            k.tree_rest.dispatch_indirect(pass, &g.tree, 0, subtrees);
+            k.tree_rest
+                .dispatch_indirect(pass, &g.tree, 0, &b.args, ARGS_SUBTREES);
             k.pair_args.dispatch(pass, &g.plan, 0, 1);
             k.tree_pairs
-                .dispatch_indirect(pass, &g.tree, 0, (&b.args, ARGS_PAIRS));
+                .dispatch_indirect(pass, &g.tree, 0, &b.args, ARGS_PAIRS);
             k.alloc_blocks.dispatch(pass, &g.plan, 0, 1);
             k.place_blocks.dispatch(pass, &g.plan, 0, joins);
         });
         self.pass(encoder, 2, |pass| {
             k.tables
-                .dispatch_indirect(pass, &g.tables, 0, (&b.args, ARGS_TABLES));
+                .dispatch_indirect(pass, &g.tables, 0, &b.args, ARGS_TABLES);
         });
         self.pass(encoder, 3, |pass| {
-            let args = (&b.args, ARGS_ROUTE);
-            k.count_routes.dispatch_indirect(pass, &g.route, 0, args);
+            k.count_routes
+                .dispatch_indirect(pass, &g.route, 0, &b.args, ARGS_ROUTE);
             run_scan(pass, k, &g.scan, &scans[1]);
             k.plan_routes.dispatch(pass, &g.plan, 0, 1);
-            k.write_routes.dispatch_indirect(pass, &g.route, 0, args);
+            k.write_routes
+                .dispatch_indirect(pass, &g.route, 0, &b.args, ARGS_ROUTE);
         });
         self.pass(encoder, 4, |pass| {
             k.count
-                .dispatch_indirect(pass, &g.count, 0, (&b.args, ARGS_COUNT));
+                .dispatch_indirect(pass, &g.count, 0, &b.args, ARGS_COUNT);
         });
         self.pass(encoder, 5, |pass| {
             k.ties
-                .dispatch_indirect(pass, &g.ties, 0, (&b.args, ARGS_TIES));
+                .dispatch_indirect(pass, &g.ties, 0, &b.args, ARGS_TIES);
         });
         let rows = 4 * u64::from(joins * RESULT_WORDS);
         let stats_at = 4 * u64::from(self.cap.joins * RESULT_WORDS);
@@ -617,26 +621,52 @@ impl Params {
     }
 }
 
-/// One dispatch of an in-place scan: kernel (0 reduce, 1 down, 2 single), parameters'
-/// offset, workgroups.
-type ScanStep = (u8, u32, u32);
+/// The kernel of one step of an in-place scan (scan.wgsl).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ScanKernel {
+    /// Each segment's sum, written after the values.
+    Reduce,
+    /// Each segment scanned, from its scanned sum.
+    Down,
+    /// A range of one segment, scanned alone.
+    Single,
+}
+
+/// One dispatch of an in-place scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ScanStep {
+    kernel: ScanKernel,
+    /// Where its parameters lie among the batch's blocks.
+    params_at: u32,
+    groups: u32,
+}
 
 /// The dispatches of an exclusive scan of `len` words of `scan` from word `off`, in place
 /// (segment sums after them), with their parameters pushed to `params`.
-fn scan_steps(params: &mut Params, (off, len): (u32, u32)) -> Vec<ScanStep> {
+fn scan_steps(params: &mut Params, off: u32, len: u32) -> Vec<ScanStep> {
     let block = |p: &mut Params, sums: u32| {
-        let words = [off, len, sums, 0];
-        p.push(bytemuck::cast_slice(&words))
+        let scan = ScanParams {
+            off,
+            len,
+            sums,
+            pad: 0,
+        };
+        p.push(bytemuck::bytes_of(&scan))
     };
-    if len <= 1024 {
-        return vec![(2, block(params, 0), 1)];
+    let step = |kernel, params_at, groups| ScanStep {
+        kernel,
+        params_at,
+        groups,
+    };
+    if len <= SCAN_SEGMENT {
+        return vec![step(ScanKernel::Single, block(params, 0), 1)];
     }
-    let segments = len.div_ceil(1024);
+    let segments = len.div_ceil(SCAN_SEGMENT);
     let sums = off + len;
-    let reduce = (0, block(params, sums), segments);
-    let down = (1, block(params, sums), segments);
+    let reduce = step(ScanKernel::Reduce, block(params, sums), segments);
+    let down = step(ScanKernel::Down, block(params, sums), segments);
     let mut steps = vec![reduce];
-    let inner = scan_steps(params, (sums, segments));
+    let inner = scan_steps(params, sums, segments);
     steps.extend(inner);
     steps.push(down);
     steps
@@ -648,13 +678,13 @@ fn run_scan(
     group: &wgpu::BindGroup,
     steps: &[ScanStep],
 ) {
-    for &(kind, at, groups) in steps {
-        let kernel: &Kernel = match kind {
-            0 => &k.scan_reduce,
-            1 => &k.scan_down,
-            _ => &k.scan_single,
+    for step in steps {
+        let kernel: &Kernel = match step.kernel {
+            ScanKernel::Reduce => &k.scan_reduce,
+            ScanKernel::Down => &k.scan_down,
+            ScanKernel::Single => &k.scan_single,
         };
-        kernel.dispatch(pass, group, at, groups);
+        kernel.dispatch(pass, group, step.params_at, step.groups);
     }
 }
 

@@ -62,11 +62,15 @@ fn small_joiner(gpu: &Gpu) -> GpuJoiner {
     GpuJoiner::with_capacity(Arc::clone(&gpu.device), cap, 1 << 12, None)
 }
 
-/// The count of the join of `west` and `east` keys, through the whole batch pipeline.
+/// The count of the join of `west` and `east` keys, weighted by `factors` on the `live`
+/// bits with `flags` ([`JoinDesc`]), through the whole batch pipeline.
 fn join_keys(
     joiner: &GpuJoiner,
-    (west, east): (&[u64], &[u64]),
-    (factors, live, flags): ([u32; 4], u64, u32),
+    west: &[u64],
+    east: &[u64],
+    factors: [u32; 4],
+    live: u64,
+    flags: u32,
 ) -> (Option<u64>, Work) {
     let desc = JoinDesc {
         flags,
@@ -142,7 +146,7 @@ fn a_large_fill_is_built_level_by_level_without_a_cut() {
     let west = keys(&mut rng, 160_000, 50, 0.12);
     let east = keys(&mut rng, 2_000, 50, 0.12);
     let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None, None);
-    let (got, work) = join_keys(&joiner, (&west, &east), (factors, live, 0));
+    let (got, work) = join_keys(&joiner, &west, &east, factors, live, 0);
     let want = brute(&west, &east, factors, live);
     assert_eq!(got, Some(want.0));
     assert_eq!(work.hits, want.1);
@@ -169,7 +173,7 @@ fn nodes_split_across_workgroups_build_the_same_tree() {
         let mut cap = Capacity::of_budget(&gpu.device, 64 << 20);
         cap.wide_keys = wide_keys;
         let joiner = GpuJoiner::with_capacity(Arc::clone(&gpu.device), cap, 1 << 12, None);
-        let (got, work) = join_keys(&joiner, (&west, &east), (factors, live, 0));
+        let (got, work) = join_keys(&joiner, &west, &east, factors, live, 0);
         assert_eq!(
             (got, work.hits),
             (Some(want.0), want.1),
@@ -210,13 +214,13 @@ fn a_join_past_the_blocks_room_is_cut_and_exact() {
     let east = keys(&mut rng, 6_000, 44, 0.2);
     let want = brute(&west, &east, factors, live);
     let roomy = GpuJoiner::new(Arc::clone(&gpu.device), None, None);
-    let (got, whole) = join_keys(&roomy, (&west, &east), (factors, live, 0));
+    let (got, whole) = join_keys(&roomy, &west, &east, factors, live, 0);
     assert_eq!((got, whole.hits), (Some(want.0), want.1));
     assert_eq!(whole.regenerations, 0);
     let mut cap = Capacity::of_budget(&gpu.device, 64 << 20);
     cap.blocks = whole.blocks_built as u32 / 3;
     let tight = GpuJoiner::with_capacity(Arc::clone(&gpu.device), cap, 1 << 12, None);
-    let (got, parts) = join_keys(&tight, (&west, &east), (factors, live, 0));
+    let (got, parts) = join_keys(&tight, &west, &east, factors, live, 0);
     assert_eq!((got, parts.hits), (Some(want.0), want.1));
     assert!(parts.regenerations >= 2, "{}", parts.regenerations);
 }
@@ -392,7 +396,7 @@ fn every_chunk_count_and_weighing_equals_brute_force() {
             let west = with_classes(&mut rng, west, w.classes.0);
             let east = with_classes(&mut rng, east, w.classes.1);
             let flags = if w.swapped { JOIN_SWAP } else { 0 };
-            let (count, work) = join_keys(&joiner, (&west, &east), (w.factors, live, flags));
+            let (count, work) = join_keys(&joiner, &west, &east, w.factors, live, flags);
             let case = format!("{chunks} chunks, {}", w.what);
             let want = brute(&west, &east, w.factors, live);
             assert_eq!((count, work.hits), (Some(want.0), want.1), "{case}");
@@ -433,7 +437,7 @@ fn a_joins_sum_past_2_to_the_32_stays_exact_in_every_mode() {
             )
         };
         let live = (1 << 61) - 1;
-        let (count, work) = join_keys(&joiner, (&west, &east), (factors, live, flags));
+        let (count, work) = join_keys(&joiner, &west, &east, factors, live, flags);
         let want = brute(&west, &east, factors, live);
         assert_eq!((count, work.hits), (Some(want.0), want.1), "{factors:?}");
         // 512 · 40,000 pairs of weight 255 pass 2^32; the lighter weighings pass 2^31.
@@ -789,6 +793,6 @@ fn a_fill_of_millions_of_keys_equals_brute_force() {
     let want = brute(&west, &east, factors, live);
     let cap = Capacity::of_budget(&gpu.device, 3 << 30);
     let joiner = GpuJoiner::with_capacity(Arc::clone(&gpu.device), cap, 1 << 12, None);
-    let (got, work) = join_keys(&joiner, (&west, &east), (factors, live, 0));
+    let (got, work) = join_keys(&joiner, &west, &east, factors, live, 0);
     assert_eq!((got, work.hits), (Some(want.0), want.1));
 }

@@ -4,9 +4,6 @@
 // A key is a vec2<u32>: x holds bits 0..31, y bits 32..63. WGSL has no 64-bit integers
 // on every device, so sums of 64 bits carry by hand.
 
-// Workgroups per row of a dispatch: a dimension holds at most 65535 of them.
-const ROW: u32 = 32768u;
-
 // The index of a workgroup in a dispatch of rows of ROW workgroups.
 fn flat_group(wg: vec3<u32>) -> u32 {
     return wg.x + wg.y * ROW;

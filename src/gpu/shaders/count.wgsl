@@ -2,7 +2,7 @@
 // routes lie), loads each block's tables into workgroup memory in turn, and counts for each
 // of its routed queries the keys it shares no bit with: 16 invocations per query (a
 // half-warp), each ANDing one 32-key word of the query's entry in every chunk. Routes are
-// read 256 at a time into workgroup memory, one per invocation. The loop over a stage's
+// read STAGE at a time into workgroup memory, one per invocation. The loop over a stage's
 // routes is generated for each chunk count and weighing mode, unrolled (`visit`, appended
 // from src/gpu/shader.rs) and chosen once per block.
 //
@@ -47,10 +47,9 @@
 
 // One block's chunk tables; between fills, the workgroup's sums.
 var<workgroup> t: array<u32, CHUNK_WORDS>;
-// Routes a workgroup reads at once (one per invocation), and where they are read to:
+// Where the STAGE routes a workgroup reads at once (one per invocation) are read to:
 // routes are read once each, from memory, and a half-warp reading its own would wait on
 // each in turn (on an H200 the count ran 2.6 times slower so than from L2).
-const STAGE: u32 = 256u;
 var<workgroup> staged: array<vec2<u32>, STAGE>;
 
 // Loop limit. A software driver stops loops after 65,535 rounds, silently (lavapipe: it
@@ -107,7 +106,7 @@ fn visit_general(
         var w = 0xffffffffu;
         for (var c = 0u; c < chunks; c = c + 1u) {
             let m = chunk5(q, c);
-            w = w & t[(c >> 1u) * 1024u + m * 32u + select(l0, l1, (c & 1u) == 1u)];
+            w = w & t[(c >> 1u) * PAIR_WORDS + m * 32u + select(l0, l1, (c & 1u) == 1u)];
         }
         let k = countOneBits(vec4<u32>(w) & s);
         h = h + countOneBits(w);
@@ -127,7 +126,7 @@ fn flush(li: u32, fid: u32, weighted: u32, hits: u32) {
     t[4u * li + 2u] = hits;
     t[4u * li + 3u] = 0u;
     workgroupBarrier();
-    for (var stride = 128u; stride > 0u; stride = stride / 2u) {
+    for (var stride = GROUP_SIZE / 2u; stride > 0u; stride = stride / 2u) {
         if (li < stride) {
             let x = 4u * li;
             let y = 4u * (li + stride);
@@ -147,7 +146,7 @@ fn flush(li: u32, fid: u32, weighted: u32, hits: u32) {
     workgroupBarrier();
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let g = flat_group(wg);
     let lo = g * ROUTES;
@@ -199,13 +198,14 @@ fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
         let at = b * TABLE_WORDS;
         workgroupBarrier();
         // Whole row pairs (a last unpaired chunk fills both halves of its rows), four
-        // words an invocation a round: a row pair is 1,024 words.
-        let words = (chunks + 1u) / 2u * 1024u;
-        for (var i = li; i < words; i = i + 1024u) {
+        // words an invocation a round: a row pair is a whole number of rounds (the host
+        // checks).
+        let words = (chunks + 1u) / 2u * PAIR_WORDS;
+        for (var i = li; i < words; i = i + 4u * GROUP_SIZE) {
             t[i] = tables[at + i];
-            t[i + 256u] = tables[at + i + 256u];
-            t[i + 512u] = tables[at + i + 512u];
-            t[i + 768u] = tables[at + i + 768u];
+            t[i + GROUP_SIZE] = tables[at + i + GROUP_SIZE];
+            t[i + 2u * GROUP_SIZE] = tables[at + i + 2u * GROUP_SIZE];
+            t[i + 3u * GROUP_SIZE] = tables[at + i + 3u * GROUP_SIZE];
         }
         workgroupBarrier();
         // The block's routes, STAGE at a time: each invocation loads one (so a stage's

@@ -82,9 +82,9 @@ fn item_span(item: u32) -> vec4<u32> {
     return vec4<u32>(jid, j.north + ni, j.south + s0, j.south + s1);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn count_pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let item = flat_group(wg) * 256u + li;
+    let item = flat_group(wg) * GROUP_SIZE + li;
     if (item >= p.items) {
         return;
     }
@@ -102,9 +102,9 @@ fn count_pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
     scan[p.items_at + item] = kept;
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn write_pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let item = flat_group(wg) * 256u + li;
+    let item = flat_group(wg) * GROUP_SIZE + li;
     if (item >= p.items) {
         return;
     }

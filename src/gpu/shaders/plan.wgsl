@@ -21,14 +21,14 @@
 // The indirect dispatches' arguments (ARGS_*: three words each).
 @group(0) @binding(9) var<storage, read_write> args: array<u32>;
 
-var<workgroup> part: array<u32, 256>;
+var<workgroup> part: array<u32, GROUP_SIZE>;
 var<workgroup> carry: array<u32, 8>;
 
 // The exclusive prefix of `v` over the workgroup, and the workgroup's total.
 fn excl_scan(li: u32, v: u32) -> vec2<u32> {
     part[li] = v;
     workgroupBarrier();
-    for (var stride = 1u; stride < 256u; stride = stride * 2u) {
+    for (var stride = 1u; stride < GROUP_SIZE; stride = stride * 2u) {
         var add = 0u;
         if (li >= stride) {
             add = part[li - stride];
@@ -37,7 +37,7 @@ fn excl_scan(li: u32, v: u32) -> vec2<u32> {
         part[li] = part[li] + add;
         workgroupBarrier();
     }
-    let total = part[255];
+    let total = part[GROUP_SIZE - 1u];
     let before = part[li] - v;
     workgroupBarrier();
     return vec2<u32>(before, total);
@@ -130,7 +130,7 @@ fn need_of(j: u32) -> Need {
     n.status = select(0u, FILL_SWAPPED, swap);
     if ((d.flags & JOIN_TIES) != 0u && tw > 0u && te > 0u) {
         n.ties = tw + te;
-        n.tie_groups = ceil_div(tw, 256u) * ceil_div(te, TIE_EAST);
+        n.tie_groups = ceil_div(tw, GROUP_SIZE) * ceil_div(te, TIE_EAST);
     }
     let leaf_cap = 4u * ceil_div(n.stored, p.leaf_keys) + 4u;
     n.leaves = leaf_cap + 1u;
@@ -174,15 +174,15 @@ fn end_tree(j: u32) {
 
 // Each join's sizes, decisions and shares of the arenas; the half join's destinations and
 // the tree, route and tie dispatches follow from them.
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn join_sizes(@builtin(local_invocation_index) li: u32) {
     if (li < 8u) {
         carry[li] = 0u;
     }
     workgroupBarrier();
-    let chunks = ceil_div(p.joins, 256u);
+    let chunks = ceil_div(p.joins, GROUP_SIZE);
     for (var c = 0u; c < chunks; c = c + 1u) {
-        let j = c * 256u + li;
+        let j = c * GROUP_SIZE + li;
         var n: Need;
         if (j < p.joins) {
             n = need_of(j);
@@ -243,7 +243,7 @@ fn join_sizes(@builtin(local_invocation_index) li: u32) {
         let groups = carry[5];
         scan[HEAD_QUERIES] = queries;
         scan[HEAD_TIE_GROUPS] = groups;
-        let route = row_args(ceil_div(queries, 256u * ROUTE_QUERIES));
+        let route = row_args(ceil_div(queries, GROUP_SIZE * ROUTE_QUERIES));
         args[ARGS_ROUTE] = route.x;
         args[ARGS_ROUTE + 1u] = route.y;
         args[ARGS_ROUTE + 2u] = route.z;
@@ -257,9 +257,9 @@ fn join_sizes(@builtin(local_invocation_index) li: u32) {
 // Where each job writes its keys (DEST_WORDS words): `DEST_* << DEST_SHIFT | offset`, the
 // offset of its first key kept in that arena (DEST_NONE: its join counts nothing here),
 // then how many of its keys are skipped and how many kept (a portion stores some only).
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn job_dest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let j = flat_group(wg) * 256u + li;
+    let j = flat_group(wg) * GROUP_SIZE + li;
     if (j >= p.jobs) {
         return;
     }
@@ -323,22 +323,22 @@ fn pair_args() {
 }
 
 // Each fill's tree as built, and its blocks, given out in order; the tables' dispatch.
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn alloc_blocks(@builtin(local_invocation_index) li: u32) {
     if (li < 8u) {
         carry[li] = 0u;
     }
     workgroupBarrier();
-    let chunks = ceil_div(p.joins, 256u);
+    let chunks = ceil_div(p.joins, GROUP_SIZE);
     for (var c = 0u; c < chunks; c = c + 1u) {
-        let j = c * 256u + li;
+        let j = c * GROUP_SIZE + li;
         if (j < p.joins) {
             end_tree(j);
         }
     }
     var valid_end = 0u;
     for (var c = 0u; c < chunks; c = c + 1u) {
-        let j = c * 256u + li;
+        let j = c * GROUP_SIZE + li;
         var need = 0u;
         if (j < p.joins && (fills[j].status & FILL_ERRORS) == 0u) {
             need = fills[j].blocks;
@@ -360,7 +360,7 @@ fn alloc_blocks(@builtin(local_invocation_index) li: u32) {
     }
     part[li] = valid_end;
     workgroupBarrier();
-    for (var stride = 128u; stride > 0u; stride = stride / 2u) {
+    for (var stride = GROUP_SIZE / 2u; stride > 0u; stride = stride / 2u) {
         if (li < stride) {
             part[li] = max(part[li], part[li + stride]);
         }
@@ -377,7 +377,7 @@ fn alloc_blocks(@builtin(local_invocation_index) li: u32) {
 
 // Each leaf's first block (and after a fill's last leaf, its end), and each block's keys
 // (first key, keys, leaf, fill): one workgroup per fill.
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn place_blocks(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let fid = flat_group(wg);
     if (fid >= p.joins) {
@@ -388,9 +388,9 @@ fn place_blocks(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_
         return;
     }
     var base = f.block_base;
-    let chunks = ceil_div(f.leaves, 256u);
+    let chunks = ceil_div(f.leaves, GROUP_SIZE);
     for (var c = 0u; c < chunks; c = c + 1u) {
-        let l = c * 256u + li;
+        let l = c * GROUP_SIZE + li;
         var leaf = vec2<u32>(0u);
         if (l < f.leaves) {
             leaf = leaves[f.leaf_base + l];
@@ -414,12 +414,12 @@ fn place_blocks(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_
 
 // Each fill's routes once they are counted and scanned: those past the routes' room are
 // marked; every join's results row gets its sizes; the block count's dispatch.
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn plan_routes(@builtin(local_invocation_index) li: u32) {
     let total_blocks = scan[HEAD_BLOCKS];
-    let chunks = ceil_div(p.joins, 256u);
+    let chunks = ceil_div(p.joins, GROUP_SIZE);
     for (var c = 0u; c < chunks; c = c + 1u) {
-        let j = c * 256u + li;
+        let j = c * GROUP_SIZE + li;
         if (j >= p.joins) {
             continue;
         }

@@ -219,12 +219,12 @@ fn routed_fill(i: u32) -> u32 {
 var<workgroup> fill0: u32;
 var<workgroup> fill_tests: array<atomic<u32>, 8>;
 
-// Walks this invocation's queries (those of the workgroup's ROUTE_QUERIES · 256 that route
-// somewhere): returns the global atomics; with `tally_tests`, adds up the tests by fill.
+// Walks this invocation's queries (those of the workgroup's ROUTE_QUERIES · GROUP_SIZE
+// that route somewhere): returns the global atomics; with `tally_tests`, adds up the tests by fill.
 fn walk_all(g: u32, li: u32, action: u32, tally_tests: bool) -> u32 {
     var atomics = 0u;
     for (var k = 0u; k < ROUTE_QUERIES; k = k + 1u) {
-        let i = (g * ROUTE_QUERIES + k) * 256u + li;
+        let i = (g * ROUTE_QUERIES + k) * GROUP_SIZE + li;
         let fid = routed_fill(i);
         if (fid == NO_FILL) {
             continue;
@@ -255,7 +255,7 @@ fn start_tests(g: u32, li: u32) {
         atomicStore(&fill_tests[li], 0u);
     }
     if (li == 0u) {
-        fill0 = fill_of_query(g * ROUTE_QUERIES * 256u);
+        fill0 = fill_of_query(g * ROUTE_QUERIES * GROUP_SIZE);
     }
     workgroupBarrier();
 }
@@ -271,7 +271,7 @@ fn send_tests(li: u32) {
 }
 
 fn clear_slots(li: u32) {
-    for (var s = li; s < ROUTE_SLOTS; s = s + 256u) {
+    for (var s = li; s < ROUTE_SLOTS; s = s + GROUP_SIZE) {
         atomicStore(&slot_block[s], EMPTY);
         atomicStore(&slot_count[s], 0u);
     }
@@ -284,7 +284,7 @@ fn add_up(li: u32, mine: u32) {
     workgroupBarrier();
     slot_base[li] = mine;
     workgroupBarrier();
-    for (var stride = 128u; stride > 0u; stride = stride / 2u) {
+    for (var stride = GROUP_SIZE / 2u; stride > 0u; stride = stride / 2u) {
         if (li < stride) {
             slot_base[li] = slot_base[li] + slot_base[li + stride];
         }
@@ -295,7 +295,7 @@ fn add_up(li: u32, mine: u32) {
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn count_routes(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let g = flat_group(wg);
     clear_slots(li);
@@ -303,7 +303,7 @@ fn count_routes(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_
     var atomics = walk_all(g, li, COUNT, true);
     workgroupBarrier();
     send_tests(li);
-    for (var s = li; s < ROUTE_SLOTS; s = s + 256u) {
+    for (var s = li; s < ROUTE_SLOTS; s = s + GROUP_SIZE) {
         let b = atomicLoad(&slot_block[s]);
         if (b != EMPTY) {
             atomicAdd(&scan[p.block_routes_at + b], atomicLoad(&slot_count[s]));
@@ -313,14 +313,14 @@ fn count_routes(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_
     add_up(li, atomics);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn write_routes(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let g = flat_group(wg);
     clear_slots(li);
     _ = walk_all(g, li, TALLY, false);
     workgroupBarrier();
     var atomics = 0u;
-    for (var s = li; s < ROUTE_SLOTS; s = s + 256u) {
+    for (var s = li; s < ROUTE_SLOTS; s = s + GROUP_SIZE) {
         let b = atomicLoad(&slot_block[s]);
         if (b != EMPTY) {
             let n = atomicLoad(&slot_count[s]);

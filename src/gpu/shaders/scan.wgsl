@@ -1,33 +1,24 @@
-// Exclusive prefix sums of u32 values, in place, in segments of 1024: `reduce` writes each
-// segment's sum after the data, those sums are scanned the same way (one level up), and
-// `down` scans each segment and adds its segment's offset. A range of at most 1024 values
-// is scanned by `single` alone. Callers append a 0 to a range, so that its last value
-// becomes the range's total.
+// Exclusive prefix sums of u32 values, in place, in segments of SCAN_SEGMENT (four values
+// an invocation): `reduce` writes each segment's sum after the data, those sums are
+// scanned the same way (one level up), and `down` scans each segment and adds its
+// segment's offset. A range of at most one segment is scanned by `single` alone. Callers
+// append a 0 to a range, so that its last value becomes the range's total.
 
-struct ScanParams {
-    // First value of the range.
-    off: u32,
-    // Values in the range.
-    len: u32,
-    // Where the segment sums go (reduce) or come from (down).
-    sums: u32,
-    pad: u32,
-}
-
+// `ScanParams`: types.wgsl.
 @group(0) @binding(0) var<uniform> p: ScanParams;
 @group(0) @binding(1) var<storage, read_write> data: array<u32>;
 
-const SEG: u32 = 1024u;
-var<workgroup> part: array<u32, 256>;
+var<workgroup> part: array<u32, GROUP_SIZE>;
 
-// Exclusive scan of the 256 thread sums in `part`; returns this thread's offset and
-// leaves the workgroup's total in part[255] + its own value (read before the call).
+// Exclusive scan of the GROUP_SIZE thread sums in `part`; returns this thread's offset and
+// leaves the workgroup's total in its last entry + that thread's value (read before the
+// call).
 fn scan_part(li: u32, mine: u32) -> u32 {
     part[li] = mine;
     workgroupBarrier();
     var stride = 1u;
     loop {
-        if (stride >= 256u) {
+        if (stride >= GROUP_SIZE) {
             break;
         }
         var add = 0u;
@@ -45,7 +36,7 @@ fn scan_part(li: u32, mine: u32) -> u32 {
 // The four values of thread li in segment g, 0 past the range.
 fn load4(g: u32, li: u32) -> vec4<u32> {
     var v = vec4<u32>(0u);
-    let base = g * SEG + li * 4u;
+    let base = g * SCAN_SEGMENT + li * 4u;
     for (var i = 0u; i < 4u; i = i + 1u) {
         if (base + i < p.len) {
             v[i] = data[p.off + base + i];
@@ -56,7 +47,7 @@ fn load4(g: u32, li: u32) -> vec4<u32> {
 
 // Writes thread li's four values of segment g as an exclusive scan from `start`.
 fn store4(g: u32, li: u32, v: vec4<u32>, start: u32) {
-    let base = g * SEG + li * 4u;
+    let base = g * SCAN_SEGMENT + li * 4u;
     var run = start;
     for (var i = 0u; i < 4u; i = i + 1u) {
         if (base + i < p.len) {
@@ -66,17 +57,17 @@ fn store4(g: u32, li: u32, v: vec4<u32>, start: u32) {
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn reduce(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let g = flat_group(wg);
     let v = load4(g, li);
     let total = scan_part(li, v.x + v.y + v.z + v.w);
-    if (li == 255u) {
+    if (li == GROUP_SIZE - 1u) {
         data[p.sums + g] = total + v.x + v.y + v.z + v.w;
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn down(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let g = flat_group(wg);
     let v = load4(g, li);
@@ -84,7 +75,7 @@ fn down(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     store4(g, li, v, data[p.sums + g] + before);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn single(@builtin(local_invocation_index) li: u32) {
     let v = load4(0u, li);
     let before = scan_part(li, v.x + v.y + v.z + v.w);

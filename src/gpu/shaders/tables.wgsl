@@ -24,12 +24,13 @@
 @group(0) @binding(6) var<storage, read_write> info: array<vec4<u32>>;
 // binding 7: `results` (results.wgsl), for the work counters.
 
-// The packed keys: key i's low word at i, its high word at 512 + i (one bank per key).
-var<workgroup> packed: array<u32, 1024>;
+// The packed keys: key i's low word at i, its high word at BLOCK_KEYS + i (one bank per
+// key).
+var<workgroup> packed: array<u32, 2u * BLOCK_KEYS>;
 // Each key's class (4 for no key).
-var<workgroup> class_of: array<u32, 512>;
-var<workgroup> red: array<vec4<u32>, 256>;
-var<workgroup> red_classes: array<u32, 256>;
+var<workgroup> class_of: array<u32, BLOCK_KEYS>;
+var<workgroup> red: array<vec4<u32>, GROUP_SIZE>;
+var<workgroup> red_classes: array<u32, GROUP_SIZE>;
 var<workgroup> tested: atomic<u32>;
 
 // The AND and OR of the block's live keys, and the classes they have (every invocation
@@ -38,7 +39,7 @@ fn and_or(li: u32, a: vec2<u32>, o: vec2<u32>, classes: u32) -> vec4<u32> {
     red[li] = vec4<u32>(a, o);
     red_classes[li] = classes;
     workgroupBarrier();
-    for (var stride = 128u; stride > 0u; stride = stride / 2u) {
+    for (var stride = GROUP_SIZE / 2u; stride > 0u; stride = stride / 2u) {
         if (li < stride) {
             let x = red[li];
             let y = red[li + stride];
@@ -125,7 +126,7 @@ fn store4(at: u32, a: vec4<u32>, hs: u32, both: bool) {
 // chunks at tables[at]; returns the keys tested.
 fn chunk_tables(at: u32, c: u32, w: u32, keys: u32, chunks: u32) -> u32 {
     let valid = valid_word(w, keys);
-    let word = select(0u, 512u, c >= 6u) + 32u * w;
+    let word = select(0u, BLOCK_KEYS, c >= 6u) + 32u * w;
     let shift = 5u * (c % 6u);
     // Bit k of s_b: key 32w + k has the chunk's bit b.
     var s0 = 0u;
@@ -154,7 +155,7 @@ fn chunk_tables(at: u32, c: u32, w: u32, keys: u32, chunks: u32) -> u32 {
     let n4 = ~s4;
     let a = vec4<u32>(valid, valid & n0, valid & n1, valid & n0 & n1);
     let n23 = n2 & n3;
-    let row = at + (c >> 1u) * 1024u + (c & 1u) * 16u + w;
+    let row = at + (c >> 1u) * PAIR_WORDS + (c & 1u) * 16u + w;
     let both = c + 1u == chunks && (chunks & 1u) == 1u;
     store4(row, a, 0xffffffffu, both);
     store4(row + 128u, a, n2, both);
@@ -191,7 +192,7 @@ fn class_sets(at: u32, w: u32, keys: u32, exceptions: u32) -> u32 {
     return tests;
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn build(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let b = flat_group(wg);
     if (b >= scan[HEAD_BLOCKS]) {
@@ -201,7 +202,8 @@ fn build(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     let d = blocks[b];
     let fill = d.w;
     let f = fills[fill];
-    // Keys li and li + 256 of the block, masked to the live bits, and their classes.
+    // Keys li and li + GROUP_SIZE of the block (BLOCK_KEYS = 2 · GROUP_SIZE), masked to the
+    // live bits, and their classes.
     var k0 = vec2<u32>(0u);
     var k1 = vec2<u32>(0u);
     var c0 = 4u;
@@ -217,8 +219,8 @@ fn build(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
         o = k0;
         classes = 1u << c0;
     }
-    if (li + 256u < d.y) {
-        let raw = sorted[d.x + li + 256u];
+    if (li + GROUP_SIZE < d.y) {
+        let raw = sorted[d.x + li + GROUP_SIZE];
         k1 = raw & f.live;
         c1 = (raw.y >> 29u) & 3u;
         a = a & k1;
@@ -232,13 +234,13 @@ fn build(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     let chunks = max((countOneBits(mixed.x) + countOneBits(mixed.y) + 4u) / 5u, 1u);
     // Slots past the block's keys hold 0: no set takes them (valid_word has no bit there).
     let p0 = select(vec2<u32>(0u), pack60(k0, mixed), li < d.y);
-    let p1 = select(vec2<u32>(0u), pack60(k1, mixed), li + 256u < d.y);
+    let p1 = select(vec2<u32>(0u), pack60(k1, mixed), li + GROUP_SIZE < d.y);
     packed[li] = p0.x;
-    packed[512u + li] = p0.y;
-    packed[li + 256u] = p1.x;
-    packed[768u + li] = p1.y;
+    packed[BLOCK_KEYS + li] = p0.y;
+    packed[li + GROUP_SIZE] = p1.x;
+    packed[BLOCK_KEYS + GROUP_SIZE + li] = p1.y;
     class_of[li] = c0;
-    class_of[li + 256u] = c1;
+    class_of[li + GROUP_SIZE] = c1;
     if (li == 0u) {
         atomicStore(&tested, 0u);
     }
@@ -252,7 +254,8 @@ fn build(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     if (c < chunks) {
         tests = chunk_tables(at, c, w, d.y, chunks);
     }
-    if (li >= 240u) {
+    // The last 16 invocations: word w of the key sets.
+    if (li >= GROUP_SIZE - 16u) {
         tests = tests + class_sets(at, w, d.y, wt.exceptions);
     }
     if (tests > 0u) {

@@ -2,9 +2,9 @@
 // and which weigh half their class's factor: each west half marked First meets the east
 // halves marked Second, and each marked Second the east ones marked First, compared one by
 // one on their key bits. Each join's tied halves lie in the ties arena, west then east
-// (TIE_* words in `scan`); a workgroup takes 256 west halves of one join against a run of
-// TIE_EAST east ones (Mesa's CPU driver stops a loop after 65535 rounds in one invocation)
-// and adds its sums to the join's results row.
+// (TIE_* words in `scan`); a workgroup takes GROUP_SIZE west halves of one join against a
+// run of TIE_EAST east ones (Mesa's CPU driver stops a loop after 65535 rounds in one
+// invocation) and adds its sums to the join's results row.
 
 @group(0) @binding(0) var<uniform> p: Batch;
 // binding 1: `results` (results.wgsl).
@@ -12,7 +12,7 @@
 @group(0) @binding(3) var<storage, read> scan: array<u32>;
 @group(0) @binding(4) var<storage, read> keys: array<vec2<u32>>;
 
-var<workgroup> red: array<vec4<u32>, 256>;
+var<workgroup> red: array<vec4<u32>, GROUP_SIZE>;
 
 // The join holding tie workgroup g: the last whose first workgroup is not after g.
 fn join_of_group(g: u32) -> u32 {
@@ -32,7 +32,7 @@ fn join_of_group(g: u32) -> u32 {
     return lo;
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn ties(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let g = flat_group(wg);
     if (g >= scan[HEAD_TIE_GROUPS]) {
@@ -44,9 +44,9 @@ fn ties(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     let west = scan[at + 1u];
     let east = scan[at + 2u];
     let local = g - scan[at + 3u];
-    let west_groups = (west + 255u) / 256u;
+    let west_groups = (west + GROUP_SIZE - 1u) / GROUP_SIZE;
     let d = joins[j];
-    let i = (local % west_groups) * 256u + li;
+    let i = (local % west_groups) * GROUP_SIZE + li;
     let e0 = base + west + (local / west_groups) * TIE_EAST;
     let e1 = min(e0 + TIE_EAST, base + west + east);
     var acc = vec2<u32>(0u);
@@ -77,7 +77,7 @@ fn ties(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     }
     red[li] = vec4<u32>(acc, hits);
     workgroupBarrier();
-    for (var stride = 128u; stride > 0u; stride = stride / 2u) {
+    for (var stride = GROUP_SIZE / 2u; stride > 0u; stride = stride / 2u) {
         if (li < stride) {
             let x = red[li];
             let y = red[li + stride];

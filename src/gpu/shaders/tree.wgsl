@@ -64,7 +64,7 @@ const PAIRS: u32 = TOP_LEVELS + 1u;
 
 // Set bits among the sampled keys (0..63) and the sampled queries (64..127) of a node.
 var<workgroup> bits: array<atomic<u32>, 128>;
-var<workgroup> part: array<u32, 256>;
+var<workgroup> part: array<u32, GROUP_SIZE>;
 var<workgroup> chosen: u32;
 // The first of a split's two node slots, or NONE; the split's children (thread 0's).
 var<workgroup> slots: u32;
@@ -79,10 +79,10 @@ var<workgroup> mode: u32;
 // where its subtree has not listed them yet). A split moves the queries without its bit to
 // the front, so the prefix of its child with the bit lies within its own, and the building
 // of that child's subtree, which goes first, only reorders that prefix. Each invocation
-// holds the entries it read (`held_*`, every 256th from its index) from choosing the bit to
-// partitioning them. `pairs` keeps its queries in the same workgroup memory.
+// holds the entries it read (`held_*`, every GROUP_SIZE-th from its index) from choosing
+// the bit to partitioning them. `pairs` keeps its queries in the same workgroup memory.
 const LISTED: u32 = 4096u;
-const LISTED_EACH: u32 = LISTED / 256u;
+const LISTED_EACH: u32 = LISTED / GROUP_SIZE;
 var<workgroup> listed: array<u32, LISTED>;
 var<workgroup> listing: atomic<u32>;
 var<workgroup> listed_len: u32;
@@ -96,7 +96,7 @@ var<private> held_qs: array<vec2<u32>, LISTED_EACH>;
 var<workgroup> key_and: array<atomic<u32>, 2>;
 const REACH: u32 = LISTED / 2u;
 // Entries each invocation moves when it drops queries.
-const REACH_EACH: u32 = REACH / 256u;
+const REACH_EACH: u32 = REACH / GROUP_SIZE;
 var<workgroup> reached: atomic<u32>;
 var<workgroup> reach_len: u32;
 
@@ -114,7 +114,7 @@ fn set_reach(i: u32, q: vec2<u32>) {
 fn excl_scan(li: u32, v: u32) -> vec2<u32> {
     part[li] = v;
     workgroupBarrier();
-    for (var stride = 1u; stride < 256u; stride = stride * 2u) {
+    for (var stride = 1u; stride < GROUP_SIZE; stride = stride * 2u) {
         var add = 0u;
         if (li >= stride) {
             add = part[li - stride];
@@ -123,7 +123,7 @@ fn excl_scan(li: u32, v: u32) -> vec2<u32> {
         part[li] = part[li] + add;
         workgroupBarrier();
     }
-    let total = part[255];
+    let total = part[GROUP_SIZE - 1u];
     let before = part[li] - v;
     workgroupBarrier();
     return vec2<u32>(before, total);
@@ -175,7 +175,7 @@ fn choose(li: u32, f: Fill, e: Node) -> u32 {
     let sampled = count_keys(li, f, e);
     let s = sample_of(f);
     let mask = f.live & ~e.used;
-    for (var i = li; i < s.x; i = i + 256u) {
+    for (var i = li; i < s.x; i = i + GROUP_SIZE) {
         let q = queries[f.queries + i * s.y] & f.live;
         if (disjoint(q, e.taken)) {
             count_bits(64u, q & mask);
@@ -195,7 +195,7 @@ fn count_keys(li: u32, f: Fill, e: Node) -> u32 {
     let step = max(n / p.key_sample, 1u);
     let sampled = (n + step - 1u) / step;
     let mask = f.live & ~e.used;
-    for (var i = li; i < sampled; i = i + 256u) {
+    for (var i = li; i < sampled; i = i + GROUP_SIZE) {
         count_bits(0u, stored[e.keys.x + i * step] & mask);
     }
     return sampled;
@@ -225,7 +225,7 @@ fn pick(li: u32, e: Node, sampled: u32, reads: u32) -> u32 {
 // Moves the keys of `stored[lo, hi)` without `bit` to the front, in order, and those with it
 // after them, in order; returns how many are without it.
 fn part_stored(li: u32, lo: u32, hi: u32, bit: u32) -> u32 {
-    let chunk = (hi - lo + 255u) / 256u;
+    let chunk = (hi - lo + GROUP_SIZE - 1u) / GROUP_SIZE;
     let a = min(lo + li * chunk, hi);
     let b = min(a + chunk, hi);
     var zeros = 0u;
@@ -391,7 +391,7 @@ fn top_node(g: u32) -> Node {
 // One top level (`p.level`): each of its large nodes split, a workgroup each; at a wide
 // level, a node of more than `p.wide` keys only chooses its bit and reserves its slots
 // here, and hands out the tiles `wide_*` partition it in.
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn top(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let g = flat_group(wg);
     let e = top_node(g);
@@ -462,7 +462,7 @@ fn go_wide(li: u32, g: u32, f: Fill, e: Node, bit: u32) {
     if (first == NONE) {
         return;
     }
-    for (var i = li; i < tiles; i = i + 256u) {
+    for (var i = li; i < tiles; i = i + GROUP_SIZE) {
         atomicStore(&scan[p.tiles_at + 2u * (first + i)], g);
     }
     if (li == 0u) {
@@ -493,7 +493,7 @@ fn tile_at(t: u32) -> Tile {
 }
 
 // Counts each tile's keys without its node's bit (the tile's second word).
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn wide_count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let t = flat_group(wg);
     let x = tile_at(t);
@@ -502,7 +502,7 @@ fn wide_count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
     }
     let bit = atomicLoad(&scan[wide_word(x.g, WIDE_BIT)]);
     var zeros = 0u;
-    for (var i = x.keys.x + li; i < x.keys.y; i = i + 256u) {
+    for (var i = x.keys.x + li; i < x.keys.y; i = i + GROUP_SIZE) {
         zeros = zeros + select(1u, 0u, has_bit(stored[i], bit));
     }
     let s = excl_scan(li, zeros);
@@ -514,7 +514,7 @@ fn wide_count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
 // For each node split across workgroups: its tiles' counts scanned (each tile's keys
 // without the bit before it, in its node), then the split written and its children placed,
 // as `split_node` and `top` do.
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn wide_scan(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let g = flat_group(wg);
     let e = top_node(g);
@@ -526,7 +526,7 @@ fn wide_scan(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
         return;
     }
     let first = atomicLoad(&scan[wide_word(g, WIDE_FIRST)]);
-    let chunk = (tiles + 255u) / 256u;
+    let chunk = (tiles + GROUP_SIZE - 1u) / GROUP_SIZE;
     let a = min(li * chunk, tiles);
     let b = min(a + chunk, tiles);
     var zeros = 0u;
@@ -557,7 +557,7 @@ fn wide_scan(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
 
 // Moves each tile's keys to `temp`, where its node's keys go once partitioned: those
 // without the bit first, in order, then those with it, in order (as `part_stored`).
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn wide_move(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let t = flat_group(wg);
     let x = tile_at(t);
@@ -568,7 +568,7 @@ fn wide_move(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
     let zeros_before = atomicLoad(&scan[p.tiles_at + 2u * t + 1u]);
     var z = x.e.keys.x + zeros_before;
     var o = atomicLoad(&scan[wide_word(x.g, WIDE_MID)]) + (x.keys.x - x.e.keys.x - zeros_before);
-    for (var base = x.keys.x; base < x.keys.y; base = base + 256u) {
+    for (var base = x.keys.x; base < x.keys.y; base = base + GROUP_SIZE) {
         let i = base + li;
         var k = vec2<u32>(0u);
         if (i < x.keys.y) {
@@ -582,18 +582,18 @@ fn wide_move(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
             temp[o + li - s.x] = k;
         }
         z = z + s.y;
-        o = o + min(256u, x.keys.y - base) - s.y;
+        o = o + min(GROUP_SIZE, x.keys.y - base) - s.y;
     }
 }
 
 // Copies each tile's partitioned keys back from `temp`.
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn wide_back(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let x = tile_at(flat_group(wg));
     if (x.e.fill == NONE) {
         return;
     }
-    for (var i = x.keys.x + li; i < x.keys.y; i = i + 256u) {
+    for (var i = x.keys.x + li; i < x.keys.y; i = i + GROUP_SIZE) {
         stored[i] = temp[i];
     }
 }
@@ -615,7 +615,7 @@ fn choose_listed(li: u32, f: Fill, e: Node) -> vec2<u32> {
         }
         return vec2<u32>(pick(li, e, sampled, e.pad), e.pad);
     }
-    for (var i = li; i < s.x; i = i + 256u) {
+    for (var i = li; i < s.x; i = i + GROUP_SIZE) {
         let q = queries[f.queries + i * s.y] & f.live;
         if (disjoint(q, e.taken)) {
             let k = atomicAdd(&listing, 1u);
@@ -637,7 +637,7 @@ fn read_listed(li: u32, f: Fill, len: u32) {
     let s = sample_of(f);
     held = 0u;
     for (var k = 0u; k < LISTED_EACH; k = k + 1u) {
-        let i = li + k * 256u;
+        let i = li + k * GROUP_SIZE;
         if (i >= len) {
             break;
         }
@@ -699,7 +699,7 @@ fn pop() {
 }
 
 // Each subtree, depth first, a workgroup each.
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let g = flat_group(wg);
     if (g >= p.subtree_cap) {
@@ -777,7 +777,7 @@ fn and_of(li: u32, f: Fill, e: Node) -> vec2<u32> {
     }
     workgroupBarrier();
     var acc = f.live;
-    for (var i = e.keys.x + li; i < e.keys.y; i = i + 256u) {
+    for (var i = e.keys.x + li; i < e.keys.y; i = i + GROUP_SIZE) {
         acc = acc & stored[i];
     }
     atomicAnd(&key_and[0], acc.x);
@@ -805,15 +805,15 @@ fn skip_bit(li: u32, f: Fill, e: Node, lo: u32, need: u32, bits_so_far: vec4<u32
     }
     workgroupBarrier();
     let open = f.live & ~(mask | all);
-    for (var i = lo + li; i < e.keys.y; i = i + 256u) {
+    for (var i = lo + li; i < e.keys.y; i = i + GROUP_SIZE) {
         count_bits(0u, stored[i] & open);
     }
     if (gathered) {
-        for (var i = li; i < len; i = i + 256u) {
+        for (var i = li; i < len; i = i + GROUP_SIZE) {
             count_bits(64u, reach_at(i) & open);
         }
     } else {
-        for (var i = li; i < len; i = i + 256u) {
+        for (var i = li; i < len; i = i + GROUP_SIZE) {
             let q = queries[f.queries + i * s.y] & f.live;
             if (disjoint(q, e.taken | mask)) {
                 let k = atomicAdd(&reached, 1u);
@@ -854,7 +854,7 @@ fn drop_queries(li: u32, bit: u32) {
     var mine: array<vec2<u32>, REACH_EACH>;
     var kept = 0u;
     for (var k = 0u; k < REACH_EACH; k = k + 1u) {
-        let i = li + k * 256u;
+        let i = li + k * GROUP_SIZE;
         if (i < n) {
             let q = reach_at(i);
             if (!has_bit(q, bit)) {
@@ -875,7 +875,7 @@ fn drop_queries(li: u32, bit: u32) {
 
 // Each leaf of two blocks, a workgroup each: its keys ordered so that those of its second
 // block share the skip bits (see the top).
-@compute @workgroup_size(256)
+@compute @workgroup_size(GROUP_SIZE)
 fn pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let g = flat_group(wg);
     if (g >= min(atomicLoad(&scan[list_len(PAIRS)]), p.pair_cap)) {

@@ -140,3 +140,14 @@ struct Node {
     fill: u32,
     pad: u32,
 }
+
+// One dispatch of an in-place scan (scan.wgsl), over `scan`'s words.
+struct ScanParams {
+    // First value of the range.
+    off: u32,
+    // Values in the range.
+    len: u32,
+    // Where the segment sums go (reduce) or come from (down).
+    sums: u32,
+    pad: u32,
+}
