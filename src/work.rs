@@ -219,6 +219,17 @@ impl Work {
     }
 }
 
+/// Each GPU pass, as [`Work::gpu_pass_seconds`] names it, and the counter of its seconds in
+/// [`Work::counters`].
+pub const GPU_PASS_COUNTERS: [(&str, &str); 6] = [
+    ("half_join", "gpu_half_join_seconds"),
+    ("sieve", "gpu_sieve_seconds"),
+    ("tables", "gpu_tables_seconds"),
+    ("routing", "gpu_routing_seconds"),
+    ("count", "count_kernel_seconds"),
+    ("ties", "gpu_ties_seconds"),
+];
+
 /// What a GPU did over a whole run, for `count --json`'s `"gpu"` object: the feeding
 /// counters, the kernels' work and each pass's GPU seconds (from the GPU's timestamps).
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
@@ -415,6 +426,20 @@ impl Clock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_gpu_pass_names_the_counter_of_its_seconds() {
+        let mut w = Work::default();
+        for (i, s) in w.seconds_mut().into_iter().enumerate() {
+            *s = i as f64 + 1.0;
+        }
+        let counters: std::collections::BTreeMap<_, _> = w.counters().into_iter().collect();
+        let passes = w.gpu_pass_seconds();
+        assert_eq!(passes.len(), GPU_PASS_COUNTERS.len());
+        for ((pass, seconds), (name, counter)) in passes.into_iter().zip(GPU_PASS_COUNTERS) {
+            assert_eq!((pass, Some(&seconds)), (name, counters.get(counter)));
+        }
+    }
 
     #[test]
     fn names_follow_the_fields_and_counters_add() {

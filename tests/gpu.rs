@@ -124,6 +124,24 @@ mod with_gpu {
             assert_eq!((code, out.trim()), (0, total), "N = {n}: {err}");
             assert!(err.contains("joining on GPU 0"), "{err}");
         }
+        // The run's device counters, under the names scripts and the docs read.
+        let (code, out, err) = run(&["count", "13", "--gpu", "-j", "2", "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let gpu = &report["gpu"];
+        for name in [
+            "gpu_submits",
+            "gpu_waits",
+            "gpu_steps",
+            "gpu_bytes_up",
+            "gpu_bytes_down",
+            "host_tree_keys",
+        ] {
+            assert!(gpu[name].is_u64(), "{name}: {out}");
+        }
+        assert!(gpu["gpu_submits"].as_u64() > Some(0), "{out}");
+        assert_eq!(gpu["host_tree_keys"], 0, "{out}");
+        assert_eq!(gpu["pass_seconds"].as_object().map(|o| o.len()), Some(6));
     }
 
     #[test]
@@ -332,5 +350,15 @@ mod with_gpu {
             report["sbatch"].to_string().contains("--gres=gpu:1"),
             "{out}"
         );
+        let model = report["work"]["counters"]["gpu_model_seconds"].as_f64();
+        assert!(model.is_some_and(|s| s > 0.0), "{out}");
+        let passes = report["speed"]["phases"]["gpu_pass_seconds"].as_object();
+        let names: Vec<&str> = passes
+            .iter()
+            .flat_map(|o| o.keys())
+            .map(|k| k.as_str())
+            .collect();
+        let want = ["count", "half_join", "routing", "sieve", "tables", "ties"];
+        assert_eq!(names, want, "{out}");
     }
 }

@@ -301,11 +301,18 @@ fn counters(
     };
     #[cfg(not(feature = "gpu"))]
     let gpu_model_seconds = None;
+    let gpu_pass_seconds = (seconds && plan.device().is_some()).then(|| {
+        crate::work::GPU_PASS_COUNTERS
+            .iter()
+            .filter_map(|&(pass, name)| plan_counters.get(name).map(|&i| (pass, i)))
+            .collect()
+    });
     Some(CountersReport {
         sampled,
         plan: plan_counters,
         hits_per_visit,
         gpu_model_seconds,
+        gpu_pass_seconds,
     })
 }
 

@@ -153,6 +153,11 @@ pub struct CountersReport {
     /// plan from the scaled counters (absent without `--gpu`, and beside the phases' seconds).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_model_seconds: Option<f64>,
+    /// Each GPU pass's seconds by the GPU's timestamps, scaled to the whole plan, by pass
+    /// ([`crate::work::GPU_PASS_COUNTERS`]): in `speed.phases` with `--gpu` (absent
+    /// elsewhere; zeros where the adapter keeps no timestamps).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_pass_seconds: Option<BTreeMap<&'static str, Interval>>,
 }
 
 /// The measured speed (`speed` in `--json`).
@@ -398,6 +403,19 @@ fn gpu_cost(r: &EstimateReport, s: &SpeedReport, gpu: &str, out: &mut dyn Write)
             out,
             "GPU model: {} of GPU time for the whole plan from its work counters, on a GPU of the H100 class (docs/gpu.md)",
             human(seconds / 3600.0)
+        )?;
+    }
+    if let Some(passes) = s.phases.as_ref().and_then(|p| p.gpu_pass_seconds.as_ref()) {
+        // In a batch's order, not the map's.
+        let each: Vec<String> = crate::work::GPU_PASS_COUNTERS
+            .iter()
+            .filter_map(|(pass, _)| passes.get(pass).map(|i| (pass, i)))
+            .map(|(pass, i)| format!("{pass} {}", human(i.estimate / 3600.0)))
+            .collect();
+        writeln!(
+            out,
+            "GPU passes by the GPU's timestamps, scaled to the plan: {}",
+            each.join(", ")
         )?;
     }
     memory(r, out)
