@@ -10,7 +10,8 @@
 #   - `bench --gpu --size quick` against the CPU's `bench --size quick`, both at -j T;
 #   - the count phase's visits per second (examples/gpu_work on two tasks of N = 26: 512-key
 #     block visits over the block count kernel's time by GPU timestamps), and over the whole
-#     joins' wall time, half join, sieve and routing included;
+#     joins' wall time, half join, sieve and routing included; every pass's GPU seconds and
+#     rate (keys made, tree tests, blocks built, routes, visits a second);
 #   - `estimate N --gpu` for N = 24, 26, 27, 28 against `estimate N` on the CPU at -j T: one
 #     GPU's hours, the CPU's core-hours, and how many of this machine's cores one GPU is worth;
 #   - whether a drawn piece of N = 28 whose side of 1.6e7 keys a GPU stores in one fill is
@@ -168,6 +169,17 @@ if [ -x "$work" ]; then
         st=$(awk '$1 == "gpu_sieve_seconds" { s += $3 } END { print s + 0 }' "$raw/gpu-work.out")
         row "block visits GPU / CPU, N = $work_n" "$(calc "$v / $c")" \
             "the same tasks (target at most 1.05); the sieve pass (tree build) took $st s, the block count $kt s"
+        # Every pass by GPU timestamps, and its rate: the work it did over its seconds.
+        gpu_sum() { awk -v k="$1" '$1 == k { s += $3 } END { print s + 0 }' "$raw/gpu-work.out"; }
+        rate() { if [ "$2" != 0 ]; then calc "$1 / $2"; else echo -; fi; }
+        hs=$(gpu_sum gpu_half_join_seconds) ts=$(gpu_sum gpu_tables_seconds)
+        rs=$(gpu_sum gpu_routing_seconds) ys=$(gpu_sum gpu_ties_seconds)
+        row "each pass's GPU seconds, N = $work_n" \
+            "half join $hs, sieve $st, tables $ts, routing $rs, count $kt, ties $ys" \
+            "GPU timestamps (zeros: this GPU takes none); routing / count $(rate "$rs" "$kt") (target at most 0.25)"
+        row "each pass's rate, N = $work_n" \
+            "keys made/s $(rate "$(gpu_sum keys_built)" "$hs"), tree tests/s $(rate "$(gpu_sum tree_tests)" "$st"), blocks built/s $(rate "$(gpu_sum blocks_built)" "$ts"), routes/s $(rate "$v" "$rs"), block visits/s $(rate "$v" "$kt")" \
+            "targets: blocks built/s at least 5e7, block visits/s at least 1.8e10 (the bare block count's WGSL on an H100: 2.28e10)"
     else
         row "joins' block visits/s, N = $work_n" "$(failed $? gpu-work)" "examples/gpu_work"
     fi
