@@ -79,6 +79,9 @@ pub struct Work {
     pub gpu_bytes_down: u64,
     /// Keys and queries a sieve tree built on the host scanned (none: the GPU builds them).
     pub host_tree_keys: u64,
+    /// Joins a GPU run made on the CPU instead: they carried more quarter words than one
+    /// of its batches holds (cutting a join keeps every word it reads).
+    pub host_joins: u64,
     /// GPU seconds of the half join, by the GPU's timestamps (a batch's seconds of each
     /// pass are shared among its joins by the pass's work).
     pub gpu_half_join_seconds: f64,
@@ -116,7 +119,7 @@ impl Work {
         counts.chain(seconds).collect()
     }
 
-    fn counts(&self) -> [u64; 25] {
+    fn counts(&self) -> [u64; 26] {
         [
             self.quarter_placements,
             self.half_pairs_tested,
@@ -143,10 +146,11 @@ impl Work {
             self.gpu_resident_bytes,
             self.gpu_bytes_down,
             self.host_tree_keys,
+            self.host_joins,
         ]
     }
 
-    fn counts_mut(&mut self) -> [&mut u64; 25] {
+    fn counts_mut(&mut self) -> [&mut u64; 26] {
         [
             &mut self.quarter_placements,
             &mut self.half_pairs_tested,
@@ -173,6 +177,7 @@ impl Work {
             &mut self.gpu_resident_bytes,
             &mut self.gpu_bytes_down,
             &mut self.host_tree_keys,
+            &mut self.host_joins,
         ]
     }
 
@@ -252,6 +257,9 @@ pub struct GpuWork {
     pub gpu_bytes_down: u64,
     /// Keys and queries a host-side tree build scanned (0: trees are built on the GPU).
     pub host_tree_keys: u64,
+    /// Joins made on the CPU instead: they carried more quarter words than a batch holds.
+    #[serde(default)]
+    pub host_joins: u64,
     /// Blocks the table build made.
     pub blocks_built: u64,
     /// (query, block) visits of the block count.
@@ -283,6 +291,7 @@ impl From<&Work> for GpuWork {
             gpu_resident_bytes: w.gpu_resident_bytes,
             gpu_bytes_down: w.gpu_bytes_down,
             host_tree_keys: w.host_tree_keys,
+            host_joins: w.host_joins,
             blocks_built: w.blocks_built,
             visited_pairs: w.visited_pairs,
             routing_tests: w.routing_tests,
@@ -301,7 +310,7 @@ impl From<&Work> for GpuWork {
 }
 
 /// The names of the counts, in [`Work::counters`] order (the field names).
-const COUNT_NAMES: [&str; 25] = [
+const COUNT_NAMES: [&str; 26] = [
     "quarter_placements",
     "half_pairs_tested",
     "keys_built",
@@ -327,6 +336,7 @@ const COUNT_NAMES: [&str; 25] = [
     "gpu_resident_bytes",
     "gpu_bytes_down",
     "host_tree_keys",
+    "host_joins",
 ];
 
 /// The names of the times, in [`Work::counters`] order (the field names).

@@ -9,7 +9,8 @@ use super::request::Request;
 use super::resident::Resident;
 use super::slot::Capacity;
 use super::Device;
-use crate::engine::mitm::join::{Join, Joiner, Pending};
+use crate::engine::mitm::join::{Join, Joiner, Keys, Pending};
+use crate::engine::mitm::simd::Level;
 use crate::work::Work;
 
 /// Bytes of GPU memory one batch slot takes on a GPU of its own, on an integrated one, and
@@ -42,6 +43,10 @@ pub(crate) struct GpuJoiner {
     resident: Arc<Resident>,
     /// The most stored keys one fill may hold in a batch slot.
     fill_cap: u32,
+    /// The most quarter words a join may carry: a batch's room for them.
+    most_words: usize,
+    /// Joins made on the CPU, for carrying more than `most_words`.
+    host_joins: AtomicU64,
     /// Test hook: joins left before every join fails, as on a lost device.
     fail_after: Option<AtomicU64>,
 }
@@ -121,8 +126,28 @@ impl GpuJoiner {
             feeder,
             resident,
             fill_cap,
+            most_words: cap.words as usize,
+            host_joins: AtomicU64::new(0),
             fail_after: fail_after.map(AtomicU64::new),
         }
+    }
+
+    /// `join` on this CPU, counted as such: for a join that carries more quarter words than
+    /// a batch holds, which no batch could take (cutting a join keeps every word it reads).
+    /// A GPU's batch holds 3.2·10^7 words; lavapipe's, 2.7·10^6, fewer than some tasks of
+    /// N = 27 carry.
+    fn join_on_host(&self, join: Join<'_, '_>, work: &mut Work) -> Option<u64> {
+        self.host_joins.fetch_add(1, Ordering::Relaxed);
+        let mut keys = Keys::default();
+        let count = keys.join_here(join, Level::detect());
+        keys.work.host_joins += 1;
+        work.add(&keys.work);
+        count
+    }
+
+    /// Whether `request` carries more quarter words than a batch holds.
+    fn too_many_words(&self, request: &Request) -> bool {
+        request.words.len() > self.most_words
     }
 
     /// Whether the test hook says this join fails.
@@ -196,6 +221,11 @@ impl Pending for InFeeder {
 impl Joiner for GpuJoiner {
     fn submit(&self, join: Join<'_, '_>) -> Result<Box<dyn Pending>, String> {
         let request = self.request(&join)?;
+        if self.too_many_words(&request) {
+            let mut work = Work::default();
+            let count = self.join_on_host(join, &mut work);
+            return Ok(Box::new(InFeeder::Done(count, Box::new(work))));
+        }
         let large = request.words.len() > DEFER_WORDS;
         let rx = self.submit_request(request)?;
         if !large {
@@ -211,12 +241,20 @@ impl Joiner for GpuJoiner {
     }
 
     fn totals(&self) -> Option<Work> {
-        Some(self.feeder.totals())
+        let mut totals = self.feeder.totals();
+        totals.host_joins = self.host_joins.load(Ordering::Relaxed);
+        Some(totals)
     }
 
     fn join(&self, join: Join<'_, '_>, work: &mut Work) -> Result<Option<u64>, String> {
         let clock = std::time::Instant::now();
-        let rx = self.submit_request(self.request(&join)?)?;
+        let request = self.request(&join)?;
+        if self.too_many_words(&request) {
+            let count = self.join_on_host(join, work);
+            work.match_seconds += clock.elapsed().as_secs_f64();
+            return Ok(count);
+        }
+        let rx = self.submit_request(request)?;
         let count = wait(rx, work);
         work.match_seconds += clock.elapsed().as_secs_f64();
         let count = count?;

@@ -570,6 +570,36 @@ fn solve_on_both(gpu: &Gpu, n: u32, ids: &[usize]) -> Work {
     plan.device_work().expect("the GPU keeps totals")
 }
 
+/// A join that carries more quarter words than a batch holds, which no cut could make fit,
+/// is made on the CPU and counted as such: the total stays exact.
+#[test]
+fn a_join_carrying_more_words_than_a_batch_holds_is_made_on_the_cpu() {
+    let Some(gpu) = gpu("a_join_carrying_more_words_than_a_batch_holds_is_made_on_the_cpu") else {
+        return;
+    };
+    let n = 14;
+    let mut cap = Capacity::of_budget(&gpu.device, 64 << 20);
+    cap.words = 64;
+    let joiner = GpuJoiner::with_capacity(Arc::clone(&gpu.device), cap, 1 << 12, None);
+    let plan = MitmPlan::with_joiner(n, Arc::new(joiner), SHARED_H);
+    let ids: Vec<usize> = (0..plan.len()).collect();
+    let pool = thread_pool(2).unwrap();
+    let total = execute(&plan, &ids, &pool, &NoProgress).unwrap();
+    assert_eq!(total, crate::known::total(n).unwrap());
+    let work = plan.device_work().expect("the GPU keeps totals");
+    eprintln!(
+        "{} joins on the CPU, {} submissions",
+        work.host_joins, work.gpu_submits
+    );
+    assert!(work.host_joins > 0 && work.gpu_submits > 0, "{work:?}");
+    // A task's own counters say so too (an estimate scales them).
+    let on_host = (0..plan.len()).find(|&t| plan.solve_counted(t).unwrap().1.host_joins > 0);
+    assert!(
+        on_host.is_some(),
+        "no task's counters name a join made on the CPU"
+    );
+}
+
 #[test]
 fn sampled_tasks_of_18_to_22_are_fed_in_batches() {
     let Some(gpu) = gpu("sampled_tasks_of_18_to_22_are_fed_in_batches") else {

@@ -65,6 +65,13 @@ pub(super) fn commentary(c: &Count) -> String {
         ),
         None => check.to_string(),
     };
+    let host_joins = c.gpu.as_ref().map_or(0, |g| g.host_joins);
+    let check = if host_joins > 0 {
+        let joins = plural(host_joins, "join");
+        format!("{check}; {joins} too large for the GPU's batches made on the CPU")
+    } else {
+        check
+    };
     format!(
         "N = {}: {}{}; {} engine ({}, {}), {}, {:.3} s, {} solutions/s; {}",
         c.n,

@@ -81,8 +81,8 @@ impl Keys {
             .expect("a join that may overflow is never refused")
     }
 
-    #[cfg(all(test, feature = "gpu"))]
-    /// `join` on this CPU (a joiner's reference).
+    #[cfg(feature = "gpu")]
+    /// `join` on this CPU (a joiner's reference, and where a GPU cannot take it).
     pub(crate) fn join_here(&mut self, join: Join<'_, '_>, level: Level) -> Option<u64> {
         let run = (join.shape, join.limits, level);
         self.join_unless_overflowing((join.queries, join.stored), join.factors, run, join.refuse)
