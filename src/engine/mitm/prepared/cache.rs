@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-use super::{Prepared, Side, QUARTERS};
+use super::{Filter, Prepared, QUARTERS};
 use crate::engine::mitm::key::Geometry;
 use crate::engine::mitm::quarter::QuarterCache;
 
@@ -18,14 +18,14 @@ pub(crate) struct PreparedCache {
     /// two boards with the same h (N = 20 and 21) share kind slots and row masks.
     id: u64,
     h: u32,
-    kinds: Vec<[Side; 4]>,
+    kinds: Vec<[Filter; 4]>,
     slots: Vec<OnceLock<Prepared>>,
 }
 
 impl PreparedCache {
     /// A cache for the given kinds (each: the four quarters' filters); empty above
     /// `max_h`.
-    pub(crate) fn new(h: u32, kinds: Vec<[Side; 4]>, max_h: u32) -> Self {
+    pub(crate) fn new(h: u32, kinds: Vec<[Filter; 4]>, max_h: u32) -> Self {
         let slots = if h <= max_h {
             (kinds.len() * 4) << h
         } else {
@@ -63,9 +63,9 @@ impl PreparedCache {
         lazy: bool,
         spare: &'a mut Prepared,
     ) -> &'a Prepared {
-        let side = self.kinds[kind][i];
+        let Filter { raw, side } = self.kinds[kind][i];
         let list = lists.get(rows);
-        let build = |p: &mut Prepared| p.prepare_with(geo, QUARTERS[i], list, (0, 0), side, lazy);
+        let build = |p: &mut Prepared| p.prepare_with(geo, QUARTERS[i], list, raw, side, lazy);
         match self.slots.get(((kind * 4 + i) << self.h) + rows as usize) {
             Some(slot) => slot.get_or_init(|| {
                 let mut p = Prepared::default();

@@ -11,6 +11,7 @@ impl Prepared {
     /// `side.split`. Each class goes to a buffer of exactly its size (8 bytes per kept
     /// placement); a buffer far larger than the task needs is given back, so one huge
     /// quarter does not pin its memory for the rest of the run.
+    #[cfg(test)]
     pub(crate) fn prepare(
         &mut self,
         geo: &Geometry,

@@ -51,6 +51,21 @@ impl Side {
     }
 }
 
+/// How a kind of task filters one of its quarters: the queen diagonals it drops before the
+/// words are made (local diagonal bits, as [`Geometry::forbidden`] gives them), then the
+/// key-space [`Side`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Filter {
+    pub raw: (u32, u32),
+    pub side: Side,
+}
+
+impl From<Side> for Filter {
+    fn from(side: Side) -> Self {
+        Filter { raw: (0, 0), side }
+    }
+}
+
 /// One quarter of a task, ready to join: its valid placements as key-space words, split
 /// into two classes, each grouped by column mask.
 #[derive(Debug, Default, Clone)]

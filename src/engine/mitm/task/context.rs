@@ -4,7 +4,7 @@
 use super::{Limits, Scratch, Task};
 use crate::engine::mitm::join::Shape;
 use crate::engine::mitm::key::Geometry;
-use crate::engine::mitm::prepared::{PreparedCache, Side, MAX_CACHED_H, MAX_HOT};
+use crate::engine::mitm::prepared::{Filter, PreparedCache, Side, MAX_CACHED_H, MAX_HOT, QUARTERS};
 use crate::engine::mitm::quarter::QuarterCache;
 use crate::engine::mitm::simd::Level;
 use crate::engine::mitm::weights::{ew_weight, free_rows, ns_weight};
@@ -187,19 +187,26 @@ impl Context {
 
 /// The quarter filters of each task kind of an `n`×`n` board, by
 /// [`Kind::slot`](super::Kind::slot).
-fn kinds(g: &Geometry) -> Vec<[Side; 4]> {
+fn kinds(g: &Geometry) -> Vec<[Filter; 4]> {
     let n = g.n;
     if n.is_multiple_of(2) {
         // The long diagonals' key bits: A = N − 1 (main), B = N − 1 (anti).
         let (main, anti) = (g.window_bits(n - 1, 0), g.window_bits(0, n - 1));
-        vec![[
+        let sides = [
             Side::forbid(main),
             Side::forbid(anti),
             Side::split(anti),
             Side::split(main),
-        ]]
+        ];
+        vec![sides.map(Filter::from)]
     } else {
-        let centre = Side::forbid(g.window_bits(n - 1, n - 1));
-        vec![[centre; 4], [Side::forbid(0); 4]]
+        let centre = Side::forbid(g.window_bits(n - 1, n - 1)).into();
+        // A cross queen in the last row meets each quarter's diagonals directly: the same
+        // for every such task, so its quarters are kept (and, on a GPU, resident) too.
+        let edge = QUARTERS.map(|q| Filter {
+            raw: g.forbidden(q, n - 1, g.h),
+            side: Side::forbid(0),
+        });
+        vec![[centre; 4], [Side::forbid(0).into(); 4], edge]
     }
 }

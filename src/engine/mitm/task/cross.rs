@@ -2,10 +2,10 @@
 //! and the west halves of every such queen met by the same east halves.
 
 use super::units::{finer_cut, whole_unit, Sides};
-use super::{quarter_rows, Context, Kind, Limits, Scratch, Unit};
+use super::{Context, Kind, Limits, Scratch, Unit};
 use crate::engine::mitm::half::HalfSpec;
 use crate::engine::mitm::join::Phase;
-use crate::engine::mitm::prepared::{Prepared, Side, QUARTERS};
+use crate::engine::mitm::prepared::Prepared;
 use crate::engine::mitm::weights::free_rows;
 
 impl Context {
@@ -16,7 +16,8 @@ impl Context {
         let west = free_rows(g, y) & !east;
         let phase = Phase::start(s.keys.timed);
         let q = if y == g.n - 1 {
-            self.cross_quarters_edge(east, west, y, &mut s.quarters)
+            // Built whole, never deferred to a unit's fill.
+            self.quarters(Kind::CrossEdge, (east, west), Unit::WHOLE, &mut s.quarters)
         } else {
             self.quarters(Kind::Cross, (east, west), unit, &mut s.quarters)
         };
@@ -79,23 +80,5 @@ impl Context {
             })
             .collect();
         (east, wests)
-    }
-
-    /// The quarters of a cross task with y = N − 1, filtered against that queen directly.
-    fn cross_quarters_edge<'a>(
-        &self,
-        east: u32,
-        west: u32,
-        y: u32,
-        spare: &'a mut [Prepared; 4],
-    ) -> [&'a Prepared; 4] {
-        let g = &self.geo;
-        let rows = quarter_rows(g, east, west);
-        for (i, p) in spare.iter_mut().enumerate() {
-            let q = QUARTERS[i];
-            let raw = g.forbidden(q, y, g.h);
-            p.prepare(g, q, self.cache.get(rows[i]), raw, Side::forbid(0));
-        }
-        spare.each_ref()
     }
 }

@@ -41,15 +41,19 @@ enum Kind {
     Centre,
     /// Odd N, cross queens: no filter beyond the quarters' own.
     Cross,
+    /// Odd N, a cross queen in the last row (y = N − 1): each quarter drops the words on
+    /// that queen's diagonals.
+    CrossEdge,
 }
 
 impl Kind {
     /// The kind's slot in the prepared-quarter cache (see `kinds` in [`context`]: an even
-    /// board has one kind, an odd board two).
+    /// board has one kind, an odd board three).
     fn slot(self) -> usize {
         match self {
             Kind::Even | Kind::Centre => 0,
             Kind::Cross => 1,
+            Kind::CrossEdge => 2,
         }
     }
 }
