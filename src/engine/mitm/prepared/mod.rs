@@ -56,7 +56,9 @@ impl Side {
 /// key-space [`Side`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Filter {
+    /// Local diagonal bits (the quarter's two diagonal directions) whose placements drop.
     pub raw: (u32, u32),
+    /// The key-space filter and classes.
     pub side: Side,
 }
 
