@@ -12,7 +12,7 @@ use crate::report::{
     CountersReport, EstimateReport, ExtrapolationReport, PiecesReport, Span, SpeedReport,
     WorkReport, ESTIMATE_SCHEMA,
 };
-use crate::work::Counters;
+use crate::work::{is_peak, Counters};
 
 /// What an [`EstimateReport`] needs besides the plan and its estimate: the settings the
 /// estimate ran with and what was measured around it.
@@ -100,7 +100,7 @@ pub fn estimate_report(
             strata: work.strata,
             seed: s.seed,
             sample_digest: work.sample_digest,
-            counters: counters(plan, d, cal, false),
+            counters: counters(plan, d, cal, false, s.threads),
         },
         largest_task_high_hours: e.largest_task.high / 3600.0,
         gpu: plan.device(),
@@ -187,7 +187,7 @@ fn speed(
         blocks: e.blocks.len(),
         timed_seconds: e.timed_seconds,
         budget_seconds: s.calibrate_seconds,
-        phases: counters(plan, d, cal, true),
+        phases: counters(plan, d, cal, true, s.threads),
     }
 }
 
@@ -259,16 +259,20 @@ fn counters(
     d: &Design,
     cal: &Calibration,
     seconds: bool,
+    workers: usize,
 ) -> Option<CountersReport> {
     if cal.work.is_empty() {
         return None;
     }
     let mut counters = crate::Work::default().counters();
     for task in &cal.work {
-        counters
-            .iter_mut()
-            .zip(task)
-            .for_each(|(sum, (_, v))| sum.1 += v);
+        counters.iter_mut().zip(task).for_each(|(sum, (name, v))| {
+            sum.1 = if is_peak(name) {
+                sum.1.max(*v)
+            } else {
+                sum.1 + v
+            }
+        });
     }
     let wanted = |name: &str| name.ends_with("_seconds") == seconds;
     let by_task: BTreeMap<usize, &Counters> = cal.tasks.iter().copied().zip(&cal.work).collect();
@@ -276,8 +280,16 @@ fn counters(
         .iter()
         .enumerate()
         .filter(|(_, (name, _))| wanted(name))
-        .map(|(i, &(name, _))| {
-            let total = d.combine(plan, |t| by_task.get(&t).map_or(0.0, |c| c[i].1));
+        .map(|(i, &(name, most))| {
+            // A peak is the most of one batch: the sample's most, not scaled.
+            let total = match is_peak(name) {
+                true => Interval {
+                    estimate: most,
+                    low: most,
+                    high: most,
+                },
+                false => d.combine(plan, |t| by_task.get(&t).map_or(0.0, |c| c[i].1)),
+            };
             (name, total)
         })
         .collect();
@@ -301,6 +313,16 @@ fn counters(
     };
     #[cfg(not(feature = "gpu"))]
     let gpu_model_seconds = None;
+    #[cfg(feature = "gpu")]
+    let gpu_span = (!seconds && plan.device().is_some())
+        .then(|| crate::gpu::span_model(&strata_work(plan, d, &by_task), workers))
+        .flatten()
+        .map(crate::report::GpuSpanReport::from);
+    #[cfg(not(feature = "gpu"))]
+    let gpu_span = {
+        let _ = workers;
+        None
+    };
     let gpu_pass_seconds = (seconds && plan.device().is_some()).then(|| {
         crate::work::GPU_PASS_COUNTERS
             .iter()
@@ -313,7 +335,65 @@ fn counters(
         hits_per_visit,
         gpu_model_seconds,
         gpu_pass_seconds,
+        gpu_span,
     })
+}
+
+/// Each stratum of `d` as the span model reads it: its tasks, its sums scaled to it (by its
+/// own ratio to the cost model) and its peaks, the most of its sampled tasks'. A stratum
+/// with none sampled takes the whole sample's.
+#[cfg(feature = "gpu")]
+fn strata_work(
+    plan: &dyn Plan,
+    d: &Design,
+    by_task: &BTreeMap<usize, &Counters>,
+) -> Vec<crate::gpu::StratumWork> {
+    let names: Vec<&'static str> = crate::Work::default()
+        .counters()
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    let value = |t: usize, i: usize| by_task.get(&t).map_or(0.0, |c| c[i].1);
+    let most = |tasks: &mut dyn Iterator<Item = usize>, i: usize| {
+        tasks.map(|t| value(t, i)).fold(0.0, f64::max)
+    };
+    let whole: Vec<usize> = by_task.keys().copied().collect();
+    d.strata
+        .iter()
+        .map(|s| {
+            let sampled: Vec<usize> = s
+                .tasks
+                .iter()
+                .copied()
+                .filter(|t| by_task.contains_key(t))
+                .collect();
+            let own = Design {
+                strata: vec![s.clone()],
+                plan_cost: d.plan_cost,
+            };
+            let counters = names
+                .iter()
+                .enumerate()
+                .map(|(i, &name)| {
+                    let v = match (is_peak(name), sampled.is_empty()) {
+                        (true, false) => most(&mut sampled.iter().copied(), i),
+                        (true, true) => most(&mut whole.iter().copied(), i),
+                        (false, false) => own.combine(plan, |t| value(t, i)).estimate,
+                        (false, true) => {
+                            let mean = whole.iter().map(|&t| value(t, i)).sum::<f64>()
+                                / whole.len().max(1) as f64;
+                            mean * s.len() as f64
+                        }
+                    };
+                    (name, v)
+                })
+                .collect();
+            crate::gpu::StratumWork {
+                tasks: s.len() as f64,
+                counters,
+            }
+        })
+        .collect()
 }
 
 /// Seconds of `i` over `divide`, at least `floor`, in hours.

@@ -19,8 +19,8 @@ use super::layout::{
 };
 use super::request::Request;
 use super::resident::Resident;
-use super::shader::Stat;
 use super::slot::{top_levels, upload, wide_levels, Capacity, Packed, Slot, PASSES, STAT_WORDS};
+use super::stats::{self, Recorded};
 use super::Device;
 use crate::work::Work;
 
@@ -233,6 +233,8 @@ struct InFlight {
     steps: u64,
     /// Of those, the tree levels' split across workgroups.
     wide_steps: u64,
+    /// What the span model needs to know of it beside its counters.
+    recorded: Recorded,
 }
 
 /// What the feeder thread holds.
@@ -396,14 +398,30 @@ impl Loop {
         let mut encoder = dev.device.create_command_encoder(&Default::default());
         // The quarters its joins were the first to read, ahead of its passes.
         let mut resident_bytes = 0;
+        let mut resident_uploads = 0;
         for (at, words) in self.resident.take_pending() {
             let (target, bytes) = (self.resident.buffer(), bytemuck::cast_slice(&words));
             resident_bytes += upload(&mut encoder, &mut self.belt, target, 8 * at, bytes);
+            resident_uploads += 1;
         }
         let bytes_up =
             resident_bytes + self.slots[slot].record(dev, &mut encoder, &mut self.belt, &packed);
-        let wide_steps = WIDE_STEPS * u64::from(wide_levels(packed.largest, self.cap.wide_keys));
+        let wide = wide_levels(packed.largest, self.cap.wide_keys);
+        let wide_steps = WIDE_STEPS * u64::from(wide);
         let steps = batch_steps(top_levels(packed.largest)) + wide_steps;
+        let recorded = Recorded {
+            joins: packed.joins.len() as u32,
+            jobs: packed.jobs.len() as u32 - 1,
+            items: packed.items,
+            bytes_up,
+            // Uploads into the resident words wait for each other.
+            extra_uploads: resident_uploads.max(1) - 1,
+            top_levels: top_levels(packed.largest),
+            wide_levels: wide,
+            block_scan: self.cap.blocks + 1,
+            validation: dev.indirect_validation,
+            timed: self.slots[slot].timed(),
+        };
         self.packed = packed;
         self.belt.finish();
         let submission = dev.queue.submit([encoder.finish()]);
@@ -422,6 +440,7 @@ impl Loop {
             resident_bytes,
             steps,
             wide_steps,
+            recorded,
         });
     }
 
@@ -539,12 +558,11 @@ impl Loop {
             .timed()
             .then(|| pass_seconds(&words[stamps_at..], dev.queue.get_timestamp_period()));
         let stats = &words[rows * RESULT_WORDS as usize..][..STAT_WORDS as usize];
-        let stat = |s: Stat| wide(stats, 2 * s as u32);
+        let rows: Vec<&[u32]> = words[..rows * RESULT_WORDS as usize]
+            .chunks_exact(RESULT_WORDS as usize)
+            .collect();
+        let (kernels, _) = stats::read(stats, &rows, &batch.recorded);
         let batch_work = Work {
-            table_key_tests: stat(Stat::TableKeyTests),
-            table_chunks: stat(Stat::TableChunks),
-            route_atomics: stat(Stat::RouteAtomics),
-            tree_tests: stat(Stat::TreeTests),
             gpu_submits: 1,
             gpu_waits: 1,
             gpu_steps: batch.steps,
@@ -552,11 +570,8 @@ impl Loop {
             gpu_bytes_up: batch.bytes_up,
             gpu_resident_bytes: batch.resident_bytes,
             gpu_bytes_down: 4 * stamps_at as u64 + if passes.is_some() { 8 * 12 } else { 0 },
-            ..Work::default()
+            ..kernels
         };
-        let rows: Vec<&[u32]> = words[..rows * RESULT_WORDS as usize]
-            .chunks_exact(RESULT_WORDS as usize)
-            .collect();
         let shares = Shares::of(&rows, &batch.entries);
         let parts = shares.split(&batch_work);
         let alone = batch.entries.len() == 1;
@@ -848,8 +863,22 @@ impl Shares {
         let n = self.uploads.len();
         let even = vec![1.0; n];
         let mut parts = vec![Work::default(); n];
-        let counters: [(Counter, &[f64]); 11] = [
+        let counters: [(Counter, &[f64]); 25] = [
             (|w| &mut w.tree_tests, &self.weights[1].0),
+            (|w| &mut w.gpu_top_nodes, &self.weights[1].0),
+            (|w| &mut w.gpu_top_accesses, &self.weights[1].0),
+            (|w| &mut w.gpu_wide_tiles, &self.weights[1].0),
+            (|w| &mut w.gpu_subtrees, &self.weights[1].0),
+            (|w| &mut w.gpu_rest_iterations, &self.weights[1].0),
+            (|w| &mut w.gpu_rest_accesses, &self.weights[1].0),
+            (|w| &mut w.gpu_pair_leaves, &self.weights[1].0),
+            (|w| &mut w.gpu_pair_rounds, &self.weights[1].0),
+            (|w| &mut w.gpu_pair_accesses, &self.weights[1].0),
+            (|w| &mut w.gpu_route_walkers, &self.weights[3].0),
+            (|w| &mut w.gpu_count_groups, &self.weights[4].0),
+            (|w| &mut w.gpu_count_loads, &self.weights[4].0),
+            (|w| &mut w.gpu_batches, &even),
+            (|w| &mut w.gpu_dependent_steps, &even),
             (|w| &mut w.table_key_tests, &self.weights[2].0),
             (|w| &mut w.table_chunks, &self.weights[2].0),
             (|w| &mut w.route_atomics, &self.weights[3].0),

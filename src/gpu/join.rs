@@ -16,7 +16,7 @@ use crate::work::Work;
 /// Bytes of GPU memory one batch slot takes on a GPU of its own, on an integrated one, and
 /// on a software driver (which runs on the CPU, in the machine's memory, and is only ever
 /// used where there is no GPU: small enough for a CI machine).
-const SLOT_BYTES: [u64; 3] = [3 << 30, 1 << 30, 256 << 20];
+pub(crate) const SLOT_BYTES: [u64; 3] = [3 << 30, 1 << 30, 256 << 20];
 
 /// Bytes of the resident quarter words, by the same kinds of adapter.
 pub(crate) const RESIDENT_BYTES: [u64; 3] = [2 << 30, 512 << 20, 32 << 20];

@@ -30,6 +30,7 @@ mod request;
 mod resident;
 mod shader;
 mod slot;
+mod stats;
 
 #[cfg(test)]
 mod tests;
@@ -38,7 +39,7 @@ use std::sync::Arc;
 
 pub(crate) use device::Device;
 pub use device::{adapters, no_adapter, Adapter, Gpu};
-pub use model::model_seconds;
+pub use model::{model_seconds, span_model, SpanEstimate, StratumWork};
 pub use probe::{probe_dispatches, DispatchProbe};
 
 use crate::engine::mitm::{check_quarters, MitmPlan, MITM_MIN_N};

@@ -91,6 +91,11 @@ impl Capacity {
             .limits
             .max_storage_buffer_binding_size
             .min(dev.limits.max_buffer_size);
+        Self::of(budget, bind)
+    }
+
+    /// The capacity of `budget` bytes, each buffer within a binding of `bind` bytes.
+    pub(crate) fn of(budget: u64, bind: u64) -> Self {
         // Each arena's share of the budget, in elements of `bytes` bytes, within a binding
         // of `per` bytes per element.
         // A binding's limit need not be a multiple of the 16 bytes buffers are rounded to.
@@ -714,7 +719,8 @@ impl Groups {
                 d,
                 p,
                 &[
-                    &b.fills, &b.stored, &b.temp, &b.queries, &b.tree, &b.leaves, &b.scan, &b.lists,
+                    &b.fills, &b.stored, &b.temp, &b.queries, &b.tree, &b.leaves, &b.scan,
+                    &b.lists, &b.results,
                 ],
             ),
             tables: k.tables.bind(

@@ -158,6 +158,55 @@ pub struct CountersReport {
     /// elsewhere; zeros where the adapter keeps no timestamps).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_pass_seconds: Option<BTreeMap<&'static str, Interval>>,
+    /// The span model's figures for the whole plan (absent without `--gpu`, and beside the
+    /// phases' seconds): [`GpuSpanReport`].
+    #[serde(skip_serializing_if = "Option::is_none", flatten)]
+    pub gpu_span: Option<GpuSpanReport>,
+}
+
+/// What the GPU span model (`nqueens::gpu::span_model`) says of a whole plan counted by
+/// the estimate's threads as workers, on one GPU of the H100 / H200 class: the headline GPU
+/// figure (`gpu_model_seconds`, the throughput sum, is its lower bound). Modelled from the
+/// sample's work counters, not timed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GpuSpanReport {
+    /// The GPU's critical path, seconds, by the latency of a dependent step.
+    pub gpu_span_seconds: crate::work::SpanSeconds,
+    /// The share of the span (at 5 µs) in which the GPU does not work at its full width.
+    pub gpu_idle_share: f64,
+    /// Batches the count would form.
+    pub gpu_model_batches: f64,
+    /// Their dependent steps.
+    pub gpu_model_steps: f64,
+    /// The work at the whole GPU's width: the span's floor, seconds.
+    pub gpu_full_width_seconds: f64,
+    /// Each pass's part of the span, by pass, by step latency.
+    pub gpu_span_pass_seconds: BTreeMap<&'static str, crate::work::SpanSeconds>,
+}
+
+#[cfg(feature = "gpu")]
+impl From<crate::gpu::SpanEstimate> for GpuSpanReport {
+    fn from(e: crate::gpu::SpanEstimate) -> Self {
+        let pass = |p: usize| crate::work::SpanSeconds {
+            step_5us: e.passes[0][p],
+            step_30us: e.passes[1][p],
+        };
+        GpuSpanReport {
+            gpu_span_seconds: crate::work::SpanSeconds {
+                step_5us: e.seconds[0],
+                step_30us: e.seconds[1],
+            },
+            gpu_idle_share: e.idle_share,
+            gpu_model_batches: e.batches,
+            gpu_model_steps: e.steps,
+            gpu_full_width_seconds: e.full_width_seconds,
+            gpu_span_pass_seconds: crate::work::GPU_PASS_COUNTERS
+                .iter()
+                .enumerate()
+                .map(|(p, &(name, _))| (name, pass(p)))
+                .collect(),
+        }
+    }
 }
 
 /// The measured speed (`speed` in `--json`).

@@ -15,8 +15,8 @@ pub mod text;
 
 pub use compare::{render_comparison, SpeedRatio, COMPARE_SCHEMA};
 pub use estimate::{
-    render_estimate, CountersReport, EstimateReport, ExtrapolationReport, PiecesReport, Span,
-    SpeedReport, WorkReport, ESTIMATE_SCHEMA,
+    render_estimate, CountersReport, EstimateReport, ExtrapolationReport, GpuSpanReport,
+    PiecesReport, Span, SpeedReport, WorkReport, ESTIMATE_SCHEMA,
 };
 pub use puzzles::{
     render_two_colour, render_verdict, TwoColourReport, Verdict, TWO_COLOUR_SCHEMA, VERDICT_SCHEMA,
