@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use super::feeder::{batch_steps, WIDE_STEPS};
 use super::join::{RESIDENT_BYTES, TASKS_IN_FLIGHT};
 use super::layout::TOP_LEVELS;
+use super::slot::{batch_steps, WIDE_STEPS};
 
 /// Seconds of one dependent step (a dispatch, copy or clear the next waits on): a few
 /// microseconds on a discrete GPU, the figure until `scripts/gpu-check.sh` times
