@@ -152,7 +152,7 @@ fn start_tree(j: u32) {
 }
 
 // Fill j's tree as its counters say, once built: its nodes, leaves and blocks, or marked
-// unfinished; its root's bit into its results row.
+// unfinished.
 fn end_tree(j: u32) {
     let f = fills[j];
     if ((f.status & FILL_ERRORS) != 0u || f.stored == f.stored_end) {
@@ -161,8 +161,6 @@ fn end_tree(j: u32) {
     let at = p.tree_at + j * TREE_WORDS;
     add64_at(p.result_stats + 2u * STAT_TREE_TESTS, vec2<u32>(scan[at + TREE_TESTS],
         scan[at + TREE_TESTS + 1u]));
-    // A tree built in part still tells the host how to cut its join.
-    atomicStore(&results[row(j) + RESULT_ROOT], scan[at + TREE_ROOT]);
     if (scan[at + TREE_UNFINISHED] != 0u) {
         fills[j].status = f.status | FILL_UNFINISHED;
         return;
