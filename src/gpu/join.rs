@@ -135,7 +135,7 @@ impl GpuJoiner {
 
     /// `join` on this CPU, counted as such: for a join that carries more quarter words than
     /// a batch holds, which no batch could take (cutting a join keeps every word it reads).
-    /// A GPU's batch holds 3.2·10^7 words; lavapipe's, 2.7·10^6, fewer than some tasks of
+    /// A GPU's batch holds 2.4·10^7 words; lavapipe's, 2.0·10^6, fewer than some tasks of
     /// N = 27 carry.
     fn join_on_host(&self, join: Join<'_, '_>, work: &mut Work) -> Option<u64> {
         self.host_joins.fetch_add(1, Ordering::Relaxed);

@@ -31,6 +31,8 @@ use crate::work::Work;
 use run::Loop;
 use submission::{Reply, Submission};
 
+pub(crate) use room::MARGIN;
+pub(crate) use run::FEED_DEPTH;
 pub(crate) use submission::Ticket;
 
 /// The feeder's end of the channel and its thread.
@@ -91,7 +93,6 @@ impl Feeder {
                 request,
                 reply: Reply::Worker(tx),
                 seq,
-                alone: false,
             })
             .map_err(|_| "the GPU feeder has stopped".to_string())?;
         Ok(Ticket::new(rx, seq, Arc::clone(&self.flush)))

@@ -30,6 +30,10 @@ use crate::work::Work;
 /// Batches in flight at once: one running, one queued behind it, one being read.
 pub(super) const SLOTS: usize = 3;
 
+/// Batches in flight that a batch not yet full waits behind ([`Loop::ready`]): one running
+/// and one queued. The span model forms a count's batches by the same rule.
+pub(crate) const FEED_DEPTH: usize = 2;
+
 /// One batch on the GPU: its slot, its joins, what it uploaded, and how it ends.
 struct InFlight {
     slot: usize,
@@ -156,13 +160,20 @@ impl Loop {
         }
     }
 
-    /// Whether the queue's front should go now: a worker waits for it, the queue fills a
-    /// batch, or no more joins will come.
+    /// Whether the queue's front should go now: the queue fills a batch, no more joins will
+    /// come, or a worker waits for one of them and fewer than [`FEED_DEPTH`] batches are in
+    /// flight. Past that depth the GPU has a batch running and the next queued, so a batch
+    /// not yet full waits for the oldest to land, gathering what the other workers hand
+    /// over meanwhile: where the GPU is the bottleneck a batch holds several workers' steps,
+    /// and every batch costs the same dependent steps whatever it holds.
     fn ready(&self) -> bool {
+        if self.closed || self.fills_a_batch() {
+            return true;
+        }
         // Any join, not the front's: two workers' joins may reach the channel in the other
         // order than they were numbered.
         let flush = self.flush.load(Ordering::Relaxed);
-        self.closed || self.queue.iter().any(|s| s.seq < flush) || self.fills_a_batch()
+        self.flight.len() < FEED_DEPTH && self.queue.iter().any(|s| s.seq < flush)
     }
 
     /// Whether the joins waiting would fill a batch, as estimated.
@@ -262,7 +273,8 @@ impl Loop {
     }
 
     /// The joins at the front of the queue that the estimated sizes say fit one batch (the
-    /// first always goes: alone, it fits or is cut).
+    /// first always goes: arenas are handed out in join order, so as the first of its batch
+    /// it fits wherever it would fit alone, or is cut).
     fn pack(&mut self) -> (Packed, Vec<Submission>) {
         let mut packed = std::mem::take(&mut self.packed);
         packed.clear();
@@ -300,11 +312,7 @@ impl Loop {
             let fill = need[5].min(u64::from(s.request.desc.cap));
             packed.largest = packed.largest.max(fill);
             add(&mut packed, &s.request);
-            let alone = s.alone;
             entries.push(s);
-            if alone {
-                break;
-            }
         }
         let end = packed.items;
         packed.jobs.push(Job {
@@ -391,7 +399,6 @@ impl Loop {
         };
         let shares = Shares::of(&rows, &batch.entries);
         let parts = shares.split(&batch_work);
-        let alone = batch.entries.len() == 1;
         for (i, (s, row)) in batch.entries.into_iter().zip(&rows).enumerate() {
             let mut work = joined_work(&s.request, row);
             work.add(&parts[i]);
@@ -403,13 +410,14 @@ impl Loop {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .add(&work);
-            self.settle(s, row, work, alone);
+            self.settle(s, row, work, i == 0);
         }
         self.free.push(batch.slot);
     }
 
     /// Answers a join from its results row, or queues it again, whole or cut.
-    fn settle(&mut self, s: Submission, row: &[u32], work: Work, alone: bool) {
+    /// `first`: it was its batch's first join, which gets every arena's room first.
+    fn settle(&mut self, s: Submission, row: &[u32], work: Work, first: bool) {
         let status = row[RESULT_STATUS as usize] & FILL_ERRORS;
         if status == 0 || status & FILL_EMPTY != 0 {
             let count = if status == 0 {
@@ -426,11 +434,12 @@ impl Loop {
             let keys = row[(RESULT_SIZES + role) as usize];
             let parts = s.request.portions(role == ROLE_EAST, keys);
             self.queue_parts(s, parts, work);
-        } else if !alone && status & FILL_UNFINISHED == 0 && !past_room(row, &self.cap) {
-            // No room left in its batch: first in the next one, alone, where it fits or is
-            // cut. (A tree not finished is the join's own, not its batch's: it is cut
-            // wherever it ran; so is one whose blocks or routes alone pass a batch's.)
-            self.queue.push_front(Submission { alone: true, ..s });
+        } else if !first && status & FILL_UNFINISHED == 0 && !past_room(row, &self.cap) {
+            // No room left in its batch after the joins before it: at the front of the
+            // queue, so early in the next batch, with the joins after it. (A tree not
+            // finished is the join's own, not its batch's: it is cut wherever it ran; so is
+            // one whose blocks or routes alone pass a batch's, or that had the room first.)
+            self.queue.push_front(s);
         } else if s.request.desc.flags & JOIN_PORTION != 0 && status != FILL_OVER_ROUTES {
             // A portion is a range of its stored keys: cut only into smaller ranges (its
             // queries, below, are cut by jobs as any join's: that leaves its stored keys).
@@ -471,7 +480,6 @@ impl Loop {
                 request,
                 reply: Reply::Part(Arc::clone(&whole)),
                 seq: s.seq,
-                alone: false,
             });
         }
     }

@@ -86,21 +86,25 @@ impl Capacity {
             n.min(bind / per).clamp(64, u64::from(u32::MAX >> 2)) as u32
         };
         let table_bytes = 4 * u64::from(TABLE_WORDS);
-        let blocks = share(0.42, table_bytes + 16 * BLOCK_INFO + 24, table_bytes);
+        // The shares follow what a task of N = 21 and 22 takes (`estimate --gpu --json`'s
+        // counters per task, 2026-11-28): tables (25 KB a block), routes and stored keys
+        // fill first; jobs, items and queries a fraction of their room; carried words only
+        // from N = 24, up to 5.3 million a join at N = 27.
+        let blocks = share(0.47, table_bytes + 16 * BLOCK_INFO + 24, table_bytes);
         let mut cap = Capacity {
             joins: share(0.004, 96 + 96 + 64 + 16, 96).min(1 << 14),
-            jobs: share(0.05, JOB_BYTES + 4 * u64::from(DEST_WORDS), JOB_BYTES),
+            jobs: share(0.04, JOB_BYTES + 4 * u64::from(DEST_WORDS), JOB_BYTES),
             // A job names its side in JOB_SIDE_BITS.
             sides: share(0.005, SIDE_BYTES, SIDE_BYTES).min(JOB_SIDE_MASK + 1),
-            items: share(0.04, 4, 4),
-            words: share(0.08, 8, 8),
-            stored: share(0.12, 16, 8),
-            queries: share(0.07, 8, 8),
-            ties: share(0.02, 8, 8),
+            items: share(0.02, 4, 4),
+            words: share(0.06, 8, 8),
+            stored: share(0.13, 16, 8),
+            queries: share(0.04, 8, 8),
+            ties: share(0.01, 8, 8),
             nodes: share(0.02, 16, 16),
             leaves: share(0.01, 12, 8),
             blocks,
-            routes: share(0.14, 8, 8),
+            routes: share(0.19, 8, 8),
             wide_keys: WIDE_KEYS,
         };
         // `scan` holds the items' counts beside other regions, in one binding: fewer items
