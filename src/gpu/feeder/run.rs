@@ -382,10 +382,9 @@ impl Loop {
         let passes = slot
             .timed()
             .then(|| pass_seconds(&words[stamps_at..], dev.queue.get_timestamp_period()));
-        let stats = &words[rows * RESULT_WORDS as usize..][..STAT_WORDS as usize];
-        let rows: Vec<&[u32]> = words[..rows * RESULT_WORDS as usize]
-            .chunks_exact(RESULT_WORDS as usize)
-            .collect();
+        // The counters, then the rows (results.wgsl).
+        let (stats, rows) = words[..stamps_at].split_at(STAT_WORDS as usize);
+        let rows: Vec<&[u32]> = rows.chunks_exact(RESULT_WORDS as usize).collect();
         let (kernels, _) = stats::read(stats, &rows, &batch.recorded);
         let batch_work = Work {
             gpu_submits: 1,
