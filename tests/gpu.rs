@@ -295,8 +295,8 @@ mod with_gpu {
     }
 
     #[test]
-    fn the_dispatch_probe_reports_positive_figures_for_every_measure() {
-        if !have_gpu("the_dispatch_probe_reports_positive_figures_for_every_measure") {
+    fn the_dispatch_probe_reports_a_figure_for_every_measure() {
+        if !have_gpu("the_dispatch_probe_reports_a_figure_for_every_measure") {
             return;
         }
         let args = ["gpus", "--probe-dispatch", "--dispatches", "8", "--json"];
@@ -305,7 +305,8 @@ mod with_gpu {
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["schema"], "nqueens.probe-dispatch/1", "{out}");
         assert_eq!(v["dispatches"], 8, "{out}");
-        let positive = |key: &str| v[key].as_f64().is_some_and(|x| x > 0.0);
+        // A figure, whatever its size: how long a dispatch takes is the machine's business.
+        let figure = |key: &str| v[key].as_f64().is_some_and(|x| x.is_finite() && x >= 0.0);
         for key in [
             "dependent_dispatch_us",
             "round_trip_us",
@@ -313,14 +314,14 @@ mod with_gpu {
             "other_wait_us",
             "model_step_us",
         ] {
-            assert!(positive(key), "{key}: {out}");
+            assert!(figure(key), "{key}: {out}");
         }
         // Without timestamps, or without a sample beside the waiting thread: null.
         for key in [
             "dependent_dispatch_us_gpu",
             "round_trip_us_while_other_waits",
         ] {
-            assert!(v[key].is_null() || positive(key), "{key}: {out}");
+            assert!(v[key].is_null() || figure(key), "{key}: {out}");
         }
         assert!(
             v["samples_while_other_waits"].as_u64().unwrap() <= 8,

@@ -70,6 +70,8 @@ fn a_failed_checkpoint_save_keeps_the_last_good_one_and_stops_cleanly() {
     let (dir, moved) = (top.path().join("run"), top.path().join("moved"));
     std::fs::create_dir(&dir).unwrap();
     let cp = dir.join("ck.json");
+    // A save after every task: the first task after the pause saves, and fails, however
+    // fast the machine.
     let args = [
         "count",
         "16",
@@ -79,7 +81,7 @@ fn a_failed_checkpoint_save_keeps_the_last_good_one_and_stops_cleanly() {
         "1",
         "-q",
         "--checkpoint-every",
-        "0.3",
+        "0.001",
     ];
     let child = spawn_piped(
         common::nqueens_std()
@@ -189,13 +191,16 @@ fn on_a_real_full_disk_nothing_is_lost() {
     assert_eq!(names_in(&disk.path), ["filler"]);
     disk.empty();
 
-    // Full at the end: the total and the record still reach the user.
+    // Full at the end: the total and the record still reach the user. No periodic save
+    // comes first, however long the count takes: the end's saves are the ones that fail.
     let child = spawn_piped(common::nqueens_std().args([
         "count",
         "16",
         "-j",
         "1",
         "-q",
+        "--checkpoint-every",
+        "3600",
         "--checkpoint",
         s(&cp),
         "--out",
@@ -215,7 +220,9 @@ fn on_a_real_full_disk_nothing_is_lost() {
     disk.empty();
     std::fs::remove_file(&cp).unwrap();
 
-    // Full in the middle: the last good checkpoint stays, and the run resumes from it.
+    // Full in the middle: the last good checkpoint stays, and the run resumes from it. It
+    // saves after every task, so the next task's save is the one that fails, however fast
+    // the machine.
     let args = [
         "count",
         "16",
@@ -225,7 +232,7 @@ fn on_a_real_full_disk_nothing_is_lost() {
         "1",
         "-q",
         "--checkpoint-every",
-        "0.3",
+        "0.001",
     ];
     let child = spawn_piped(
         common::nqueens_std()
