@@ -374,6 +374,49 @@ fn estimate_work_is_the_same_for_a_seed_whatever_the_clock_said() {
     );
 }
 
+/// `estimate N --json -q -j 1 --calibrate 0.05s` with `extra`, which must succeed.
+fn quick_estimate(n: &str, extra: &[&str]) -> serde_json::Value {
+    let out = nqueens()
+        .args([
+            "estimate",
+            n,
+            "--json",
+            "-q",
+            "-j",
+            "1",
+            "--calibrate",
+            "0.05s",
+        ])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{extra:?}: {out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `--samples` sets the sample's size (a different sample, not a longer one), and
+/// `--timing-floor` the least timing spread: the interval's upper end is at least that far
+/// above the estimate.
+#[test]
+fn estimate_samples_and_timing_floor_take_effect() {
+    let small = quick_estimate("14", &["--samples", "12"]);
+    assert_eq!(small["samples_drawn"], 12, "{small}");
+    assert!(small["samples"].as_u64() <= Some(12));
+    assert_eq!(small["work"]["sampled_tasks"], small["samples"]);
+    let large = quick_estimate("14", &["--samples", "40", "--timing-floor", "60"]);
+    assert_eq!(large["samples_drawn"], 40, "{large}");
+    assert_ne!(
+        large["work"]["sample_digest"],
+        small["work"]["sample_digest"]
+    );
+    let speed = &large["speed"];
+    assert_eq!(speed["timing_floor"], 0.6, "{speed}");
+    assert!(speed["timing_spread"].as_f64() >= Some(0.6), "{speed}");
+    let c = |k: &str| large["core_hours"][k].as_f64().unwrap();
+    assert!(c("high") >= 1.59 * c("estimate"), "{large}");
+    assert!(small["speed"]["timing_floor"].as_f64() < Some(0.6));
+}
+
 #[test]
 fn estimate_refuses_bad_options() {
     for args in [

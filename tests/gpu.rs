@@ -157,6 +157,62 @@ mod with_gpu {
         assert!(err.contains("mitm"), "{err}");
     }
 
+    /// Runs `nqueens args` with `NQUEENS_GPU_SLOT_MIB` set to `slot` (or unset).
+    fn run_with_slot(slot: Option<&str>, args: &[&str]) -> (i32, String, String) {
+        let mut cmd = crate::common::nqueens();
+        match slot {
+            Some(mib) => cmd.env("NQUEENS_GPU_SLOT_MIB", mib),
+            None => cmd.env_remove("NQUEENS_GPU_SLOT_MIB"),
+        };
+        let out = cmd.args(args).output().unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let code = out.status.code().unwrap_or(-1);
+        (code, text(&out.stdout), text(&out.stderr))
+    }
+
+    /// `NQUEENS_GPU_SLOT_MIB`: the least batch slot, 16 MiB, still counts exactly (in no
+    /// fewer submissions than the default slot); a value outside 16 to 65,536 is refused
+    /// with status 2, naming the variable.
+    #[test]
+    fn a_small_gpu_slot_counts_exactly_and_a_bad_one_is_refused() {
+        if !have_gpu("a_small_gpu_slot_counts_exactly_and_a_bad_one_is_refused") {
+            return;
+        }
+        let args = ["count", "15", "--gpu", "-j", "2", "--json"];
+        let submits = |slot: Option<&str>| {
+            let (code, out, err) = run_with_slot(slot, &args);
+            assert_eq!(code, 0, "{slot:?}: {err}");
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(v["total"], "2279184", "{slot:?}: {out}");
+            v["gpu"]["gpu_submits"].as_u64().unwrap()
+        };
+        let (small, default) = (submits(Some("16")), submits(None));
+        eprintln!("N = 15: {small} submissions with a 16 MiB slot, {default} by default");
+        assert!(small >= default, "{small} < {default}");
+        for bad in ["8", "65537", "lots", "-16", ""] {
+            let (code, out, err) = run_with_slot(Some(bad), &["count", "13", "--gpu"]);
+            assert_eq!(code, 2, "{bad:?}: {err}");
+            assert!(out.is_empty(), "{bad:?}: {out}");
+            assert!(err.contains("NQUEENS_GPU_SLOT_MIB"), "{bad:?}: {err}");
+        }
+    }
+
+    /// `--gpu-device` with a real index: the first GPU `nqueens gpus` lists, by number.
+    #[test]
+    fn a_gpu_chosen_by_its_index_counts_and_estimates() {
+        if !have_gpu("a_gpu_chosen_by_its_index_counts_and_estimates") {
+            return;
+        }
+        let (code, out, err) = run(&["count", "13", "--gpu-device", "0", "-j", "2"]);
+        assert_eq!((code, out.trim()), (0, "73712"), "{err}");
+        assert!(err.contains("joining on GPU 0"), "{err}");
+        let args = ["estimate", "14", "--gpu-device", "0", "--json", "-q"];
+        let (code, out, err) = run(&[&args[..], &["--calibrate", "0.05s"]].concat());
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert!(v["gpu"].as_str().unwrap().starts_with("GPU 0"), "{out}");
+    }
+
     #[test]
     fn a_wrong_gpu_count_is_caught_by_the_recheck_with_exit_3() {
         if !have_gpu("a_wrong_gpu_count_is_caught_by_the_recheck_with_exit_3") {
