@@ -90,6 +90,27 @@ proptest::proptest! {
     }
 }
 
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+
+    /// Wide boards, where the row masks reach bit 31: heavy masks keep them cheap.
+    #[test]
+    fn both_step_implementations_agree_with_an_independent_solver_on_wide_masks(
+        n in 4u32..=32,
+        seed in proptest::prelude::any::<u64>(),
+        sparseness in 5u32..=7,
+        depth in 0u32..5,
+    ) {
+        let masks = heavy_mask(n, &mut fastrand::Rng::with_seed(seed), 2, sparseness);
+        let rows = Rows::from_masks(&masks);
+        let nodes = expand_to(&rows, vec![Node::ROOT], depth);
+        let expected = independent_count(&masks);
+        proptest::prop_assert!(expected >= 1);
+        proptest::prop_assert_eq!(count(&rows, &nodes), expected);
+        proptest::prop_assert_eq!(count_portable(&rows, &nodes), expected);
+    }
+}
+
 #[test]
 fn kernel_matches_the_known_values_on_full_boards_of_12_to_14() {
     for n in 12..=14 {
