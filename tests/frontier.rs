@@ -417,6 +417,18 @@ fn estimate_samples_and_timing_floor_take_effect() {
     assert!(small["speed"]["timing_floor"].as_f64() < Some(0.6));
 }
 
+/// `--draws` sets the pieces drawn from each very large task: at N = 26 every sampled task is
+/// cut into more than four times as many pieces, and solved in part (about 3 CPU seconds).
+#[test]
+fn estimate_draws_pieces_of_the_largest_tasks_as_asked() {
+    let v = quick_estimate("26", &["--samples", "2", "--draws", "1"]);
+    let pieces = &v["pieces"];
+    assert_eq!(pieces["draws"], 1, "{pieces}");
+    assert_eq!(pieces["partial_tasks"], v["samples"], "{v}");
+    assert_eq!(v["samples"], 2, "{v}");
+    assert!(pieces["of_pieces"].as_u64() > Some(4 * 2), "{pieces}");
+}
+
 #[test]
 fn estimate_refuses_bad_options() {
     for args in [
