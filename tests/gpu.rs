@@ -170,25 +170,25 @@ mod with_gpu {
         (code, text(&out.stdout), text(&out.stderr))
     }
 
-    /// `NQUEENS_GPU_SLOT_MIB`: the least batch slot, 16 MiB, still counts exactly (in no
-    /// fewer submissions than the default slot); a value outside 16 to 65,536 is refused
-    /// with status 2, naming the variable.
+    /// `NQUEENS_GPU_SLOT_MIB`: the least batch slot, 16 MiB, still counts exactly, in more
+    /// submissions than the default slot (one worker: the same batches every run); a value
+    /// outside 16 to 65,536 is refused with status 2, naming the variable.
     #[test]
     fn a_small_gpu_slot_counts_exactly_and_a_bad_one_is_refused() {
         if !have_gpu("a_small_gpu_slot_counts_exactly_and_a_bad_one_is_refused") {
             return;
         }
-        let args = ["count", "15", "--gpu", "-j", "2", "--json"];
+        let args = ["count", "14", "--gpu", "-j", "1", "--json"];
         let submits = |slot: Option<&str>| {
             let (code, out, err) = run_with_slot(slot, &args);
             assert_eq!(code, 0, "{slot:?}: {err}");
             let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-            assert_eq!(v["total"], "2279184", "{slot:?}: {out}");
+            assert_eq!(v["total"], "365596", "{slot:?}: {out}");
             v["gpu"]["gpu_submits"].as_u64().unwrap()
         };
         let (small, default) = (submits(Some("16")), submits(None));
-        eprintln!("N = 15: {small} submissions with a 16 MiB slot, {default} by default");
-        assert!(small >= default, "{small} < {default}");
+        eprintln!("N = 14: {small} submissions with a 16 MiB slot, {default} by default");
+        assert!(small > default, "{small} <= {default}");
         for bad in ["8", "65537", "lots", "-16", ""] {
             let (code, out, err) = run_with_slot(Some(bad), &["count", "13", "--gpu"]);
             assert_eq!(code, 2, "{bad:?}: {err}");
@@ -207,10 +207,11 @@ mod with_gpu {
         assert_eq!((code, out.trim()), (0, "73712"), "{err}");
         assert!(err.contains("joining on GPU 0"), "{err}");
         let args = ["estimate", "14", "--gpu-device", "0", "--json", "-q"];
-        let (code, out, err) = run(&[&args[..], &["--calibrate", "0.05s"]].concat());
+        let (code, out, err) =
+            run(&[&args[..], &["--samples", "16", "--calibrate", "0.05s"]].concat());
         assert_eq!(code, 0, "{err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-        assert!(v["gpu"].as_str().unwrap().starts_with("GPU 0"), "{out}");
+        assert!(v["gpu"].as_str().unwrap().starts_with("GPU "), "{out}");
     }
 
     #[test]
@@ -398,7 +399,18 @@ mod with_gpu {
         assert_eq!(report["verified"], true);
         assert!(report["gpu"].as_str().unwrap().starts_with("GPU "), "{out}");
         assert!(report["rechecked"].as_u64().unwrap() > 0, "{out}");
-        let args = ["estimate", "15", "--gpu", "--time-limit", "5s", "--json"];
+        // A small sample rather than a short --time-limit: a limit the plan's build used up
+        // on a loaded machine left no sampled task.
+        let args = [
+            "estimate",
+            "15",
+            "--gpu",
+            "--samples",
+            "16",
+            "--calibrate",
+            "0.05s",
+            "--json",
+        ];
         let (code, out, err) = run(&args);
         assert_eq!(code, 0, "{err}");
         let report: serde_json::Value = serde_json::from_str(&out).unwrap();
