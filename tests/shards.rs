@@ -23,6 +23,18 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// Waits until `path` exists; false after two minutes (a run that never saves).
+fn wait_for_file(path: &Path) -> bool {
+    let waited = std::time::Instant::now();
+    while !path.exists() {
+        if waited.elapsed() > Duration::from_secs(120) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    true
+}
+
 /// A generator seeded from `NQUEENS_TEST_SEED` or at random; the seed is printed so a failing
 /// run can be repeated.
 fn seeded_rng() -> fastrand::Rng {
@@ -114,7 +126,9 @@ fn sigterm_saves_then_a_resume_on_other_threads_finishes() {
         "1000",
     ];
     let child = spawn(&args);
-    std::thread::sleep(Duration::from_millis(400));
+    // Its first save, made before the first task, says the handler is in place; the count
+    // has most of its tasks to go.
+    assert!(wait_for_file(&ckpt), "no first save");
     let term = StdCommand::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
