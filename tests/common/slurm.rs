@@ -87,7 +87,7 @@ impl FakeSlurm {
         let mut cmd = Command::new(shell);
         cmd.arg("-c").arg(line).current_dir(cwd).env("PATH", path);
         cmd.env("FAKE_SBATCH_LOG", &self.log);
-        for var in super::SLURM_VARS {
+        for var in nqueens::shard::scheduler::array_vars() {
             cmd.env_remove(var);
         }
         cmd.env_remove(nqueens::engine::ISA_VAR);

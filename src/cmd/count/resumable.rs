@@ -39,7 +39,7 @@ pub(super) fn run(
     let shard = match args.shard {
         None => ShardSpec::whole(),
         Some(ShardArg::Spec(spec)) => spec,
-        Some(ShardArg::Auto) => ShardSpec::from_slurm_env().context("--shard auto")?,
+        Some(ShardArg::Auto(k)) => ShardSpec::from_array_env(k).context("--shard auto")?,
     };
     let resume = Resume {
         checkpoint: args.checkpoint.clone(),
