@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -156,6 +157,43 @@ fn rerun_lines_pasted_for_a_hostile_folder_resume_each_shard_into_the_runs_own_n
         let dir = tmp.path().join(HOSTILE);
         partial_run(&dir, names);
         rerun_and_merge(shell, &dir, names);
+    }
+}
+
+#[test]
+fn submit_sh_falls_back_to_arrays_of_1001_when_scontrol_is_missing_or_fails() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    for (scontrol, arrays) in [
+        ("#!/bin/sh\nexit 127\n", 1),
+        (
+            "#!/bin/sh\necho 'slurm_load_ctl_conf error' >&2; exit 1\n",
+            1,
+        ),
+        ("#!/bin/sh\necho 'MaxArraySize            = 2'\n", 2),
+    ] {
+        let slurm = FakeSlurm::new().with_tool("scontrol", scontrol);
+        let tmp = tempfile::tempdir().unwrap();
+        let run_dir = tmp.path().join("n10");
+        let line = format!(
+            "{root}/scripts/slurm/submit.sh 10 3 {} --cpus-per-task=1 >ids 2>err",
+            s(&run_dir)
+        );
+        let (tasks, status) = slurm.paste("bash", &line, tmp.path());
+        let err = std::fs::read_to_string(tmp.path().join("err")).unwrap();
+        assert_eq!(status, 0, "{scontrol}: {err}");
+        assert_eq!(tasks.len(), 3, "{scontrol}: {tasks:?} {err}");
+        assert!(tasks.iter().all(|t| t.status == 0), "{tasks:?}");
+        let shards: BTreeSet<usize> = tasks.iter().map(|t| t.shard).collect();
+        assert_eq!(shards, BTreeSet::from([0, 1, 2]), "{tasks:?}");
+        // "ARRAY_JOB_IDS MERGE_JOB_ID", the arrays' ids joined by commas.
+        let ids = std::fs::read_to_string(tmp.path().join("ids")).unwrap();
+        let submitted = ids.split(' ').next().unwrap().split(',').count();
+        assert_eq!(submitted, arrays, "{scontrol}: {ids}");
+        if arrays == 1 {
+            assert!(err.contains("at most 1001 tasks"), "{err}");
+        }
+        let (code, total, _) = run(&["merge", s(&run_dir.join("shards"))]);
+        assert_eq!((code, total.trim()), (0, "724"), "{scontrol}");
     }
 }
 
