@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::scan::What;
-use super::{Run, StatusOptions, StatusReport, MAX_RERUN_LINES};
+use super::{Rebuilt, Run, StatusOptions, StatusReport, MAX_RERUN_LINES};
 use crate::shard::sealed;
 use crate::shard::shell::{quote, NEWLINE_PRELUDE};
 use crate::shard::slurm::{array_chunks, ArrayChunk};
@@ -46,7 +46,13 @@ struct Named {
 
 /// Fills in `unfinished` and `rerun` (after `running`: a running shard is unfinished but
 /// not rerun, since its lock would refuse the second run).
-pub(super) fn suggest(dir: &Path, run: &Run, options: &StatusOptions, r: &mut StatusReport) {
+pub(super) fn suggest(
+    dir: &Path,
+    run: &Run,
+    rebuilt: &Rebuilt,
+    options: &StatusOptions,
+    r: &mut StatusReport,
+) {
     let done = run.shards.keys().copied().filter(|&i| run.is_done(i));
     r.unfinished = gaps(done.clone(), run.k)
         .iter()
@@ -67,8 +73,16 @@ pub(super) fn suggest(dir: &Path, run: &Run, options: &StatusOptions, r: &mut St
             return;
         }
     };
-    let wrap = Wrap::new(run, &files, options.count.asked_split_depth(), r);
     let script = submission(dir, r);
+    if let (Some(why), None) = (&rebuilt.why, &script) {
+        r.notes.push(format!(
+            "no rerun lines: they would count another plan than the files' ({why}), whose \
+             results merge refuses; give status the options the run was counted with, or \
+             run it with the nqueens version that made the files"
+        ));
+        return;
+    }
+    let wrap = Wrap::new(run, &files, rebuilt.split_depth, r);
     let odd = odd_checkpoints(run, &files, r, |i| match &script {
         Some(sub) => sub.checkpoint(i),
         None => wrap.ckpt.name(i),
@@ -87,7 +101,11 @@ pub(super) fn suggest(dir: &Path, run: &Run, options: &StatusOptions, r: &mut St
         Some(sub) => chunks.iter().map(|c| sub.line(c, run.k)).collect(),
         None => chunks.iter().map(|c| wrap.line(c, None)).collect(),
     };
-    let room = MAX_RERUN_LINES.saturating_sub(r.rerun.len());
+    // A line of its own runs `nqueens count` as this version does: only for a plan it has.
+    let room = match rebuilt.why {
+        Some(_) => 0,
+        None => MAX_RERUN_LINES.saturating_sub(r.rerun.len()),
+    };
     for (index, path) in odd.iter().take(room) {
         let chunk = ArrayChunk {
             offset: *index,
@@ -116,9 +134,21 @@ fn note_running(r: &mut StatusReport) {
     }
 }
 
-/// How `submit.sh` submitted the run, if it did and every word can be pasted (else a note).
+/// How `submit.sh` submitted the run, if it did and every word can be pasted (else a note),
+/// moved to the folder read where the run was moved or copied since (with a note).
 fn submission(dir: &Path, r: &mut StatusReport) -> Option<Submission> {
-    let sub = read_submission(dir)?;
+    let mut sub = read_submission(dir)?;
+    let canonical = |p: &Path| std::fs::canonicalize(p).ok();
+    let recorded = canonical(Path::new(&sub.outdir));
+    if recorded.is_none() || recorded != canonical(dir) {
+        let here = std::path::absolute(dir).ok()?.to_str()?.to_string();
+        r.notes.push(format!(
+            "{SUBMIT_ARGS} records the run folder '{}', but the run read is in '{here}' (moved \
+             or copied since): the rerun lines write to the folder read",
+            sub.outdir
+        ));
+        sub.move_to(here);
+    }
     if sub.is_quotable() {
         return Some(sub);
     }
@@ -196,10 +226,14 @@ fn odd_checkpoints(
     }
     if !odd.is_empty() {
         let list: Vec<String> = odd.iter().take(10).map(|o| o.0.to_string()).collect();
+        let (has, each) = match odd.len() {
+            1 => ("has", "it"),
+            _ => ("have", "each"),
+        };
         r.notes.push(format!(
-            "{} stopped shards ({}{}) have a checkpoint named otherwise than the others: the \
-             last lines rerun each from its own",
-            odd.len(),
+            "{} ({}{}) {has} a checkpoint named otherwise than the others: the last lines \
+             rerun {each} from its own",
+            crate::report::plural(odd.len(), "stopped shard"),
             list.join(", "),
             if odd.len() > 10 { ", …" } else { "" }
         ));
@@ -421,6 +455,25 @@ impl Submission {
         let words = [&self.script, &self.n, &self.outdir].into_iter();
         let lists = self.env.iter().chain(&self.sbatch).chain(&self.count);
         words.chain(lists).all(|w| quote(w, false).is_some())
+    }
+
+    /// The submission of the run moved to the folder `outdir`: the folder, and every
+    /// `sbatch` option naming a path in the old one (`--output=OLD/count-%A_%a.out`).
+    fn move_to(&mut self, outdir: String) {
+        let old = std::mem::replace(&mut self.outdir, outdir);
+        let moved = |path: &str| -> Option<String> {
+            let rest = path.strip_prefix(old.as_str())?;
+            (rest.is_empty() || rest.starts_with('/')).then(|| format!("{}{rest}", self.outdir))
+        };
+        for word in &mut self.sbatch {
+            let new = match word.split_once('=') {
+                Some((flag, value)) => moved(value).map(|v| format!("{flag}={v}")),
+                None => moved(word),
+            };
+            if let Some(new) = new {
+                *word = new;
+            }
+        }
     }
 
     /// The checkpoint `count-array.sbatch` gives shard `index`.
