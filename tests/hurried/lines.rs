@@ -1,6 +1,6 @@
 //! Lines for people that fit the run: control characters in names escaped, the merge line of
 //! a complete run, results kept in two folders, a forged plan size, a GPU's shards told from
-//! a CPU's and a finished checkpoint's label.
+//! a CPU's, a finished checkpoint's label, and estimates whose target cannot be met.
 
 use std::time::Duration;
 
@@ -143,4 +143,24 @@ fn a_finished_checkpoint_keeps_the_label_of_what_counted_it() {
     let after = nqueens::shard::Checkpoint::load(&ckpt).unwrap().unwrap();
     assert_eq!(after.identity.plan, label);
     assert_eq!(PartialResult::load(&out).unwrap().identity.plan, label);
+}
+
+#[test]
+fn an_estimate_whose_target_no_array_task_can_meet_prints_no_line() {
+    let (code, stdout, _) = run(&["estimate", "30", "-q"]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("the target cannot be met"), "{stdout}");
+    assert!(
+        !stdout.contains("sbatch --array") && !stdout.contains("--time="),
+        "{stdout}"
+    );
+    let (code, json, _) = run(&["estimate", "30", "-q", "--json"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert!(v["sbatch"].is_null() && v["sbatch_time_s"].is_null(), "{v}");
+    // An engine with no figure that far is a usage error, whichever it is.
+    for engine in ["mirror", "mitm"] {
+        let (code, _, stderr) = run(&["estimate", "30", "-e", engine, "-q"]);
+        assert_eq!(code, 2, "{engine}: {stderr}");
+    }
 }
