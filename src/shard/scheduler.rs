@@ -24,6 +24,9 @@ use crate::error::Error;
 /// Reads a variable of the environment (a parameter, so tests need not touch the process's).
 type Vars<'a> = &'a dyn Fn(&str) -> Option<String>;
 
+/// A task's 0-based index, and the array's size K where the scheduler says it.
+type IndexAndCount = Result<(usize, Option<usize>), Error>;
+
 /// One batch system's array variables.
 #[derive(Debug, Clone, Copy)]
 pub struct Scheduler {
@@ -36,7 +39,7 @@ pub struct Scheduler {
     /// Whether its variables say how many tasks the array has (then `auto` alone works).
     pub says_count: bool,
     /// The task's 0-based index, and K where the scheduler says it.
-    read: fn(Vars) -> Result<(usize, Option<usize>), Error>,
+    read: fn(Vars) -> IndexAndCount,
 }
 
 /// The schedulers whose arrays `--shard auto` reads, in the order they are tried.
@@ -218,22 +221,22 @@ fn several_set(set: &[&Scheduler]) -> Error {
 }
 
 /// PBS Pro and OpenPBS (`qsub -J 0-(K-1)`): the index as it is.
-fn pbs(var: Vars) -> Result<(usize, Option<usize>), Error> {
+fn pbs(var: Vars) -> IndexAndCount {
     Ok((required(var, "PBS_ARRAY_INDEX", "PBS Pro/OpenPBS")?, None))
 }
 
 /// Torque (`qsub -t 0-(K-1)`): the index as it is.
-fn torque(var: Vars) -> Result<(usize, Option<usize>), Error> {
+fn torque(var: Vars) -> IndexAndCount {
     Ok((required(var, "PBS_ARRAYID", "Torque")?, None))
 }
 
 /// A Kubernetes Indexed Job (`completions: K`, indices from 0): the index as it is.
-fn kubernetes(var: Vars) -> Result<(usize, Option<usize>), Error> {
+fn kubernetes(var: Vars) -> IndexAndCount {
     Ok((required(var, "JOB_COMPLETION_INDEX", "Kubernetes")?, None))
 }
 
 /// Slurm: the index from `SLURM_ARRAY_TASK_MIN`, K from `_COUNT`, checked against `_MAX`.
-pub(super) fn slurm(var: Vars) -> Result<(usize, Option<usize>), Error> {
+pub(super) fn slurm(var: Vars) -> IndexAndCount {
     let who = "Slurm";
     let id = required(var, "SLURM_ARRAY_TASK_ID", who)?;
     let min = required(var, "SLURM_ARRAY_TASK_MIN", who)?;
@@ -257,7 +260,7 @@ pub(super) fn slurm(var: Vars) -> Result<(usize, Option<usize>), Error> {
 
 /// Grid Engine (1-based, `qsub -t FIRST-LAST:STEP`): task `(ID − FIRST) / STEP` of
 /// `(LAST − FIRST) / STEP + 1`.
-fn grid_engine(var: Vars) -> Result<(usize, Option<usize>), Error> {
+fn grid_engine(var: Vars) -> IndexAndCount {
     let who = "Grid Engine";
     let id = required(var, "SGE_TASK_ID", who)?;
     let first = required(var, "SGE_TASK_FIRST", who)?;
@@ -277,7 +280,7 @@ fn grid_engine(var: Vars) -> Result<(usize, Option<usize>), Error> {
 
 /// LSF (1-based, `bsub -J "name[1-K]"`): task `LSB_JOBINDEX − 1` of `LSB_JOBINDEX_END`. LSF
 /// does not say where an array starts, so it must start at 1 with step 1.
-fn lsf(var: Vars) -> Result<(usize, Option<usize>), Error> {
+fn lsf(var: Vars) -> IndexAndCount {
     let who = "LSF";
     let id = required(var, "LSB_JOBINDEX", who)?;
     let end = required(var, "LSB_JOBINDEX_END", who)?;
