@@ -140,7 +140,8 @@ pub enum Error {
         fast: u128,
         /// Its count on the CPU's portable path.
         portable: u128,
-        /// The GPU whose joins gave `fast` (`None`: the CPU's fast path did).
+        /// The device whose joins gave `fast`, as the plan names it (`GPU NAME`; `None`: the
+        /// CPU's fast path did).
         device: Option<String>,
     },
     /// The puzzle has no solution (e.g. `place` for n = 2 or 3).
@@ -284,7 +285,7 @@ fn mismatch_text(task: usize, fast: u128, portable: u128, device: Option<&str>) 
              hardware (CPU, memory, overclock) or a bug; {tail}"
         ),
         Some(gpu) => format!(
-            "{head} the GPU ({gpu}) counted {fast}, the CPU's portable code path {portable}; \
+            "{head} the joins on {gpu} counted {fast}, the CPU's portable code path {portable}; \
              they disagree, and either may be wrong: suspect the GPU (its driver, memory or \
              clocks), the CPU or its memory, or a bug; {tail}"
         ),

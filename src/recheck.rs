@@ -470,11 +470,11 @@ mod tests {
             task: 7,
             fast: 12,
             portable: 11,
-            device: Some("NVIDIA H200".into()),
+            device: Some("GPU NVIDIA H200".into()),
         }
         .to_string();
         assert!(
-            text.contains("the GPU (NVIDIA H200) counted 12")
+            text.contains("the joins on GPU NVIDIA H200 counted 12")
                 && text.contains("the CPU's portable code path 11")
                 && text.contains("either may be wrong"),
             "{text}"

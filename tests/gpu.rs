@@ -264,6 +264,22 @@ mod with_gpu {
     }
 
     #[test]
+    fn a_judge_line_past_the_gpus_reach_is_named_by_its_number() {
+        if !have_gpu("a_judge_line_past_the_gpus_reach_is_named_by_its_number") {
+            return;
+        }
+        let out = crate::common::nqueens()
+            .args(["count", "--stdin", "--gpu", "-q"])
+            .write_stdin("8\n30\n")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "92\n");
+        assert!(err.contains("<stdin>: line 2: N = 30"), "{err}");
+    }
+
+    #[test]
     fn a_run_of_gpu_and_cpu_shards_names_both_and_a_cpu_finish_is_labelled_so() {
         if !have_gpu("a_run_of_gpu_and_cpu_shards_names_both_and_a_cpu_finish_is_labelled_so") {
             return;
