@@ -65,7 +65,8 @@ fn stdin_judge_format_stops_at_zero() {
         .write_stdin("1\n4\n\n8\n0\n10\n")
         .assert()
         .success()
-        .stdout("1\n2\n92\n");
+        // The blank line gets a blank answer: answers stay aligned with questions.
+        .stdout("1\n2\n\n92\n");
 }
 
 #[test]

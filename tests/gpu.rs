@@ -24,6 +24,15 @@ fn a_build_without_the_feature_says_how_to_get_one_with_exit_2() {
     }
 }
 
+/// A board the GPU leaves to the CPU opens none: a build without the feature counts it.
+#[cfg(not(feature = "gpu"))]
+#[test]
+fn a_board_below_the_gpus_reach_is_counted_without_opening_one() {
+    let (code, out, err) = run(&["count", "3", "--gpu"]);
+    assert_eq!((code, out.trim()), (0, "0"), "{err}");
+    assert!(err.contains("N = 3 is counted on the CPU"), "{err}");
+}
+
 #[test]
 fn a_negative_gpu_number_is_named_as_such() {
     let (code, out, err) = run(&["count", "8", "--gpu-device", "-1"]);
@@ -306,7 +315,25 @@ mod with_gpu {
                 err.contains(&format!("N = {n} is counted on the CPU")),
                 "{err}"
             );
+            // No GPU is opened for a board it leaves to the CPU.
+            assert!(!err.contains("joining on GPU"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_judge_line_past_the_gpus_reach_is_named_by_its_number() {
+        if !have_gpu("a_judge_line_past_the_gpus_reach_is_named_by_its_number") {
+            return;
+        }
+        let out = crate::common::nqueens()
+            .args(["count", "--stdin", "--gpu", "-q"])
+            .write_stdin("8\n30\n")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "92\n");
+        assert!(err.contains("<stdin>: line 2: N = 30"), "{err}");
     }
 
     #[test]
@@ -340,7 +367,24 @@ mod with_gpu {
         let finished = nqueens::shard::PartialResult::load(dir.path().join("s0.json").as_path());
         let plan = finished.unwrap().identity.plan;
         assert!(!plan.contains("GPU") && plan.contains("matcher"), "{plan}");
-        assert_eq!(shard(1, &["--gpu"]).0, 0);
+        // A GPU shard's summary says what the GPU did, as `count --json` does.
+        let (code, out, err) = shard(1, &["--gpu", "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(summary["schema"], "nqueens.shard-summary/1", "{out}");
+        assert!(summary["gpu"]["gpu_submits"].as_u64() > Some(0), "{out}");
+        // Status tells the GPU's shard from the CPU's.
+        let (_, out, err) = run(&["status", dir.path().to_str().unwrap(), "--json"]);
+        let status: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|_| panic!("{err}"));
+        let cpus = status["cpus"].as_array().unwrap();
+        assert_eq!(cpus.len(), 2, "{out}");
+        assert_eq!(
+            cpus.iter().filter(|c| c["gpu"].is_null()).count(),
+            1,
+            "{out}"
+        );
+        assert!(cpus.iter().all(|c| c["shards"] == 1), "{out}");
         let (code, out, err) = run(&["merge", &file("s0.json"), &file("s1.json"), "--json"]);
         assert_eq!(code, 0, "{err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();

@@ -222,10 +222,14 @@ fn no_round_starts_after_the_first_where_none_fits() {
     let cal = Calibration::run_within(
         &[1, 2],
         None,
-        (100.0, || {
-            asked += 1;
-            false
-        }),
+        (
+            100.0,
+            || {
+                asked += 1;
+                false
+            },
+            || true,
+        ),
         1,
         |o| o.iter().map(|&t| (t, 1.0)).collect(),
     );
@@ -235,6 +239,17 @@ fn no_round_starts_after_the_first_where_none_fits() {
         "the least two rounds give way to the limit"
     );
     assert_eq!(asked, 1);
+}
+
+#[test]
+fn no_round_past_the_least_starts_once_the_budgets_wall_time_is_spent() {
+    let mut rounds = 0;
+    let cal = Calibration::run_within(&[1, 2], None, (100.0, || true, || false), 1, |o| {
+        rounds += 1;
+        o.iter().map(|&t| (t, 0.001)).collect()
+    });
+    assert_eq!(cal.rounds(), 2, "the least two rounds, then none");
+    assert_eq!(rounds, 2);
 }
 
 /// A plan of 64 tasks that solve at once, but for task `stuck`, which the first time waits
