@@ -6,8 +6,8 @@
 //!
 //! Progress and ETA are by estimated *cost*, not by task count: plans run their
 //! biggest tasks first, so counting tasks says "90% done" long before the end. The time left
-//! is [`Eta`]'s: calibrated by measured task times, from tasks spread over the run's cost
-//! first, and an upper bound rather than a guess.
+//! is [`Eta`]'s: the work left at the pace the finished tasks measured, allowing for the
+//! later, smaller tasks' higher pace per unit of estimated cost.
 //!
 //! The line fits the terminal's width: as it narrows, [`line_for_width`] drops the wording,
 //! the bar, the running count, the tasks in flight, the tasks done and the ETA, in that order,
