@@ -181,3 +181,112 @@ fn far_more_threads_than_cpus_get_a_note_and_a_small_efficiency_is_not_zero() {
     assert!(err.contains("threads beyond the CPUs"), "{err}");
     assert!(!out.contains(" 0% "), "{out}");
 }
+
+/// A one-round tiny report at 1 and 2 threads, exported to `dir/a.json`: its path.
+fn tiny_report(dir: &std::path::Path) -> std::path::PathBuf {
+    let path = dir.join("a.json");
+    let argv = [
+        "bench",
+        "--size",
+        "tiny",
+        "-q",
+        "-j",
+        "1,2",
+        "--export-json",
+    ];
+    let (code, _, stderr) = run(&[&argv[..], &[path.to_str().unwrap()]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    path
+}
+
+/// Writes `report` to `dir/name` and returns the path as a string.
+fn write_json(dir: &std::path::Path, name: &str, report: &Value) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_string(report).unwrap()).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn compare_gives_the_ratio_of_two_different_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = tiny_report(dir.path());
+    let mut b: Value = serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
+    // B: twice A's speed at 1 thread, three quarters of it at 2.
+    for (row, factor) in b["results"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .zip([2.0, 0.75])
+    {
+        let speed = row["solutions_per_s"].as_f64().unwrap();
+        row["solutions_per_s"] = (speed * factor).into();
+    }
+    let b = write_json(dir.path(), "b.json", &b);
+    let a = a.to_str().unwrap();
+    let (code, stdout, stderr) = run(&["bench", "--compare", a, &b, "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let ratios: Vec<(u64, f64)> = v["ratios"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{stdout}"))
+        .iter()
+        .map(|r| (r["threads"].as_u64().unwrap(), r["ratio"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(ratios.len(), 2, "{stdout}");
+    assert_eq!(ratios[0].0, 1);
+    assert!((ratios[0].1 - 2.0).abs() < 1e-9, "{stdout}");
+    assert_eq!(ratios[1].0, 2);
+    assert!((ratios[1].1 - 0.75).abs() < 1e-9, "{stdout}");
+    // The other way round, the inverse.
+    let (code, stdout, _) = run(&["bench", "--compare", &b, a]);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("0.500") && stdout.contains("1.333"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn compare_refuses_a_report_with_two_rows_for_one_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = tiny_report(dir.path());
+    let mut twice: Value = serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
+    let rows = twice["results"].as_array_mut().unwrap();
+    let mut again = rows[0].clone();
+    again["solutions_per_s"] = 1.0.into();
+    rows.push(again);
+    let twice = write_json(dir.path(), "twice.json", &twice);
+    let (code, stdout, stderr) = run(&["bench", "--compare", a.to_str().unwrap(), &twice]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("not a bench report") && stderr.contains("two rows for -j 1"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn compare_refuses_the_options_of_a_run_instead_of_ignoring_them() {
+    let options: [&[&str]; 10] = [
+        &["--export-json", "x.json"],
+        &["--export-markdown", "x.md"],
+        &["--plot", "x.svg"],
+        &["-j", "2"],
+        &["--size", "long"],
+        &["--repeat", "2"],
+        &["--duration", "5"],
+        &["--recheck", "0.5"],
+        &["--force"],
+        &["--gpu"],
+    ];
+    for option in options {
+        let argv = [&["bench", "--compare", "a.json", "b.json"], option].concat();
+        let (code, stdout, stderr) = run(&argv);
+        assert_eq!(code, 2, "{option:?}: {stderr}");
+        assert!(stdout.is_empty(), "{option:?}: {stdout}");
+        assert!(
+            stderr.contains("cannot be used with"),
+            "{option:?}: {stderr}"
+        );
+    }
+}

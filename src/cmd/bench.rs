@@ -60,13 +60,36 @@ pub(crate) struct Args {
     #[arg(long, value_name = "TASK", hide = true)]
     pub test_inject_fault: Option<usize>,
 
-    /// Compare two saved JSON reports: B's speed over A's per thread count
-    #[arg(long, num_args = 2, value_names = ["A.json", "B.json"])]
+    /// Compare two saved JSON reports: B's speed over A's per thread count (it runs nothing,
+    /// so it takes no option of a run: only -q and the output format)
+    #[arg(
+        long,
+        num_args = 2,
+        value_names = ["A.json", "B.json"],
+        conflicts_with_all = COMPARE_CONFLICTS
+    )]
     pub compare: Option<Vec<PathBuf>>,
 
     #[command(flatten)]
     pub gpu: crate::cmd::gpu::GpuArgs,
 }
+
+/// The options of a run, which `--compare` (a run of nothing) refuses rather than ignores.
+const COMPARE_CONFLICTS: [&str; 13] = [
+    "size",
+    "repeat",
+    "duration",
+    "export_json",
+    "export_markdown",
+    "plot",
+    "force",
+    "recheck",
+    "test_inject_fault",
+    "threads",
+    "gpu",
+    "gpu_device",
+    "test_gpu_fail_after",
+];
 
 /// Workload sizes on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -356,6 +379,17 @@ fn read_report(path: &Path) -> anyhow::Result<BenchReport> {
             r.threads, r.solutions_per_s
         ))
         .into());
+    }
+    // A bench measures each thread count once: two rows for one would leave the ratio to
+    // whichever is read first.
+    let rows = &report.results;
+    if let Some(t) = (0..rows.len()).find_map(|i| {
+        rows[..i]
+            .iter()
+            .any(|r| r.threads == rows[i].threads)
+            .then_some(rows[i].threads)
+    }) {
+        return Err(not_report(format!("it has two rows for -j {t}")).into());
     }
     Ok(report)
 }
