@@ -290,3 +290,57 @@ fn compare_refuses_the_options_of_a_run_instead_of_ignoring_them() {
         );
     }
 }
+
+/// The bench's report on stdout and the exports, with stdout on `out`: what the run left.
+fn exports_with_stdout(out: std::process::Stdio) -> (i32, String, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, md) = (dir.path().join("r.json"), dir.path().join("r.md"));
+    let output = common::nqueens_std()
+        .args(["bench", "--size", "tiny", "-q", "-j", "1", "--export-json"])
+        .arg(&json)
+        .arg("--export-markdown")
+        .arg(&md)
+        .stdout(out)
+        .output()
+        .unwrap();
+    let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_default();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        read(&json),
+        read(&md),
+    )
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_stdout_fails_the_printing_but_not_the_exports() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let (code, stderr, json, md) = exports_with_stdout(full.into());
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("printing the report"), "{stderr}");
+    let exported: Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    assert_eq!(exported["verified"], true, "{json}");
+    assert!(md.starts_with("- workload: "), "{md}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_the_printing_not_the_exports() {
+    let mut fds = [0; 2];
+    // SAFETY: pipe(2) fills the two descriptors of the array it is given.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: fds[0] is the pipe's read end, ours alone; closing it leaves a closed pipe, as
+    // `| head -1` does once it has its line.
+    unsafe { libc::close(fds[0]) };
+    // SAFETY: fds[1] is the write end, owned by nothing else; the File takes it over.
+    let write_end = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[1]) };
+    let (code, stderr, json, md) = exports_with_stdout(write_end.into());
+    assert_eq!(code, 0, "{stderr}");
+    let exported: Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    assert_eq!(exported["verified"], true, "{json}");
+    assert!(md.starts_with("- workload: "), "{md}");
+}

@@ -1,5 +1,6 @@
 //! `nqueens bench`: the hardware benchmark, and `--compare` of two saved reports.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -247,9 +248,25 @@ fn wrong_count(w: &WrongCount) -> String {
     }
 }
 
-/// Prints the report and writes the requested exports and plot.
+/// Prints the report and writes the requested exports and plot. The files are written
+/// whatever became of the printing: a reader that closed the pipe (`| head -1`) or a full
+/// disk behind stdout takes the printed copy, not the files asked for; its error comes after.
 fn publish(report: &BenchReport, args: &Args, global: &Global) -> anyhow::Result<()> {
-    report::render_bench(report, global.format(), &mut std::io::stdout().lock())?;
+    let printed = print(report, global.format());
+    write_files(report, args)?;
+    printed
+}
+
+/// Prints the report on stdout, flushed, so that a write error shows here.
+fn print(report: &BenchReport, format: Format) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    report::render_bench(report, format, &mut out)
+        .and_then(|()| out.flush())
+        .context("printing the report")
+}
+
+/// Writes the requested exports and plot.
+fn write_files(report: &BenchReport, args: &Args) -> anyhow::Result<()> {
     if let Some(path) = &args.export_json {
         write_report(path, report, Format::Json)?;
     }
