@@ -295,6 +295,14 @@ impl BenchBar {
     pub(crate) fn finish(&self) {
         self.bar.finish_and_clear();
     }
+
+    /// Prints `nqueens: LINE` on stderr, above the bar where one is drawn.
+    pub(crate) fn note(&self, line: &str) {
+        match self.bar.is_hidden() {
+            true => eprintln!("nqueens: {line}"),
+            false => self.bar.println(format!("nqueens: {line}")),
+        }
+    }
 }
 
 impl BenchObserver for BenchBar {

@@ -344,3 +344,90 @@ fn a_closed_pipe_ends_the_printing_not_the_exports() {
     assert_eq!(exported["verified"], true, "{json}");
     assert!(md.starts_with("- workload: "), "{md}");
 }
+
+/// A bench started with `args`, its stderr read line by line: the lines up to the first that
+/// holds `wanted`.
+#[cfg(unix)]
+struct Running {
+    child: std::process::Child,
+    stderr: std::io::Lines<std::io::BufReader<std::process::ChildStderr>>,
+    seen: Vec<String>,
+}
+
+#[cfg(unix)]
+impl Running {
+    fn start(args: &[&str]) -> Running {
+        use std::io::BufRead;
+        let mut child = common::nqueens_std()
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        Running {
+            child,
+            stderr,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Reads stderr until a line holds `wanted` (the state to wait for, never a time).
+    fn wait_for(&mut self, wanted: &str) -> &str {
+        for line in self.stderr.by_ref() {
+            self.seen.push(line.unwrap());
+            if self.seen.last().unwrap().contains(wanted) {
+                return self.seen.last().unwrap();
+            }
+        }
+        panic!("no line with '{wanted}' before the end: {:?}", self.seen);
+    }
+
+    /// Sends `signal`, then waits for the end: (status, stdout, the rest of stderr).
+    fn stop(self, signal: libc::c_int) -> (i32, String, String) {
+        let pid = libc::pid_t::try_from(self.child.id()).unwrap();
+        // SAFETY: kill(2) with a live child's PID and a valid signal number has no memory
+        // effect.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+        let rest: Vec<String> = self.stderr.map(Result::unwrap).collect();
+        let out = self.child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            rest.join("\n"),
+        )
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_signal_ends_a_burn_in_with_the_rounds_it_verified_and_status_130() {
+    for signal in [libc::SIGTERM, libc::SIGUSR1, libc::SIGINT] {
+        let dir = tempfile::tempdir().unwrap();
+        let export = dir.path().join("burn.json");
+        let mut run = Running::start(&[
+            "bench",
+            "--size",
+            "tiny",
+            "-j",
+            "1",
+            "--duration",
+            "3600",
+            "--json",
+            "--export-json",
+            export.to_str().unwrap(),
+        ]);
+        run.wait_for("round 2 verified");
+        let (code, stdout, stderr) = run.stop(signal);
+        assert_eq!(code, 130, "signal {signal}: {stderr}");
+        assert!(stderr.contains("interrupted in round"), "{stderr}");
+        let v: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+        assert_eq!(v["interrupted"], true);
+        assert_eq!(v["verified"], true);
+        assert!(v["rounds"].as_u64().is_some_and(|r| r >= 2), "{stdout}");
+        assert_eq!(v["results"][0]["threads"], 1);
+        let exported: Value =
+            serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+        assert_eq!(exported, v, "the export is the report printed");
+    }
+}
