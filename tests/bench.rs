@@ -291,6 +291,26 @@ fn compare_refuses_the_options_of_a_run_instead_of_ignoring_them() {
     }
 }
 
+#[test]
+fn repeat_runs_and_verifies_that_many_rounds() {
+    let (code, stdout, stderr) = run(&[
+        "bench", "--size", "tiny", "-j", "1", "--repeat", "3", "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["rounds"], 3);
+    assert_eq!(v["verified"], true);
+    assert!(v.get("interrupted").is_none(), "{stdout}");
+    for round in 1..=3 {
+        let line = format!("round {round} verified: every count matched");
+        assert!(stderr.contains(&line), "{stderr}");
+    }
+    assert!(
+        stderr.contains("the tiny workload v3 (N = 10, 11, 12): rows at 1 thread, 3 rounds"),
+        "{stderr}"
+    );
+}
+
 /// The bench's report on stdout and the exports, with stdout on `out`: what the run left.
 fn exports_with_stdout(out: std::process::Stdio) -> (i32, String, String, String) {
     let dir = tempfile::tempdir().unwrap();
@@ -429,5 +449,30 @@ fn a_signal_ends_a_burn_in_with_the_rounds_it_verified_and_status_130() {
         let exported: Value =
             serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
         assert_eq!(exported, v, "the export is the report printed");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn each_size_names_its_workload_and_a_signal_before_a_row_ends_reports_nothing() {
+    let sizes = [
+        ("quick", "(N = 16, 17, 18)"),
+        ("standard", "(N = 18, 19, 19)"),
+        ("long", "(N = 19, 20, 20)"),
+    ];
+    for (size, boards) in sizes {
+        let mut run = Running::start(&["bench", "--size", size, "-j", "1", "--json"]);
+        let line = run.wait_for("workload").to_string();
+        assert!(
+            line.contains(&format!("the {size} workload v3 {boards}")),
+            "{line}"
+        );
+        let (code, stdout, stderr) = run.stop(libc::SIGTERM);
+        assert_eq!(code, 130, "{size}: {stderr}");
+        assert!(stdout.is_empty(), "{size}: {stdout}");
+        assert!(
+            stderr.contains("interrupted before the first row finished"),
+            "{stderr}"
+        );
     }
 }
