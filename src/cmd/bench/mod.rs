@@ -221,7 +221,6 @@ fn thread_counts(global: &Global) -> anyhow::Result<Vec<usize>> {
 fn plan_line(config: &BenchConfig) -> String {
     let w = &config.workload;
     let sizes: Vec<String> = w.sizes.iter().map(u32::to_string).collect();
-    let threads: Vec<String> = config.threads.iter().map(usize::to_string).collect();
     let unit = match config.threads[..] {
         [1] => "thread",
         _ => "threads",
@@ -235,8 +234,30 @@ fn plan_line(config: &BenchConfig) -> String {
         format!("{:?}", w.name).to_lowercase(),
         w.version,
         sizes.join(", "),
-        threads.join(", "),
+        thread_counts_line(&config.threads),
     )
+}
+
+/// The most thread counts [`plan_line`] lists one by one.
+const LISTED_COUNTS: usize = 8;
+
+/// The thread counts of the rows, for [`plan_line`]: each one, or for a long list its first
+/// few, its last and how many rows (a list of a thousand would fill the screen).
+fn thread_counts_line(threads: &[usize]) -> String {
+    let list = |t: &[usize]| {
+        t.iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match threads {
+        [first @ .., last] if threads.len() > LISTED_COUNTS => format!(
+            "{}, ..., {last} ({} rows)",
+            list(&first[..LISTED_COUNTS - 2]),
+            threads.len()
+        ),
+        _ => list(threads),
+    }
 }
 
 /// The bench's observer: the bar, the signal handler's flag, and a line per verified round
@@ -390,6 +411,19 @@ mod tests {
         );
         w.threads = 1;
         assert!(wrong_count(&w).starts_with("the warm-up with 1 thread: "));
+    }
+
+    #[test]
+    fn a_long_list_of_thread_counts_is_shortened_with_its_length() {
+        assert_eq!(thread_counts_line(&[1]), "1");
+        assert_eq!(thread_counts_line(&[1, 2, 4]), "1, 2, 4");
+        let eight: Vec<usize> = (1..=8).collect();
+        assert_eq!(thread_counts_line(&eight), "1, 2, 3, 4, 5, 6, 7, 8");
+        let many: Vec<usize> = (1..=1024).collect();
+        assert_eq!(
+            thread_counts_line(&many),
+            "1, 2, 3, 4, 5, 6, ..., 1024 (1024 rows)"
+        );
     }
 
     #[test]
