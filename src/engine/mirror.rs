@@ -52,7 +52,7 @@ impl Engine for Mirror {
 
 /// The smallest depth from 2 that gives every thread enough tasks to balance.
 fn auto_depth(n: u32, threads: usize) -> u32 {
-    let want = TASKS_PER_THREAD * threads.max(1);
+    let want = TASKS_PER_THREAD.saturating_mul(threads.max(1));
     let cap = MAX_AUTO_DEPTH.min(n);
     (2.min(cap)..=cap)
         .find(|&d| start_tasks(n, d).len() >= want)

@@ -3,6 +3,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod api;
 mod files;
 mod limits;
 mod parsers;

@@ -86,7 +86,9 @@ impl Engine for Symmetry {
 /// depth has more than [`MAX_AUTO_TASKS`] (then one less). Tasks are counted, not built,
 /// and counting stops past the cap (so plan setup stays small at any N).
 fn auto_depth(n: u32, starts: &[Start], threads: usize) -> u32 {
-    let want = (TASKS_PER_THREAD * threads.max(1)).max(min_tasks(n));
+    let want = TASKS_PER_THREAD
+        .saturating_mul(threads.max(1))
+        .max(min_tasks(n));
     let cap = MAX_AUTO_DEPTH.min(n);
     let mut depth = MIN_SPLIT_DEPTH;
     while depth < cap {
