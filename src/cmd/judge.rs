@@ -18,7 +18,16 @@ const MAX_DELAY: Duration = Duration::from_millis(100);
 /// Read buffer: many questions per read from a file or pipe.
 const READ_BUFFER: usize = 1 << 16;
 
-/// Questions: one size per line (blank lines skipped) until a line `0` or the end of input.
+/// One line of questions.
+pub(crate) enum Question<T> {
+    /// A size.
+    Size(T),
+    /// A blank line (some judges answer it with a blank line, to keep answers aligned).
+    Blank,
+}
+
+/// Questions: one size per line (blank lines skipped, or seen) until a line `0` or the end
+/// of input.
 /// Lines longer than [`MAX_JUDGE_LINE`] bytes are an error, so endless input without
 /// newlines (`/dev/zero`) cannot take unbounded memory.
 pub(crate) struct Questions<R> {
@@ -51,31 +60,47 @@ impl<R: Read> Questions<R> {
     }
 
     /// The next size, as `parse` reads it, or an error naming its line; `None` at the end.
+    /// Blank lines are skipped.
     pub(crate) fn next<T>(
         &mut self,
         parse: impl Fn(&str) -> Result<T, String>,
     ) -> Option<anyhow::Result<T>> {
-        while !self.done {
-            self.line += 1;
-            let line = match read_line(&mut self.input) {
-                Ok(Some(line)) => line,
-                Ok(None) => return None,
-                Err(message) => {
-                    self.done = true;
-                    return Some(Err(self.error(message)));
-                }
-            };
-            let text = line.trim();
-            if text.is_empty() {
-                continue;
+        loop {
+            match self.next_line(&parse)? {
+                Ok(Question::Blank) => continue,
+                Ok(Question::Size(size)) => return Some(Ok(size)),
+                Err(e) => return Some(Err(e)),
             }
-            if is_end_marker(text) {
-                self.done = true;
-                return None;
-            }
-            return Some(parse(text).map_err(|message| self.error(message)));
         }
-        None
+    }
+
+    /// The next line: a size, as `parse` reads it, or a blank line; an error naming its
+    /// line; `None` at the end.
+    pub(crate) fn next_line<T>(
+        &mut self,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Option<anyhow::Result<Question<T>>> {
+        if self.done {
+            return None;
+        }
+        self.line += 1;
+        let line = match read_line(&mut self.input) {
+            Ok(Some(line)) => line,
+            Ok(None) => return None,
+            Err(message) => {
+                self.done = true;
+                return Some(Err(self.error(message)));
+            }
+        };
+        let text = line.trim();
+        if text.is_empty() {
+            return Some(Ok(Question::Blank));
+        }
+        if is_end_marker(text) {
+            self.done = true;
+            return None;
+        }
+        Some(parse(text).map(Question::Size).map_err(|message| self.error(message)))
     }
 
     fn error(&self, message: String) -> anyhow::Error {
