@@ -224,6 +224,17 @@ fn two_colour_no_symmetry_agrees_with_the_symmetry_reduction() {
 }
 
 #[test]
+fn two_colour_refuses_boards_that_would_take_decades() {
+    let board = format!("20\n{}", format!("{}\n", ["1"; 20].join(" ")).repeat(20));
+    nqueens()
+        .arg("two-colour")
+        .write_stdin(board)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("2^64").and(predicate::str::contains("39029188884")));
+}
+
+#[test]
 fn a_full_mask_says_it_matches_oeis_and_blank_lines_around_it_are_not_rows() {
     nqueens()
         .args(["count", "6", "--mask", "-"])
