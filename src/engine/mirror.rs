@@ -115,8 +115,9 @@ pub struct MirrorPlan {
 }
 
 impl MirrorPlan {
-    /// Expands the mirror starts of an `n`×`n` board to `depth` rows.
-    pub fn new(n: u32, depth: u32) -> Self {
+    /// Expands the mirror starts of an `n`×`n` board to `depth` rows (`n` and `depth`
+    /// unchecked: the public way in is [`crate::engine::plan`]).
+    pub(crate) fn new(n: u32, depth: u32) -> Self {
         let rows = Rows::full(n);
         let mut costed: Vec<(u64, Weighted)> = start_tasks(n, depth)
             .into_iter()

@@ -25,25 +25,51 @@ fn a_huge_checker_count_is_clamped_not_a_panic() {
 fn count_options_out_of_range_are_errors() {
     for threads in [0, MAX_THREADS + 1, usize::MAX] {
         let options = CountOptions::new().threads(threads);
-        assert!(matches!(count(8, &options), Err(Error::Threads { .. })), "{threads}");
+        assert!(
+            matches!(count(8, &options), Err(Error::Threads { .. })),
+            "{threads}"
+        );
     }
     for depth in [0, 9, u32::MAX] {
-        let options = CountOptions::new().engine("mirror").split_depth(Some(depth));
-        assert!(matches!(count(12, &options), Err(Error::SplitDepth { .. })), "{depth}");
+        let options = CountOptions::new()
+            .engine("mirror")
+            .split_depth(Some(depth));
+        assert!(
+            matches!(count(12, &options), Err(Error::SplitDepth { .. })),
+            "{depth}"
+        );
     }
     for n in [0, 33, u32::MAX] {
-        assert!(matches!(count(n, &CountOptions::new()), Err(Error::BoardSize { .. })));
+        assert!(matches!(
+            count(n, &CountOptions::new()),
+            Err(Error::BoardSize { .. })
+        ));
     }
     let long = "x".repeat(1 << 20);
     let err = count(8, &CountOptions::new().engine(&long)).unwrap_err();
     assert!(matches!(err, Error::UnknownEngine { .. }));
-    assert!(err.to_string().len() < 300, "the name is cut, not echoed whole");
+    assert!(
+        err.to_string().len() < 300,
+        "the name is cut, not echoed whole"
+    );
     let fault = Fault {
         task: usize::MAX,
         delta: u128::MAX,
     };
     let options = CountOptions::new().threads(1).fault(Some(fault));
     assert_eq!(count(8, &options).unwrap().total, 92, "a fault on no task");
+}
+
+#[test]
+fn thread_pools_out_of_range_are_errors() {
+    for threads in [0, MAX_THREADS + 1, usize::MAX] {
+        let pool = nqueens::plan::thread_pool(threads);
+        assert!(matches!(pool, Err(Error::Threads { .. })), "{threads}");
+    }
+    assert_eq!(
+        nqueens::plan::thread_pool(2).unwrap().current_num_threads(),
+        2
+    );
 }
 
 #[test]
@@ -61,7 +87,10 @@ fn engine_plans_take_any_thread_count() {
 #[test]
 fn puzzle_functions_take_any_input() {
     for n in [0, 33, u32::MAX] {
-        assert!(matches!(solutions::Solutions::new(n), Err(Error::BoardSize { .. })));
+        assert!(matches!(
+            solutions::Solutions::new(n),
+            Err(Error::BoardSize { .. })
+        ));
         assert!(matches!(Mask::full(n), Err(Error::BoardSize { .. })));
     }
     let mask = Mask::full(12).unwrap();

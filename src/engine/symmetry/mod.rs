@@ -189,8 +189,10 @@ pub struct SymmetryPlan {
 }
 
 impl SymmetryPlan {
-    /// The plan for an `n`×`n` board split at `depth`.
-    pub fn new(n: u32, depth: u32) -> Self {
+    /// The plan for an `n`×`n` board split at `depth` (`n` and `depth` unchecked: the
+    /// public way in is [`crate::engine::plan`]).
+    #[cfg(test)]
+    pub(crate) fn new(n: u32, depth: u32) -> Self {
         Self::with_starts(n, depth, starts(n))
     }
 
