@@ -31,8 +31,9 @@ pub(crate) struct Args {
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
 
-    /// Judge format: one N per line on stdin (0 or end of input ends), one output line each (the
-    /// solution, or "no solution"; JSON Lines with --json)
+    /// Judge format: one N per line on stdin (0 or end of input ends), one answer each (the
+    /// solution, "no solution", or a blank line for a blank line; boards are separated by a
+    /// blank line; JSON Lines with --json)
     #[arg(long, conflicts_with = "n")]
     pub stdin: bool,
 }
