@@ -100,7 +100,11 @@ impl<R: Read> Questions<R> {
             self.done = true;
             return None;
         }
-        Some(parse(text).map(Question::Size).map_err(|message| self.error(message)))
+        Some(
+            parse(text)
+                .map(Question::Size)
+                .map_err(|message| self.error(message)),
+        )
     }
 
     fn error(&self, message: String) -> anyhow::Error {

@@ -68,7 +68,11 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
             0 => String::new(),
             k => format!(", {k} 'no solution' not checked"),
         };
-        message!("{} checked, {} invalid{unchecked}", tally.checked, tally.invalid);
+        message!(
+            "{} checked, {} invalid{unchecked}",
+            tally.checked,
+            tally.invalid
+        );
     }
     Ok(if tally.invalid + tally.unchecked == 0 {
         Exit::Ok

@@ -448,7 +448,12 @@ mod tests {
             ("1111\n1111\n1111\n", 4, None, "missing rows"),
             ("1111\n1111\n1111\n1111\n1111\n", 5, None, "extra row"),
             ("\n\n1111\n1111\n1111\n1111\n1111\n", 7, None, "extra row"),
-            ("\n1111\n11x1\n1111\n1111\n", 3, Some(3), "unexpected character"),
+            (
+                "\n1111\n11x1\n1111\n1111\n",
+                3,
+                Some(3),
+                "unexpected character",
+            ),
             ("\n1111\n\n1111\n1111\n", 3, None, "too few cells"),
         ];
         for (text, line, column, what) in cases {

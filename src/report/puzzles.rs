@@ -156,7 +156,9 @@ pub fn render_verdict(v: &Verdict, format: Format, out: &mut dyn Write) -> io::R
     let line = v.line;
     let n = v.n.map_or("unknown".to_string(), |n| n.to_string());
     match (v.claim, v.checked, v.valid) {
-        ("no solution", true, true) => return writeln!(out, "line {line}: valid, no solution for n = {n}"),
+        ("no solution", true, true) => {
+            return writeln!(out, "line {line}: valid, no solution for n = {n}")
+        }
         ("no solution", true, false) => writeln!(out, "line {line}: INVALID, no solution claimed")?,
         ("no solution", false, _) => writeln!(out, "line {line}: no solution claimed")?,
         (_, _, true) => return writeln!(out, "line {line}: valid, n = {n}"),

@@ -64,7 +64,7 @@ const DESCENTS: u32 = 4096;
 /// descents of the product of the choices met (0 for a dead end). Deterministic.
 fn sampled_solutions(mask: &Mask) -> u128 {
     let rows = mask.row_masks();
-    let mut rng = fastrand::Rng::with_seed(0x2C01_0u64);
+    let mut rng = fastrand::Rng::with_seed(0x0002_C010_u64);
     let mut sum = 0.0f64;
     for _ in 0..DESCENTS {
         let (mut cols, mut ld, mut rd) = (0u32, 0u32, 0u32);

@@ -112,7 +112,10 @@ impl Chunk {
 
     fn push(&mut self, cols: &[u8], weight: u128, start: u64, own: u64) {
         let n = self.n;
-        let cells = cols.iter().enumerate().map(|(r, &c)| (r * n) as u16 + u16::from(c));
+        let cells = cols
+            .iter()
+            .enumerate()
+            .map(|(r, &c)| (r * n) as u16 + u16::from(c));
         self.cells.extend(cells);
         self.weights.push(weight);
         self.starts.push(start);
@@ -135,7 +138,12 @@ impl Chunk {
             let whole = self.starts.partition_point(|&s| s <= lo);
             let some = self.starts.partition_point(|&s| s < lo + group_bits);
             let group = index.group(g);
-            match_group(group, self.n, &self.cells[..whole * self.n], &mut self.hits[..whole]);
+            match_group(
+                group,
+                self.n,
+                &self.cells[..whole * self.n],
+                &mut self.hits[..whole],
+            );
             for i in whole..some {
                 let from = (self.starts[i] - lo) as usize;
                 let mine = &self.cells[i * self.n..(i + 1) * self.n];

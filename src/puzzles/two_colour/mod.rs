@@ -238,7 +238,13 @@ fn tasks(prefixes: &[index::Prefix], group: &[Symmetry], n: u32) -> Vec<usize> {
     let n = n as usize;
     let mirrored = group.iter().any(|g| g.map(n, 0, 0) == (0, n - 1));
     (0..prefixes.len())
-        .filter(|&t| !mirrored || prefixes[t].cols.first().is_none_or(|&c| 2 * c as usize <= n - 1))
+        .filter(|&t| {
+            !mirrored
+                || prefixes[t]
+                    .cols
+                    .first()
+                    .is_none_or(|&c| 2 * (c as usize) < n)
+        })
         .collect()
 }
 
@@ -304,7 +310,8 @@ impl Board<'_> {
             .par_iter()
             .with_max_len(1)
             .map(|&(t, cost)| {
-                let share = u128::from(cost) * u128::from(slice.end - slice.start) / u128::from(total);
+                let share =
+                    u128::from(cost) * u128::from(slice.end - slice.start) / u128::from(total);
                 let (id, cost) = (first + t, share as u64);
                 if progress.should_stop() {
                     return Err(Error::Interrupted);

@@ -465,7 +465,11 @@ mod tests {
 
     /// The answers of `text`, read in blocks of `block` bytes, lines streaming from
     /// `stream_from` values.
-    fn answers(text: &str, block: usize, stream_from: usize) -> Result<Vec<(usize, Answer)>, Error> {
+    fn answers(
+        text: &str,
+        block: usize,
+        stream_from: usize,
+    ) -> Result<Vec<(usize, Answer)>, Error> {
         let mut all = Vec::new();
         let input = std::io::BufReader::with_capacity(block, text.as_bytes());
         check_answers_from(input, "t", None, stream_from, &mut |line, answer| {
@@ -494,7 +498,9 @@ mod tests {
             ("nope\n", 1, 1),
         ] {
             match answers(bad, 2, STREAM_FROM) {
-                Err(Error::Parse { line: l, column: c, .. }) => {
+                Err(Error::Parse {
+                    line: l, column: c, ..
+                }) => {
                     assert_eq!((l, c), (line, Some(column)), "{bad:?}")
                 }
                 other => panic!("{bad:?}: {other:?}"),
@@ -502,7 +508,10 @@ mod tests {
         }
         let endless = "n".repeat(10_000);
         assert!(answers(&endless, 16, STREAM_FROM).is_err());
-        assert!(read("no solution\n").is_err(), "read_perms reads permutations only");
+        assert!(
+            read("no solution\n").is_err(),
+            "read_perms reads permutations only"
+        );
     }
 
     #[test]
@@ -521,7 +530,9 @@ mod tests {
             line: "row"
         }));
         let above = verdict("1 9 9 3\n");
-        assert!(above.problems.contains(&Problem::RowsAbove { count: 1, n: 4 }));
+        assert!(above
+            .problems
+            .contains(&Problem::RowsAbove { count: 1, n: 4 }));
         let zero = verdict("0 2 4 1 3\n");
         assert!(zero.problems.contains(&Problem::OutOfRange {
             column: 1,

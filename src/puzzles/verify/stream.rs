@@ -52,7 +52,10 @@ impl Bits {
             return 0;
         };
         let head = u64::from((first >> (from % 64)).count_ones());
-        let rest: u64 = self.0[word + 1..].iter().map(|w| u64::from(w.count_ones())).sum();
+        let rest: u64 = self.0[word + 1..]
+            .iter()
+            .map(|w| u64::from(w.count_ones()))
+            .sum();
         head + rest
     }
 }
