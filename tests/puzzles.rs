@@ -208,7 +208,8 @@ fn two_colour_json_reports_solutions_and_pairs() {
 #[test]
 fn two_colour_no_symmetry_agrees_with_the_symmetry_reduction() {
     let open = format!("7\n{}", "1 1 1 1 1 1 1\n".repeat(7));
-    let masked = "6\n1 1 1 1 1 1\n1 1 0 1 1 1\n1 1 1 1 1 1\n1 1 1 1 1 1\n1 0 1 1 1 1\n1 1 1 1 1 1\n";
+    let masked =
+        "6\n1 1 1 1 1 1\n1 1 0 1 1 1\n1 1 1 1 1 1\n1 1 1 1 1 1\n1 0 1 1 1 1\n1 1 1 1 1 1\n";
     for (board, pairs) in [(open.as_str(), "496\n"), (masked, "")] {
         let with = stdout_of_stdin(&["two-colour", "-q"], board);
         let without = stdout_of_stdin(&["two-colour", "-q", "--no-symmetry"], board);
@@ -318,7 +319,10 @@ fn min_conflicts_is_valid_and_reproducible_by_seed() {
 #[test]
 fn place_judge_format() {
     let out = stdout_of_stdin(&["place", "--stdin"], "8\n\n4\n0\n9\n");
-    assert_eq!(out, "2 4 6 8 3 1 7 5\n\n2 4 1 3\n", "a blank line for a blank line");
+    assert_eq!(
+        out, "2 4 6 8 3 1 7 5\n\n2 4 1 3\n",
+        "a blank line for a blank line"
+    );
     nqueens()
         .args(["place", "--stdin"])
         .write_stdin("5\n3\n4\n")
@@ -349,7 +353,10 @@ fn place_judge_boards_are_separated_and_json_always_names_the_method() {
     for line in &lines {
         assert_eq!(line["method"], "construct", "{line}");
     }
-    assert_eq!((lines[0]["n"].as_u64(), lines[0]["rows"].is_null()), (Some(2), true));
+    assert_eq!(
+        (lines[0]["n"].as_u64(), lines[0]["rows"].is_null()),
+        (Some(2), true)
+    );
     assert!(lines[1]["n"].is_null());
     assert_eq!(lines[2]["n"], 4);
 }
@@ -372,7 +379,10 @@ fn place_judge_output_verifies_past_its_no_solution_lines() {
         .get_output()
         .clone();
     let report = String::from_utf8(out.stdout).unwrap();
-    assert!(report.starts_with("line 1: valid, n = 8\nline 2: no solution claimed\n"), "{report}");
+    assert!(
+        report.starts_with("line 1: valid, n = 8\nline 2: no solution claimed\n"),
+        "{report}"
+    );
     assert!(report.contains("line 3: valid, n = 10"), "{report}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("1 'no solution' not checked"));
     nqueens()
@@ -386,7 +396,10 @@ fn place_judge_output_verifies_past_its_no_solution_lines() {
         .write_stdin("no solution\n")
         .assert()
         .code(1)
-        .stdout(predicate::str::contains("INVALID").and(predicate::str::contains("n = 8 has solutions")));
+        .stdout(
+            predicate::str::contains("INVALID")
+                .and(predicate::str::contains("n = 8 has solutions")),
+        );
 }
 
 #[test]
@@ -404,7 +417,9 @@ fn verify_checks_a_line_too_long_to_keep_as_it_streams() {
         .write_stdin(bad)
         .assert()
         .code(1)
-        .stdout(predicate::str::contains("is on a row an earlier queen holds"));
+        .stdout(predicate::str::contains(
+            "is on a row an earlier queen holds",
+        ));
 }
 
 fn stdout_of_stdin(args: &[&str], input: &str) -> String {
