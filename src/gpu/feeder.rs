@@ -665,11 +665,11 @@ impl Loop {
     }
 }
 
-/// Dispatches, clears and copies a batch records, whatever its joins (slot.rs): 5 uploads,
-/// 6 clears, about 21 dispatches (scans of more than one `SCAN_SEGMENT` add two or four),
+/// Dispatches, clears and copies a batch records, whatever its joins (slot.rs): 6 uploads,
+/// 6 clears, about 19 dispatches (scans of more than one `SCAN_SEGMENT` add two or four),
 /// the results' copies and the timestamps' resolve; the tree's top levels come on top
 /// ([`batch_steps`]).
-pub(crate) const STEPS_PER_BATCH: u64 = 37;
+pub(crate) const STEPS_PER_BATCH: u64 = 36;
 
 /// The steps of a batch whose trees are built `top_levels` levels from the roots level
 /// by level (slot.rs): one dispatch each.

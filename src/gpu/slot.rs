@@ -243,6 +243,10 @@ pub(crate) struct Buffers {
     pub(crate) joins: wgpu::Buffer,
     pub(crate) scan: wgpu::Buffer,
     pub(crate) args: wgpu::Buffer,
+    /// The subtrees' dispatch arguments, which the top levels keep as they list them: a
+    /// buffer of its own, as a dispatch cannot read its arguments from a buffer it binds to
+    /// write (tree.wgsl, `args_out`).
+    pub(crate) tree_args: wgpu::Buffer,
     pub(crate) results: wgpu::Buffer,
     pub(crate) fills: wgpu::Buffer,
     pub(crate) stored: wgpu::Buffer,
@@ -264,7 +268,10 @@ pub(crate) struct Buffers {
 struct Groups {
     gen: wgpu::BindGroup,
     plan: wgpu::BindGroup,
+    /// The tree's kernels, appending to lists whose dispatch arguments are in `tree_args`
+    /// (the top levels) or `args` (the subtrees).
     tree: wgpu::BindGroup,
+    tree_rest: wgpu::BindGroup,
     tables: wgpu::BindGroup,
     route: wgpu::BindGroup,
     count: wgpu::BindGroup,
@@ -321,6 +328,11 @@ impl Slot {
                 "dispatch arguments",
                 4 * n(ARGS_WORDS),
                 storage | wgpu::BufferUsages::INDIRECT,
+            ),
+            tree_args: make(
+                "tree dispatch arguments",
+                4 * n(ARGS_WORDS),
+                input | wgpu::BufferUsages::INDIRECT,
             ),
             results: make(
                 "results",
@@ -456,8 +468,12 @@ impl Slot {
                 self.cap.blocks + 1,
             ),
         ];
-        let uploads: [(&wgpu::Buffer, &[u8]); 5] = [
+        // No subtrees yet: the top levels that list them raise it.
+        let mut tree_args = [0u32; ARGS_WORDS as usize];
+        tree_args[ARGS_SUBTREES as usize + 2] = 1;
+        let uploads: [(&wgpu::Buffer, &[u8]); 6] = [
             (&b.params, &params.bytes),
+            (&b.tree_args, bytemuck::cast_slice(&tree_args)),
             (&b.jobs, bytemuck::cast_slice(&packed.jobs)),
             (&b.sides, bytemuck::cast_slice(&packed.sides)),
             (&b.joins, bytemuck::cast_slice(&packed.joins)),
@@ -499,10 +515,8 @@ impl Slot {
                     k.wide_back.dispatch(pass, &g.tree, at, tiles);
                 }
             }
-            k.subtree_args.dispatch(pass, &g.plan, 0, 1);
             k.tree_rest
-                .dispatch_indirect(pass, &g.tree, 0, &b.args, ARGS_SUBTREES);
-            k.pair_args.dispatch(pass, &g.plan, 0, 1);
+                .dispatch_indirect(pass, &g.tree_rest, 0, &b.tree_args, ARGS_SUBTREES);
             k.tree_pairs
                 .dispatch_indirect(pass, &g.tree, 0, &b.args, ARGS_PAIRS);
             k.alloc_blocks.dispatch(pass, &g.plan, 0, 1);
@@ -720,7 +734,15 @@ impl Groups {
                 p,
                 &[
                     &b.fills, &b.stored, &b.temp, &b.queries, &b.tree, &b.leaves, &b.scan,
-                    &b.lists, &b.results,
+                    &b.lists, &b.tree_args, &b.results,
+                ],
+            ),
+            tree_rest: k.tree_top.bind(
+                d,
+                p,
+                &[
+                    &b.fills, &b.stored, &b.temp, &b.queries, &b.tree, &b.leaves, &b.scan,
+                    &b.lists, &b.args, &b.results,
                 ],
             ),
             tables: k.tables.bind(
