@@ -176,8 +176,7 @@ fn sieve(s: &Shape, out: &mut Vec<Step>) {
             wide(level, out);
         }
     }
-    // `subtree_args`, then the subtrees (an indirect dispatch).
-    out.push(step(SIEVE, 0.0, 0.0));
+    // The subtrees, an indirect dispatch whose arguments the top levels kept.
     validation(s, SIEVE, out);
     out.push(tree_step(
         s.rest_accesses,
@@ -185,8 +184,7 @@ fn sieve(s: &Shape, out: &mut Vec<Step>) {
         s.rest_iterations_peak,
         s.rest_iterations,
     ));
-    // `pair_args`, then the leaves of two blocks.
-    out.push(step(SIEVE, 0.0, 0.0));
+    // The leaves of two blocks, likewise from the subtrees' arguments.
     validation(s, SIEVE, out);
     out.push(tree_step(
         s.pair_accesses,
