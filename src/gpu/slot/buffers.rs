@@ -201,6 +201,18 @@ impl Groups {
         let k = &dev.kernels;
         let d = &dev.device;
         let p = &b.params;
+        // The tree's kernels, with `args_out` where the list they append to keeps its
+        // dispatch arguments.
+        let tree = |args_out: &wgpu::Buffer| {
+            k.tree_top.bind(
+                d,
+                p,
+                &[
+                    &b.fills, &b.stored, &b.temp, &b.queries, &b.tree, &b.leaves, &b.scan,
+                    &b.lists, args_out, &b.results,
+                ],
+            )
+        };
         Groups {
             gen: k.count_pairs.bind(
                 d,
@@ -218,22 +230,8 @@ impl Groups {
                     &b.sides, &b.args,
                 ],
             ),
-            tree: k.tree_top.bind(
-                d,
-                p,
-                &[
-                    &b.fills, &b.stored, &b.temp, &b.queries, &b.tree, &b.leaves, &b.scan,
-                    &b.lists, &b.tree_args, &b.results,
-                ],
-            ),
-            tree_rest: k.tree_top.bind(
-                d,
-                p,
-                &[
-                    &b.fills, &b.stored, &b.temp, &b.queries, &b.tree, &b.leaves, &b.scan,
-                    &b.lists, &b.args, &b.results,
-                ],
-            ),
+            tree: tree(&b.tree_args),
+            tree_rest: tree(&b.args),
             tables: k.tables.bind(
                 d,
                 p,
