@@ -11,8 +11,8 @@ const INSTALL: &str = "install the Vulkan loader (Debian/Ubuntu: libvulkan1) and
                        driver's Vulkan driver (NVIDIA: the driver's Vulkan ICD; AMD/Intel: \
                        mesa-vulkan-drivers)";
 
-/// Storage buffers the busiest kernel binds (the batch's bookkeeping, `plan.wgsl`).
-const STORAGE_BUFFERS: u32 = 9;
+/// Storage buffers the busiest kernels bind (the tree's, `tree.wgsl`).
+const STORAGE_BUFFERS: u32 = 10;
 
 /// What a machine whose Vulkan loader works but offers no device needs.
 const INSTALL_DRIVER: &str = "install your GPU driver's Vulkan driver (NVIDIA: the driver's \

@@ -40,9 +40,7 @@ pub(crate) struct Kernels {
     pub(crate) wide_scan: Kernel,
     pub(crate) wide_move: Kernel,
     pub(crate) wide_back: Kernel,
-    pub(crate) subtree_args: Kernel,
     pub(crate) tree_rest: Kernel,
-    pub(crate) pair_args: Kernel,
     pub(crate) tree_pairs: Kernel,
     pub(crate) alloc_blocks: Kernel,
     pub(crate) place_blocks: Kernel,
@@ -57,7 +55,9 @@ pub(crate) struct Kernels {
 /// The storage bindings (from binding 1) of each module's kernels, in binding order.
 pub(crate) const GEN: &[Access] = &[Read, Read, Read, Read, Write, Write, Write, Write];
 pub(crate) const PLAN: &[Access] = &[Write, Read, Read, Write, Write, Read, Write, Read, Write];
-pub(crate) const TREE: &[Access] = &[Read, Write, Write, Read, Write, Write, Write, Write, Write];
+pub(crate) const TREE: &[Access] = &[
+    Read, Write, Write, Read, Write, Write, Write, Write, Write, Write,
+];
 pub(crate) const TABLES: &[Access] = &[Read, Read, Read, Read, Write, Write, Write];
 pub(crate) const ROUTE: &[Access] = &[Write, Read, Read, Read, Read, Write, Write];
 pub(crate) const COUNT: &[Access] = &[Write, Read, Read, Read, Read, Read];
@@ -107,9 +107,7 @@ impl Kernels {
             wide_scan: k(&tree, "wide_scan", &tree_l),
             wide_move: k(&tree, "wide_move", &tree_l),
             wide_back: k(&tree, "wide_back", &tree_l),
-            subtree_args: k(&plan, "subtree_args", &plan_l),
             tree_rest: k(&tree, "rest", &tree_l),
-            pair_args: k(&plan, "pair_args", &plan_l),
             tree_pairs: k(&tree, "pairs", &tree_l),
             alloc_blocks: k(&plan, "alloc_blocks", &plan_l),
             place_blocks: k(&plan, "place_blocks", &plan_l),

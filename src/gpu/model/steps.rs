@@ -170,8 +170,7 @@ fn sieve(s: &Shape, out: &mut Vec<Step>) {
             wide(level, out);
         }
     }
-    // `subtree_args`, then the subtrees (an indirect dispatch).
-    out.push(step(SIEVE, 0.0, 0.0));
+    // The subtrees, an indirect dispatch whose arguments the top levels kept.
     validation(s, SIEVE, out);
     out.push(tree_step(
         s.rest_accesses,
@@ -180,8 +179,7 @@ fn sieve(s: &Shape, out: &mut Vec<Step>) {
         s.rest_iterations,
         L2_ACCESSES_PER_SECOND,
     ));
-    // `pair_args`, then the leaves of two blocks.
-    out.push(step(SIEVE, 0.0, 0.0));
+    // The leaves of two blocks, likewise from the subtrees' arguments.
     validation(s, SIEVE, out);
     out.push(tree_step(
         s.pair_accesses,

@@ -270,6 +270,10 @@ fn join_sizes(@builtin(local_invocation_index) li: u32) {
         args[ARGS_TIES] = ties.x;
         args[ARGS_TIES + 1u] = ties.y;
         args[ARGS_TIES + 2u] = ties.z;
+        // No leaves of two blocks yet: the subtrees that list them raise it (tree.wgsl).
+        args[ARGS_PAIRS] = 0u;
+        args[ARGS_PAIRS + 1u] = 0u;
+        args[ARGS_PAIRS + 2u] = 1u;
     }
 }
 
@@ -320,25 +324,6 @@ fn job_dest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_inde
     scan[at] = dest;
     scan[at + 1u] = skip;
     scan[at + 2u] = keep;
-}
-
-// The subtrees' dispatch (tree.wgsl), once the top levels have listed them: a workgroup
-// each, within the list's room.
-@compute @workgroup_size(1)
-fn subtree_args() {
-    let a = row_args(min(scan[HEAD_LISTS + TOP_LEVELS - 1u], p.subtree_cap));
-    args[ARGS_SUBTREES] = a.x;
-    args[ARGS_SUBTREES + 1u] = a.y;
-    args[ARGS_SUBTREES + 2u] = a.z;
-}
-
-// The dispatch of the tree's leaves of two blocks, once the subtrees have listed them.
-@compute @workgroup_size(1)
-fn pair_args() {
-    let a = row_args(min(scan[HEAD_LISTS + TOP_LEVELS], p.pair_cap));
-    args[ARGS_PAIRS] = a.x;
-    args[ARGS_PAIRS + 1u] = a.y;
-    args[ARGS_PAIRS + 2u] = a.z;
 }
 
 // Each fill's tree as built, and its blocks, given out in order; the tables' dispatch.

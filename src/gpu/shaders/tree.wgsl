@@ -49,6 +49,12 @@
 // The lists of nodes to build: each top level's after the first, then the subtrees'
 // (their lengths are HEAD_LISTS words of `scan`).
 @group(0) @binding(8) var<storage, read_write> lists: array<Node>;
+// The indirect dispatch arguments (ARGS_* words) of the list a kernel appends to, kept by
+// its appenders: the subtrees' (the top levels' kernels: a buffer of their own, the host
+// sets it to no workgroups) and the two-block leaves' (`rest`: `args`, which `join_sizes`
+// sets so). A dispatch cannot read its arguments from a buffer it binds to write, so each
+// list's are where the kernels dispatched from them do not bind.
+@group(0) @binding(9) var<storage, read_write> args_out: array<atomic<u32>>;
 
 const NONE: u32 = 0xffffffffu;
 // A path splits on each key bit at most once: at most 61 levels below a subtree's root,
@@ -360,6 +366,20 @@ fn append(list: u32, e: Node) {
         return;
     }
     lists[list_at(list) + i] = e;
+    if (list == TOP_LEVELS) {
+        grow_args(ARGS_SUBTREES, i + 1u);
+    } else if (list == PAIRS) {
+        grow_args(ARGS_PAIRS, i + 1u);
+    }
+}
+
+// Raises the dispatch at `at` in `args_out` to at least `groups` workgroups, in rows as
+// `row_args` lays them out (its z word is 1 already): within the list's room, so within
+// 65,535 a dimension.
+fn grow_args(at: u32, groups: u32) {
+    let a = row_args(groups);
+    atomicMax(&args_out[at], a.x);
+    atomicMax(&args_out[at + 1u], a.y);
 }
 
 // Sends a top-level child to the next level's list, or to the subtrees'.
@@ -721,7 +741,7 @@ fn pop() {
 @compute @workgroup_size(GROUP_SIZE)
 fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let g = flat_group(wg);
-    if (g >= p.subtree_cap) {
+    if (g >= min(atomicLoad(&scan[list_len(TOP_LEVELS)]), p.subtree_cap)) {
         return;
     }
     let root = lists[list_at(TOP_LEVELS) + g];

@@ -22,6 +22,10 @@ pub(crate) struct Buffers {
     pub(crate) joins: wgpu::Buffer,
     pub(crate) scan: wgpu::Buffer,
     pub(crate) args: wgpu::Buffer,
+    /// The subtrees' dispatch arguments, which the top levels keep as they list them: a
+    /// buffer of its own, as a dispatch cannot read its arguments from a buffer it binds to
+    /// write (tree.wgsl, `args_out`).
+    pub(crate) tree_args: wgpu::Buffer,
     pub(crate) results: wgpu::Buffer,
     pub(crate) fills: wgpu::Buffer,
     pub(crate) stored: wgpu::Buffer,
@@ -43,7 +47,10 @@ pub(crate) struct Buffers {
 pub(super) struct Groups {
     pub(super) gen: wgpu::BindGroup,
     pub(super) plan: wgpu::BindGroup,
+    /// The tree's kernels, appending to lists whose dispatch arguments are in `tree_args`
+    /// (the top levels) or `args` (the subtrees).
     pub(super) tree: wgpu::BindGroup,
+    pub(super) tree_rest: wgpu::BindGroup,
     pub(super) tables: wgpu::BindGroup,
     pub(super) route: wgpu::BindGroup,
     pub(super) count: wgpu::BindGroup,
@@ -100,6 +107,11 @@ impl Slot {
                 "dispatch arguments",
                 4 * n(ARGS_WORDS),
                 storage | wgpu::BufferUsages::INDIRECT,
+            ),
+            tree_args: make(
+                "tree dispatch arguments",
+                4 * n(ARGS_WORDS),
+                input | wgpu::BufferUsages::INDIRECT,
             ),
             results: make(
                 "results",
@@ -189,6 +201,18 @@ impl Groups {
         let k = &dev.kernels;
         let d = &dev.device;
         let p = &b.params;
+        // The tree's kernels, with `args_out` where the list they append to keeps its
+        // dispatch arguments.
+        let tree = |args_out: &wgpu::Buffer| {
+            k.tree_top.bind(
+                d,
+                p,
+                &[
+                    &b.fills, &b.stored, &b.temp, &b.queries, &b.tree, &b.leaves, &b.scan,
+                    &b.lists, args_out, &b.results,
+                ],
+            )
+        };
         Groups {
             gen: k.count_pairs.bind(
                 d,
@@ -206,14 +230,8 @@ impl Groups {
                     &b.sides, &b.args,
                 ],
             ),
-            tree: k.tree_top.bind(
-                d,
-                p,
-                &[
-                    &b.fills, &b.stored, &b.temp, &b.queries, &b.tree, &b.leaves, &b.scan,
-                    &b.lists, &b.results,
-                ],
-            ),
+            tree: tree(&b.tree_args),
+            tree_rest: tree(&b.args),
             tables: k.tables.bind(
                 d,
                 p,

@@ -7,7 +7,7 @@ use super::scan::{run_scan, scan_steps};
 use crate::gpu::device::Device;
 use crate::gpu::layout::{
     Batch, Job, JoinDesc, Side, ARGS_COUNT, ARGS_PAIRS, ARGS_ROUTE, ARGS_SUBTREES, ARGS_TABLES,
-    ARGS_TIES, BLOCK_KEYS, GROUP_SIZE, RESULT_WORDS, SUBTREE_KEYS, TILE, TOP_LEVELS,
+    ARGS_TIES, ARGS_WORDS, BLOCK_KEYS, GROUP_SIZE, RESULT_WORDS, SUBTREE_KEYS, TILE, TOP_LEVELS,
 };
 
 /// Keys sampled at a tree node to choose its bit (as the CPU trie's).
@@ -21,10 +21,10 @@ pub(crate) const QUERY_SAMPLE: u32 = 4096;
 pub(crate) const LEAF_KEYS: u32 = BLOCK_KEYS;
 
 /// Steps a batch records whatever its joins, for the throughput sum (the span model counts
-/// them one by one, [`Recording`]): the uploads as one, 17 dispatches (scans of more than
+/// them one by one, [`Recording`]): the uploads as one, 15 dispatches (scans of more than
 /// one `SCAN_SEGMENT` add two or four), the results' copy and the timestamps' resolve and
 /// copy; the tree's top levels come on top ([`batch_steps`]).
-pub(crate) const STEPS_PER_BATCH: u64 = 22;
+pub(crate) const STEPS_PER_BATCH: u64 = 20;
 
 /// The steps of a batch whose trees are built `top_levels` levels from the roots level
 /// by level: one dispatch each.
@@ -165,8 +165,12 @@ impl Slot {
                 self.cap.blocks + 1,
             ),
         ];
-        let uploads: [(&wgpu::Buffer, &[u8]); 5] = [
+        // No subtrees yet: the top levels that list them raise it.
+        let mut tree_args = [0u32; ARGS_WORDS as usize];
+        tree_args[ARGS_SUBTREES as usize + 2] = 1;
+        let uploads: [(&wgpu::Buffer, &[u8]); 6] = [
             (&b.params, &params.bytes),
+            (&b.tree_args, bytemuck::cast_slice(&tree_args)),
             (&b.jobs, bytemuck::cast_slice(&packed.jobs)),
             (&b.sides, bytemuck::cast_slice(&packed.sides)),
             (&b.joins, bytemuck::cast_slice(&packed.joins)),
@@ -211,10 +215,9 @@ impl Slot {
                         + k.wide_back.dispatch(pass, &g.tree, at, tiles);
                 }
             }
-            n + k.subtree_args.dispatch(pass, &g.plan, 0, 1)
-                + k.tree_rest
-                    .dispatch_indirect(pass, &g.tree, 0, &b.args, ARGS_SUBTREES)
-                + k.pair_args.dispatch(pass, &g.plan, 0, 1)
+            n + k
+                .tree_rest
+                .dispatch_indirect(pass, &g.tree_rest, 0, &b.tree_args, ARGS_SUBTREES)
                 + k.tree_pairs
                     .dispatch_indirect(pass, &g.tree, 0, &b.args, ARGS_PAIRS)
                 + k.alloc_blocks.dispatch(pass, &g.plan, 0, 1)
