@@ -69,21 +69,30 @@ fn kind(dev: &Device) -> usize {
     }
 }
 
-/// The bytes of one batch slot `NQUEENS_GPU_SLOT_MIB` asks for, if set.
+/// The bytes of one batch slot `NQUEENS_GPU_SLOT_MIB` asks for, if set (an empty value is
+/// unset, as an empty `NQUEENS_ISA` is).
 ///
 /// # Errors
 /// A value that is not a whole number of MiB from 16 to 65,536.
 pub(crate) fn slot_bytes() -> Result<Option<u64>, crate::Error> {
-    let var = crate::env::GPU_SLOT_VAR;
-    let Some(raw) = std::env::var_os(var) else {
+    slot_bytes_of(std::env::var_os(crate::env::GPU_SLOT_VAR).as_deref())
+}
+
+/// [`slot_bytes`] of the variable's value `raw` (`None`: unset).
+fn slot_bytes_of(raw: Option<&std::ffi::OsStr>) -> Result<Option<u64>, crate::Error> {
+    let Some(raw) = raw else {
         return Ok(None);
     };
     let text = raw.to_string_lossy();
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
     match text.trim().parse::<u64>() {
         Ok(mib @ 16..=65_536) => Ok(Some(mib << 20)),
         _ => Err(crate::Error::NoGpu(format!(
-            "{var}={text:?}: give a batch slot's GPU memory as a whole number of MiB from 16 \
-             to 65536"
+            "{}={text:?}: give a batch slot's GPU memory as a whole number of MiB from 16 \
+             to 65536",
+            crate::env::GPU_SLOT_VAR
         ))),
     }
 }
@@ -267,5 +276,26 @@ impl Joiner for GpuJoiner {
 
     fn describe(&self) -> String {
         format!("GPU {}", self.device.adapter.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    /// An empty or blank `NQUEENS_GPU_SLOT_MIB` is unset, as an empty `NQUEENS_ISA` is; a
+    /// value outside 16..=65,536 MiB or not a number is refused.
+    #[test]
+    fn an_empty_slot_size_is_unset() {
+        let of = |raw: &str| slot_bytes_of(Some(OsStr::new(raw)));
+        assert_eq!(slot_bytes_of(None).unwrap(), None);
+        assert_eq!(of("").unwrap(), None);
+        assert_eq!(of("  ").unwrap(), None);
+        assert_eq!(of(" 16 ").unwrap(), Some(16 << 20));
+        assert_eq!(of("65536").unwrap(), Some(65_536 << 20));
+        for bad in ["15", "65537", "1.5", "abc", "-16"] {
+            assert!(matches!(of(bad), Err(crate::Error::NoGpu(_))), "{bad}");
+        }
     }
 }
