@@ -144,6 +144,39 @@ mod with_gpu {
         assert_eq!(gpu["pass_seconds"].as_object().map(|o| o.len()), Some(6));
     }
 
+    /// Every batch slot size `NQUEENS_GPU_SLOT_MIB` takes (16 to 65,536 MiB) counts exactly,
+    /// or is refused before any batch with one line that says the most this GPU takes
+    /// (lavapipe's bindings make the largest sizes pointless); empty, it is unset.
+    #[test]
+    fn every_slot_size_counts_or_is_refused_in_one_line() {
+        if !have_gpu("every_slot_size_counts_or_is_refused_in_one_line") {
+            return;
+        }
+        for mib in ["", "16", "65536"] {
+            let out = super::common::nqueens_std()
+                .args(["count", "8", "--gpu", "-q"])
+                .env("NQUEENS_GPU_SLOT_MIB", mib)
+                .output()
+                .unwrap();
+            let (stdout, err) = (
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+            );
+            let errors: Vec<_> = err.lines().filter(|l| l.starts_with("nqueens:")).collect();
+            match out.status.code() {
+                Some(0) => assert_eq!(stdout.trim(), "92", "{mib}: {err}"),
+                Some(2) => assert!(
+                    mib == "65536"
+                        && errors.len() == 1
+                        && errors[0].contains("takes batch slots of at most")
+                        && !err.contains("Validation"),
+                    "{mib}: {err}"
+                ),
+                other => panic!("{mib}: {other:?} {err}"),
+            }
+        }
+    }
+
     #[test]
     fn a_gpu_that_is_not_there_or_another_engine_is_a_usage_error() {
         if !have_gpu("a_gpu_that_is_not_there_or_another_engine_is_a_usage_error") {

@@ -9,9 +9,10 @@ use super::feeder::{Feeder, Ticket};
 use super::layout::BLOCK_KEYS;
 use super::request::Request;
 use super::resident::Resident;
-use super::slot::Capacity;
+use super::slot::{binding, Capacity, Sizes};
 use crate::engine::mitm::join::{Join, Joiner, Keys, Pending};
 use crate::engine::mitm::simd::Level;
+use crate::error::Error;
 use crate::work::Work;
 
 /// Bytes of GPU memory one batch slot takes on a GPU of its own, on an integrated one, and
@@ -74,12 +75,12 @@ fn kind(dev: &Device) -> usize {
 ///
 /// # Errors
 /// A value that is not a whole number of MiB from 16 to 65,536.
-pub(crate) fn slot_bytes() -> Result<Option<u64>, crate::Error> {
+pub(crate) fn slot_bytes() -> Result<Option<u64>, Error> {
     slot_bytes_of(std::env::var_os(crate::env::GPU_SLOT_VAR).as_deref())
 }
 
 /// [`slot_bytes`] of the variable's value `raw` (`None`: unset).
-fn slot_bytes_of(raw: Option<&std::ffi::OsStr>) -> Result<Option<u64>, crate::Error> {
+fn slot_bytes_of(raw: Option<&std::ffi::OsStr>) -> Result<Option<u64>, Error> {
     let Some(raw) = raw else {
         return Ok(None);
     };
@@ -89,7 +90,7 @@ fn slot_bytes_of(raw: Option<&std::ffi::OsStr>) -> Result<Option<u64>, crate::Er
     }
     match text.trim().parse::<u64>() {
         Ok(mib @ 16..=65_536) => Ok(Some(mib << 20)),
-        _ => Err(crate::Error::NoGpu(format!(
+        _ => Err(Error::NoGpu(format!(
             "{}={text:?}: give a batch slot's GPU memory as a whole number of MiB from 16 \
              to 65536",
             crate::env::GPU_SLOT_VAR
@@ -97,17 +98,84 @@ fn slot_bytes_of(raw: Option<&std::ffi::OsStr>) -> Result<Option<u64>, crate::Er
     }
 }
 
+/// The capacity of the batch slots of `bytes` bytes `NQUEENS_GPU_SLOT_MIB` asks for on `dev`,
+/// or why `dev` takes none so large: past the budget at which every buffer is as large as
+/// one binding holds, more bytes would go unused.
+fn asked_capacity(dev: &Device, bytes: u64) -> Result<Capacity, Error> {
+    let bind = binding(dev);
+    let most = Capacity::most_budget(bind) >> 20;
+    let cap = Capacity::within(bind, bytes);
+    if bytes >> 20 <= most && Sizes::of(&cap).largest() <= bind {
+        return Ok(cap);
+    }
+    Err(Error::NoGpu(format!(
+        "{}={}: {} takes batch slots of at most {most} MiB (past that every buffer is as \
+         large as one binding holds, {} MiB); give at most {most}",
+        crate::env::GPU_SLOT_VAR,
+        bytes >> 20,
+        dev.adapter.name,
+        bind >> 20
+    )))
+}
+
+/// Why `dev` could not make its batch slots (`error`, wgpu's, on one line): for slots of
+/// `asked` bytes from `NQUEENS_GPU_SLOT_MIB`, that value is too large for it.
+fn slots_failed(dev: &Device, asked: Option<u64>, error: &wgpu::Error) -> Error {
+    let why = error
+        .to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    match asked {
+        Some(bytes) => Error::NoGpu(format!(
+            "{}={}: {} could not make its batch slots of that size ({why}); give a smaller \
+             value",
+            crate::env::GPU_SLOT_VAR,
+            bytes >> 20,
+            dev.adapter.name
+        )),
+        None => Error::Gpu(format!(
+            "{} could not make its batch slots ({why})",
+            dev.adapter.name
+        )),
+    }
+}
+
 impl GpuJoiner {
     /// A joiner on `device` whose batch slots take `slot_bytes` each (default: by the kind
     /// of adapter).
+    ///
+    /// # Errors
+    /// [`Error::NoGpu`] where the slots asked for are more than `device` takes or can make;
+    /// [`Error::Gpu`] where it cannot make the default ones (out of memory).
     pub(crate) fn new(
         device: Arc<Device>,
         slot_bytes: Option<u64>,
         fail_after: Option<u64>,
-    ) -> Self {
+    ) -> Result<Self, Error> {
         let kind = kind(&device);
-        let cap = Capacity::of_budget(&device, slot_bytes.unwrap_or(SLOT_BYTES[kind]));
-        Self::with_capacity(device, cap, RESIDENT_BYTES[kind] / 8, fail_after)
+        let cap = match slot_bytes {
+            Some(bytes) => asked_capacity(&device, bytes)?,
+            None => Capacity::of_budget(&device, SLOT_BYTES[kind]),
+        };
+        let memory = device
+            .device
+            .push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let valid = device
+            .device
+            .push_error_scope(wgpu::ErrorFilter::Validation);
+        let joiner = Self::with_capacity(
+            Arc::clone(&device),
+            cap,
+            RESIDENT_BYTES[kind] / 8,
+            fail_after,
+        );
+        let invalid = pollster::block_on(valid.pop());
+        let failed = invalid.or(pollster::block_on(memory.pop()));
+        match failed {
+            None => Ok(joiner),
+            Some(e) => Err(slots_failed(&device, slot_bytes, &e)),
+        }
     }
 
     /// A joiner whose batch slots have capacity `cap` and whose resident words hold
@@ -295,7 +363,7 @@ mod tests {
         assert_eq!(of(" 16 ").unwrap(), Some(16 << 20));
         assert_eq!(of("65536").unwrap(), Some(65_536 << 20));
         for bad in ["15", "65537", "1.5", "abc", "-16"] {
-            assert!(matches!(of(bad), Err(crate::Error::NoGpu(_))), "{bad}");
+            assert!(matches!(of(bad), Err(Error::NoGpu(_))), "{bad}");
         }
     }
 }
