@@ -9,15 +9,15 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use super::cut::{cut_plan, larger_role, past_room, stored_role};
+use super::cut::{cut_plan, larger_role, past_room, portion_plan, stored_role};
 use super::room::{Room, Sizes};
 use super::shares::{joined_work, pass_seconds, Shares};
 use super::submission::{Reply, Submission, Whole};
 use crate::gpu::device::Device;
 use crate::gpu::layout::{
-    wide, Job, Side, CARRIED, FILL_EMPTY, FILL_ERRORS, FILL_OVER_ROUTES, FILL_REFUSED,
-    FILL_TOO_LARGE, FILL_UNFINISHED, JOIN_PORTION, RESULT_SIZES, RESULT_STATUS, RESULT_WEIGHTED,
-    RESULT_WORDS, ROLE_EAST,
+    wide, Job, Side, CARRIED, FILL_EMPTY, FILL_ERRORS, FILL_REFUSED, FILL_TOO_LARGE,
+    FILL_UNFINISHED, JOIN_PORTION, RESULT_SIZES, RESULT_STATUS, RESULT_WEIGHTED, RESULT_WORDS,
+    ROLE_EAST,
 };
 use crate::gpu::request::Request;
 use crate::gpu::resident::Resident;
@@ -416,11 +416,19 @@ impl Loop {
             // cut. (A tree not finished is the join's own, not its batch's: it is cut
             // wherever it ran; so is one whose blocks or routes alone pass a batch's.)
             self.queue.push_front(Submission { alone: true, ..s });
-        } else if s.request.desc.flags & JOIN_PORTION != 0 && status != FILL_OVER_ROUTES {
-            // A portion is a range of its stored keys: cut only into smaller ranges (its
-            // queries, below, are cut by jobs as any join's: that leaves its stored keys).
-            let parts = s.request.halves();
-            self.queue_parts(s, parts, work);
+        } else if s.request.desc.flags & JOIN_PORTION != 0 {
+            // A portion is a range of its stored keys: that side is cut only into smaller
+            // ranges; its queries are cut by jobs as any join's (that leaves its stored
+            // keys).
+            let software = self.dev.adapter.software;
+            let plan = portion_plan(&s.request, row, status, &self.cap, software);
+            if plan.role == stored_role(row) {
+                let parts = s.request.halves();
+                self.queue_parts(s, parts, work);
+            } else {
+                let most = (s.request.pairs(plan.role) / plan.parts).max(1);
+                self.cut(s, plan.role, most, work);
+            }
         } else {
             // No room even alone: cut the side that fills the arena it passed, into as many
             // parts as its measured sizes say.
