@@ -1,11 +1,11 @@
 //! The CPU engine's joins on the GPU: each join becomes an owned [`Request`] and goes to
 //! the [`Feeder`], which runs it in a batch with the other threads' joins.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::device::Device;
-use super::feeder::{Feeder, Ticket};
+use super::feeder::{Feeder, Ticket, STOPPED};
 use super::layout::BLOCK_KEYS;
 use super::request::Request;
 use super::resident::Resident;
@@ -51,6 +51,8 @@ pub(crate) struct GpuJoiner {
     host_joins: AtomicU64,
     /// Test hook: joins left before every join fails, as on a lost device.
     fail_after: Option<AtomicU64>,
+    /// Whether every join is given up ([`Joiner::stop`]); a join on the host looks too.
+    stopped: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for GpuJoiner {
@@ -207,20 +209,25 @@ impl GpuJoiner {
             most_words: cap.words as usize,
             host_joins: AtomicU64::new(0),
             fail_after: fail_after.map(AtomicU64::new),
+            stopped: Arc::default(),
         }
     }
 
     /// `join` on this CPU, counted as such: for a join that carries more quarter words than
     /// a batch holds, which no batch could take (cutting a join keeps every word it reads).
     /// A GPU's batch holds 3.2·10^7 words; lavapipe's, 2.7·10^6, fewer than some tasks of
-    /// N = 27 carry.
-    fn join_on_host(&self, join: Join<'_, '_>, work: &mut Work) -> Option<u64> {
+    /// N = 27 carry. Given up, between two of its portions, once the joiner is stopped.
+    fn join_on_host(&self, join: Join<'_, '_>, work: &mut Work) -> Result<Option<u64>, String> {
         self.host_joins.fetch_add(1, Ordering::Relaxed);
         let mut keys = Keys::default();
+        keys.stop = Some(Arc::clone(&self.stopped));
         let count = keys.join_here(join, Level::detect());
         keys.work.host_joins += 1;
         work.add(&keys.work);
-        count
+        if self.stopped.load(Ordering::Acquire) {
+            return Err(STOPPED.to_string());
+        }
+        Ok(count)
     }
 
     /// Whether `request` carries more quarter words than a batch holds.
@@ -236,8 +243,11 @@ impl GpuJoiner {
         })
     }
 
-    /// The request of `join`, unless the device is lost.
+    /// The request of `join`, unless the device is lost or the joiner stopped.
     fn request(&self, join: &Join<'_, '_>) -> Result<Request, String> {
+        if self.stopped.load(Ordering::Acquire) {
+            return Err(STOPPED.to_string());
+        }
         if let Some(lost) = self.device.lost() {
             return Err(lost);
         }
@@ -301,7 +311,7 @@ impl Joiner for GpuJoiner {
         let request = self.request(&join)?;
         if self.too_many_words(&request) {
             let mut work = Work::default();
-            let count = self.join_on_host(join, &mut work);
+            let count = self.join_on_host(join, &mut work)?;
             return Ok(Box::new(InFeeder::Done(count, Box::new(work))));
         }
         let large = request.words.len() > DEFER_WORDS;
@@ -330,7 +340,7 @@ impl Joiner for GpuJoiner {
         if self.too_many_words(&request) {
             let count = self.join_on_host(join, work);
             work.match_seconds += clock.elapsed().as_secs_f64();
-            return Ok(count);
+            return count;
         }
         let rx = self.submit_request(request)?;
         let count = wait(rx, work);
@@ -340,6 +350,11 @@ impl Joiner for GpuJoiner {
             return Err(lost);
         }
         Ok(count)
+    }
+
+    fn stop(&self) {
+        self.stopped.store(true, Ordering::Release);
+        self.feeder.stop();
     }
 
     fn describe(&self) -> String {
