@@ -14,7 +14,7 @@
 //! The estimate then samples in two stages, tasks and pieces within a task; see
 //! [`crate::estimate`] for how the two variances combine.
 
-use crate::work::{Counters, Work};
+use crate::work::{is_peak, Counters, Work};
 
 /// How to solve a task in part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,13 +114,22 @@ impl Subsample {
         self.expand(|p| p.seconds)
     }
 
-    /// Each work counter, estimated for the whole task.
+    /// Each work counter, estimated for the whole task; a peak (the most of one batch) is
+    /// the most of any part solved, not scaled.
     pub fn counters(&self) -> Counters {
         let names = Work::default().counters();
         names
             .iter()
             .enumerate()
-            .map(|(i, &(name, _))| (name, self.expand(|p| p.work.counters()[i].1).0))
+            .map(|(i, &(name, _))| {
+                let of = |p: &Part| p.work.counters()[i].1;
+                let value = if is_peak(name) {
+                    self.parts.iter().map(of).fold(0.0, f64::max)
+                } else {
+                    self.expand(of).0
+                };
+                (name, value)
+            })
             .collect()
     }
 }

@@ -93,33 +93,135 @@ pub struct Work {
     pub gpu_routing_seconds: f64,
     /// GPU seconds of even N's tied halves.
     pub gpu_ties_seconds: f64,
+    /// Batches the GPU ran: one command buffer each.
+    pub gpu_batches: u64,
+    /// Dependent steps of those batches: every dispatch (wgpu's own checks of indirect
+    /// arguments included, where they are on), and each group of uploads, clears and copies,
+    /// each of which the next waits for.
+    pub gpu_dependent_steps: u64,
+    /// GPU tree build, top levels: nodes taken, a workgroup each.
+    pub gpu_top_nodes: u64,
+    /// Their accesses: keys and sampled queries read or written in GPU memory, every pass
+    /// counted (a partition's count, move and copy back are three).
+    pub gpu_top_accesses: u64,
+    /// Tiles of 4,096 keys the top levels' largest nodes were split into across workgroups.
+    pub gpu_wide_tiles: u64,
+    /// Subtrees built, a workgroup each, depth first.
+    pub gpu_subtrees: u64,
+    /// Their node iterations, each a chain of barriers.
+    pub gpu_rest_iterations: u64,
+    /// Their accesses.
+    pub gpu_rest_accesses: u64,
+    /// Leaves of two blocks ordered, a workgroup each.
+    pub gpu_pair_leaves: u64,
+    /// Their rounds (a skip bit chosen and the keys partitioned on it, each).
+    pub gpu_pair_rounds: u64,
+    /// Their accesses.
+    pub gpu_pair_accesses: u64,
+    /// Routing invocations that walked queries.
+    pub gpu_route_walkers: u64,
+    /// Block count workgroups.
+    pub gpu_count_groups: u64,
+    /// Blocks' tables they loaded.
+    pub gpu_count_loads: u64,
+    /// Peak (the most of any one batch; peaks combine by the largest, never by the sum): the
+    /// top levels' chain, each level's busiest workgroup's accesses added over the levels.
+    pub gpu_top_chain_peak: u64,
+    /// Peak: top levels built level by level.
+    pub gpu_top_levels_peak: u64,
+    /// Peak: top levels that split their largest nodes across workgroups.
+    pub gpu_wide_levels_peak: u64,
+    /// Peak: node iterations of one subtree's workgroup.
+    pub gpu_rest_iterations_peak: u64,
+    /// Peak: accesses of one subtree's workgroup.
+    pub gpu_rest_accesses_peak: u64,
+    /// Peak: rounds of one two-block leaf's workgroup.
+    pub gpu_pair_rounds_peak: u64,
+    /// Peak: accesses of one two-block leaf's workgroup.
+    pub gpu_pair_accesses_peak: u64,
+    /// Peak: routing tests one invocation made in one walk of its queries (a chain of
+    /// dependent loads).
+    pub gpu_route_tests_peak: u64,
+    /// Peak: blocks' tables one block count workgroup loaded.
+    pub gpu_count_loads_peak: u64,
+    /// Peak: blocks of one fill.
+    pub gpu_fill_blocks_peak: u64,
+    /// Peak: joins of one batch.
+    pub gpu_batch_joins_peak: u64,
+    /// The GPU's critical path by the span model (`nqueens::gpu`'s), over the batches this
+    /// run formed, with a dependent step of at least 5 µs.
+    pub gpu_span_5us_seconds: f64,
+    /// The same with a dependent step of at least 30 µs.
+    pub gpu_span_30us_seconds: f64,
+    /// The same work at the whole GPU's width: the span's floor.
+    pub gpu_full_width_seconds: f64,
 }
 
 /// The counters of [`Work`] by name, with their values as floats (for scaling and reports).
 pub type Counters = Vec<(&'static str, f64)>;
 
 impl Work {
-    /// Adds `other` to `self`, counter by counter.
+    /// Adds `other` to `self`, counter by counter (a peak takes the larger).
     pub fn add(&mut self, other: &Work) {
         for (mine, theirs) in self.counts_mut().into_iter().zip(other.counts()) {
             *mine += theirs;
+        }
+        for (mine, theirs) in self.peaks_mut().into_iter().zip(other.peaks()) {
+            *mine = (*mine).max(theirs);
         }
         for (mine, theirs) in self.seconds_mut().into_iter().zip(other.seconds()) {
             *mine += theirs;
         }
     }
 
-    /// Every counter by name, as floats: the counts, then the seconds.
+    /// Every counter by name, as floats: the counts, the peaks (named `…_peak`: see
+    /// [`is_peak`]), then the seconds.
     pub fn counters(&self) -> Counters {
         let counts = COUNT_NAMES
             .iter()
             .zip(self.counts())
             .map(|(&name, v)| (name, v as f64));
+        let peaks = PEAK_NAMES
+            .iter()
+            .zip(self.peaks())
+            .map(|(&name, v)| (name, v as f64));
         let seconds = SECONDS_NAMES.iter().copied().zip(self.seconds());
-        counts.chain(seconds).collect()
+        counts.chain(peaks).chain(seconds).collect()
     }
 
-    fn counts(&self) -> [u64; 26] {
+    fn peaks(&self) -> [u64; 11] {
+        [
+            self.gpu_top_chain_peak,
+            self.gpu_top_levels_peak,
+            self.gpu_wide_levels_peak,
+            self.gpu_rest_iterations_peak,
+            self.gpu_rest_accesses_peak,
+            self.gpu_pair_rounds_peak,
+            self.gpu_pair_accesses_peak,
+            self.gpu_route_tests_peak,
+            self.gpu_count_loads_peak,
+            self.gpu_fill_blocks_peak,
+            self.gpu_batch_joins_peak,
+        ]
+    }
+
+    fn peaks_mut(&mut self) -> [&mut u64; 11] {
+        [
+            &mut self.gpu_top_chain_peak,
+            &mut self.gpu_top_levels_peak,
+            &mut self.gpu_wide_levels_peak,
+            &mut self.gpu_rest_iterations_peak,
+            &mut self.gpu_rest_accesses_peak,
+            &mut self.gpu_pair_rounds_peak,
+            &mut self.gpu_pair_accesses_peak,
+            &mut self.gpu_route_tests_peak,
+            &mut self.gpu_count_loads_peak,
+            &mut self.gpu_fill_blocks_peak,
+            &mut self.gpu_batch_joins_peak,
+        ]
+    }
+
+    fn counts(&self) -> [u64; 40] {
         [
             self.quarter_placements,
             self.half_pairs_tested,
@@ -147,10 +249,24 @@ impl Work {
             self.gpu_bytes_down,
             self.host_tree_keys,
             self.host_joins,
+            self.gpu_batches,
+            self.gpu_dependent_steps,
+            self.gpu_top_nodes,
+            self.gpu_top_accesses,
+            self.gpu_wide_tiles,
+            self.gpu_subtrees,
+            self.gpu_rest_iterations,
+            self.gpu_rest_accesses,
+            self.gpu_pair_leaves,
+            self.gpu_pair_rounds,
+            self.gpu_pair_accesses,
+            self.gpu_route_walkers,
+            self.gpu_count_groups,
+            self.gpu_count_loads,
         ]
     }
 
-    fn counts_mut(&mut self) -> [&mut u64; 26] {
+    fn counts_mut(&mut self) -> [&mut u64; 40] {
         [
             &mut self.quarter_placements,
             &mut self.half_pairs_tested,
@@ -178,10 +294,24 @@ impl Work {
             &mut self.gpu_bytes_down,
             &mut self.host_tree_keys,
             &mut self.host_joins,
+            &mut self.gpu_batches,
+            &mut self.gpu_dependent_steps,
+            &mut self.gpu_top_nodes,
+            &mut self.gpu_top_accesses,
+            &mut self.gpu_wide_tiles,
+            &mut self.gpu_subtrees,
+            &mut self.gpu_rest_iterations,
+            &mut self.gpu_rest_accesses,
+            &mut self.gpu_pair_leaves,
+            &mut self.gpu_pair_rounds,
+            &mut self.gpu_pair_accesses,
+            &mut self.gpu_route_walkers,
+            &mut self.gpu_count_groups,
+            &mut self.gpu_count_loads,
         ]
     }
 
-    fn seconds(&self) -> [f64; 10] {
+    fn seconds(&self) -> [f64; 13] {
         [
             self.quarter_seconds,
             self.half_seconds,
@@ -193,10 +323,13 @@ impl Work {
             self.gpu_tables_seconds,
             self.gpu_routing_seconds,
             self.gpu_ties_seconds,
+            self.gpu_span_5us_seconds,
+            self.gpu_span_30us_seconds,
+            self.gpu_full_width_seconds,
         ]
     }
 
-    fn seconds_mut(&mut self) -> [&mut f64; 10] {
+    fn seconds_mut(&mut self) -> [&mut f64; 13] {
         [
             &mut self.quarter_seconds,
             &mut self.half_seconds,
@@ -208,6 +341,9 @@ impl Work {
             &mut self.gpu_tables_seconds,
             &mut self.gpu_routing_seconds,
             &mut self.gpu_ties_seconds,
+            &mut self.gpu_span_5us_seconds,
+            &mut self.gpu_span_30us_seconds,
+            &mut self.gpu_full_width_seconds,
         ]
     }
 
@@ -278,6 +414,28 @@ pub struct GpuWork {
     pub tree_tests: u64,
     /// GPU seconds of each pass, by name.
     pub pass_seconds: std::collections::BTreeMap<String, f64>,
+    /// Batches run.
+    #[serde(default)]
+    pub gpu_batches: u64,
+    /// Their dependent steps, all of them (see [`Work::gpu_dependent_steps`]).
+    #[serde(default)]
+    pub gpu_dependent_steps: u64,
+    /// The span model's GPU seconds over the batches this run formed, by a dependent step's
+    /// latency (`nqueens::gpu`'s model; modelled from this run's counters, not timed).
+    #[serde(default)]
+    pub gpu_span_seconds: SpanSeconds,
+    /// The same work at the whole GPU's width: the span's floor.
+    #[serde(default)]
+    pub gpu_full_width_seconds: f64,
+}
+
+/// Seconds by the span model at each dependent step latency it reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct SpanSeconds {
+    /// With a dependent step of 5 microseconds at least.
+    pub step_5us: f64,
+    /// With a dependent step of 30 microseconds at least.
+    pub step_30us: f64,
 }
 
 impl From<&Work> for GpuWork {
@@ -305,12 +463,40 @@ impl From<&Work> for GpuWork {
                 .iter()
                 .map(|&(name, s)| (name.to_string(), s))
                 .collect(),
+            gpu_batches: w.gpu_batches,
+            gpu_dependent_steps: w.gpu_dependent_steps,
+            gpu_span_seconds: SpanSeconds {
+                step_5us: w.gpu_span_5us_seconds,
+                step_30us: w.gpu_span_30us_seconds,
+            },
+            gpu_full_width_seconds: w.gpu_full_width_seconds,
         }
     }
 }
 
+/// Whether the counter named `name` is a peak: the most of any one batch, which combines
+/// over tasks and runs by the largest, and is never scaled like a sum.
+pub fn is_peak(name: &str) -> bool {
+    name.ends_with("_peak")
+}
+
+/// The names of the peaks, in [`Work::counters`] order (the field names).
+const PEAK_NAMES: [&str; 11] = [
+    "gpu_top_chain_peak",
+    "gpu_top_levels_peak",
+    "gpu_wide_levels_peak",
+    "gpu_rest_iterations_peak",
+    "gpu_rest_accesses_peak",
+    "gpu_pair_rounds_peak",
+    "gpu_pair_accesses_peak",
+    "gpu_route_tests_peak",
+    "gpu_count_loads_peak",
+    "gpu_fill_blocks_peak",
+    "gpu_batch_joins_peak",
+];
+
 /// The names of the counts, in [`Work::counters`] order (the field names).
-const COUNT_NAMES: [&str; 26] = [
+const COUNT_NAMES: [&str; 40] = [
     "quarter_placements",
     "half_pairs_tested",
     "keys_built",
@@ -337,10 +523,24 @@ const COUNT_NAMES: [&str; 26] = [
     "gpu_bytes_down",
     "host_tree_keys",
     "host_joins",
+    "gpu_batches",
+    "gpu_dependent_steps",
+    "gpu_top_nodes",
+    "gpu_top_accesses",
+    "gpu_wide_tiles",
+    "gpu_subtrees",
+    "gpu_rest_iterations",
+    "gpu_rest_accesses",
+    "gpu_pair_leaves",
+    "gpu_pair_rounds",
+    "gpu_pair_accesses",
+    "gpu_route_walkers",
+    "gpu_count_groups",
+    "gpu_count_loads",
 ];
 
 /// The names of the times, in [`Work::counters`] order (the field names).
-const SECONDS_NAMES: [&str; 10] = [
+const SECONDS_NAMES: [&str; 13] = [
     "quarter_seconds",
     "half_seconds",
     "sieve_seconds",
@@ -351,6 +551,9 @@ const SECONDS_NAMES: [&str; 10] = [
     "gpu_tables_seconds",
     "gpu_routing_seconds",
     "gpu_ties_seconds",
+    "gpu_span_5us_seconds",
+    "gpu_span_30us_seconds",
+    "gpu_full_width_seconds",
 ];
 
 /// The seconds on the CPU-time clock `clock`, where the system has it.
@@ -468,5 +671,23 @@ mod tests {
         a.add(&b);
         assert_eq!((a.keys_built, a.routing_tests), (6, 10));
         assert_eq!(a.match_seconds, 1.0);
+        // Peaks take the larger, whichever side has it.
+        let c = Work {
+            gpu_route_tests_peak: 7,
+            gpu_batches: 1,
+            ..Work::default()
+        };
+        let mut d = Work {
+            gpu_route_tests_peak: 9,
+            gpu_batches: 1,
+            ..Work::default()
+        };
+        a.add(&c);
+        d.add(&c);
+        assert_eq!((a.gpu_route_tests_peak, d.gpu_route_tests_peak), (7, 9));
+        assert_eq!(d.gpu_batches, 2);
+        for (name, _) in a.counters() {
+            assert_eq!(is_peak(name), PEAK_NAMES.contains(&name), "{name}");
+        }
     }
 }

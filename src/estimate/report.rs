@@ -12,7 +12,7 @@ use crate::report::{
     CountersReport, EstimateReport, ExtrapolationReport, PiecesReport, Span, SpeedReport,
     WorkReport, ESTIMATE_SCHEMA,
 };
-use crate::work::Counters;
+use crate::work::{is_peak, Counters};
 
 /// What an [`EstimateReport`] needs besides the plan and its estimate: the settings the
 /// estimate ran with and what was measured around it.
@@ -86,8 +86,8 @@ pub fn estimate_report(
         largest_task_hours: e.largest_task.estimate / 3600.0,
         per_task_hours: s.per_task_seconds / 3600.0,
         shards: slurm.shards,
+        sbatch_time_s: slurm.sbatch.as_ref().map(|_| slurm.limit.ceil()),
         sbatch: slurm.sbatch,
-        sbatch_time_s: slurm.limit.ceil(),
         cpu: host.cpu,
         isa: crate::engine::matcher_level(),
         code_paths: host.code_path,
@@ -100,7 +100,7 @@ pub fn estimate_report(
             strata: work.strata,
             seed: s.seed,
             sample_digest: work.sample_digest,
-            counters: counters(plan, d, cal, false),
+            counters: counters(plan, d, cal, false, s.threads),
         },
         largest_task_high_hours: e.largest_task.high / 3600.0,
         gpu: plan.device(),
@@ -187,22 +187,28 @@ fn speed(
         blocks: e.blocks.len(),
         timed_seconds: e.timed_seconds,
         budget_seconds: s.calibrate_seconds,
-        phases: counters(plan, d, cal, true),
+        phases: counters(plan, d, cal, true, s.threads),
     }
 }
+
+/// The longest `--time` a suggested line asks for: a year. Past it no scheduler's limit is
+/// sane, and a count whose array tasks need longer is past reach on this machine.
+pub const MAX_SBATCH_SECONDS: f64 = 365.0 * 86_400.0;
 
 /// A shard count for the target time per array task, and the Slurm line that runs them.
 struct Slurm {
     /// Shards K.
     shards: usize,
-    /// The `sbatch` command line.
-    sbatch: String,
+    /// The `sbatch` command line, `None` where the target cannot be met.
+    sbatch: Option<String>,
     /// Its `--time`, seconds.
     limit: f64,
 }
 
 /// The shards and the Slurm submission, sized from the interval's upper end so that few
-/// array tasks outlive their target.
+/// array tasks outlive their target. No line where the target cannot be met (the largest
+/// task alone, which no shard splits, takes longer) or its `--time` would pass
+/// [`MAX_SBATCH_SECONDS`].
 fn slurm(plan: &dyn Plan, e: &Estimate, s: &ReportSettings) -> Slurm {
     let (core, threads) = (e.total, s.threads);
     let shards = ((core.high / (threads as f64 * s.per_task_seconds)).ceil() as usize)
@@ -211,6 +217,7 @@ fn slurm(plan: &dyn Plan, e: &Estimate, s: &ReportSettings) -> Slurm {
     // for shards that are not quite equal and 10 minutes for start-up and the last checkpoint.
     let shard_high = (core.high / (shards * threads) as f64).max(e.largest_task.high);
     let limit = shard_high * 1.25 + 600.0;
+    let reachable = e.largest_task.high <= s.per_task_seconds && limit <= MAX_SBATCH_SECONDS;
     let (gres, gpu) = if plan.device().is_some() {
         ("--gres=gpu:1 ", " --gpu")
     } else {
@@ -222,7 +229,7 @@ fn slurm(plan: &dyn Plan, e: &Estimate, s: &ReportSettings) -> Slurm {
         s.n,
         plan.engine()
     );
-    let sbatch = sbatch_line(shards, s.max_array_size, &options, &count);
+    let sbatch = reachable.then(|| sbatch_line(shards, s.max_array_size, &options, &count));
     Slurm {
         shards,
         sbatch,
@@ -259,16 +266,20 @@ fn counters(
     d: &Design,
     cal: &Calibration,
     seconds: bool,
+    workers: usize,
 ) -> Option<CountersReport> {
     if cal.work.is_empty() {
         return None;
     }
     let mut counters = crate::Work::default().counters();
     for task in &cal.work {
-        counters
-            .iter_mut()
-            .zip(task)
-            .for_each(|(sum, (_, v))| sum.1 += v);
+        counters.iter_mut().zip(task).for_each(|(sum, (name, v))| {
+            sum.1 = if is_peak(name) {
+                sum.1.max(*v)
+            } else {
+                sum.1 + v
+            }
+        });
     }
     let wanted = |name: &str| name.ends_with("_seconds") == seconds;
     let by_task: BTreeMap<usize, &Counters> = cal.tasks.iter().copied().zip(&cal.work).collect();
@@ -276,8 +287,16 @@ fn counters(
         .iter()
         .enumerate()
         .filter(|(_, (name, _))| wanted(name))
-        .map(|(i, &(name, _))| {
-            let total = d.combine(plan, |t| by_task.get(&t).map_or(0.0, |c| c[i].1));
+        .map(|(i, &(name, most))| {
+            // A peak is the most of one batch: the sample's most, not scaled.
+            let total = match is_peak(name) {
+                true => Interval {
+                    estimate: most,
+                    low: most,
+                    high: most,
+                },
+                false => d.combine(plan, |t| by_task.get(&t).map_or(0.0, |c| c[i].1)),
+            };
             (name, total)
         })
         .collect();
@@ -301,6 +320,16 @@ fn counters(
     };
     #[cfg(not(feature = "gpu"))]
     let gpu_model_seconds = None;
+    #[cfg(feature = "gpu")]
+    let gpu_span = (!seconds && plan.device().is_some())
+        .then(|| crate::gpu::span_model(&strata_work(plan, d, &by_task), workers))
+        .flatten()
+        .map(crate::report::GpuSpanReport::from);
+    #[cfg(not(feature = "gpu"))]
+    let gpu_span = {
+        let _ = workers;
+        None
+    };
     let gpu_pass_seconds = (seconds && plan.device().is_some()).then(|| {
         crate::work::GPU_PASS_COUNTERS
             .iter()
@@ -313,7 +342,65 @@ fn counters(
         hits_per_visit,
         gpu_model_seconds,
         gpu_pass_seconds,
+        gpu_span,
     })
+}
+
+/// Each stratum of `d` as the span model reads it: its tasks, its sums scaled to it (by its
+/// own ratio to the cost model) and its peaks, the most of its sampled tasks'. A stratum
+/// with none sampled takes the whole sample's.
+#[cfg(feature = "gpu")]
+fn strata_work(
+    plan: &dyn Plan,
+    d: &Design,
+    by_task: &BTreeMap<usize, &Counters>,
+) -> Vec<crate::gpu::StratumWork> {
+    let names: Vec<&'static str> = crate::Work::default()
+        .counters()
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    let value = |t: usize, i: usize| by_task.get(&t).map_or(0.0, |c| c[i].1);
+    let most = |tasks: &mut dyn Iterator<Item = usize>, i: usize| {
+        tasks.map(|t| value(t, i)).fold(0.0, f64::max)
+    };
+    let whole: Vec<usize> = by_task.keys().copied().collect();
+    d.strata
+        .iter()
+        .map(|s| {
+            let sampled: Vec<usize> = s
+                .tasks
+                .iter()
+                .copied()
+                .filter(|t| by_task.contains_key(t))
+                .collect();
+            let own = Design {
+                strata: vec![s.clone()],
+                plan_cost: d.plan_cost,
+            };
+            let counters = names
+                .iter()
+                .enumerate()
+                .map(|(i, &name)| {
+                    let v = match (is_peak(name), sampled.is_empty()) {
+                        (true, false) => most(&mut sampled.iter().copied(), i),
+                        (true, true) => most(&mut whole.iter().copied(), i),
+                        (false, false) => own.combine(plan, |t| value(t, i)).estimate,
+                        (false, true) => {
+                            let mean = whole.iter().map(|&t| value(t, i)).sum::<f64>()
+                                / whole.len().max(1) as f64;
+                            mean * s.len() as f64
+                        }
+                    };
+                    (name, v)
+                })
+                .collect();
+            crate::gpu::StratumWork {
+                tasks: s.len() as f64,
+                counters,
+            }
+        })
+        .collect()
 }
 
 /// Seconds of `i` over `divide`, at least `floor`, in hours.
@@ -351,6 +438,60 @@ fn clock(seconds: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::{render_estimate, Format};
+
+    /// The estimate of mirror N = 10 from `timed` of its sampled tasks, each timed at 0.5 s
+    /// a round, as its text.
+    fn text_from(timed: usize, per_task_seconds: f64) -> String {
+        let plan = crate::CountOptions::new()
+            .engine("mirror")
+            .threads(1)
+            .plan(10)
+            .unwrap();
+        let d = super::super::design(plan.as_ref(), 16, 1);
+        let tasks: Vec<usize> = d.tasks().into_iter().take(timed).collect();
+        let d = d.keep(&tasks);
+        let cal = Calibration::run(&tasks, 0.0, 1, |o| o.iter().map(|&t| (t, 0.5)).collect());
+        let e = d.estimate(plan.as_ref(), &cal, 0.15);
+        let settings = ReportSettings {
+            n: 10,
+            seed: 1,
+            threads: 1,
+            per_task_seconds,
+            max_array_size: 1001,
+            calibrate_seconds: 0.0,
+            timing_floor: 0.15,
+            draws: 0,
+            samples_drawn: 16,
+            plan_rss: None,
+            peak_rss: None,
+            started: Instant::now(),
+        };
+        let report = estimate_report(plan.as_ref(), &d, &cal, &e, &settings);
+        let mut out = Vec::new();
+        render_estimate(&report, Format::Text, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn one_timed_task_gives_no_interval_and_says_so() {
+        let one = text_from(1, 7200.0);
+        assert!(one.contains("no interval: one timed task"), "{one}");
+        assert!(!one.contains("interval 0 s"), "{one}");
+        assert!(one.contains("from 1 of 16 sampled tasks"), "{one}");
+        let two = text_from(2, 7200.0);
+        assert!(two.contains("90% interval"), "{two}");
+    }
+
+    #[test]
+    fn a_target_no_array_task_can_meet_gets_no_line() {
+        // Each task takes about 0.5 s: a target of 0.1 s cannot be met.
+        let text = text_from(4, 0.1);
+        assert!(text.contains("the target cannot be met"), "{text}");
+        assert!(!text.contains("sbatch --array"), "{text}");
+        assert!(text.contains("give --per-task"), "{text}");
+        assert!(text_from(4, 7200.0).contains("sbatch --array"));
+    }
 
     #[test]
     fn slurm_clocks_have_days() {

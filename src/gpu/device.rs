@@ -78,6 +78,9 @@ pub(crate) struct Device {
     /// A GPU that shares the machine's memory (less of it for the batches).
     pub(crate) integrated: bool,
     pub(crate) kernels: Kernels,
+    /// Whether wgpu checks each indirect dispatch's arguments with a dispatch of its own (a
+    /// dependent step more each).
+    pub(crate) indirect_validation: bool,
     /// The first error no request caught (device lost, say): every later request fails.
     lost: Arc<OnceLock<String>>,
 }
@@ -129,8 +132,23 @@ pub fn adapters() -> Result<Vec<Adapter>, Error> {
 fn instance() -> wgpu::Instance {
     wgpu::Instance::new(wgpu::InstanceDescriptor {
         backends: wgpu::Backends::PRIMARY,
+        flags: instance_flags(),
         ..wgpu::InstanceDescriptor::new_without_display_handle()
     })
+}
+
+/// wgpu's defaults, less its check of every indirect dispatch's arguments in an optimised
+/// build without debug assertions: the check is a dispatch of its own and a barrier before
+/// each of a batch's indirect dispatches (dependent steps the GPU waits on), and the
+/// arguments are the kernels' own, in range by construction (`row_args`, each count within
+/// its list's room). Builds with debug assertions, the tests', keep it, and
+/// `WGPU_VALIDATION_INDIRECT_CALL=1` turns it on anywhere.
+fn instance_flags() -> wgpu::InstanceFlags {
+    let mut flags = wgpu::InstanceFlags::default();
+    if !cfg!(debug_assertions) {
+        flags.remove(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL);
+    }
+    flags.with_env()
 }
 
 /// The adapters, with their descriptions, in the API's order.
@@ -299,6 +317,8 @@ fn open_adapter(adapter: wgpu::Adapter, described: Adapter) -> Result<Device, Er
         limits,
         integrated,
         kernels,
+        indirect_validation: instance_flags()
+            .contains(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL),
         lost,
     })
 }

@@ -18,7 +18,7 @@ use crate::work::Work;
 /// Bytes of GPU memory one batch slot takes on a GPU of its own, on an integrated one, and
 /// on a software driver (which runs on the CPU, in the machine's memory, and is only ever
 /// used where there is no GPU: small enough for a CI machine).
-const SLOT_BYTES: [u64; 3] = [3 << 30, 1 << 30, 256 << 20];
+pub(crate) const SLOT_BYTES: [u64; 3] = [3 << 30, 1 << 30, 256 << 20];
 
 /// Bytes of the resident quarter words, by the same kinds of adapter.
 pub(crate) const RESIDENT_BYTES: [u64; 3] = [2 << 30, 512 << 20, 32 << 20];
@@ -215,7 +215,7 @@ impl GpuJoiner {
 
     /// `join` on this CPU, counted as such: for a join that carries more quarter words than
     /// a batch holds, which no batch could take (cutting a join keeps every word it reads).
-    /// A GPU's batch holds 3.2·10^7 words; lavapipe's, 2.7·10^6, fewer than some tasks of
+    /// A GPU's batch holds 2.4·10^7 words; lavapipe's, 2.0·10^6, fewer than some tasks of
     /// N = 27 carry. Given up, between two of its portions, once the joiner is stopped.
     fn join_on_host(&self, join: Join<'_, '_>, work: &mut Work) -> Result<Option<u64>, String> {
         self.host_joins.fetch_add(1, Ordering::Relaxed);

@@ -57,7 +57,7 @@ pub(crate) struct Kernels {
 /// The storage bindings (from binding 1) of each module's kernels, in binding order.
 pub(crate) const GEN: &[Access] = &[Read, Read, Read, Read, Write, Write, Write, Write];
 pub(crate) const PLAN: &[Access] = &[Write, Read, Read, Write, Write, Read, Write, Read, Write];
-pub(crate) const TREE: &[Access] = &[Read, Write, Write, Read, Write, Write, Write, Write];
+pub(crate) const TREE: &[Access] = &[Read, Write, Write, Read, Write, Write, Write, Write, Write];
 pub(crate) const TABLES: &[Access] = &[Read, Read, Read, Read, Write, Write, Write];
 pub(crate) const ROUTE: &[Access] = &[Write, Read, Read, Read, Read, Write, Write];
 pub(crate) const COUNT: &[Access] = &[Write, Read, Read, Read, Read, Read];
@@ -65,12 +65,12 @@ pub(crate) const TIES: &[Access] = &[Write, Read, Read, Read];
 pub(crate) const SCAN: &[Access] = &[Write];
 
 /// Every module, and the binding of its `results` (the join rows and work counters) where
-/// its kernels add to them: binding 1, or for the tables the last.
+/// its kernels add to them: binding 1, or for the tables and the tree the last.
 pub(crate) const MODULES: [(&str, Option<u32>); 8] = [
     ("scan.wgsl", None),
     ("gen.wgsl", None),
     ("plan.wgsl", Some(1)),
-    ("tree.wgsl", None),
+    ("tree.wgsl", Some(TREE.len() as u32)),
     ("tables.wgsl", Some(TABLES.len() as u32)),
     ("route.wgsl", Some(1)),
     ("count.wgsl", Some(1)),

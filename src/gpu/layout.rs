@@ -118,6 +118,8 @@ pub(crate) const HEAD_TIE_GROUPS: u32 = 3;
 pub(crate) const HEAD_LISTS: u32 = 16;
 pub(crate) const HEAD_TILES: u32 = HEAD_LISTS + TOP_LEVELS + 1;
 pub(crate) const HEAD_WORDS: u32 = HEAD_TILES + TOP_LEVELS;
+// `join_sizes` zeroes the header a word an invocation (plan.wgsl).
+const _: () = assert!(HEAD_WORDS <= GROUP_SIZE);
 
 /// The indirect dispatch arguments (three words each, in a buffer of their own) of
 /// routing, tables, the block count, ties, and the tree's subtrees and pairs of blocks.

@@ -31,11 +31,12 @@ mod request;
 mod resident;
 mod shader;
 mod slot;
+mod stats;
 
 #[cfg(test)]
 mod tests;
 
 pub use device::{adapters, no_adapter, Adapter, Gpu};
-pub use model::model_seconds;
+pub use model::{model_seconds, span_model, SpanEstimate, StratumWork};
 pub use plan::plan;
 pub use probe::{probe_dispatches, DispatchProbe};

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::layout::{CHUNK_WORDS, GROUP_SIZE, PAIR_WORDS};
+use super::layout::{CHUNK_WORDS, GROUP_SIZE, PAIR_WORDS, TOP_LEVELS};
 
 /// Routes a block count workgroup takes. Mesa's CPU driver (lavapipe) stops loops after
 /// 65,535 rounds, silently: a workgroup may meet a block per route, and each block costs a
@@ -56,25 +56,68 @@ const STAGE: u32 = GROUP_SIZE;
 pub(crate) const WORKGROUP_BYTES: u32 = CHUNK_WORDS * 4 + STAGE * 8 + 16;
 
 /// A work counter the kernels keep on the GPU, after the join rows of `results`: two u32
-/// words (low, high) each.
+/// words (low, high) each. A sum is added to with `stat_add` (64 bits); a peak, the most one
+/// workgroup or invocation did in the batch, with `stat_max` (its low word). The peaks and
+/// the tree's levels (below) are what the span model needs: how long a step's longest
+/// workgroup runs beside how much the step does in all (`src/gpu/model.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Stat {
     /// Keys the table build read and tested, one chunk (or the classes) of one key each.
     TableKeyTests,
     /// Chunks of all blocks' tables built.
     TableChunks,
-    /// Global atomic read-modify-writes made by the two routing passes.
+    /// Global atomic read-modify-writes made by the routing passes.
     RouteAtomics,
     /// Keys and sampled queries the tree build read to choose bits and partition keys.
     TreeTests,
+    /// Subtrees built (`rest` workgroups that built a node), their node iterations (each a
+    /// chain of barriers) and their accesses: keys and sampled queries read or written in
+    /// global memory, every pass counted (a partition's count, move and copy back are three).
+    Subtrees,
+    RestIterations,
+    RestAccesses,
+    /// The most node iterations and accesses of one subtree's workgroup.
+    RestIterationsPeak,
+    RestAccessesPeak,
+    /// Leaves of two blocks ordered (`pairs` workgroups), their rounds and accesses, and
+    /// the most of one workgroup.
+    PairLeaves,
+    PairRounds,
+    PairAccesses,
+    PairRoundsPeak,
+    PairAccessesPeak,
+    /// Routing invocations that walked a query, and the most tests one made in one walk of
+    /// all its queries (its dependent chain: each test a load the next one waits on).
+    RouteWalkers,
+    RouteTestsPeak,
+    /// Block count workgroups that counted, the blocks' tables they loaded, and the most
+    /// tables one loaded.
+    CountGroups,
+    CountLoads,
+    CountLoadsPeak,
 }
 
 impl Stat {
-    pub(crate) const ALL: [Stat; 4] = [
+    pub(crate) const ALL: [Stat; 19] = [
         Stat::TableKeyTests,
         Stat::TableChunks,
         Stat::RouteAtomics,
         Stat::TreeTests,
+        Stat::Subtrees,
+        Stat::RestIterations,
+        Stat::RestAccesses,
+        Stat::RestIterationsPeak,
+        Stat::RestAccessesPeak,
+        Stat::PairLeaves,
+        Stat::PairRounds,
+        Stat::PairAccesses,
+        Stat::PairRoundsPeak,
+        Stat::PairAccessesPeak,
+        Stat::RouteWalkers,
+        Stat::RouteTestsPeak,
+        Stat::CountGroups,
+        Stat::CountLoads,
+        Stat::CountLoadsPeak,
     ];
 
     /// The name the shaders know it by.
@@ -84,12 +127,65 @@ impl Stat {
             Stat::TableChunks => "STAT_TABLE_CHUNKS",
             Stat::RouteAtomics => "STAT_ROUTE_ATOMICS",
             Stat::TreeTests => "STAT_TREE_TESTS",
+            Stat::Subtrees => "STAT_SUBTREES",
+            Stat::RestIterations => "STAT_REST_ITERATIONS",
+            Stat::RestAccesses => "STAT_REST_ACCESSES",
+            Stat::RestIterationsPeak => "STAT_REST_ITERATIONS_PEAK",
+            Stat::RestAccessesPeak => "STAT_REST_ACCESSES_PEAK",
+            Stat::PairLeaves => "STAT_PAIR_LEAVES",
+            Stat::PairRounds => "STAT_PAIR_ROUNDS",
+            Stat::PairAccesses => "STAT_PAIR_ACCESSES",
+            Stat::PairRoundsPeak => "STAT_PAIR_ROUNDS_PEAK",
+            Stat::PairAccessesPeak => "STAT_PAIR_ACCESSES_PEAK",
+            Stat::RouteWalkers => "STAT_ROUTE_WALKERS",
+            Stat::RouteTestsPeak => "STAT_ROUTE_TESTS_PEAK",
+            Stat::CountGroups => "STAT_COUNT_GROUPS",
+            Stat::CountLoads => "STAT_COUNT_LOADS",
+            Stat::CountLoadsPeak => "STAT_COUNT_LOADS_PEAK",
         }
     }
 }
 
-/// u32 words of the work counters.
-pub(crate) const STATS_WORDS: u64 = 2 * Stat::ALL.len() as u64;
+/// A counter of each top level of the tree (`top`, and its nodes split across workgroups),
+/// after the [`Stat`]s: `LEVEL_STATS` slots a level, for levels 0 to `TOP_LEVELS - 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LevelStat {
+    /// Nodes the level's workgroups took.
+    Nodes,
+    /// Their accesses (as [`Stat::RestAccesses`] counts them).
+    Accesses,
+    /// The most accesses of one of its workgroups.
+    AccessesPeak,
+    /// Tiles handed out to split its largest nodes across workgroups.
+    Tiles,
+}
+
+impl LevelStat {
+    pub(crate) const ALL: [LevelStat; 4] = [
+        LevelStat::Nodes,
+        LevelStat::Accesses,
+        LevelStat::AccessesPeak,
+        LevelStat::Tiles,
+    ];
+
+    fn constant(self) -> &'static str {
+        match self {
+            LevelStat::Nodes => "LEVEL_NODES",
+            LevelStat::Accesses => "LEVEL_ACCESSES",
+            LevelStat::AccessesPeak => "LEVEL_ACCESSES_PEAK",
+            LevelStat::Tiles => "LEVEL_TILES",
+        }
+    }
+
+    /// Its slot for level `level`.
+    pub(crate) fn slot(self, level: u32) -> u32 {
+        Stat::ALL.len() as u32 + level * LevelStat::ALL.len() as u32 + self as u32
+    }
+}
+
+/// u32 words of the work counters: two a slot, the [`Stat`]s, then each top level's.
+pub(crate) const STATS_WORDS: u64 =
+    2 * (Stat::ALL.len() + LevelStat::ALL.len() * TOP_LEVELS as usize) as u64;
 
 /// The modes in which the block count weighs a block's visits (chosen per block by the
 /// table build, tables.wgsl `weighing`).
@@ -123,6 +219,12 @@ fn prelude(software: bool) -> String {
         ROUTE_SLOTS.trailing_zeros()
     );
     for (i, stat) in Stat::ALL.iter().enumerate() {
+        let _ = writeln!(s, "const {}: u32 = {i}u;", stat.constant());
+    }
+    let _ = writeln!(s, "const STAT_LEVELS: u32 = {}u;", Stat::ALL.len());
+    let _ = writeln!(s, "const STATS_WORDS: u32 = {STATS_WORDS}u;");
+    let _ = writeln!(s, "const LEVEL_STATS: u32 = {}u;", LevelStat::ALL.len());
+    for (i, stat) in LevelStat::ALL.iter().enumerate() {
         let _ = writeln!(s, "const {}: u32 = {i}u;", stat.constant());
     }
     s
@@ -422,7 +524,15 @@ mod tests {
         let p = prelude(false);
         for (i, stat) in Stat::ALL.iter().enumerate() {
             assert!(p.contains(&format!("const {}: u32 = {i}u;", stat.constant())));
+            assert_eq!(*stat as usize, i, "{stat:?}");
         }
-        assert_eq!(STATS_WORDS, 8);
+        for (i, stat) in LevelStat::ALL.iter().enumerate() {
+            assert!(p.contains(&format!("const {}: u32 = {i}u;", stat.constant())));
+            assert_eq!(*stat as usize, i, "{stat:?}");
+        }
+        // Each level's slots follow the Stats', and the last one ends the counters.
+        assert_eq!(LevelStat::Nodes.slot(0), Stat::ALL.len() as u32);
+        let last = LevelStat::Tiles.slot(TOP_LEVELS - 1);
+        assert_eq!(2 * u64::from(last + 1), STATS_WORDS);
     }
 }

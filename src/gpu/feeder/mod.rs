@@ -33,6 +33,8 @@ use crate::work::Work;
 use run::Loop;
 use submission::{Reply, Submission};
 
+pub(crate) use room::MARGIN;
+pub(crate) use run::FEED_DEPTH;
 pub(crate) use submission::{Ticket, STOPPED};
 
 /// The feeder's end of the channel and its thread.
@@ -108,7 +110,6 @@ impl Feeder {
                 request,
                 reply: Reply::Worker(tx),
                 seq,
-                alone: false,
             })
             .map_err(|_| "the GPU feeder has stopped".to_string())?;
         let (flush, stopped) = (Arc::clone(&self.flush), Arc::clone(&self.stopped));

@@ -21,14 +21,18 @@ use crate::gpu::layout::{
 };
 use crate::gpu::request::Request;
 use crate::gpu::resident::Resident;
-use crate::gpu::shader::Stat;
 use crate::gpu::slot::{
     batch_steps, top_levels, upload, wide_levels, Capacity, Packed, Slot, STAT_WORDS, WIDE_STEPS,
 };
+use crate::gpu::stats::{self, Recorded};
 use crate::work::Work;
 
 /// Batches in flight at once: one running, one queued behind it, one being read.
 pub(super) const SLOTS: usize = 3;
+
+/// Batches in flight that a batch not yet full waits behind ([`Loop::ready`]): one running
+/// and one queued. The span model forms a count's batches by the same rule.
+pub(crate) const FEED_DEPTH: usize = 2;
 
 /// One batch on the GPU: its slot, its joins, what it uploaded, and how it ends.
 struct InFlight {
@@ -43,6 +47,8 @@ struct InFlight {
     steps: u64,
     /// Of those, the tree levels' split across workgroups.
     wide_steps: u64,
+    /// What the span model needs to know of it beside its counters.
+    recorded: Recorded,
 }
 
 /// What the feeder thread holds.
@@ -164,13 +170,20 @@ impl Loop {
         }
     }
 
-    /// Whether the queue's front should go now: a worker waits for it, the queue fills a
-    /// batch, or no more joins will come.
+    /// Whether the queue's front should go now: the queue fills a batch, no more joins will
+    /// come, or a worker waits for one of them and fewer than [`FEED_DEPTH`] batches are in
+    /// flight. Past that depth the GPU has a batch running and the next queued, so a batch
+    /// not yet full waits for the oldest to land, gathering what the other workers hand
+    /// over meanwhile: where the GPU is the bottleneck a batch holds several workers' steps,
+    /// and every batch costs the same dependent steps whatever it holds.
     fn ready(&self) -> bool {
+        if self.closed || self.fills_a_batch() {
+            return true;
+        }
         // Any join, not the front's: two workers' joins may reach the channel in the other
         // order than they were numbered.
         let flush = self.flush.load(Ordering::Relaxed);
-        self.closed || self.queue.iter().any(|s| s.seq < flush) || self.fills_a_batch()
+        self.flight.len() < FEED_DEPTH && self.queue.iter().any(|s| s.seq < flush)
     }
 
     /// Whether the joins waiting would fill a batch, as estimated.
@@ -223,14 +236,30 @@ impl Loop {
         let mut encoder = dev.device.create_command_encoder(&Default::default());
         // The quarters its joins were the first to read, ahead of its passes.
         let mut resident_bytes = 0;
+        let mut resident_uploads = 0;
         for (at, words) in self.resident.take_pending() {
             let (target, bytes) = (self.resident.buffer(), bytemuck::cast_slice(&words));
             resident_bytes += upload(&mut encoder, &mut self.belt, target, 8 * at, bytes);
+            resident_uploads += 1;
         }
         let bytes_up =
             resident_bytes + self.slots[slot].record(dev, &mut encoder, &mut self.belt, &packed);
-        let wide_steps = WIDE_STEPS * u64::from(wide_levels(packed.largest, self.cap.wide_keys));
+        let wide = wide_levels(packed.largest, self.cap.wide_keys);
+        let wide_steps = WIDE_STEPS * u64::from(wide);
         let steps = batch_steps(top_levels(packed.largest)) + wide_steps;
+        let recorded = Recorded {
+            joins: packed.joins.len() as u32,
+            jobs: packed.jobs.len() as u32 - 1,
+            items: packed.items,
+            bytes_up,
+            // Uploads into the resident words wait for each other.
+            extra_uploads: resident_uploads.max(1) - 1,
+            top_levels: top_levels(packed.largest),
+            wide_levels: wide,
+            block_scan: self.cap.blocks + 1,
+            validation: dev.indirect_validation,
+            timed: self.slots[slot].timed(),
+        };
         self.packed = packed;
         self.belt.finish();
         let submission = dev.queue.submit([encoder.finish()]);
@@ -249,11 +278,13 @@ impl Loop {
             resident_bytes,
             steps,
             wide_steps,
+            recorded,
         });
     }
 
     /// The joins at the front of the queue that the estimated sizes say fit one batch (the
-    /// first always goes: alone, it fits or is cut).
+    /// first always goes: arenas are handed out in join order, so as the first of its batch
+    /// it fits wherever it would fit alone, or is cut).
     fn pack(&mut self) -> (Packed, Vec<Submission>) {
         let mut packed = std::mem::take(&mut self.packed);
         packed.clear();
@@ -296,11 +327,7 @@ impl Loop {
             let fill = need[5].min(u64::from(s.request.desc.cap));
             packed.largest = packed.largest.max(fill);
             add(&mut packed, &s.request);
-            let alone = s.alone;
             entries.push(s);
-            if alone {
-                break;
-            }
         }
         let end = packed.items;
         packed.jobs.push(Job {
@@ -370,13 +397,11 @@ impl Loop {
         let passes = slot
             .timed()
             .then(|| pass_seconds(&words[stamps_at..], dev.queue.get_timestamp_period()));
-        let stats = &words[rows * RESULT_WORDS as usize..][..STAT_WORDS as usize];
-        let stat = |s: Stat| wide(stats, 2 * s as u32);
+        // The counters, then the rows (results.wgsl).
+        let (stats, rows) = words[..stamps_at].split_at(STAT_WORDS as usize);
+        let rows: Vec<&[u32]> = rows.chunks_exact(RESULT_WORDS as usize).collect();
+        let (kernels, _) = stats::read(stats, &rows, &batch.recorded);
         let batch_work = Work {
-            table_key_tests: stat(Stat::TableKeyTests),
-            table_chunks: stat(Stat::TableChunks),
-            route_atomics: stat(Stat::RouteAtomics),
-            tree_tests: stat(Stat::TreeTests),
             gpu_submits: 1,
             gpu_waits: 1,
             gpu_steps: batch.steps,
@@ -384,14 +409,10 @@ impl Loop {
             gpu_bytes_up: batch.bytes_up,
             gpu_resident_bytes: batch.resident_bytes,
             gpu_bytes_down: 4 * stamps_at as u64 + if passes.is_some() { 8 * 12 } else { 0 },
-            ..Work::default()
+            ..kernels
         };
-        let rows: Vec<&[u32]> = words[..rows * RESULT_WORDS as usize]
-            .chunks_exact(RESULT_WORDS as usize)
-            .collect();
         let shares = Shares::of(&rows, &batch.entries);
         let parts = shares.split(&batch_work);
-        let alone = batch.entries.len() == 1;
         for (i, (s, row)) in batch.entries.into_iter().zip(&rows).enumerate() {
             let mut work = joined_work(&s.request, row);
             work.add(&parts[i]);
@@ -403,13 +424,14 @@ impl Loop {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .add(&work);
-            self.settle(s, row, work, alone);
+            self.settle(s, row, work, i == 0);
         }
         self.free.push(batch.slot);
     }
 
     /// Answers a join from its results row, or queues it again, whole or cut.
-    fn settle(&mut self, s: Submission, row: &[u32], work: Work, alone: bool) {
+    /// `first`: it was its batch's first join, which gets every arena's room first.
+    fn settle(&mut self, s: Submission, row: &[u32], work: Work, first: bool) {
         let status = row[RESULT_STATUS as usize] & FILL_ERRORS;
         if status == 0 || status & FILL_EMPTY != 0 {
             let count = if status == 0 {
@@ -426,11 +448,12 @@ impl Loop {
             let keys = row[(RESULT_SIZES + role) as usize];
             let parts = s.request.portions(role == ROLE_EAST, keys);
             self.queue_parts(s, parts, work);
-        } else if !alone && status & FILL_UNFINISHED == 0 && !past_room(row, &self.cap) {
-            // No room left in its batch: first in the next one, alone, where it fits or is
-            // cut. (A tree not finished is the join's own, not its batch's: it is cut
-            // wherever it ran; so is one whose blocks or routes alone pass a batch's.)
-            self.queue.push_front(Submission { alone: true, ..s });
+        } else if !first && status & FILL_UNFINISHED == 0 && !past_room(row, &self.cap) {
+            // No room left in its batch after the joins before it: at the front of the
+            // queue, so early in the next batch, with the joins after it. (A tree not
+            // finished is the join's own, not its batch's: it is cut wherever it ran; so is
+            // one whose blocks or routes alone pass a batch's, or that had the room first.)
+            self.queue.push_front(s);
         } else if s.request.desc.flags & JOIN_PORTION != 0 {
             // A portion is a range of its stored keys: that side is cut only into smaller
             // ranges; its queries are cut by jobs as any join's (that leaves its stored
@@ -479,7 +502,6 @@ impl Loop {
                 request,
                 reply: Reply::Part(Arc::clone(&whole)),
                 seq: s.seq,
-                alone: false,
             });
         }
     }

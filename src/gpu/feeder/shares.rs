@@ -91,8 +91,22 @@ impl Shares {
         let n = self.uploads.len();
         let even = vec![1.0; n];
         let mut parts = vec![Work::default(); n];
-        let counters: [(Counter, &[f64]); 11] = [
+        let counters: [(Counter, &[f64]); 25] = [
             (|w| &mut w.tree_tests, &self.weights[1].0),
+            (|w| &mut w.gpu_top_nodes, &self.weights[1].0),
+            (|w| &mut w.gpu_top_accesses, &self.weights[1].0),
+            (|w| &mut w.gpu_wide_tiles, &self.weights[1].0),
+            (|w| &mut w.gpu_subtrees, &self.weights[1].0),
+            (|w| &mut w.gpu_rest_iterations, &self.weights[1].0),
+            (|w| &mut w.gpu_rest_accesses, &self.weights[1].0),
+            (|w| &mut w.gpu_pair_leaves, &self.weights[1].0),
+            (|w| &mut w.gpu_pair_rounds, &self.weights[1].0),
+            (|w| &mut w.gpu_pair_accesses, &self.weights[1].0),
+            (|w| &mut w.gpu_route_walkers, &self.weights[3].0),
+            (|w| &mut w.gpu_count_groups, &self.weights[4].0),
+            (|w| &mut w.gpu_count_loads, &self.weights[4].0),
+            (|w| &mut w.gpu_batches, &even),
+            (|w| &mut w.gpu_dependent_steps, &even),
             (|w| &mut w.table_key_tests, &self.weights[2].0),
             (|w| &mut w.table_chunks, &self.weights[2].0),
             (|w| &mut w.route_atomics, &self.weights[3].0),

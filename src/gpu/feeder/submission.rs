@@ -19,8 +19,6 @@ pub(super) struct Submission {
     pub(super) reply: Reply,
     /// Its place in the order of submissions (parts of a cut join share their whole's).
     pub(super) seq: u64,
-    /// Whether it goes in a batch of its own: it found no room in a shared one.
-    pub(super) alone: bool,
 }
 
 /// What a join given up because the run is stopping answers.

@@ -169,6 +169,8 @@ fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     if (li == 0u) {
         atomicStore(&unfinished, 0u);
     }
+    // Blocks whose tables this workgroup loaded: its longest stretch is these loads.
+    var loads = 0u;
     loop {
         if (lo >= hi || b >= n) {
             break;
@@ -201,6 +203,7 @@ fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
         // words an invocation a round: a row pair is a whole number of rounds (the host
         // checks).
         let words = (chunks + 1u) / 2u * PAIR_WORDS;
+        loads = loads + 1u;
         for (var i = li; i < words; i = i + 4u * GROUP_SIZE) {
             t[i] = tables[at + i];
             t[i + GROUP_SIZE] = tables[at + i + GROUP_SIZE];
@@ -229,6 +232,11 @@ fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     }
     if (fid != NO_FILL) {
         flush(li, fid, weighted, hits);
+    }
+    if (li == 0u && lo < hi) {
+        stat_add(STAT_COUNT_GROUPS, 1u);
+        stat_add(STAT_COUNT_LOADS, loads);
+        stat_max(STAT_COUNT_LOADS_PEAK, loads);
     }
     // Each of the workgroup's routes is visited by the 16 invocations of one half-warp.
     let share = select(0u, (hi - lo - half + 15u) / 16u, hi > lo + half);

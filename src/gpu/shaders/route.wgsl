@@ -219,10 +219,17 @@ fn routed_fill(i: u32) -> u32 {
 var<workgroup> fill0: u32;
 var<workgroup> fill_tests: array<atomic<u32>, 8>;
 
+// The span counters of a walk of all the workgroup's queries: its invocations that walked
+// a query, and the most tests one made (its dependent chain).
+var<workgroup> walkers: atomic<u32>;
+var<workgroup> tests_peak: atomic<u32>;
+
 // Walks this invocation's queries (those of the workgroup's ROUTE_QUERIES · GROUP_SIZE
-// that route somewhere): returns the global atomics; with `tally_tests`, adds up the tests by fill.
+// that route somewhere): returns the global atomics; with `tally_tests`, adds up the tests
+// by fill and to the span counters.
 fn walk_all(g: u32, li: u32, action: u32, tally_tests: bool) -> u32 {
     var atomics = 0u;
+    var tests = 0u;
     for (var k = 0u; k < ROUTE_QUERIES; k = k + 1u) {
         let i = (g * ROUTE_QUERIES + k) * GROUP_SIZE + li;
         let fid = routed_fill(i);
@@ -231,6 +238,7 @@ fn walk_all(g: u32, li: u32, action: u32, tally_tests: bool) -> u32 {
         }
         let walked = route(i, fid, action);
         atomics = atomics + walked.y;
+        tests = tests + walked.x;
         if (walked.z == 0u) {
             // Lavapipe stops an invocation's loops after 65,535 iterations, silently: a
             // walk cut short left routes out, so the join is not counted here but cut.
@@ -246,6 +254,10 @@ fn walk_all(g: u32, li: u32, action: u32, tally_tests: bool) -> u32 {
             add64_at(row(fid) + RESULT_TESTS, vec2<u32>(walked.x, 0u));
         }
     }
+    if (tally_tests && tests > 0u) {
+        atomicAdd(&walkers, 1u);
+        atomicMax(&tests_peak, tests);
+    }
     return atomics;
 }
 
@@ -256,17 +268,24 @@ fn start_tests(g: u32, li: u32) {
     }
     if (li == 0u) {
         fill0 = fill_of_query(g * ROUTE_QUERIES * GROUP_SIZE);
+        atomicStore(&walkers, 0u);
+        atomicStore(&tests_peak, 0u);
     }
     workgroupBarrier();
 }
 
-// Sends the tests added up here to their fills' rows (after a barrier).
+// Sends the tests added up here to their fills' rows, and the span counters (after a
+// barrier).
 fn send_tests(li: u32) {
     if (li < 8u) {
         let t = atomicLoad(&fill_tests[li]);
         if (t > 0u) {
             add64_at(row(fill0 + li) + RESULT_TESTS, vec2<u32>(t, 0u));
         }
+    }
+    if (li == 0u) {
+        stat_add(STAT_ROUTE_WALKERS, atomicLoad(&walkers));
+        stat_max(STAT_ROUTE_TESTS_PEAK, atomicLoad(&tests_peak));
     }
 }
 

@@ -272,7 +272,8 @@ impl Groups {
                 d,
                 p,
                 &[
-                    &b.fills, &b.stored, &b.temp, &b.queries, &b.tree, &b.leaves, &b.scan, &b.lists,
+                    &b.fills, &b.stored, &b.temp, &b.queries, &b.tree, &b.leaves, &b.scan,
+                    &b.lists, &b.results,
                 ],
             ),
             tables: k.tables.bind(

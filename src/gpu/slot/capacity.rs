@@ -71,6 +71,12 @@ impl Capacity {
         Self::within(binding(dev), budget)
     }
 
+    /// The capacity of `budget` bytes, each buffer within a binding of `bind` bytes (a
+    /// binding's limit as a device states it).
+    pub(crate) fn of(budget: u64, bind: u64) -> Self {
+        Self::within(rounded(bind), budget)
+    }
+
     /// The capacity of `budget` bytes, each buffer within `bind` bytes (a binding's
     /// limit, less the rounding of buffers to 16 bytes: [`binding`]).
     pub(crate) fn within(bind: u64, budget: u64) -> Self {
@@ -129,10 +135,15 @@ impl Capacity {
 /// What one binding of `dev` holds, less the rounding of a buffer to 16 bytes (a binding's
 /// limit need not be a multiple of it).
 pub(crate) fn binding(dev: &Device) -> u64 {
-    let bind = dev
-        .limits
-        .max_storage_buffer_binding_size
-        .min(dev.limits.max_buffer_size);
+    rounded(
+        dev.limits
+            .max_storage_buffer_binding_size
+            .min(dev.limits.max_buffer_size),
+    )
+}
+
+/// A binding's limit `bind` less the rounding of a buffer to 16 bytes.
+fn rounded(bind: u64) -> u64 {
     bind / 16 * 16 - 16
 }
 
@@ -197,21 +208,24 @@ struct Shares {
     routes: Share,
 }
 
-/// The shares of a slot's budget.
+/// The shares of a slot's budget. They follow what a task of N = 21 and 22 takes (`estimate
+/// --gpu --json`'s counters per task, 2026-11-28): tables (25 KB a block), routes and stored
+/// keys fill first; jobs, items and queries a fraction of their room; carried words only from
+/// N = 24, up to 5.3 million a join at N = 27.
 const SHARES: Shares = Shares {
     joins: Share::new(0.004, 96 + 96 + 64 + 16, 96).at_most(1 << 14),
-    jobs: Share::new(0.05, JOB_BYTES + 4 * DEST_WORDS as u64, JOB_BYTES),
+    jobs: Share::new(0.04, JOB_BYTES + 4 * DEST_WORDS as u64, JOB_BYTES),
     // A job names its side in JOB_SIDE_BITS.
     sides: Share::new(0.005, SIDE_BYTES, SIDE_BYTES).at_most(JOB_SIDE_MASK + 1),
-    items: Share::new(0.04, 4, 4),
-    words: Share::new(0.08, 8, 8),
-    stored: Share::new(0.12, 16, 8),
-    queries: Share::new(0.07, 8, 8),
-    ties: Share::new(0.02, 8, 8),
+    items: Share::new(0.02, 4, 4),
+    words: Share::new(0.06, 8, 8),
+    stored: Share::new(0.13, 16, 8),
+    queries: Share::new(0.04, 8, 8),
+    ties: Share::new(0.01, 8, 8),
     nodes: Share::new(0.02, 16, 16),
     leaves: Share::new(0.01, 12, 8),
-    blocks: Share::new(0.42, TABLE_BYTES + 16 * BLOCK_INFO + 24, TABLE_BYTES),
-    routes: Share::new(0.14, 8, 8),
+    blocks: Share::new(0.47, TABLE_BYTES + 16 * BLOCK_INFO + 24, TABLE_BYTES),
+    routes: Share::new(0.19, 8, 8),
 };
 
 /// Where each region of a slot's `scan` buffer starts (u32 words), and its length.

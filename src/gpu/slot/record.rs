@@ -7,7 +7,7 @@ use super::scan::{run_scan, scan_steps};
 use crate::gpu::device::Device;
 use crate::gpu::layout::{
     Batch, Job, JoinDesc, Side, ARGS_COUNT, ARGS_PAIRS, ARGS_ROUTE, ARGS_SUBTREES, ARGS_TABLES,
-    ARGS_TIES, BLOCK_KEYS, GROUP_SIZE, HEAD_WORDS, RESULT_WORDS, SUBTREE_KEYS, TILE, TOP_LEVELS,
+    ARGS_TIES, BLOCK_KEYS, GROUP_SIZE, RESULT_WORDS, SUBTREE_KEYS, TILE, TOP_LEVELS,
 };
 
 /// Keys sampled at a tree node to choose its bit (as the CPU trie's).
@@ -99,7 +99,7 @@ impl Slot {
             block_routes_at: r.block_routes_at,
             block_cursor_at: r.block_cursor_at,
             ties_at: r.ties_at,
-            result_stats: cap.joins * RESULT_WORDS,
+            result_stats: 0,
             tree_at: r.tree_at,
             stored_cap: cap.stored,
             queries_cap: cap.queries,
@@ -168,13 +168,14 @@ impl Slot {
             .into_iter()
             .map(|(target, bytes)| upload(encoder, belt, target, 0, bytes))
             .sum();
-        self.clear(encoder, packed);
         let joins = packed.joins.len() as u32;
         let jobs = packed.jobs.len() as u32 - 1;
         let g = &self.groups;
         let items = packed.items.div_ceil(GROUP_SIZE);
         self.pass(encoder, 0, |pass| {
-            k.count_pairs.dispatch(pass, &g.gen, 0, items);
+            // One invocation more than items: it writes the counts' closing zero.
+            let counted = (packed.items + 1).div_ceil(GROUP_SIZE);
+            k.count_pairs.dispatch(pass, &g.gen, 0, counted);
             run_scan(pass, k, &g.scan, &scans[0]);
             k.join_sizes.dispatch(pass, &g.plan, 0, 1);
             k.job_dest
@@ -229,40 +230,15 @@ impl Slot {
             k.ties
                 .dispatch_indirect(pass, &g.ties, 0, &b.args, ARGS_TIES);
         });
-        let rows = 4 * u64::from(joins * RESULT_WORDS);
-        let stats_at = 4 * u64::from(self.cap.joins * RESULT_WORDS);
-        encoder.copy_buffer_to_buffer(&b.results, 0, &b.readback, 0, rows);
-        encoder.copy_buffer_to_buffer(
-            &b.results,
-            stats_at,
-            &b.readback,
-            rows,
-            4 * u64::from(STAT_WORDS),
-        );
+        // The counters and the batch's rows lie together: one copy, one step.
+        let read = 4 * u64::from(STAT_WORDS + joins * RESULT_WORDS);
+        encoder.copy_buffer_to_buffer(&b.results, 0, &b.readback, 0, read);
         if let Some(t) = &self.timer {
             let n = 2 * PASSES.len() as u32;
             encoder.resolve_query_set(&t.queries, 0..n, &t.resolve, 0);
-            let at = rows + 4 * u64::from(STAT_WORDS);
-            encoder.copy_buffer_to_buffer(&t.resolve, 0, &b.readback, at, 8 * u64::from(n));
+            encoder.copy_buffer_to_buffer(&t.resolve, 0, &b.readback, read, 8 * u64::from(n));
         }
         up
-    }
-
-    /// Zeroes what a batch adds to or reads before writing: its results rows and counters,
-    /// the item counts' closing zero, and each block's route count and cursor.
-    fn clear(&self, encoder: &mut wgpu::CommandEncoder, packed: &Packed) {
-        let b = &self.buffers;
-        let r = &self.regions;
-        let rows = 4 * u64::from(packed.joins.len() as u32 * RESULT_WORDS);
-        encoder.clear_buffer(&b.results, 0, Some(rows));
-        let stats_at = 4 * u64::from(self.cap.joins * RESULT_WORDS);
-        encoder.clear_buffer(&b.results, stats_at, Some(4 * u64::from(STAT_WORDS)));
-        encoder.clear_buffer(&b.scan, 0, Some(4 * u64::from(HEAD_WORDS)));
-        let closing = 4 * u64::from(r.items_at + packed.items);
-        encoder.clear_buffer(&b.scan, closing, Some(4));
-        let blocks = u64::from(self.cap.blocks) + 1;
-        encoder.clear_buffer(&b.scan, 4 * u64::from(r.block_routes_at), Some(4 * blocks));
-        encoder.clear_buffer(&b.scan, 4 * u64::from(r.block_cursor_at), Some(4 * blocks));
     }
 
     /// Records pass number `i` (of [`PASSES`]), between two timestamps where there are.

@@ -1,13 +1,103 @@
-//! The GPU cost model, stated once: a whole run's GPU seconds from its work counters, as
-//! `estimate --gpu --json` reports them (`gpu_model_seconds`). The rates are what a GPU of
-//! the H100 / H200 class is expected to sustain, not what any one run measured; each says
-//! where it comes from, and `docs/gpu.md` records every refit against a GPU's timestamps.
+//! The GPU cost models, stated once.
+//!
+//! - **The span model**, the headline figure: a batch lasts the sum over its dependent steps
+//!   of the longest of the step latency, the step's longest workgroup and its work spread
+//!   over the whole GPU ([`steps`]); a run lasts the sum over its batches, as a count of J
+//!   workers forms them ([`batches`]). Rates are in [`rates`], each with its source; the
+//!   step latency, never measured, is a parameter reported at 5 and 30 µs. A count reports
+//!   it over the batches it formed (`count --json`'s `gpu` object), an estimate over the
+//!   batches its plan would form (`estimate --gpu --json`'s `gpu_span_seconds`).
+//! - **The throughput sum** ([`model_seconds`], `gpu_model_seconds`): every kind of work at
+//!   the whole GPU's rate and a few microseconds a step. It cannot see a narrow step, so it
+//!   stays only as a lower bound.
+//!
+//! `docs/gpu.md` has the figures and what they were checked against.
+
+mod batches;
+mod rates;
+mod steps;
 
 use std::collections::BTreeMap;
 
-use super::join::{RESIDENT_BYTES, TASKS_IN_FLIGHT};
+pub use batches::StratumWork;
+pub(crate) use rates::LATENCIES;
+pub(crate) use steps::{span, Level, Shape};
+
+use super::join::{RESIDENT_BYTES, SLOT_BYTES, TASKS_IN_FLIGHT};
 use super::layout::TOP_LEVELS;
-use super::slot::{batch_steps, WIDE_STEPS};
+use super::slot::{batch_steps, Capacity, WIDE_STEPS};
+
+/// What the span model says of a whole plan.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SpanEstimate {
+    /// The batches a count of the plan forms.
+    pub batches: f64,
+    /// The GPU's critical path, seconds, at each of the reported step latencies (5, 30 µs).
+    pub seconds: [f64; 2],
+    /// The same work at the whole GPU's width, seconds.
+    pub full_width_seconds: f64,
+    /// The share of the span (at 5 µs) the GPU is not working at full width.
+    pub idle_share: f64,
+    /// Each pass's critical path at each latency (the passes of a batch: half join, sieve,
+    /// tables, routing, count, ties).
+    pub passes: [[f64; 6]; 2],
+    /// Dependent steps of all those batches.
+    pub steps: f64,
+}
+
+/// The binding size of a discrete GPU's storage buffer (Vulkan on NVIDIA: 4 GiB less one
+/// byte), for the slot a count of the model's plan would have.
+const GPU_BINDING: u64 = u32::MAX as u64;
+
+/// The slot a count on a discrete GPU gets: `NQUEENS_GPU_SLOT_MIB`, else the default.
+fn gpu_capacity() -> Capacity {
+    let bytes = super::join::slot_bytes()
+        .ok()
+        .flatten()
+        .unwrap_or(SLOT_BYTES[0]);
+    Capacity::of(bytes, GPU_BINDING)
+}
+
+/// The span of a plan whose strata are `strata`, counted by `workers` workers on one GPU of
+/// the H100 / H200 class with its default slot (or `NQUEENS_GPU_SLOT_MIB`'s). `None` where
+/// the counters are not a GPU's.
+pub fn span_model(strata: &[StratumWork], workers: usize) -> Option<SpanEstimate> {
+    if strata.iter().all(|s| !s.counters.contains_key("gpu_steps")) {
+        return None;
+    }
+    let cap = gpu_capacity();
+    let mut out = SpanEstimate {
+        batches: 0.0,
+        seconds: [0.0; 2],
+        full_width_seconds: 0.0,
+        idle_share: 0.0,
+        passes: [[0.0; 6]; 2],
+        steps: 0.0,
+    };
+    for s in strata.iter().filter(|s| s.tasks > 0.0) {
+        let packing = batches::packing(s, &cap, workers);
+        let mut shape = batches::shape(s, packing);
+        shape.block_scan = f64::from(cap.blocks) + 1.0;
+        out.batches += packing.batches;
+        for (i, &latency) in LATENCIES.iter().enumerate() {
+            let one = span(&shape, latency);
+            out.seconds[i] += packing.batches * one.seconds;
+            for (sum, pass) in out.passes[i].iter_mut().zip(one.passes) {
+                *sum += packing.batches * pass;
+            }
+            if i == 0 {
+                out.full_width_seconds += packing.batches * one.full;
+                out.steps += packing.batches * one.steps as f64;
+            }
+        }
+    }
+    out.idle_share = if out.seconds[0] > 0.0 {
+        1.0 - out.full_width_seconds / out.seconds[0]
+    } else {
+        0.0
+    };
+    Some(out)
+}
 
 /// Seconds of one dependent step (a dispatch, copy or clear the next waits on): a few
 /// microseconds on a discrete GPU, the figure until `scripts/gpu-check.sh` times
@@ -36,8 +126,9 @@ const TABLE_KEY_TESTS_PER_SECOND: f64 = 1e12;
 /// for the barriers between a subtree's nodes and the top levels' few large nodes.
 const TREE_TESTS_PER_SECOND: f64 = 2e11;
 
-/// The modelled GPU seconds of a run of `tasks` tasks whose work, scaled to the whole run,
-/// is `counters` (by [`crate::Work`] field name). Steps are those of the run's batches: a
+/// The throughput sum, a lower bound of the span: the modelled GPU seconds of a run of
+/// `tasks` tasks whose work, scaled to the whole run, is `counters` (by [`crate::Work`]
+/// field name). Steps are those of the run's batches: a
 /// count hands a batch at least a worker's step of tasks (`TASKS_IN_FLIGHT`), whatever the
 /// sampled tasks (each solved alone) took, each with as many tree levels built level by
 /// level as a batch ever records, and the sampled tasks' steps that split a level's

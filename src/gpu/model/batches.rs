@@ -1,0 +1,206 @@
+//! The batches a count would form, from an estimate's sampled work: how many tasks share one
+//! (as many as the workers keep in flight, or as the slot's room takes), and what such a
+//! batch looks like to the span model.
+
+use std::collections::BTreeMap;
+
+use super::steps::{Level, Shape};
+use crate::gpu::feeder::{FEED_DEPTH, MARGIN};
+use crate::gpu::join::TASKS_IN_FLIGHT;
+use crate::gpu::layout::{GROUP_SIZE, TIE_EAST, TILE, TOP_LEVELS};
+use crate::gpu::slot::Capacity;
+
+/// One stratum of a plan: its tasks, and its work counters, sums scaled to the stratum and
+/// peaks (`…_peak`) as the most of one sampled task's batches.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StratumWork {
+    /// Tasks in the stratum.
+    pub tasks: f64,
+    /// Counters by name: sums over the stratum, peaks over its sample.
+    pub counters: BTreeMap<&'static str, f64>,
+}
+
+impl StratumWork {
+    fn get(&self, name: &str) -> f64 {
+        self.counters.get(name).copied().unwrap_or(0.0)
+    }
+
+    /// A counter's mean per task.
+    fn per_task(&self, name: &str) -> f64 {
+        self.get(name) / self.tasks.max(1.0)
+    }
+}
+
+/// How a stratum's tasks go into batches.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Packing {
+    /// Tasks a batch holds (below 1: a task takes `1 / tasks` batches, its joins cut).
+    pub(crate) tasks: f64,
+    pub(crate) batches: f64,
+}
+
+/// How many of `s`'s tasks share a batch of capacity `cap` when `workers` workers each keep
+/// `TASKS_IN_FLIGHT` tasks' joins in flight: the fewer of what the workers hand over while
+/// a batch runs and what the slot's arenas hold, by the feeder's estimates.
+pub(crate) fn packing(s: &StratumWork, cap: &Capacity, workers: usize) -> Packing {
+    // Where the GPU is the bottleneck a batch takes what the workers handed over while the
+    // one before it ran: about their tasks in flight over the batches in flight.
+    let handed = workers.max(1) as f64 * TASKS_IN_FLIGHT as f64 / FEED_DEPTH as f64;
+    let room = |held: u32, name: &str| {
+        let need = s.per_task(name) * MARGIN;
+        if need > 0.0 {
+            f64::from(held) / need
+        } else {
+            f64::INFINITY
+        }
+    };
+    let fits = [
+        room(cap.stored, "stored_keys"),
+        room(cap.queries, "queries"),
+        room(cap.blocks, "blocks_built"),
+        room(cap.routes, "visited_pairs"),
+    ];
+    let tasks = fits.into_iter().fold(handed, f64::min);
+    let batches = if tasks >= 1.0 {
+        (s.tasks / tasks).ceil()
+    } else {
+        s.tasks * (1.0 / tasks).ceil()
+    };
+    Packing { tasks, batches }
+}
+
+/// One batch of `s`'s tasks packed by `p`: its sums, the stratum's per task times the tasks
+/// it holds (a share of one where a task is cut), its peaks the stratum's.
+pub(crate) fn shape(s: &StratumWork, p: Packing) -> Shape {
+    let share = if p.tasks >= 1.0 {
+        p.tasks
+    } else {
+        1.0 / (1.0 / p.tasks).ceil()
+    };
+    let sum = |name: &str| s.per_task(name) * share;
+    let peak = |name: &str| s.get(name);
+    let top_levels = (peak("gpu_top_levels_peak") as u32).min(TOP_LEVELS);
+    let wide_levels = (peak("gpu_wide_levels_peak") as u32).min(top_levels);
+    let mut levels = [Level::default(); TOP_LEVELS as usize];
+    // The sample keeps the levels' sums and the chain of their busiest workgroups, not
+    // each level's: spread evenly over the levels.
+    let l = f64::from(top_levels.max(1));
+    for (d, level) in levels.iter_mut().enumerate().take(top_levels as usize) {
+        *level = Level {
+            nodes: sum("gpu_top_nodes") / l,
+            accesses: sum("gpu_top_accesses") / l,
+            accesses_peak: peak("gpu_top_chain_peak") / l,
+            tiles: if (d as u32) < wide_levels {
+                sum("gpu_wide_tiles") / f64::from(wide_levels)
+            } else {
+                0.0
+            },
+        };
+    }
+    // Each half join work item tests a north word against a tile of south words.
+    let items = sum("half_pairs_tested") / f64::from(TILE);
+    let tie_pairs = sum("direct_pairs");
+    Shape {
+        joins: sum("gpu_batches").max(1.0),
+        // Jobs are not counted: a work item's search for its job is bounded by the items'.
+        jobs: items,
+        items,
+        bytes_up: sum("gpu_bytes_up") - sum("gpu_resident_bytes"),
+        extra_uploads: 0.0,
+        block_scan: 0.0,
+        top_levels,
+        wide_levels,
+        levels,
+        subtrees: sum("gpu_subtrees"),
+        rest_iterations: sum("gpu_rest_iterations"),
+        rest_accesses: sum("gpu_rest_accesses"),
+        rest_iterations_peak: peak("gpu_rest_iterations_peak"),
+        rest_accesses_peak: peak("gpu_rest_accesses_peak"),
+        pair_leaves: sum("gpu_pair_leaves"),
+        pair_rounds: sum("gpu_pair_rounds"),
+        pair_accesses: sum("gpu_pair_accesses"),
+        pair_rounds_peak: peak("gpu_pair_rounds_peak"),
+        pair_accesses_peak: peak("gpu_pair_accesses_peak"),
+        blocks: sum("blocks_built"),
+        fill_blocks_peak: peak("gpu_fill_blocks_peak"),
+        queries: sum("queries"),
+        routing_tests: sum("routing_tests"),
+        route_tests_peak: peak("gpu_route_tests_peak"),
+        routes: sum("visited_pairs"),
+        count_loads: sum("gpu_count_loads"),
+        count_loads_peak: peak("gpu_count_loads_peak"),
+        tie_groups: (tie_pairs / f64::from(GROUP_SIZE * TIE_EAST)).ceil(),
+        tie_pairs,
+        validation: false,
+        timed: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stratum(tasks: f64, per_task: &[(&'static str, f64)]) -> StratumWork {
+        StratumWork {
+            tasks,
+            counters: per_task
+                .iter()
+                .map(|&(name, v)| {
+                    (
+                        name,
+                        if name.ends_with("_peak") {
+                            v
+                        } else {
+                            v * tasks
+                        },
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_batch_holds_what_the_workers_hand_over_unless_the_slot_is_full_first() {
+        let cap = Capacity::of(3 << 30, u64::from(u32::MAX));
+        let light = stratum(100_000.0, &[("blocks_built", 1.0), ("visited_pairs", 10.0)]);
+        let p = packing(&light, &cap, 16);
+        assert_eq!(p.tasks, 16.0 * TASKS_IN_FLIGHT as f64 / FEED_DEPTH as f64);
+        assert_eq!(p.batches, (100_000.0 / p.tasks).ceil());
+        // Routes fill the slot first: the margin's worth fewer tasks than the room.
+        let routes = f64::from(cap.routes) / 100.0;
+        let heavy = stratum(1000.0, &[("visited_pairs", routes)]);
+        let p = packing(&heavy, &cap, 16);
+        assert!((p.tasks - 100.0 / MARGIN).abs() < 1e-9, "{p:?}");
+        // A task past a whole batch takes several, each a share of it.
+        let huge = stratum(10.0, &[("blocks_built", 3.0 * f64::from(cap.blocks))]);
+        let p = packing(&huge, &cap, 16);
+        assert_eq!(p.batches, 10.0 * (3.0 * MARGIN).ceil());
+        let s = shape(&huge, p);
+        assert!((s.blocks - 3.0 * f64::from(cap.blocks) / (3.0 * MARGIN).ceil()).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_batch_shape_scales_sums_and_keeps_peaks() {
+        let s = stratum(
+            1000.0,
+            &[
+                ("visited_pairs", 50.0),
+                ("gpu_route_tests_peak", 700.0),
+                ("gpu_top_levels_peak", 3.0),
+                ("gpu_top_chain_peak", 3000.0),
+                ("gpu_top_accesses", 90.0),
+            ],
+        );
+        let p = Packing {
+            tasks: 10.0,
+            batches: 100.0,
+        };
+        let b = shape(&s, p);
+        assert_eq!(b.routes, 500.0);
+        assert_eq!(b.route_tests_peak, 700.0);
+        assert_eq!(b.top_levels, 3);
+        assert_eq!(b.levels[0].accesses_peak, 1000.0);
+        assert_eq!(b.levels[2].accesses, 300.0);
+        assert_eq!(b.levels[3].accesses, 0.0);
+    }
+}

@@ -1,0 +1,384 @@
+//! One batch, step by step, as the GPU runs it: every step the next one waits on (wgpu puts
+//! a barrier between two dispatches that share a read-write buffer, and every kernel of a
+//! batch writes `scan` or `results`), each lasting the longest of the step latency, its
+//! longest workgroup, and its work spread over the whole GPU. The list follows what
+//! `slot.rs` records; a test on a GPU (lavapipe in CI) checks that a batch's recorded steps
+//! are the ones listed here.
+
+use super::rates::*;
+use crate::gpu::layout::{SCAN_SEGMENT, TILE, TOP_LEVELS, WIDE_TILE};
+use crate::gpu::shader::ROUTES_PER_GROUP;
+
+/// What the span model reads of one batch: sizes the host knows, the kernels' work counters
+/// (sums over the batch) and their peaks (the most of one workgroup or invocation).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Shape {
+    pub(crate) joins: f64,
+    pub(crate) jobs: f64,
+    /// Work items of the half join (a north word and a tile of 32 south words each).
+    pub(crate) items: f64,
+    pub(crate) bytes_up: f64,
+    /// Uploads into buffers already written by another upload of the batch (each waits).
+    pub(crate) extra_uploads: f64,
+    /// Values of the scan over the blocks' route counts: the slot's room, not the need.
+    pub(crate) block_scan: f64,
+    /// The top levels built level by level, and of those the ones split across workgroups.
+    pub(crate) top_levels: u32,
+    pub(crate) wide_levels: u32,
+    /// Each top level's nodes, accesses, busiest workgroup's accesses and tiles.
+    pub(crate) levels: [Level; TOP_LEVELS as usize],
+    pub(crate) subtrees: f64,
+    pub(crate) rest_iterations: f64,
+    pub(crate) rest_accesses: f64,
+    pub(crate) rest_iterations_peak: f64,
+    pub(crate) rest_accesses_peak: f64,
+    pub(crate) pair_leaves: f64,
+    pub(crate) pair_rounds: f64,
+    pub(crate) pair_accesses: f64,
+    pub(crate) pair_rounds_peak: f64,
+    pub(crate) pair_accesses_peak: f64,
+    pub(crate) blocks: f64,
+    pub(crate) fill_blocks_peak: f64,
+    pub(crate) queries: f64,
+    pub(crate) routing_tests: f64,
+    pub(crate) route_tests_peak: f64,
+    /// Routes, each one (query, block) visit of the block count.
+    pub(crate) routes: f64,
+    pub(crate) count_loads: f64,
+    pub(crate) count_loads_peak: f64,
+    pub(crate) tie_groups: f64,
+    pub(crate) tie_pairs: f64,
+    /// Whether wgpu checks each indirect dispatch's arguments with a dispatch of its own.
+    pub(crate) validation: bool,
+    /// Whether the passes are timed (a resolve and a copy more).
+    pub(crate) timed: bool,
+}
+
+/// One top level of the tree.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Level {
+    pub(crate) nodes: f64,
+    pub(crate) accesses: f64,
+    pub(crate) accesses_peak: f64,
+    pub(crate) tiles: f64,
+}
+
+/// One dependent step: its pass (`slot::PASSES`' index; the copies at the ends count with
+/// the first and last), its longest workgroup's seconds and its seconds at the whole GPU's
+/// width.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Step {
+    pub(crate) pass: usize,
+    pub(crate) longest: f64,
+    pub(crate) full: f64,
+}
+
+impl Step {
+    /// Its seconds at `latency` a step.
+    pub(crate) fn seconds(&self, latency: f64) -> f64 {
+        latency.max(self.longest).max(self.full)
+    }
+}
+
+const HALF_JOIN: usize = 0;
+const SIEVE: usize = 1;
+const TABLES: usize = 2;
+const ROUTING: usize = 3;
+const COUNT: usize = 4;
+const TIES: usize = 5;
+
+/// A step whose longest workgroup takes `longest` seconds and whose work takes `full` at the
+/// whole GPU's width.
+fn step(pass: usize, longest: f64, full: f64) -> Step {
+    Step {
+        pass,
+        longest,
+        full,
+    }
+}
+
+/// `groups` workgroups of `each` seconds: the longest is one, the full width all of them
+/// over the GPU's slots.
+fn even(pass: usize, groups: f64, each: f64) -> Step {
+    step(pass, each, groups.ceil() * each / SLOTS)
+}
+
+/// The dependent steps of `shape`'s batch, in the order they run.
+pub(crate) fn steps(shape: &Shape) -> Vec<Step> {
+    let mut out = Vec::new();
+    half_join(shape, &mut out);
+    sieve(shape, &mut out);
+    later(shape, &mut out);
+    out
+}
+
+/// Uploads, clears, the half join and its bookkeeping.
+fn half_join(s: &Shape, out: &mut Vec<Step>) {
+    let up = s.bytes_up / BYTES_UP_PER_SECOND;
+    out.push(step(HALF_JOIN, 0.0, up));
+    for _ in 0..s.extra_uploads as u64 {
+        out.push(step(HALF_JOIN, 0.0, 0.0));
+    }
+    let pairs = s.items * f64::from(TILE);
+    let search = (s.jobs + 1.0).log2().ceil() * DEPENDENT_LOAD;
+    let gen = step(HALF_JOIN, search + PAIR_RUN, pairs / PAIRS_PER_SECOND);
+    out.push(gen);
+    scan(HALF_JOIN, s.items + 1.0, out);
+    out.push(plan_step(HALF_JOIN, s.joins));
+    out.push(even(HALF_JOIN, s.jobs / GROUP, 8.0 * DEPENDENT_LOAD));
+    out.push(gen);
+}
+
+/// The steps of an in-place scan of `len` values.
+fn scan(pass: usize, len: f64, out: &mut Vec<Step>) {
+    let segment = f64::from(SCAN_SEGMENT);
+    if len <= segment {
+        out.push(even(pass, 1.0, SCAN_GROUP));
+        return;
+    }
+    let segments = (len / segment).ceil();
+    out.push(even(pass, segments, SCAN_GROUP));
+    scan(pass, segments, out);
+    out.push(even(pass, segments, SCAN_GROUP));
+}
+
+/// A one-workgroup bookkeeping step over every join, 256 at a time.
+fn plan_step(pass: usize, joins: f64) -> Step {
+    step(pass, (joins / GROUP).ceil().max(1.0) * PLAN_CHUNK, 0.0)
+}
+
+/// A tree step whose workgroups' accesses add up to `accesses`, the busiest one's
+/// `peak` after `iterations` node iterations; the whole GPU makes `rate` accesses a second
+/// (HBM's for the top levels, L2's where a workgroup's keys stay in the cache).
+fn tree_step(accesses: f64, peak: f64, iterations: f64, total_iterations: f64, rate: f64) -> Step {
+    let busiest = iterations * NODE + peak / GROUP * ACCESS;
+    let all = total_iterations * NODE + accesses / GROUP * ACCESS;
+    step(SIEVE, busiest, (all / SLOTS).max(accesses / rate))
+}
+
+/// The tree's top levels, subtrees and leaves of two blocks, and the blocks' placing.
+fn sieve(s: &Shape, out: &mut Vec<Step>) {
+    for (d, level) in s.levels.iter().enumerate().take(s.top_levels as usize) {
+        out.push(tree_step(
+            level.accesses,
+            level.accesses_peak,
+            1.0,
+            level.nodes,
+            ACCESSES_PER_SECOND,
+        ));
+        if (d as u32) < s.wide_levels {
+            wide(level, out);
+        }
+    }
+    // `subtree_args`, then the subtrees (an indirect dispatch).
+    out.push(step(SIEVE, 0.0, 0.0));
+    validation(s, SIEVE, out);
+    out.push(tree_step(
+        s.rest_accesses,
+        s.rest_accesses_peak,
+        s.rest_iterations_peak,
+        s.rest_iterations,
+        L2_ACCESSES_PER_SECOND,
+    ));
+    // `pair_args`, then the leaves of two blocks.
+    out.push(step(SIEVE, 0.0, 0.0));
+    validation(s, SIEVE, out);
+    out.push(tree_step(
+        s.pair_accesses,
+        s.pair_accesses_peak,
+        s.pair_rounds_peak,
+        s.pair_rounds,
+        L2_ACCESSES_PER_SECOND,
+    ));
+    out.push(plan_step(SIEVE, s.joins));
+    // `place_blocks`: a workgroup a fill, its leaves 256 at a time (a leaf is a block or
+    // two).
+    let chunk = 10.0 * BARRIER + 2.0 * DEPENDENT_LOAD;
+    let longest = (s.fill_blocks_peak / GROUP).ceil().max(1.0) * chunk;
+    out.push(step(
+        SIEVE,
+        longest,
+        (s.blocks / GROUP).ceil() * chunk / SLOTS,
+    ));
+}
+
+/// The four steps of a top level whose largest nodes are split in tiles across workgroups:
+/// each tile's keys counted, the nodes' counts scanned, the keys moved and copied back.
+fn wide(level: &Level, out: &mut Vec<Step>) {
+    let per = f64::from(WIDE_TILE) / GROUP;
+    let keys = level.tiles * f64::from(WIDE_TILE);
+    let read = per * ACCESS + 10.0 * BARRIER;
+    out.push(step(
+        SIEVE,
+        read,
+        (level.tiles * read / SLOTS).max(keys / ACCESSES_PER_SECOND),
+    ));
+    out.push(step(SIEVE, (level.tiles / GROUP).ceil() * SCAN_GROUP, 0.0));
+    let moved = per * (2.0 * ACCESS + 10.0 * BARRIER);
+    let all = (level.tiles * moved / SLOTS).max(2.0 * keys / ACCESSES_PER_SECOND);
+    out.push(step(SIEVE, moved, all));
+    let back = 2.0 * per * ACCESS;
+    let all = (level.tiles * back / SLOTS).max(2.0 * keys / ACCESSES_PER_SECOND);
+    out.push(step(SIEVE, back, all));
+}
+
+/// wgpu's check of an indirect dispatch's arguments, where it is on: one workgroup, a step
+/// of its own.
+fn validation(s: &Shape, pass: usize, out: &mut Vec<Step>) {
+    if s.validation {
+        out.push(step(pass, 0.0, 0.0));
+    }
+}
+
+/// Tables, routing, the block count, ties and the copies back.
+fn later(s: &Shape, out: &mut Vec<Step>) {
+    validation(s, TABLES, out);
+    out.push(even(TABLES, s.blocks, TABLE_GROUP));
+    // Routing: the walks that count each block's queries, then those that place them.
+    let walk = s.route_tests_peak * DEPENDENT_LOAD;
+    let tests = s.routing_tests / ROUTING_TESTS_PER_SECOND;
+    validation(s, ROUTING, out);
+    out.push(step(ROUTING, walk, tests));
+    scan(ROUTING, s.block_scan, out);
+    out.push(plan_step(ROUTING, s.joins));
+    validation(s, ROUTING, out);
+    // The tally walk and the emitting one, in one dispatch.
+    out.push(step(ROUTING, 2.0 * walk, 2.0 * tests));
+    validation(s, COUNT, out);
+    // A block count workgroup takes up to ROUTES_PER_GROUP routes and loads the tables of
+    // each block they reach.
+    let routes_each = s.routes.min(ROUTES_PER_GROUP as f64);
+    let busiest = s.count_loads_peak * TABLE_LOAD + routes_each / VISITS_PER_GROUP_SECOND;
+    let all = (s.routes / VISITS_PER_GROUP_SECOND + s.count_loads * TABLE_LOAD) / SLOTS;
+    out.push(step(COUNT, busiest, all.max(s.routes / VISITS_PER_SECOND)));
+    validation(s, TIES, out);
+    let ties = even(TIES, s.tie_groups, TIE_GROUP);
+    out.push(step(
+        TIES,
+        ties.longest,
+        ties.full.max(s.tie_pairs / TIE_PAIRS_PER_SECOND),
+    ));
+    // The counters' and rows' copy back, and the timestamps' resolve and copy.
+    let copies = if s.timed { 3 } else { 1 };
+    for _ in 0..copies {
+        out.push(step(TIES, 0.0, 0.0));
+    }
+}
+
+/// What one batch costs by its steps, at one step latency.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Span {
+    /// Its critical path, seconds.
+    pub(crate) seconds: f64,
+    /// Its work at the whole GPU's width (the span's floor), seconds.
+    pub(crate) full: f64,
+    /// The critical path of each pass (`slot::PASSES` order).
+    pub(crate) passes: [f64; 6],
+    /// Its dependent steps.
+    pub(crate) steps: u64,
+}
+
+/// The span of `shape`'s batch at `latency` a step.
+pub(crate) fn span(shape: &Shape, latency: f64) -> Span {
+    let mut out = Span::default();
+    for st in steps(shape) {
+        let t = st.seconds(latency);
+        out.seconds += t;
+        out.full += st.full;
+        out.passes[st.pass] += t;
+        out.steps += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A batch of a few joins whose every step is short: latency-bound at both latencies.
+    fn small() -> Shape {
+        Shape {
+            joins: 4.0,
+            jobs: 40.0,
+            items: 2000.0,
+            bytes_up: 1e5,
+            block_scan: 54_000.0,
+            top_levels: 2,
+            levels: [Level {
+                nodes: 4.0,
+                accesses: 4.0 * 20_000.0,
+                accesses_peak: 20_000.0,
+                tiles: 0.0,
+            }; TOP_LEVELS as usize],
+            subtrees: 8.0,
+            rest_iterations: 80.0,
+            rest_accesses: 1e5,
+            rest_iterations_peak: 12.0,
+            rest_accesses_peak: 2e4,
+            blocks: 100.0,
+            fill_blocks_peak: 30.0,
+            queries: 1e4,
+            routing_tests: 1e5,
+            route_tests_peak: 10.0,
+            routes: 2e5,
+            count_loads: 100.0,
+            count_loads_peak: 4.0,
+            timed: true,
+            ..Shape::default()
+        }
+    }
+
+    #[test]
+    fn a_step_lasts_its_latency_its_longest_workgroup_or_its_work_at_full_width() {
+        let st = step(COUNT, 3e-6, 7e-6);
+        assert_eq!(st.seconds(5e-6), 7e-6);
+        assert_eq!(st.seconds(30e-6), 30e-6);
+        assert_eq!(step(COUNT, 9e-6, 1e-6).seconds(5e-6), 9e-6);
+    }
+
+    #[test]
+    fn every_dependent_step_counts_once_and_the_span_is_their_sum() {
+        let s = small();
+        let at5 = span(&s, 5e-6);
+        let at30 = span(&s, 30e-6);
+        assert_eq!(at5.steps, steps(&s).len() as u64);
+        assert_eq!(at5.steps, at30.steps);
+        // Every step takes at least the latency, and the passes add up to the whole.
+        assert!(at30.seconds >= 30e-6 * at30.steps as f64 - 1e-12);
+        assert!((at5.passes.iter().sum::<f64>() - at5.seconds).abs() < 1e-12);
+        assert!(at5.full <= at5.seconds);
+        // wgpu's checks of the seven indirect dispatches are a step each.
+        let checked = span(
+            &Shape {
+                validation: true,
+                ..s.clone()
+            },
+            5e-6,
+        );
+        assert_eq!(checked.steps, at5.steps + 7);
+        // A level split across workgroups adds its four steps.
+        let wide = span(
+            &Shape {
+                wide_levels: 1,
+                ..s
+            },
+            5e-6,
+        );
+        assert_eq!(wide.steps, at5.steps + 4);
+    }
+
+    #[test]
+    fn a_long_workgroup_lengthens_its_step_whatever_the_rest_do() {
+        let s = small();
+        let base = span(&s, 5e-6).seconds;
+        let long = Shape {
+            route_tests_peak: 10_000.0,
+            ..s
+        };
+        // Three walks of 10,000 dependent loads of 100 ns (two in one step), less the two
+        // latencies they replace.
+        let added = span(&long, 5e-6).seconds - base;
+        let walk = 10_000.0 * DEPENDENT_LOAD;
+        assert!((added - (3.0 * walk - 2.0 * 5e-6)).abs() < 1e-9, "{added}");
+    }
+}
