@@ -509,6 +509,82 @@ mod tests {
         ));
     }
 
+    /// A plan on a device whose every task waits there until the plan is stopped (or a
+    /// minute passes, so that a broken stop fails the test rather than hangs it).
+    #[derive(Default)]
+    struct OnDevice {
+        stopped: Mutex<bool>,
+        changed: Condvar,
+    }
+
+    impl Plan for OnDevice {
+        fn n(&self) -> u32 {
+            0
+        }
+        fn engine(&self) -> &'static str {
+            "device"
+        }
+        fn len(&self) -> usize {
+            8
+        }
+        fn cost(&self, _task: usize) -> u64 {
+            1
+        }
+        fn solve(&self, _task: usize) -> u128 {
+            let stopped = self.stopped.lock().unwrap();
+            let wait = Duration::from_secs(60);
+            let (_stopped, _) = self
+                .changed
+                .wait_timeout_while(stopped, wait, |s| !*s)
+                .unwrap();
+            1
+        }
+        fn fault(&self) -> Option<Error> {
+            self.stopped.lock().unwrap().then_some(Error::Interrupted)
+        }
+        fn stop(&self) {
+            *self.stopped.lock().unwrap() = true;
+            self.changed.notify_all();
+        }
+        fn device(&self) -> Option<String> {
+            Some("a test device".into())
+        }
+        fn fingerprint(&self) -> String {
+            fingerprint_words([8])
+        }
+        fn describe(&self) -> String {
+            String::new()
+        }
+    }
+
+    /// Asks to stop once a task has started.
+    #[derive(Default)]
+    struct StopOnceStarted(AtomicBool);
+
+    impl Progress for StopOnceStarted {
+        fn task_started(&self, _: usize, _: u64) {
+            self.0.store(true, Ordering::Release);
+        }
+        fn should_stop(&self) -> bool {
+            self.0.load(Ordering::Acquire)
+        }
+    }
+
+    /// A stop reaches a plan whose workers wait on a device, inside their batch: the plan
+    /// is told ([`Plan::stop`]), its workers return, and the run is interrupted.
+    #[test]
+    fn a_stop_reaches_workers_waiting_on_a_device() {
+        let plan = OnDevice::default();
+        let ids: Vec<usize> = (0..plan.len()).collect();
+        let pool = thread_pool(2).unwrap();
+        let result = execute(&plan, &ids, &pool, &StopOnceStarted::default());
+        assert!(
+            *plan.stopped.lock().unwrap(),
+            "the plan was not told to stop"
+        );
+        assert!(matches!(result, Err(Error::Interrupted)), "{result:?}");
+    }
+
     #[test]
     fn largest_first_orders_by_cost_then_id() {
         let plan = Squares(5);
