@@ -61,7 +61,8 @@ impl<R: Read> Questions<R> {
     }
 
     /// The next size, as `parse` reads it, or an error naming its line, blank lines
-    /// skipped; `None` at the end.
+    /// skipped; `None` at the end (the tests' view of a judge's input).
+    #[cfg(test)]
     pub(crate) fn next<T>(
         &mut self,
         parse: impl Fn(&str) -> Result<T, String>,
