@@ -7,6 +7,8 @@
 //! to a [`Progress`] observer (never from inside the search loop).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, PoisonError};
+use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
@@ -105,6 +107,14 @@ pub trait Plan: Send + Sync {
     fn fault(&self) -> Option<Error> {
         None
     }
+    /// Asks the plan to give up the tasks in hand as soon as it can: the run is stopping
+    /// (Ctrl-C, a failed save). A plan whose tasks wait on a device ([`Plan::device`]) gives
+    /// up its joins there, so that the solve methods return at once, and from then on
+    /// [`Plan::fault`] is [`Error::Interrupted`]: no count of a task cut short is kept, and
+    /// the plan counts nothing more. [`execute_seq`] calls it for such a plan once
+    /// [`Progress::should_stop`] says so; the default does nothing (a CPU engine's task in
+    /// hand is finished).
+    fn stop(&self) {}
     /// The device other than this CPU that solves the tasks (`GPU NAME`), if any. A task's
     /// time is then wall time rather than its thread's CPU time, for an estimate: it spends
     /// it waiting on the device.
@@ -311,53 +321,126 @@ pub fn execute_seq(
     let (tasks, cost) = seq.workload(plan);
     progress.start(tasks, plan.len());
     progress.start_work(cost);
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let faulted = AtomicBool::new(false);
-    let batch = plan.batch().max(1);
-    let sums = pool.broadcast(|_| {
-        let mut sum = Some(0u128);
-        let mut tasks = Vec::with_capacity(batch);
-        while !progress.should_stop() && !faulted.load(Ordering::Relaxed) {
-            tasks.clear();
-            while tasks.len() < batch {
-                let position = next.fetch_add(1, Ordering::Relaxed);
-                if position >= seq.positions() {
-                    break;
-                }
-                if let Some(task) = seq.task(position) {
-                    tasks.push(task);
-                }
-            }
-            if tasks.is_empty() {
-                break;
-            }
-            for &task in &tasks {
-                progress.task_started(task, plan.cost(task));
-            }
-            let counts = plan.solve_batch(&tasks);
-            if plan.fault().is_some() {
-                faulted.store(true, Ordering::Relaxed);
-                break;
-            }
-            for (&task, count) in tasks.iter().zip(counts) {
-                sum = sum.and_then(|s| s.checked_add(count));
-                done.fetch_add(1, Ordering::Relaxed);
-                progress.task_done(task, count);
-                progress.work_done(task, plan.cost(task));
-            }
+    let shared = Shared::default();
+    let finished = Finished::default();
+    let sums = std::thread::scope(|scope| {
+        if plan.device().is_some() {
+            // Its workers wait on the device for a whole batch of tasks: a stop must reach
+            // them there, not only between batches.
+            scope.spawn(|| pass_on_stop(plan, progress, &finished));
         }
-        sum
+        // Set however the workers end (a panic too), so that the watcher above ends.
+        let _finish = finished.on_drop();
+        pool.broadcast(|_| work_through(plan, seq, progress, &shared))
     });
     if let Some(fault) = plan.fault() {
         return Err(fault);
     }
-    if done.load(Ordering::Relaxed) < tasks {
+    if shared.done.load(Ordering::Relaxed) < tasks {
         return Err(Error::Interrupted);
     }
     sums.into_iter()
         .try_fold(0u128, |a, s| s.and_then(|s| a.checked_add(s)))
         .ok_or(Error::Overflow("the sum of the task counts".into()))
+}
+
+/// What the workers of [`execute_seq`] share: the next position to take, the tasks done,
+/// and whether the plan faulted.
+#[derive(Default)]
+struct Shared {
+    next: AtomicUsize,
+    done: AtomicUsize,
+    faulted: AtomicBool,
+}
+
+/// One worker of [`execute_seq`]: takes [`Plan::batch`] positions of `seq` at a time and
+/// solves their tasks until none is left, `progress` asks to stop or the plan faults;
+/// returns the sum of its counts (`None`: it overflowed).
+fn work_through(
+    plan: &dyn Plan,
+    seq: &dyn TaskSeq,
+    progress: &dyn Progress,
+    shared: &Shared,
+) -> Option<u128> {
+    let batch = plan.batch().max(1);
+    let mut sum = Some(0u128);
+    let mut tasks = Vec::with_capacity(batch);
+    while !progress.should_stop() && !shared.faulted.load(Ordering::Relaxed) {
+        tasks.clear();
+        while tasks.len() < batch {
+            let position = shared.next.fetch_add(1, Ordering::Relaxed);
+            if position >= seq.positions() {
+                break;
+            }
+            if let Some(task) = seq.task(position) {
+                tasks.push(task);
+            }
+        }
+        if tasks.is_empty() {
+            break;
+        }
+        for &task in &tasks {
+            progress.task_started(task, plan.cost(task));
+        }
+        let counts = plan.solve_batch(&tasks);
+        if plan.fault().is_some() {
+            shared.faulted.store(true, Ordering::Relaxed);
+            break;
+        }
+        for (&task, count) in tasks.iter().zip(counts) {
+            sum = sum.and_then(|s| s.checked_add(count));
+            shared.done.fetch_add(1, Ordering::Relaxed);
+            progress.task_done(task, count);
+            progress.work_done(task, plan.cost(task));
+        }
+    }
+    sum
+}
+
+/// How often a run whose workers wait on a device looks whether it should stop.
+const STOP_POLL: Duration = Duration::from_millis(50);
+
+/// Whether the workers of [`execute_seq`] are done, for a thread that waits for them.
+#[derive(Default)]
+struct Finished {
+    done: Mutex<bool>,
+    changed: Condvar,
+}
+
+/// Sets its [`Finished`] when dropped.
+struct Finish<'a>(&'a Finished);
+
+impl Finished {
+    /// A guard that sets this when it goes.
+    fn on_drop(&self) -> Finish<'_> {
+        Finish(self)
+    }
+}
+
+impl Drop for Finish<'_> {
+    fn drop(&mut self) {
+        *self.0.done.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        self.0.changed.notify_all();
+    }
+}
+
+/// Waits until the workers are `finished`, or until `progress` asks to stop: then tells
+/// `plan` ([`Plan::stop`]), whose workers may be waiting on a device for a whole batch of
+/// tasks.
+fn pass_on_stop(plan: &dyn Plan, progress: &dyn Progress, finished: &Finished) {
+    let mut done = finished.done.lock().unwrap_or_else(PoisonError::into_inner);
+    while !*done {
+        if progress.should_stop() {
+            drop(done);
+            plan.stop();
+            return;
+        }
+        done = finished
+            .changed
+            .wait_timeout(done, STOP_POLL)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0;
+    }
 }
 
 /// The number of tasks `seq` will run and their estimated cost in all
@@ -435,6 +518,82 @@ mod tests {
             execute(&plan, &ids, &pool, &stop),
             Err(Error::Interrupted)
         ));
+    }
+
+    /// A plan on a device whose every task waits there until the plan is stopped (or a
+    /// minute passes, so that a broken stop fails the test rather than hangs it).
+    #[derive(Default)]
+    struct OnDevice {
+        stopped: Mutex<bool>,
+        changed: Condvar,
+    }
+
+    impl Plan for OnDevice {
+        fn n(&self) -> u32 {
+            0
+        }
+        fn engine(&self) -> &'static str {
+            "device"
+        }
+        fn len(&self) -> usize {
+            8
+        }
+        fn cost(&self, _task: usize) -> u64 {
+            1
+        }
+        fn solve(&self, _task: usize) -> u128 {
+            let stopped = self.stopped.lock().unwrap();
+            let wait = Duration::from_secs(60);
+            let (_stopped, _) = self
+                .changed
+                .wait_timeout_while(stopped, wait, |s| !*s)
+                .unwrap();
+            1
+        }
+        fn fault(&self) -> Option<Error> {
+            self.stopped.lock().unwrap().then_some(Error::Interrupted)
+        }
+        fn stop(&self) {
+            *self.stopped.lock().unwrap() = true;
+            self.changed.notify_all();
+        }
+        fn device(&self) -> Option<String> {
+            Some("a test device".into())
+        }
+        fn fingerprint(&self) -> String {
+            fingerprint_words([8])
+        }
+        fn describe(&self) -> String {
+            String::new()
+        }
+    }
+
+    /// Asks to stop once a task has started.
+    #[derive(Default)]
+    struct StopOnceStarted(AtomicBool);
+
+    impl Progress for StopOnceStarted {
+        fn task_started(&self, _: usize, _: u64) {
+            self.0.store(true, Ordering::Release);
+        }
+        fn should_stop(&self) -> bool {
+            self.0.load(Ordering::Acquire)
+        }
+    }
+
+    /// A stop reaches a plan whose workers wait on a device, inside their batch: the plan
+    /// is told ([`Plan::stop`]), its workers return, and the run is interrupted.
+    #[test]
+    fn a_stop_reaches_workers_waiting_on_a_device() {
+        let plan = OnDevice::default();
+        let ids: Vec<usize> = (0..plan.len()).collect();
+        let pool = thread_pool(2).unwrap();
+        let result = execute(&plan, &ids, &pool, &StopOnceStarted::default());
+        assert!(
+            *plan.stopped.lock().unwrap(),
+            "the plan was not told to stop"
+        );
+        assert!(matches!(result, Err(Error::Interrupted)), "{result:?}");
     }
 
     #[test]

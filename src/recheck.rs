@@ -299,6 +299,9 @@ impl Plan for Faulty<'_> {
     fn fault(&self) -> Option<Error> {
         self.inner.fault()
     }
+    fn stop(&self) {
+        self.inner.stop();
+    }
     fn device(&self) -> Option<String> {
         self.inner.device()
     }

@@ -77,6 +77,9 @@ impl Plan for Copies<'_> {
     fn fault(&self) -> Option<Error> {
         self.inner.fault()
     }
+    fn stop(&self) {
+        self.inner.stop();
+    }
     fn device(&self) -> Option<String> {
         self.inner.device()
     }

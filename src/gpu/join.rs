@@ -1,17 +1,18 @@
 //! The CPU engine's joins on the GPU: each join becomes an owned [`Request`] and goes to
 //! the [`Feeder`], which runs it in a batch with the other threads' joins.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::device::Device;
-use super::feeder::{Feeder, Ticket};
+use super::feeder::{Feeder, Ticket, STOPPED};
 use super::layout::BLOCK_KEYS;
 use super::request::Request;
 use super::resident::Resident;
-use super::slot::Capacity;
+use super::slot::{binding, Capacity, Sizes};
 use crate::engine::mitm::join::{Join, Joiner, Keys, Pending};
 use crate::engine::mitm::simd::Level;
+use crate::error::Error;
 use crate::work::Work;
 
 /// Bytes of GPU memory one batch slot takes on a GPU of its own, on an integrated one, and
@@ -50,6 +51,8 @@ pub(crate) struct GpuJoiner {
     host_joins: AtomicU64,
     /// Test hook: joins left before every join fails, as on a lost device.
     fail_after: Option<AtomicU64>,
+    /// Whether every join is given up ([`Joiner::stop`]); a join on the host looks too.
+    stopped: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for GpuJoiner {
@@ -69,36 +72,112 @@ fn kind(dev: &Device) -> usize {
     }
 }
 
-/// The bytes of one batch slot `NQUEENS_GPU_SLOT_MIB` asks for, if set.
+/// The bytes of one batch slot `NQUEENS_GPU_SLOT_MIB` asks for, if set (an empty value is
+/// unset, as an empty `NQUEENS_ISA` is).
 ///
 /// # Errors
 /// A value that is not a whole number of MiB from 16 to 65,536.
-pub(crate) fn slot_bytes() -> Result<Option<u64>, crate::Error> {
-    let var = crate::env::GPU_SLOT_VAR;
-    let Some(raw) = std::env::var_os(var) else {
+pub(crate) fn slot_bytes() -> Result<Option<u64>, Error> {
+    slot_bytes_of(std::env::var_os(crate::env::GPU_SLOT_VAR).as_deref())
+}
+
+/// [`slot_bytes`] of the variable's value `raw` (`None`: unset).
+fn slot_bytes_of(raw: Option<&std::ffi::OsStr>) -> Result<Option<u64>, Error> {
+    let Some(raw) = raw else {
         return Ok(None);
     };
     let text = raw.to_string_lossy();
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
     match text.trim().parse::<u64>() {
         Ok(mib @ 16..=65_536) => Ok(Some(mib << 20)),
-        _ => Err(crate::Error::NoGpu(format!(
-            "{var}={text:?}: give a batch slot's GPU memory as a whole number of MiB from 16 \
-             to 65536"
+        _ => Err(Error::NoGpu(format!(
+            "{}={text:?}: give a batch slot's GPU memory as a whole number of MiB from 16 \
+             to 65536",
+            crate::env::GPU_SLOT_VAR
         ))),
+    }
+}
+
+/// The capacity of the batch slots of `bytes` bytes `NQUEENS_GPU_SLOT_MIB` asks for on `dev`,
+/// or why `dev` takes none so large: past the budget at which every buffer is as large as
+/// one binding holds, more bytes would go unused.
+fn asked_capacity(dev: &Device, bytes: u64) -> Result<Capacity, Error> {
+    let bind = binding(dev);
+    let most = Capacity::most_budget(bind) >> 20;
+    let cap = Capacity::within(bind, bytes);
+    if bytes >> 20 <= most && Sizes::of(&cap).largest() <= bind {
+        return Ok(cap);
+    }
+    Err(Error::NoGpu(format!(
+        "{}={}: {} takes batch slots of at most {most} MiB (past that every buffer is as \
+         large as one binding holds, {} MiB); give at most {most}",
+        crate::env::GPU_SLOT_VAR,
+        bytes >> 20,
+        dev.adapter.name,
+        bind >> 20
+    )))
+}
+
+/// Why `dev` could not make its batch slots (`error`, wgpu's, on one line): for slots of
+/// `asked` bytes from `NQUEENS_GPU_SLOT_MIB`, that value is too large for it.
+fn slots_failed(dev: &Device, asked: Option<u64>, error: &wgpu::Error) -> Error {
+    let why = error
+        .to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    match asked {
+        Some(bytes) => Error::NoGpu(format!(
+            "{}={}: {} could not make its batch slots of that size ({why}); give a smaller \
+             value",
+            crate::env::GPU_SLOT_VAR,
+            bytes >> 20,
+            dev.adapter.name
+        )),
+        None => Error::Gpu(format!(
+            "{} could not make its batch slots ({why})",
+            dev.adapter.name
+        )),
     }
 }
 
 impl GpuJoiner {
     /// A joiner on `device` whose batch slots take `slot_bytes` each (default: by the kind
     /// of adapter).
+    ///
+    /// # Errors
+    /// [`Error::NoGpu`] where the slots asked for are more than `device` takes or can make;
+    /// [`Error::Gpu`] where it cannot make the default ones (out of memory).
     pub(crate) fn new(
         device: Arc<Device>,
         slot_bytes: Option<u64>,
         fail_after: Option<u64>,
-    ) -> Self {
+    ) -> Result<Self, Error> {
         let kind = kind(&device);
-        let cap = Capacity::of_budget(&device, slot_bytes.unwrap_or(SLOT_BYTES[kind]));
-        Self::with_capacity(device, cap, RESIDENT_BYTES[kind] / 8, fail_after)
+        let cap = match slot_bytes {
+            Some(bytes) => asked_capacity(&device, bytes)?,
+            None => Capacity::of_budget(&device, SLOT_BYTES[kind]),
+        };
+        let memory = device
+            .device
+            .push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let valid = device
+            .device
+            .push_error_scope(wgpu::ErrorFilter::Validation);
+        let joiner = Self::with_capacity(
+            Arc::clone(&device),
+            cap,
+            RESIDENT_BYTES[kind] / 8,
+            fail_after,
+        );
+        let invalid = pollster::block_on(valid.pop());
+        let failed = invalid.or(pollster::block_on(memory.pop()));
+        match failed {
+            None => Ok(joiner),
+            Some(e) => Err(slots_failed(&device, slot_bytes, &e)),
+        }
     }
 
     /// A joiner whose batch slots have capacity `cap` and whose resident words hold
@@ -130,20 +209,25 @@ impl GpuJoiner {
             most_words: cap.words as usize,
             host_joins: AtomicU64::new(0),
             fail_after: fail_after.map(AtomicU64::new),
+            stopped: Arc::default(),
         }
     }
 
     /// `join` on this CPU, counted as such: for a join that carries more quarter words than
     /// a batch holds, which no batch could take (cutting a join keeps every word it reads).
     /// A GPU's batch holds 2.4·10^7 words; lavapipe's, 2.0·10^6, fewer than some tasks of
-    /// N = 27 carry.
-    fn join_on_host(&self, join: Join<'_, '_>, work: &mut Work) -> Option<u64> {
+    /// N = 27 carry. Given up, between two of its portions, once the joiner is stopped.
+    fn join_on_host(&self, join: Join<'_, '_>, work: &mut Work) -> Result<Option<u64>, String> {
         self.host_joins.fetch_add(1, Ordering::Relaxed);
         let mut keys = Keys::default();
+        keys.stop = Some(Arc::clone(&self.stopped));
         let count = keys.join_here(join, Level::detect());
         keys.work.host_joins += 1;
         work.add(&keys.work);
-        count
+        if self.stopped.load(Ordering::Acquire) {
+            return Err(STOPPED.to_string());
+        }
+        Ok(count)
     }
 
     /// Whether `request` carries more quarter words than a batch holds.
@@ -159,8 +243,11 @@ impl GpuJoiner {
         })
     }
 
-    /// The request of `join`, unless the device is lost.
+    /// The request of `join`, unless the device is lost or the joiner stopped.
     fn request(&self, join: &Join<'_, '_>) -> Result<Request, String> {
+        if self.stopped.load(Ordering::Acquire) {
+            return Err(STOPPED.to_string());
+        }
         if let Some(lost) = self.device.lost() {
             return Err(lost);
         }
@@ -224,7 +311,7 @@ impl Joiner for GpuJoiner {
         let request = self.request(&join)?;
         if self.too_many_words(&request) {
             let mut work = Work::default();
-            let count = self.join_on_host(join, &mut work);
+            let count = self.join_on_host(join, &mut work)?;
             return Ok(Box::new(InFeeder::Done(count, Box::new(work))));
         }
         let large = request.words.len() > DEFER_WORDS;
@@ -253,7 +340,7 @@ impl Joiner for GpuJoiner {
         if self.too_many_words(&request) {
             let count = self.join_on_host(join, work);
             work.match_seconds += clock.elapsed().as_secs_f64();
-            return Ok(count);
+            return count;
         }
         let rx = self.submit_request(request)?;
         let count = wait(rx, work);
@@ -265,7 +352,33 @@ impl Joiner for GpuJoiner {
         Ok(count)
     }
 
+    fn stop(&self) {
+        self.stopped.store(true, Ordering::Release);
+        self.feeder.stop();
+    }
+
     fn describe(&self) -> String {
         format!("GPU {}", self.device.adapter.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    /// An empty or blank `NQUEENS_GPU_SLOT_MIB` is unset, as an empty `NQUEENS_ISA` is; a
+    /// value outside 16..=65,536 MiB or not a number is refused.
+    #[test]
+    fn an_empty_slot_size_is_unset() {
+        let of = |raw: &str| slot_bytes_of(Some(OsStr::new(raw)));
+        assert_eq!(slot_bytes_of(None).unwrap(), None);
+        assert_eq!(of("").unwrap(), None);
+        assert_eq!(of("  ").unwrap(), None);
+        assert_eq!(of(" 16 ").unwrap(), Some(16 << 20));
+        assert_eq!(of("65536").unwrap(), Some(65_536 << 20));
+        for bad in ["15", "65537", "1.5", "abc", "-16"] {
+            assert!(matches!(of(bad), Err(Error::NoGpu(_))), "{bad}");
+        }
     }
 }

@@ -31,6 +31,6 @@ pub fn plan(gpu: &Gpu, n: u32) -> Result<Box<dyn Plan>, Error> {
         Arc::clone(&gpu.device),
         slot_bytes()?,
         gpu.fail_after,
-    ));
+    )?);
     Ok(Box::new(MitmPlan::with_joiner(n, joiner, SHARED_H)))
 }

@@ -30,6 +30,7 @@ pub(crate) mod weights;
 mod x86;
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 #[cfg(test)]
@@ -140,6 +141,9 @@ pub struct MitmPlan {
     joiner: Option<Arc<dyn Joiner>>,
     /// The first failure of the joiner: every count from then on is worthless.
     fault: OnceLock<String>,
+    /// Whether the run is stopping ([`Plan::stop`]): the joiner gave up its joins, and
+    /// every count from then on is worthless.
+    stopped: AtomicBool,
 }
 
 thread_local! {
@@ -167,6 +171,7 @@ impl MitmPlan {
             index,
             joiner: None,
             fault: OnceLock::new(),
+            stopped: AtomicBool::new(false),
         }
     }
 
@@ -185,7 +190,7 @@ impl MitmPlan {
     }
 
     /// Runs `solve` on this thread's scratch with the plan's joiner, and keeps the joiner's
-    /// failure, if any.
+    /// failure, if any (a join given up because the run is stopping is no failure).
     fn with_scratch<R>(&self, solve: impl FnOnce(&mut Scratch) -> R) -> R {
         SCRATCH.with(|s| {
             let s = &mut s.borrow_mut();
@@ -194,7 +199,9 @@ impl MitmPlan {
             let result = solve(s);
             s.keys.joiner = None;
             if let Some(why) = s.keys.fault.take() {
-                let _ = self.fault.set(why);
+                if !self.stopped.load(Ordering::Acquire) {
+                    let _ = self.fault.set(why);
+                }
             }
             result
         })
@@ -440,7 +447,24 @@ impl Plan for MitmPlan {
     }
 
     fn fault(&self) -> Option<Error> {
-        self.fault.get().map(|why| Error::Gpu(why.clone()))
+        match self.fault.get() {
+            Some(why) => Some(Error::Gpu(why.clone())),
+            None => self
+                .stopped
+                .load(Ordering::Acquire)
+                .then_some(Error::Interrupted),
+        }
+    }
+
+    /// With a joiner: it gives up the joins it holds, so that every worker waiting for one
+    /// returns at once, its tasks not counted ([`Plan::fault`] says the run was
+    /// interrupted). A plan joined on this CPU finishes its tasks in hand.
+    fn stop(&self) {
+        if let Some(joiner) = &self.joiner {
+            // First, so that the joins given up are not taken for a failure.
+            self.stopped.store(true, Ordering::Release);
+            joiner.stop();
+        }
     }
 
     fn device(&self) -> Option<String> {

@@ -47,15 +47,9 @@ pub(super) fn cut_plan(
     software: bool,
 ) -> CutPlan {
     let plan = |role, parts| CutPlan { role, parts };
-    let stored_role = stored_role(row);
-    let query_role = if stored_role == ROLE_WEST {
-        ROLE_EAST
-    } else {
-        ROLE_WEST
-    };
+    let (stored_role, query_role) = (stored_role(row), query_role(row));
     let size = |role: u32| row[(RESULT_SIZES + role) as usize];
     let (stored, queries) = (size(stored_role), size(query_role));
-    let over = |used: f64, room: u32| (used / (CUT_SHARE * f64::from(room))).ceil().max(2.0);
     if status & FILL_UNFINISHED != 0 {
         // Fewer stored keys make a smaller tree: on a GPU (a list of nodes to build ran out
         // of room) halved until one is finished; on a software driver, whose loop limit
@@ -69,11 +63,11 @@ pub(super) fn cut_plan(
     }
     if status & FILL_OVER_ROUTES != 0 {
         let routes = f64::from(row[RESULT_ROUTES as usize]);
-        return plan(query_role, over(routes, cap.routes) as u64);
+        return plan(query_role, over(routes, cap.routes));
     }
     if status & FILL_OVER_BLOCKS != 0 {
         let blocks = f64::from(row[RESULT_BLOCKS as usize]);
-        return plan(stored_role, over(blocks, cap.blocks) as u64);
+        return plan(stored_role, over(blocks, cap.blocks));
     }
     // No room for its keys (or what they take: samples, tree slots, tied halves).
     let by_queries = over(f64::from(queries), cap.queries);
@@ -82,10 +76,38 @@ pub(super) fn cut_plan(
         return plan(larger_role(request), 2);
     }
     if by_queries > by_stored {
-        plan(query_role, by_queries as u64)
+        plan(query_role, by_queries)
     } else {
-        plan(stored_role, by_stored as u64)
+        plan(stored_role, by_stored)
     }
+}
+
+/// How to cut a portion ([`JOIN_PORTION`](crate::gpu::layout::JOIN_PORTION)) that found no
+/// room alone: as [`cut_plan`] says, but its stored side is a range of the stored keys, only
+/// ever halved, never cut by jobs; where that range is down to one key, its queries are cut
+/// by jobs instead (the queries of a portion of one key can pass a small slot's room).
+pub(super) fn portion_plan(
+    request: &Request,
+    row: &[u32],
+    status: u32,
+    cap: &Capacity,
+    software: bool,
+) -> CutPlan {
+    let plan = cut_plan(request, row, status, cap, software);
+    if plan.role != stored_role(row) || request.desc.cap >= 2 {
+        return plan;
+    }
+    let role = query_role(row);
+    let queries = f64::from(row[(RESULT_SIZES + role) as usize]);
+    CutPlan {
+        role,
+        parts: over(queries, cap.queries),
+    }
+}
+
+/// Parts that bring `used` within the share of `room` a part aims at: two at least.
+fn over(used: f64, room: u32) -> u64 {
+    (used / (CUT_SHARE * f64::from(room))).ceil().max(2.0) as u64
 }
 
 /// Stored keys whose tree one workgroup builds within lavapipe's loop limit (65,535
@@ -95,11 +117,86 @@ pub(super) fn cut_plan(
 /// stayed within.
 const SOFTWARE_TREE_KEYS: u64 = 1 << 15;
 
+/// The role a join's results row says it queried.
+fn query_role(row: &[u32]) -> u32 {
+    if stored_role(row) == ROLE_WEST {
+        ROLE_EAST
+    } else {
+        ROLE_WEST
+    }
+}
+
 /// The side of `request` with more pairs.
 pub(super) fn larger_role(request: &Request) -> u32 {
     if request.pairs(ROLE_WEST) >= request.pairs(ROLE_EAST) {
         ROLE_WEST
     } else {
         ROLE_EAST
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::layout::{JoinDesc, FILL_OVER_KEYS, JOIN_PORTION, RESULT_WORDS};
+
+    /// A batch's room, its queries arena 1,000 keys.
+    fn room() -> Capacity {
+        Capacity {
+            joins: 16,
+            jobs: 1000,
+            sides: 100,
+            items: 10_000,
+            words: 10_000,
+            stored: 1000,
+            queries: 1000,
+            ties: 100,
+            nodes: 100,
+            leaves: 100,
+            blocks: 50,
+            routes: 10_000,
+            wide_keys: 1 << 17,
+        }
+    }
+
+    /// The results row of a join that stored `stored` west keys against `queries` east ones
+    /// and ended with `status`.
+    fn row(stored: u32, queries: u32, status: u32) -> Vec<u32> {
+        let mut row = vec![0; RESULT_WORDS as usize];
+        row[RESULT_SIZES as usize] = stored;
+        row[RESULT_SIZES as usize + 1] = queries;
+        row[RESULT_STATUS as usize] = status;
+        row
+    }
+
+    /// A portion of `keys` stored keys of a join of 10 west and 3,000 east keys.
+    fn portion(keys: u32) -> Request {
+        let desc = JoinDesc {
+            flags: JOIN_PORTION,
+            cap: keys,
+            ..JoinDesc::default()
+        };
+        Request::of_keys(&[0; 10], &[0; 3000], desc)
+    }
+
+    /// A portion is halved while its range can be; one of a single key whose queries pass
+    /// the room is cut on its queries (it was refused as a join that cannot be cut, and
+    /// small slots could not count N = 24).
+    #[test]
+    fn a_portion_of_one_key_is_cut_on_its_queries() {
+        let (cap, status) = (room(), FILL_OVER_KEYS);
+        let halved = portion_plan(&portion(10), &row(10, 900, status), status, &cap, false);
+        assert_eq!(halved.role, ROLE_WEST);
+        let cut = portion_plan(&portion(1), &row(1, 3000, status), status, &cap, false);
+        assert_eq!(
+            cut,
+            CutPlan {
+                role: ROLE_EAST,
+                parts: 6
+            }
+        );
+        // Its queries past the room: cut on them whatever its range.
+        let cut = portion_plan(&portion(10), &row(10, 3000, status), status, &cap, false);
+        assert_eq!(cut.role, ROLE_EAST);
     }
 }

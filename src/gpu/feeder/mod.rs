@@ -3,7 +3,9 @@
 //! batch into one command buffer, and keeps up to three batches in flight, so that the GPU
 //! has the next batch while the host reads the last one's results (one wait per batch, for
 //! the oldest). A join that found no room in its batch is redone in the next; one too large
-//! for any batch is cut into joins whose counts add up to it.
+//! for any batch is cut into joins whose counts add up to it. A feeder stopped (a run that
+//! is stopping, or its plan dropped) launches nothing more: every join not yet answered is
+//! given up, and the workers waiting for them hear so at once.
 //!
 //! - [`submission`]: what a worker hands over, the ticket it waits on, and the whole a cut
 //!   join's parts answer to;
@@ -18,7 +20,7 @@ mod run;
 mod shares;
 mod submission;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, SyncSender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -33,7 +35,7 @@ use submission::{Reply, Submission};
 
 pub(crate) use room::MARGIN;
 pub(crate) use run::FEED_DEPTH;
-pub(crate) use submission::Ticket;
+pub(crate) use submission::{Ticket, STOPPED};
 
 /// The feeder's end of the channel and its thread.
 pub(crate) struct Feeder {
@@ -44,6 +46,8 @@ pub(crate) struct Feeder {
     /// Submissions so far, and one past the last a worker waits for.
     next: AtomicU64,
     flush: Arc<AtomicU64>,
+    /// Whether the feeder gave up every join ([`Feeder::stop`]).
+    stopped: Arc<AtomicBool>,
 }
 
 impl Feeder {
@@ -53,12 +57,13 @@ impl Feeder {
         let (tx, rx) = mpsc::sync_channel(4 * cap.joins as usize);
         let totals = Arc::new(Mutex::new(Work::default()));
         let flush = Arc::new(AtomicU64::new(0));
+        let stopped = Arc::new(AtomicBool::new(false));
         let state = Loop::new(
             dev,
             (cap, resident),
             rx,
             Arc::clone(&totals),
-            Arc::clone(&flush),
+            (Arc::clone(&flush), Arc::clone(&stopped)),
         );
         let thread = std::thread::Builder::new()
             .name("nqueens-gpu".into())
@@ -70,7 +75,19 @@ impl Feeder {
             totals,
             next: AtomicU64::new(0),
             flush,
+            stopped,
         }
+    }
+
+    /// Gives up every join not yet answered, and every later one: the feeder launches no
+    /// more batches, and each wait for a join returns [`STOPPED`] at once.
+    pub(crate) fn stop(&self) {
+        self.stopped.store(true, Ordering::Release);
+        // The channel closes, so a feeder waiting for joins wakes up.
+        self.tx
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
     }
 
     /// What every batch so far did, all joins together.
@@ -95,16 +112,16 @@ impl Feeder {
                 seq,
             })
             .map_err(|_| "the GPU feeder has stopped".to_string())?;
-        Ok(Ticket::new(rx, seq, Arc::clone(&self.flush)))
+        let (flush, stopped) = (Arc::clone(&self.flush), Arc::clone(&self.stopped));
+        Ok(Ticket::new(rx, seq, flush, stopped))
     }
 }
 
 impl Drop for Feeder {
+    /// Stops the feeder and waits for its thread, which ends without running the joins
+    /// still queued (nobody waits for them: the workers' tickets go with the plan).
     fn drop(&mut self) {
-        self.tx
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        self.stop();
         if let Some(thread) = self
             .thread
             .lock()

@@ -4,20 +4,20 @@
 //! or cut into parts.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use super::cut::{cut_plan, larger_role, past_room, stored_role};
+use super::cut::{cut_plan, larger_role, past_room, portion_plan, stored_role};
 use super::room::{Room, Sizes};
 use super::shares::{joined_work, pass_seconds, Shares};
-use super::submission::{Reply, Submission, Whole};
+use super::submission::{Reply, Submission, Whole, STOPPED};
 use crate::gpu::device::Device;
 use crate::gpu::layout::{
-    wide, Job, Side, CARRIED, FILL_EMPTY, FILL_ERRORS, FILL_OVER_ROUTES, FILL_REFUSED,
-    FILL_TOO_LARGE, FILL_UNFINISHED, JOIN_PORTION, RESULT_SIZES, RESULT_STATUS, RESULT_WEIGHTED,
-    RESULT_WORDS, ROLE_EAST,
+    wide, Job, Side, CARRIED, FILL_EMPTY, FILL_ERRORS, FILL_REFUSED, FILL_TOO_LARGE,
+    FILL_UNFINISHED, JOIN_PORTION, RESULT_SIZES, RESULT_STATUS, RESULT_WEIGHTED, RESULT_WORDS,
+    ROLE_EAST,
 };
 use crate::gpu::model::host_steps;
 use crate::gpu::request::Request;
@@ -76,6 +76,8 @@ pub(super) struct Loop {
     flush: Arc<AtomicU64>,
     /// The last batch as packed, kept for its room.
     packed: Packed,
+    /// Whether the feeder gave up every join.
+    stopped: Arc<AtomicBool>,
 }
 
 /// How often the feeder looks for a waiting worker while it gathers joins. (It waits for
@@ -87,13 +89,14 @@ const POLL: Duration = Duration::from_micros(200);
 impl Loop {
     /// The loop of `dev`'s feeder, with batch slots of capacity `cap` reading resident
     /// words from `resident`, taking joins from `rx`, adding what each batch did to
-    /// `totals` and launching early the joins before `flush`.
+    /// `totals`, launching early the joins before `flush`, and giving up every join once
+    /// `stopped` is set.
     pub(super) fn new(
         dev: Arc<Device>,
         (cap, resident): (Capacity, Arc<Resident>),
         rx: Receiver<Submission>,
         totals: Arc<Mutex<Work>>,
-        flush: Arc<AtomicU64>,
+        (flush, stopped): (Arc<AtomicU64>, Arc<AtomicBool>),
     ) -> Self {
         let slots = (0..SLOTS)
             .map(|_| Slot::new(&dev, cap, resident.buffer()))
@@ -115,15 +118,22 @@ impl Loop {
             sizes: Sizes::default(),
             flush,
             packed: Packed::default(),
+            stopped,
         }
     }
 
     /// Feeds the GPU until the workers' end of the channel is gone and every join is
-    /// answered.
+    /// answered. Stopped, it answers every join with [`STOPPED`] and ends without waiting
+    /// for the batches in flight (their buffers live until the GPU is done with them).
     pub(super) fn run(mut self) {
         loop {
             self.gather();
-            if let Some(why) = self.dev.lost().or_else(|| self.failed.clone()) {
+            let stopped = self
+                .stopped
+                .load(Ordering::Acquire)
+                .then(|| STOPPED.to_string());
+            let failed = self.dev.lost().or_else(|| self.failed.clone());
+            if let Some(why) = stopped.or(failed) {
                 self.fail_all(&why);
                 if self.closed && self.flight.is_empty() {
                     return;
@@ -284,6 +294,11 @@ impl Loop {
         let mut entries = Vec::new();
         let mut room = Room::new(&self.cap);
         while let Some(s) = self.queue.front() {
+            if s.reply.is_abandoned() {
+                // A part of a whole that failed already.
+                self.queue.pop_front();
+                continue;
+            }
             let need = self.sizes.need(&s.request);
             if entries.is_empty() {
                 if need[4] > u64::from(self.cap.words) {
@@ -450,11 +465,19 @@ impl Loop {
             // finished is the join's own, not its batch's: it is cut wherever it ran; so is
             // one whose blocks or routes alone pass a batch's, or that had the room first.)
             self.queue.push_front(s);
-        } else if s.request.desc.flags & JOIN_PORTION != 0 && status != FILL_OVER_ROUTES {
-            // A portion is a range of its stored keys: cut only into smaller ranges (its
-            // queries, below, are cut by jobs as any join's: that leaves its stored keys).
-            let parts = s.request.halves();
-            self.queue_parts(s, parts, work);
+        } else if s.request.desc.flags & JOIN_PORTION != 0 {
+            // A portion is a range of its stored keys: that side is cut only into smaller
+            // ranges; its queries are cut by jobs as any join's (that leaves its stored
+            // keys).
+            let software = self.dev.adapter.software;
+            let plan = portion_plan(&s.request, row, status, &self.cap, software);
+            if plan.role == stored_role(row) {
+                let parts = s.request.halves();
+                self.queue_parts(s, parts, work);
+            } else {
+                let most = (s.request.pairs(plan.role) / plan.parts).max(1);
+                self.cut(s, plan.role, most, work);
+            }
         } else {
             // No room even alone: cut the side that fills the arena it passed, into as many
             // parts as its measured sizes say.

@@ -1,9 +1,10 @@
 //! What passes between the workers and the feeder thread: a submission, the ticket its
 //! worker waits on, and the whole a cut join's parts answer to.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use crate::gpu::request::Request;
 use crate::work::Work;
@@ -20,31 +21,60 @@ pub(super) struct Submission {
     pub(super) seq: u64,
 }
 
+/// What a join given up because the run is stopping answers.
+pub(crate) const STOPPED: &str = "the run is stopping: the GPU's joins were given up";
+
+/// How often a worker waiting for a join looks whether the run is stopping: the feeder may
+/// be inside a batch (on a software driver, a submission runs it) when the stop comes.
+const STOP_POLL: Duration = Duration::from_millis(20);
+
 /// A submitted join's outcome to come.
 #[derive(Debug)]
 pub(crate) struct Ticket {
     rx: Receiver<Outcome>,
     seq: u64,
     flush: Arc<AtomicU64>,
+    stopped: Arc<AtomicBool>,
 }
 
 impl Ticket {
     /// The ticket of submission number `seq`, whose outcome comes through `rx`; `flush` is
-    /// one past the last submission a worker waits for.
-    pub(super) fn new(rx: Receiver<Outcome>, seq: u64, flush: Arc<AtomicU64>) -> Self {
-        Ticket { rx, seq, flush }
+    /// one past the last submission a worker waits for, and `stopped` says that the feeder
+    /// gave up every join.
+    pub(super) fn new(
+        rx: Receiver<Outcome>,
+        seq: u64,
+        flush: Arc<AtomicU64>,
+        stopped: Arc<AtomicBool>,
+    ) -> Self {
+        Ticket {
+            rx,
+            seq,
+            flush,
+            stopped,
+        }
     }
 
-    /// Waits for the outcome. A worker that waits has handed over all it will for now, so
-    /// the feeder is told to launch its joins rather than wait for a fuller batch.
+    /// Waits for the outcome, or for the feeder to stop ([`STOPPED`]). A worker that waits
+    /// has handed over all it will for now, so the feeder is told to launch its joins rather
+    /// than wait for a fuller batch.
     pub(crate) fn wait(self) -> Outcome {
         if let Ok(outcome) = self.rx.try_recv() {
             return outcome;
         }
         self.flush.fetch_max(self.seq + 1, Ordering::Relaxed);
-        self.rx
-            .recv()
-            .map_err(|_| "the GPU feeder stopped before answering".to_string())?
+        loop {
+            match self.rx.recv_timeout(STOP_POLL) {
+                Ok(outcome) => return outcome,
+                Err(RecvTimeoutError::Timeout) if self.stopped.load(Ordering::Acquire) => {
+                    return Err(STOPPED.to_string())
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err("the GPU feeder stopped before answering".to_string())
+                }
+            }
+        }
     }
 }
 
@@ -67,6 +97,21 @@ pub(super) struct Whole {
 }
 
 impl Reply {
+    /// Whether nobody waits for this outcome any more: it is a part of a whole (or of a
+    /// part of one) that failed already, so running it would be work thrown away.
+    pub(super) fn is_abandoned(&self) -> bool {
+        match self {
+            Reply::Worker(_) => false,
+            Reply::Part(whole) => {
+                let (failed, up) = {
+                    let whole = whole.lock().unwrap_or_else(PoisonError::into_inner);
+                    (whole.failed, whole.reply.clone())
+                };
+                failed || up.is_abandoned()
+            }
+        }
+    }
+
     /// Sends `outcome`; a part's goes to its whole, which answers once every part has.
     pub(super) fn send(&self, outcome: Outcome) {
         match self {
@@ -157,5 +202,23 @@ mod tests {
         assert_eq!(whole(&[Some(3), Some(4)]), Some(7));
         assert_eq!(whole(&[Some(3), None, Some(4)]), None);
         assert_eq!(whole(&[None, Some(4)]), None);
+    }
+
+    /// Once a whole failed, its parts (and their own parts) are abandoned: nobody waits for
+    /// them, so the feeder runs none of them.
+    #[test]
+    fn the_parts_of_a_failed_whole_are_abandoned() {
+        let (tx, _rx) = mpsc::channel();
+        let whole = Arc::new(Mutex::new(Whole::new(
+            2,
+            Work::default(),
+            Reply::Worker(tx),
+        )));
+        let part = Reply::Part(Arc::clone(&whole));
+        let inner = Arc::new(Mutex::new(Whole::new(2, Work::default(), part.clone())));
+        let part_of_part = Reply::Part(inner);
+        assert!(!part.is_abandoned() && !part_of_part.is_abandoned());
+        part.send(Err("a part failed".into()));
+        assert!(part.is_abandoned() && part_of_part.is_abandoned());
     }
 }

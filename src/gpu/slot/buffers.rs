@@ -76,10 +76,85 @@ pub(crate) struct Slot {
 /// Parameter blocks a batch uses: its `Batch` block, then one per scan dispatch.
 const PARAM_BLOCKS: u64 = 32;
 
+/// Bytes of each buffer of a slot, by its capacity: [`Sizes::of`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sizes {
+    carried: u64,
+    jobs: u64,
+    sides: u64,
+    joins: u64,
+    scan: u64,
+    results: u64,
+    stored: u64,
+    queries: u64,
+    ties: u64,
+    tree: u64,
+    lists: u64,
+    leaves: u64,
+    blocks: u64,
+    tables: u64,
+    info: u64,
+    routes: u64,
+}
+
+impl Sizes {
+    /// The bytes of each buffer of a slot of capacity `cap`.
+    pub(crate) fn of(cap: &Capacity) -> Self {
+        let n = |x: u32| u64::from(x);
+        let node = std::mem::size_of::<Node>() as u64;
+        Sizes {
+            carried: 8 * n(cap.words),
+            jobs: JOB_BYTES * (n(cap.jobs) + 1),
+            sides: SIDE_BYTES * n(cap.sides),
+            joins: 96 * n(cap.joins),
+            scan: 4 * Regions::new(cap).end,
+            results: 4 * (n(cap.joins) * n(RESULT_WORDS) + n(STAT_WORDS)),
+            stored: 8 * n(cap.stored),
+            queries: 8 * n(cap.queries),
+            ties: 8 * n(cap.ties),
+            tree: 16 * n(cap.nodes),
+            lists: node
+                * (n(TOP_LEVELS - 1) * n(cap.level_nodes()) + n(cap.subtrees()) + n(cap.pairs())),
+            leaves: 8 * n(cap.leaves),
+            blocks: 16 * n(cap.blocks),
+            tables: 4 * n(TABLE_WORDS) * n(cap.blocks),
+            info: 16 * BLOCK_INFO * n(cap.blocks),
+            routes: 8 * n(cap.routes),
+        }
+    }
+
+    /// The largest buffer, which one binding must hold (the fills' and the partition
+    /// scratch's are the joins' and the stored keys' sizes).
+    pub(crate) fn largest(&self) -> u64 {
+        [
+            self.carried,
+            self.jobs,
+            self.sides,
+            self.joins,
+            self.scan,
+            self.results,
+            self.stored,
+            self.queries,
+            self.ties,
+            self.tree,
+            self.lists,
+            self.leaves,
+            self.blocks,
+            self.tables,
+            self.info,
+            self.routes,
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0)
+    }
+}
+
 impl Slot {
     /// A slot of capacity `cap` on `dev`, reading resident words from `resident`.
     pub(crate) fn new(dev: &Device, cap: Capacity, resident: &wgpu::Buffer) -> Self {
         let regions = Regions::new(&cap);
+        let z = Sizes::of(&cap);
         let storage = wgpu::BufferUsages::STORAGE;
         let input = storage | wgpu::BufferUsages::COPY_DST;
         let make = |label: &'static str, bytes: u64, usage: wgpu::BufferUsages| {
@@ -90,56 +165,43 @@ impl Slot {
                 mapped_at_creation: false,
             })
         };
-        let n = |x: u32| u64::from(x);
-        let result_bytes = 4 * (n(cap.joins) * n(RESULT_WORDS) + n(STAT_WORDS));
         let buffers = Buffers {
             params: make(
                 "params",
                 PARAM_BLOCKS * PARAMS_BYTES,
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             ),
-            carried: make("carried words", 8 * n(cap.words), input),
-            jobs: make("jobs", JOB_BYTES * (n(cap.jobs) + 1), input),
-            sides: make("sides", SIDE_BYTES * n(cap.sides), input),
-            joins: make("joins", 96 * n(cap.joins), input),
-            scan: make("scan", 4 * regions.end, input),
+            carried: make("carried words", z.carried, input),
+            jobs: make("jobs", z.jobs, input),
+            sides: make("sides", z.sides, input),
+            joins: make("joins", z.joins, input),
+            scan: make("scan", z.scan, input),
             args: make(
                 "dispatch arguments",
-                4 * n(ARGS_WORDS),
+                4 * u64::from(ARGS_WORDS),
                 storage | wgpu::BufferUsages::INDIRECT,
             ),
             tree_args: make(
                 "tree dispatch arguments",
-                4 * n(ARGS_WORDS),
+                4 * u64::from(ARGS_WORDS),
                 input | wgpu::BufferUsages::INDIRECT,
             ),
-            results: make(
-                "results",
-                result_bytes,
-                input | wgpu::BufferUsages::COPY_SRC,
-            ),
-            fills: make("fills", 96 * n(cap.joins), storage),
-            stored: make("stored keys", 8 * n(cap.stored), storage),
-            temp: make("partition scratch", 8 * n(cap.stored), storage),
-            queries: make("queries", 8 * n(cap.queries), storage),
-            ties: make("tied halves", 8 * n(cap.ties), storage),
-            tree: make("tree nodes", 16 * n(cap.nodes), storage),
-            lists: make(
-                "tree nodes to build",
-                std::mem::size_of::<Node>() as u64
-                    * (n(TOP_LEVELS - 1) * n(cap.level_nodes())
-                        + n(cap.subtrees())
-                        + n(cap.pairs())),
-                storage,
-            ),
-            leaves: make("leaves", 8 * n(cap.leaves), storage),
-            blocks: make("blocks", 16 * n(cap.blocks), storage),
-            tables: make("tables", 4 * n(TABLE_WORDS) * n(cap.blocks), storage),
-            info: make("block info", 16 * BLOCK_INFO * n(cap.blocks), storage),
-            routes: make("routes", 8 * n(cap.routes), storage),
+            results: make("results", z.results, input | wgpu::BufferUsages::COPY_SRC),
+            fills: make("fills", z.joins, storage),
+            stored: make("stored keys", z.stored, storage),
+            temp: make("partition scratch", z.stored, storage),
+            queries: make("queries", z.queries, storage),
+            ties: make("tied halves", z.ties, storage),
+            tree: make("tree nodes", z.tree, storage),
+            lists: make("tree nodes to build", z.lists, storage),
+            leaves: make("leaves", z.leaves, storage),
+            blocks: make("blocks", z.blocks, storage),
+            tables: make("tables", z.tables, storage),
+            info: make("block info", z.info, storage),
+            routes: make("routes", z.routes, storage),
             readback: make(
                 "readback",
-                result_bytes + 16 * PASSES.len() as u64,
+                z.results + 16 * PASSES.len() as u64,
                 wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             ),
         };

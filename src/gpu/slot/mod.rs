@@ -13,6 +13,6 @@ mod capacity;
 mod record;
 mod scan;
 
-pub(crate) use buffers::{Slot, PASSES, STAT_WORDS};
-pub(crate) use capacity::Capacity;
+pub(crate) use buffers::{Sizes, Slot, PASSES, STAT_WORDS};
+pub(crate) use capacity::{binding, Capacity};
 pub(crate) use record::{batch_steps, top_levels, upload, wide_levels, Packed, WIDE_STEPS};

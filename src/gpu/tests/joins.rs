@@ -20,7 +20,7 @@ fn batched_joins_equal_brute_force_on_random_keys() {
     let live = !(1u64 << 3) & ((1 << 61) - 1);
     let factors = [1, 2, 3, 4];
     for joiner in [
-        GpuJoiner::new(Arc::clone(&gpu.device), None, None),
+        GpuJoiner::new(Arc::clone(&gpu.device), None, None).unwrap(),
         small_joiner(&gpu),
     ] {
         // One block, a leaf of several blocks, many leaves; dense and sparse keys; stored on
@@ -70,7 +70,7 @@ fn a_large_fill_is_built_level_by_level_without_a_cut() {
     let factors = [1, 2, 1, 2];
     let west = keys(&mut rng, 160_000, 50, 0.12);
     let east = keys(&mut rng, 2_000, 50, 0.12);
-    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None, None);
+    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None, None).unwrap();
     let (got, work) = join_keys(&joiner, &west, &east, factors, live, 0);
     let want = brute(&west, &east, factors, live);
     assert_eq!(got, Some(want.0));
@@ -138,7 +138,7 @@ fn a_join_past_the_blocks_room_is_cut_and_exact() {
     let west = keys(&mut rng, 24_000, 44, 0.2);
     let east = keys(&mut rng, 6_000, 44, 0.2);
     let want = brute(&west, &east, factors, live);
-    let roomy = GpuJoiner::new(Arc::clone(&gpu.device), None, None);
+    let roomy = GpuJoiner::new(Arc::clone(&gpu.device), None, None).unwrap();
     let (got, whole) = join_keys(&roomy, &west, &east, factors, live, 0);
     assert_eq!((got, whole.hits), (Some(want.0), want.1));
     assert_eq!(whole.regenerations, 0);
@@ -160,7 +160,7 @@ fn a_stored_side_past_its_cap_is_refused_or_cut() {
     let west = keys(&mut rng, 3000, 30, 0.2);
     let east = keys(&mut rng, 500, 30, 0.2);
     let want = brute(&west, &east, [1, 1, 2, 4], live);
-    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None, None);
+    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None, None).unwrap();
     for (flags, expect) in [(layout::JOIN_REFUSE, None), (0, Some(want.0))] {
         let desc = JoinDesc {
             flags,
@@ -214,7 +214,7 @@ fn an_east_side_past_its_cap_is_stored_in_portions() {
         assert_eq!(work.hits, want.1);
         work
     };
-    let roomy = GpuJoiner::new(Arc::clone(&gpu.device), None, None);
+    let roomy = GpuJoiner::new(Arc::clone(&gpu.device), None, None).unwrap();
     let few_blocks = joiner(|c| c.blocks = 3);
     for (joiner, parts) in [(roomy, 5), (few_blocks, 6)] {
         let work = join(&joiner);

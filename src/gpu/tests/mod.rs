@@ -5,5 +5,6 @@
 mod common;
 mod joins;
 mod plans;
+mod stop;
 mod tasks;
 mod weighing;

@@ -56,7 +56,9 @@ impl Joiner for Checked {
 
 /// Tasks of `n` at the given shares of its plan (in thousandths), each join checked.
 fn check_tasks(gpu: &Gpu, n: u32, at: &[usize]) {
-    let joiner = Arc::new(Checked(GpuJoiner::new(Arc::clone(&gpu.device), None, None)));
+    let joiner = Arc::new(Checked(
+        GpuJoiner::new(Arc::clone(&gpu.device), None, None).unwrap(),
+    ));
     let on_gpu = MitmPlan::with_joiner(n, joiner, SHARED_H);
     let cpu = crate::engine::plan("mitm", n, &crate::engine::PlanOptions::default()).unwrap();
     for &share in at {
@@ -87,7 +89,9 @@ fn sampled_tasks_of_15_to_23_equal_the_cpu_join_by_join() {
 /// GPU's sieve visits at most 1.05 times the blocks the CPU's trie visits on them.
 fn check_pieces(gpu: &Gpu, n: u32, at: &[usize]) {
     let cpu = crate::engine::plan("mitm", n, &crate::engine::PlanOptions::default()).unwrap();
-    let joiner = Arc::new(Checked(GpuJoiner::new(Arc::clone(&gpu.device), None, None)));
+    let joiner = Arc::new(Checked(
+        GpuJoiner::new(Arc::clone(&gpu.device), None, None).unwrap(),
+    ));
     let on_gpu = MitmPlan::with_joiner(n, joiner, SHARED_H);
     let draws = crate::subsample::Draws {
         count: 1,

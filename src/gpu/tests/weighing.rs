@@ -81,7 +81,7 @@ fn every_chunk_count_and_weighing_equals_brute_force() {
         return;
     };
     let mut rng = fastrand::Rng::with_seed(3);
-    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None, None);
+    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None, None).unwrap();
     let live = (1 << 61) - 1;
     for chunks in 1..=12u32 {
         // One block (a single leaf) whose keys mix every one of their bits: 5·chunks − 2.
@@ -119,7 +119,7 @@ fn a_joins_sum_past_2_to_the_32_stays_exact_in_every_mode() {
     // 512 hits, each weighing up to 255, so its sum passes 2^28 while no invocation's passes
     // 2^28; 40,000 queries take the join's past 2^32 (count.wgsl).
     let mut rng = fastrand::Rng::with_seed(9);
-    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None, None);
+    let joiner = GpuJoiner::new(Arc::clone(&gpu.device), None, None).unwrap();
     let zeros = [0u64; 512];
     let queries = vec![0u64; 40_000];
     for (factors, flags) in [

@@ -30,6 +30,11 @@ pub(crate) trait Joiner: Send + Sync + std::fmt::Debug {
     fn totals(&self) -> Option<Work> {
         None
     }
+    /// Gives up every join handed over and not yet answered, and every later one, as soon
+    /// as it can: their waits return an error (the run is stopping, and the tasks they
+    /// belong to are not counted). The default, a joiner that joins at once, has nothing
+    /// to give up.
+    fn stop(&self) {}
     /// Where the joins run, for a plan's description (`GPU NAME`).
     fn describe(&self) -> String;
 }

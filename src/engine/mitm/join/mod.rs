@@ -24,6 +24,7 @@ use super::prepared::Prepared;
 use super::simd::Level;
 use super::trie::Trie;
 use crate::work::Work;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 pub(crate) use joiner::{Join, Joiner, Pending};
@@ -59,6 +60,9 @@ pub(crate) struct Keys {
     /// deferred (`None`: each is waited for). A join that may be refused is always waited
     /// for, since what the task does next depends on it.
     pub deferred: Option<Vec<Box<dyn Pending>>>,
+    /// Set once the join in hand is to be given up (a joiner's join made on this CPU, in a
+    /// run that is stopping): its portions stop coming, and its count is worthless.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 impl Keys {
     /// The number of (east, west) pairs of halves with disjoint keys, each weighted by
@@ -145,6 +149,13 @@ impl Keys {
         }
         total
     }
+    /// Whether the join in hand is to be given up ([`Keys::stop`]).
+    fn is_stopped(&self) -> bool {
+        self.stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Acquire))
+    }
+
     /// Counts and times the quarters `q` of the task.
     pub(crate) fn note_quarters(&mut self, q: &[&Prepared; 4], phase: Phase) {
         phase.stop(&mut self.work.quarter_seconds);

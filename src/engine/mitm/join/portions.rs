@@ -31,6 +31,9 @@ impl Keys {
         let mut total = 0;
         let mut first = true;
         while self.next_portion(stored, limits.stored, Role::Stored) {
+            if self.is_stopped() {
+                return Some(total);
+            }
             if first && refuse && !stored.is_done() {
                 return None;
             }
@@ -62,7 +65,7 @@ impl Keys {
             }
             loop {
                 total += self.count(shape, level, factors) + self.count_ties(shape, factors, level);
-                if queries.is_done() {
+                if queries.is_done() || self.is_stopped() {
                     break;
                 }
                 self.next_portion(queries, limits.queries, Role::Queries);
@@ -92,7 +95,8 @@ impl Keys {
             self.fill(shape, level, factors, limits, true);
             let unit = unit_weight(shape, factors);
             total += self.count_west(level, factors, unit) + self.count_ties(shape, factors, level);
-            if queries.is_done() || !self.next_portion(queries, limits.stored, Role::Queries) {
+            let done = queries.is_done() || self.is_stopped();
+            if done || !self.next_portion(queries, limits.stored, Role::Queries) {
                 return total;
             }
         }

@@ -89,6 +89,11 @@ impl Context {
             .filter(|d| d.count > 0 && all > 4 * d.count);
         let (mut total, mut drawn, mut offset) = (0, Vec::new(), 0);
         for (i, (unit, patterns)) in units.iter().enumerate() {
+            if s.keys.fault.is_some() {
+                // The joiner failed or gave up (a run stopping): the task's count is
+                // worthless, so its other units need not be written and joined.
+                break;
+            }
             s.fill(piece::unit_drops(cut, patterns, *unit), &halves);
             s.regroup(&cut.grouped);
             let (east, wests) = self.sides_of(s.quarters.each_ref(), how);
