@@ -329,6 +329,7 @@ impl Slot {
             ),
             fills: make("fills", 96 * n(cap.joins), storage),
             stored: make("stored keys", 8 * n(cap.stored), storage),
+            // The tree build's partition scratch, and routing's kept histograms after it.
             temp: make("partition scratch", 8 * n(cap.stored), storage),
             queries: make("queries", 8 * n(cap.queries), storage),
             ties: make("tied halves", 8 * n(cap.ties), storage),
@@ -735,6 +736,7 @@ impl Groups {
                 p,
                 &[
                     &b.results, &b.fills, &b.tree, &b.queries, &b.info, &b.scan, &b.routes,
+                    &b.temp,
                 ],
             ),
             count: k.count.bind(
