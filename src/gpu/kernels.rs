@@ -78,8 +78,8 @@ pub(crate) const MODULES: [(&str, Option<u32>); 8] = [
 ];
 
 impl Kernels {
-    /// Compiles every kernel for `device` (`software`: a CPU driver, whose routing walks
-    /// fewer queries an invocation and whose block count checks its visits; shader.rs).
+    /// Compiles every kernel for `device` (`software`: a CPU driver, whose block count
+    /// checks its visits; shader.rs).
     pub(crate) fn new(device: &wgpu::Device, software: bool) -> Self {
         let m = |i: usize, trusted| {
             let (file, results_at) = MODULES[i];
