@@ -14,12 +14,16 @@
 #     rate (keys made, tree tests, blocks built, routes, visits a second);
 #   - `estimate N --gpu` for N = 24, 26, 27, 28 against `estimate N` on the CPU at -j T: one
 #     GPU's hours, the CPU's core-hours, and how many of this machine's cores one GPU is worth;
+#     and the span model's GPU-hours at a dependent step of 5 and 30 µs, its idle share and
+#     its batches;
 #   - whether a drawn piece of N = 28 whose side of 1.6e7 keys a GPU stores in one fill is
 #     exact (examples/gpu_work, against the CPU);
 #   - `count 21 --gpu`, `count 22 --gpu` and `count 23 --gpu` end to end, wall time, whether
 #     the total is exact, the GPU's busy share (every pass by timestamps over the wall time)
-#     and the submissions and steps per task (`count --json`'s `gpu` object); N = 23 gets
-#     what is left of the 8 minutes, at most 240 s, and may time out (its row says so).
+#     and the submissions and steps per task (`count --json`'s `gpu` object), its batches and
+#     dependent steps a batch, and the span model's seconds for those batches at 5 and 30 µs
+#     a step beside the wall time; N = 23 gets what is left of the 8 minutes, at most 240 s,
+#     and may time out (its row says so).
 #
 # Build where Rust is:   cargo build --release --features gpu --bin nqueens --example gpu_work
 # Copy target/release/nqueens and target/release/examples/gpu_work to DIR, then there:
@@ -71,6 +75,11 @@ gpu=(--gpu "${device[@]}")
 json_num() {
     sed -n -e "s/.*\"$2\":{\"estimate\":\([-0-9.eE+]*\).*/\1/p" \
         -e "t" -e "s/.*\"$2\":\([-0-9.eE+]*\).*/\1/p" "$1" | head -n 1
+}
+# The span model's two figures from one-line JSON: "step_5us step_30us" of KEY's object.
+span_pair() {
+    sed -n "s/.*\"$2\":{\"step_5us\":\([-0-9.eE+]*\),\"step_30us\":\([-0-9.eE+]*\)}.*/\1 \2/p" "$1" |
+        head -n 1
 }
 # Float arithmetic for the table (awk: present on every system this runs on).
 calc() { awk "BEGIN { x = $1; if (x == x + 0) printf \"%.4g\", x; else print \"-\" }" 2>/dev/null || echo -; }
@@ -194,6 +203,12 @@ for n in $est_ns; do
         gh=$(json_num "$raw/estimate-$n-gpu.out" wall_hours)
         ks=$(json_num "$raw/estimate-$n-gpu.out" count_kernel_seconds)
         ms=$(json_num "$raw/estimate-$n-gpu.out" gpu_model_seconds)
+        read -r s5 s30 <<<"$(span_pair "$raw/estimate-$n-gpu.out" gpu_span_seconds)"
+        idle=$(json_num "$raw/estimate-$n-gpu.out" gpu_idle_share)
+        mb=$(json_num "$raw/estimate-$n-gpu.out" gpu_model_batches)
+        row "estimate $n: span model, GPU-hours at 5 / 30 µs a step" \
+            "$(calc "${s5:-0} / 3600") / $(calc "${s30:-0} / 3600")" \
+            "idle share $(num "${idle:--}") at 5 µs; $(num "${mb:--}") batches as -j $threads workers form them"
     else
         gh=$(failed $? "estimate-$n-gpu") ks= ms=
     fi
@@ -242,6 +257,11 @@ for n in $count_ns; do
         tasks=$(json_num "$raw/count-$n.out" tasks)
         per() { calc "$(json_num "$raw/count-$n.out" "$1") / ${tasks:-1}"; }
         row "count $n --gpu, wall seconds" "$secs" "$verdict; GPU busy $(calc "$busy / $secs") of it; per task $(per gpu_submits) submissions, $(per gpu_steps) steps"
+        read -r s5 s30 <<<"$(span_pair "$raw/count-$n.out" gpu_span_seconds)"
+        nb=$(json_num "$raw/count-$n.out" gpu_batches)
+        ds=$(json_num "$raw/count-$n.out" gpu_dependent_steps)
+        row "count $n --gpu, span model at 5 / 30 µs a step" "$(num "${s5:--}") / $(num "${s30:--}") s" \
+            "over its $(num "${nb:--}") batches, $(calc "${ds:-0} / ${nb:-1}") dependent steps a batch; the wall time $secs s"
     else
         rc=$?
         # Allowed: N = 23 is timed as far as the budget goes.

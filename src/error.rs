@@ -132,14 +132,17 @@ pub enum Error {
     Recheck(String),
     /// A task's count differs between the fast and the portable code path (`--recheck`):
     /// faulty hardware or a bug. Nothing is written as a result.
-    #[error("RECHECK MISMATCH on task {task}: the fast code path counted {fast}, the portable one {portable}; suspect the hardware (CPU, memory, overclock) or a bug; no result was written")]
+    #[error("{}", mismatch_text(*task, *fast, *portable, device.as_deref()))]
     RecheckMismatch {
         /// The task.
         task: usize,
-        /// Its count on the fast (assembly or SIMD) path.
+        /// Its count on the fast path: the assembly or SIMD one, or a GPU's.
         fast: u128,
-        /// Its count on the portable path.
+        /// Its count on the CPU's portable path.
         portable: u128,
+        /// The device whose joins gave `fast`, as the plan names it (`GPU NAME`; `None`: the
+        /// CPU's fast path did).
+        device: Option<String>,
     },
     /// The puzzle has no solution (e.g. `place` for n = 2 or 3).
     #[error("no solution exists for n = {n}")]
@@ -267,5 +270,24 @@ pub(crate) fn check_n(n: u32) -> Result<(), Error> {
             min: MIN_N,
             max: MAX_N,
         })
+    }
+}
+
+/// The message of a recheck mismatch. On the CPU, the fast path (assembly, vector code)
+/// is the likelier culprit than the plain portable one on the same core, so the hardware is
+/// named; with a GPU (`device`) either side may be wrong, and both are named.
+fn mismatch_text(task: usize, fast: u128, portable: u128, device: Option<&str>) -> String {
+    let head = format!("RECHECK MISMATCH on task {task}:");
+    let tail = "no result was written";
+    match device {
+        None => format!(
+            "{head} the fast code path counted {fast}, the portable one {portable}; suspect the \
+             hardware (CPU, memory, overclock) or a bug; {tail}"
+        ),
+        Some(gpu) => format!(
+            "{head} the joins on {gpu} counted {fast}, the CPU's portable code path {portable}; \
+             they disagree, and either may be wrong: suspect the GPU (its driver, memory or \
+             clocks), the CPU or its memory, or a bug; {tail}"
+        ),
     }
 }

@@ -32,7 +32,7 @@ pub use calibration::{
     calibrate, interval, t90, time_round, timing_spread, Calibration, Estimate, FirstRound,
     Settings, BLOCKS,
 };
-pub use report::{estimate_report, extrapolated_report, ReportSettings};
+pub use report::{estimate_report, extrapolated_report, ReportSettings, MAX_SBATCH_SECONDS};
 
 use crate::plan::{fingerprint_words, Plan};
 

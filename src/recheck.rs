@@ -191,6 +191,7 @@ pub fn solve_both(
                         task,
                         fast,
                         portable,
+                        device: plan.device(),
                     })
                 }
             })
@@ -228,6 +229,7 @@ fn check_all(
                 task,
                 fast,
                 portable,
+                device: plan.device(),
             });
         }
         on_agree(task);
@@ -446,15 +448,37 @@ mod tests {
         let plan = MirrorPlan::new(9, 2);
         let fault = Fault { task: 3, delta: 1 };
         match run(&plan, 1.0, Some(fault)) {
-            Err(Error::RecheckMismatch {
-                task,
-                fast,
-                portable,
-            }) => {
+            Err(
+                e @ Error::RecheckMismatch {
+                    task,
+                    fast,
+                    portable,
+                    device: None,
+                },
+            ) => {
                 assert_eq!(task, 3);
                 assert_eq!(fast, portable + 1);
+                assert!(e.to_string().contains("the fast code path counted"), "{e}");
             }
             other => panic!("expected a mismatch, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_gpu_mismatch_names_both_sides_and_blames_neither_alone() {
+        let text = Error::RecheckMismatch {
+            task: 7,
+            fast: 12,
+            portable: 11,
+            device: Some("GPU NVIDIA H200".into()),
+        }
+        .to_string();
+        assert!(
+            text.contains("the joins on GPU NVIDIA H200 counted 12")
+                && text.contains("the CPU's portable code path 11")
+                && text.contains("either may be wrong"),
+            "{text}"
+        );
+        assert!(!text.contains("the fast code path"), "{text}");
     }
 }

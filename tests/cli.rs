@@ -65,7 +65,8 @@ fn stdin_judge_format_stops_at_zero() {
         .write_stdin("1\n4\n\n8\n0\n10\n")
         .assert()
         .success()
-        .stdout("1\n2\n92\n");
+        // The blank line gets a blank answer: answers stay aligned with questions.
+        .stdout("1\n2\n\n92\n");
 }
 
 #[test]
@@ -192,4 +193,65 @@ fn a_format_or_thread_count_a_command_cannot_use_is_a_usage_error() {
         assert_eq!(stdout, "", "{args:?}");
         assert!(stderr.starts_with("nqueens: "), "{args:?}: {stderr}");
     }
+}
+
+/// Every subcommand a user types (the hidden `load` aside).
+const SUBCOMMANDS: [&str; 11] = [
+    "count",
+    "solutions",
+    "place",
+    "verify",
+    "two-colour",
+    "bench",
+    "merge",
+    "status",
+    "estimate",
+    "gpus",
+    "completions",
+];
+
+/// Parses `script` with `shell` if it is installed: `Some(passed)`, or `None` (said, past
+/// the harness's capture) where it is not.
+fn parsed_by(shell: &str, flag: &str, script: &str) -> Option<bool> {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("completions");
+    std::fs::write(&file, script).unwrap();
+    match std::process::Command::new(shell)
+        .arg(flag)
+        .arg(&file)
+        .output()
+    {
+        Ok(out) => {
+            let ok = out.status.success();
+            if !ok {
+                eprintln!("{shell} {flag}: {}", String::from_utf8_lossy(&out.stderr));
+            }
+            Some(ok)
+        }
+        Err(e) => {
+            let note = format!("completions: {shell} not installed ({e}): its script not parsed\n");
+            std::io::Write::write_all(&mut std::io::stderr(), note.as_bytes()).unwrap();
+            None
+        }
+    }
+}
+
+#[test]
+fn completions_for_every_shell_name_every_subcommand_and_parse() {
+    let parsers = [("bash", "-n"), ("fish", "--no-execute"), ("zsh", "-n")];
+    for shell in ["bash", "elvish", "fish", "powershell", "zsh"] {
+        let (code, script, stderr) = run(&["completions", shell]);
+        assert_eq!(code, 0, "{shell}: {stderr}");
+        assert!(stderr.is_empty(), "{shell}: {stderr}");
+        assert!(script.lines().count() > 20, "{shell}: {script}");
+        for sub in SUBCOMMANDS {
+            assert!(script.contains(sub), "{shell} lacks {sub}");
+        }
+        assert!(script.contains("threads"), "{shell}: the global flags too");
+        if let Some((_, flag)) = parsers.iter().find(|(name, _)| *name == shell) {
+            assert_ne!(parsed_by(shell, flag, &script), Some(false), "{shell}");
+        }
+    }
+    let (code, _, stderr) = run(&["completions", "tcsh"]);
+    assert_eq!(code, 2, "{stderr}");
 }

@@ -89,6 +89,17 @@ fn every_engine_matches_the_known_values_15_and_16() {
     }
 }
 
+/// The backtracking engines' full boards past 16 (mitm's are in the default suite): about a
+/// minute on 2 cores.
+#[test]
+#[ignore = "a minute on 2 cores; run with --ignored"]
+fn every_engine_matches_the_known_value_at_17() {
+    for e in engine::ENGINES {
+        let result = count(17, &CountOptions::new().engine(e.name())).unwrap();
+        assert_eq!(Some(result.total), known::total(17), "{}", e.name());
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 

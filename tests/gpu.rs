@@ -24,6 +24,15 @@ fn a_build_without_the_feature_says_how_to_get_one_with_exit_2() {
     }
 }
 
+/// A board the GPU leaves to the CPU opens none: a build without the feature counts it.
+#[cfg(not(feature = "gpu"))]
+#[test]
+fn a_board_below_the_gpus_reach_is_counted_without_opening_one() {
+    let (code, out, err) = run(&["count", "3", "--gpu"]);
+    assert_eq!((code, out.trim()), (0, "0"), "{err}");
+    assert!(err.contains("N = 3 is counted on the CPU"), "{err}");
+}
+
 #[test]
 fn a_negative_gpu_number_is_named_as_such() {
     let (code, out, err) = run(&["count", "8", "--gpu-device", "-1"]);
@@ -157,6 +166,63 @@ mod with_gpu {
         assert!(err.contains("mitm"), "{err}");
     }
 
+    /// Runs `nqueens args` with `NQUEENS_GPU_SLOT_MIB` set to `slot` (or unset).
+    fn run_with_slot(slot: Option<&str>, args: &[&str]) -> (i32, String, String) {
+        let mut cmd = crate::common::nqueens();
+        match slot {
+            Some(mib) => cmd.env("NQUEENS_GPU_SLOT_MIB", mib),
+            None => cmd.env_remove("NQUEENS_GPU_SLOT_MIB"),
+        };
+        let out = cmd.args(args).output().unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let code = out.status.code().unwrap_or(-1);
+        (code, text(&out.stdout), text(&out.stderr))
+    }
+
+    /// `NQUEENS_GPU_SLOT_MIB`: the least batch slot, 16 MiB, still counts exactly, in more
+    /// submissions than the default slot (one worker: the same batches every run); a value
+    /// outside 16 to 65,536 is refused with status 2, naming the variable.
+    #[test]
+    fn a_small_gpu_slot_counts_exactly_and_a_bad_one_is_refused() {
+        if !have_gpu("a_small_gpu_slot_counts_exactly_and_a_bad_one_is_refused") {
+            return;
+        }
+        let args = ["count", "14", "--gpu", "-j", "1", "--json"];
+        let submits = |slot: Option<&str>| {
+            let (code, out, err) = run_with_slot(slot, &args);
+            assert_eq!(code, 0, "{slot:?}: {err}");
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(v["total"], "365596", "{slot:?}: {out}");
+            v["gpu"]["gpu_submits"].as_u64().unwrap()
+        };
+        let (small, default) = (submits(Some("16")), submits(None));
+        eprintln!("N = 14: {small} submissions with a 16 MiB slot, {default} by default");
+        assert!(small > default, "{small} <= {default}");
+        for bad in ["8", "65537", "lots", "-16", ""] {
+            let (code, out, err) = run_with_slot(Some(bad), &["count", "13", "--gpu"]);
+            assert_eq!(code, 2, "{bad:?}: {err}");
+            assert!(out.is_empty(), "{bad:?}: {out}");
+            assert!(err.contains("NQUEENS_GPU_SLOT_MIB"), "{bad:?}: {err}");
+        }
+    }
+
+    /// `--gpu-device` with a real index: the first GPU `nqueens gpus` lists, by number.
+    #[test]
+    fn a_gpu_chosen_by_its_index_counts_and_estimates() {
+        if !have_gpu("a_gpu_chosen_by_its_index_counts_and_estimates") {
+            return;
+        }
+        let (code, out, err) = run(&["count", "13", "--gpu-device", "0", "-j", "2"]);
+        assert_eq!((code, out.trim()), (0, "73712"), "{err}");
+        assert!(err.contains("joining on GPU 0"), "{err}");
+        let args = ["estimate", "14", "--gpu-device", "0", "--json", "-q"];
+        let (code, out, err) =
+            run(&[&args[..], &["--samples", "16", "--calibrate", "0.05s"]].concat());
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert!(v["gpu"].as_str().unwrap().starts_with("GPU "), "{out}");
+    }
+
     #[test]
     fn a_wrong_gpu_count_is_caught_by_the_recheck_with_exit_3() {
         if !have_gpu("a_wrong_gpu_count_is_caught_by_the_recheck_with_exit_3") {
@@ -249,7 +315,25 @@ mod with_gpu {
                 err.contains(&format!("N = {n} is counted on the CPU")),
                 "{err}"
             );
+            // No GPU is opened for a board it leaves to the CPU.
+            assert!(!err.contains("joining on GPU"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_judge_line_past_the_gpus_reach_is_named_by_its_number() {
+        if !have_gpu("a_judge_line_past_the_gpus_reach_is_named_by_its_number") {
+            return;
+        }
+        let out = crate::common::nqueens()
+            .args(["count", "--stdin", "--gpu", "-q"])
+            .write_stdin("8\n30\n")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "92\n");
+        assert!(err.contains("<stdin>: line 2: N = 30"), "{err}");
     }
 
     #[test]
@@ -283,7 +367,24 @@ mod with_gpu {
         let finished = nqueens::shard::PartialResult::load(dir.path().join("s0.json").as_path());
         let plan = finished.unwrap().identity.plan;
         assert!(!plan.contains("GPU") && plan.contains("matcher"), "{plan}");
-        assert_eq!(shard(1, &["--gpu"]).0, 0);
+        // A GPU shard's summary says what the GPU did, as `count --json` does.
+        let (code, out, err) = shard(1, &["--gpu", "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(summary["schema"], "nqueens.shard-summary/1", "{out}");
+        assert!(summary["gpu"]["gpu_submits"].as_u64() > Some(0), "{out}");
+        // Status tells the GPU's shard from the CPU's.
+        let (_, out, err) = run(&["status", dir.path().to_str().unwrap(), "--json"]);
+        let status: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|_| panic!("{err}"));
+        let cpus = status["cpus"].as_array().unwrap();
+        assert_eq!(cpus.len(), 2, "{out}");
+        assert_eq!(
+            cpus.iter().filter(|c| c["gpu"].is_null()).count(),
+            1,
+            "{out}"
+        );
+        assert!(cpus.iter().all(|c| c["shards"] == 1), "{out}");
         let (code, out, err) = run(&["merge", &file("s0.json"), &file("s1.json"), "--json"]);
         assert_eq!(code, 0, "{err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -295,8 +396,8 @@ mod with_gpu {
     }
 
     #[test]
-    fn the_dispatch_probe_reports_positive_figures_for_every_measure() {
-        if !have_gpu("the_dispatch_probe_reports_positive_figures_for_every_measure") {
+    fn the_dispatch_probe_reports_a_figure_for_every_measure() {
+        if !have_gpu("the_dispatch_probe_reports_a_figure_for_every_measure") {
             return;
         }
         let args = ["gpus", "--probe-dispatch", "--dispatches", "8", "--json"];
@@ -305,7 +406,8 @@ mod with_gpu {
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["schema"], "nqueens.probe-dispatch/1", "{out}");
         assert_eq!(v["dispatches"], 8, "{out}");
-        let positive = |key: &str| v[key].as_f64().is_some_and(|x| x > 0.0);
+        // A figure, whatever its size: how long a dispatch takes is the machine's business.
+        let figure = |key: &str| v[key].as_f64().is_some_and(|x| x.is_finite() && x >= 0.0);
         for key in [
             "dependent_dispatch_us",
             "round_trip_us",
@@ -313,14 +415,14 @@ mod with_gpu {
             "other_wait_us",
             "model_step_us",
         ] {
-            assert!(positive(key), "{key}: {out}");
+            assert!(figure(key), "{key}: {out}");
         }
         // Without timestamps, or without a sample beside the waiting thread: null.
         for key in [
             "dependent_dispatch_us_gpu",
             "round_trip_us_while_other_waits",
         ] {
-            assert!(v[key].is_null() || positive(key), "{key}: {out}");
+            assert!(v[key].is_null() || figure(key), "{key}: {out}");
         }
         assert!(
             v["samples_while_other_waits"].as_u64().unwrap() <= 8,
@@ -341,7 +443,18 @@ mod with_gpu {
         assert_eq!(report["verified"], true);
         assert!(report["gpu"].as_str().unwrap().starts_with("GPU "), "{out}");
         assert!(report["rechecked"].as_u64().unwrap() > 0, "{out}");
-        let args = ["estimate", "15", "--gpu", "--time-limit", "5s", "--json"];
+        // A small sample rather than a short --time-limit: a limit the plan's build used up
+        // on a loaded machine left no sampled task.
+        let args = [
+            "estimate",
+            "15",
+            "--gpu",
+            "--samples",
+            "16",
+            "--calibrate",
+            "0.05s",
+            "--json",
+        ];
         let (code, out, err) = run(&args);
         assert_eq!(code, 0, "{err}");
         let report: serde_json::Value = serde_json::from_str(&out).unwrap();

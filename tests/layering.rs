@@ -26,6 +26,58 @@ fn no_module_of_src_imports_itself_through_others() {
     }
 }
 
+/// Folders whose modules import nothing from a `mod.rs` above them: a name that module
+/// defines or re-exports is one its children share, so it lives in a module below both
+/// users, and the folder's `mod.rs` only declares and re-exports its children.
+const FOLDERS_WITHOUT_UPWARD_IMPORTS: [&str; 1] = ["gpu"];
+
+#[test]
+fn no_module_imports_what_a_mod_rs_above_it_holds() {
+    let (sources, known) = sources();
+    let mut upward = Vec::new();
+    for (module, code) in &sources {
+        let checked = FOLDERS_WITHOUT_UPWARD_IMPORTS
+            .iter()
+            .any(|f| module.starts_with(&format!("{f}::")));
+        if !checked {
+            continue;
+        }
+        for path in paths(&strip(code)) {
+            let Some((to, rest)) = resolve_with_rest(module, &path, &known) else {
+                continue;
+            };
+            let above = !to.is_empty() && module.starts_with(&format!("{to}::"));
+            if above && rest > 0 {
+                upward.push(format!("{module}: {path}"));
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "imports from a mod.rs above: {upward:#?}"
+    );
+}
+
+#[test]
+fn an_item_of_the_mod_rs_above_is_told_from_a_module_below_it() {
+    let known: BTreeSet<String> = ["", "gpu", "gpu::device", "gpu::feeder", "gpu::feeder::run"]
+        .map(String::from)
+        .into();
+    let at = |module: &str, path: &str| resolve_with_rest(module, path, &known);
+    let to = |module: &str, rest: usize| Some((module.to_string(), rest));
+    assert_eq!(at("gpu::feeder", "super::Device"), to("gpu", 1));
+    assert_eq!(at("gpu::feeder::run", "super::*"), to("gpu::feeder", 1));
+    assert_eq!(at("gpu::feeder::run", "crate::gpu::Gpu"), to("gpu", 1));
+    assert_eq!(
+        at("gpu::feeder", "super::device::Device"),
+        to("gpu::device", 1)
+    );
+    assert_eq!(
+        at("gpu::feeder::run", "super::super::device"),
+        to("gpu::device", 0)
+    );
+}
+
 #[test]
 fn a_circle_is_found_and_named() {
     let mut graph = Graph::new();
@@ -56,15 +108,22 @@ fn imports_are_read_from_use_items_and_inline_paths_only() {
     );
 }
 
-/// The import graph of every module under `src/`.
-fn graph() -> Graph {
+/// Every module under `src/` with its source (a folder's `mod.rs` as the folder), and
+/// their paths.
+fn sources() -> (BTreeMap<String, String>, BTreeSet<String>) {
     let mut sources = BTreeMap::new();
     read_modules(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
         "",
         &mut sources,
     );
-    let known: BTreeSet<String> = sources.keys().cloned().collect();
+    let known = sources.keys().cloned().collect();
+    (sources, known)
+}
+
+/// The import graph of every module under `src/`.
+fn graph() -> Graph {
+    let (sources, known) = sources();
     let mut graph = Graph::new();
     for (module, code) in &sources {
         let edges = graph.entry(module.clone()).or_default();
@@ -268,6 +327,16 @@ fn expand(item: &str) -> Vec<String> {
 
 /// The module that `path`, written in `module`, names: its longest prefix that is a module.
 fn resolve(module: &str, path: &str, known: &BTreeSet<String>) -> Option<String> {
+    resolve_with_rest(module, path, known).map(|(to, _)| to)
+}
+
+/// [`resolve`], with how many segments of `path` come after that module (0: the path names
+/// the module itself; more: an item in it, or `*`).
+fn resolve_with_rest(
+    module: &str,
+    path: &str,
+    known: &BTreeSet<String>,
+) -> Option<(String, usize)> {
     let mut segments: Vec<&str> = path.split("::").collect();
     let mut base: Vec<&str> = module.split("::").filter(|s| !s.is_empty()).collect();
     match segments.first() {
@@ -288,8 +357,8 @@ fn resolve(module: &str, path: &str, known: &BTreeSet<String>) -> Option<String>
     let full: Vec<&str> = base.into_iter().chain(segments).collect();
     (0..=full.len())
         .rev()
-        .map(|k| full[..k].join("::"))
-        .find(|m| known.contains(m))
+        .map(|k| (full[..k].join("::"), full.len() - k))
+        .find(|(m, _)| known.contains(m))
 }
 
 /// A circle in `graph` as the modules along it, the first repeated at the end; `None` if

@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -145,6 +146,14 @@ fn prefixed(i: usize) -> (String, String) {
     )
 }
 
+/// The names `scripts/slurm/count-array.sbatch` gives.
+fn submitted(i: usize) -> (String, String) {
+    (
+        format!("checkpoints/shard-{i}.ckpt"),
+        format!("shards/shard-{i}.json"),
+    )
+}
+
 fn flat(i: usize) -> (String, String) {
     (format!("{i:02}.ckpt"), format!("{i:02}.json"))
 }
@@ -159,6 +168,198 @@ fn rerun_lines_pasted_for_a_hostile_folder_resume_each_shard_into_the_runs_own_n
     }
 }
 
+/// [`partial_run`] counted with `--split-depth 4` (the default split depth of N = 12 is 3,
+/// so the run's plan is another one).
+fn deep_run(dir: &Path) {
+    let deep = ["--split-depth", "4"];
+    for i in 0..5 {
+        std::fs::create_dir_all(dir.join(padded(i).0).parent().unwrap()).unwrap();
+        std::fs::create_dir_all(dir.join(padded(i).1).parent().unwrap()).unwrap();
+    }
+    for i in 0..3 {
+        assert_eq!(shard(dir, padded, i, &deep), 0);
+    }
+    let stop = ["--recheck", "1", "--test-inject-fault", "603"];
+    assert_eq!(shard(dir, padded, 3, &[&deep[..], &stop].concat()), 3);
+}
+
+#[test]
+fn a_run_counted_with_a_split_depth_is_rerun_with_it_as_its_files_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("deep");
+    deep_run(&dir);
+    let (_, v) = status_json(&dir);
+    assert_eq!(v["share_of"], "estimated cost", "{v}");
+    for line in v["rerun"].as_array().unwrap() {
+        assert!(line.as_str().unwrap().contains("--split-depth 4"), "{line}");
+    }
+    rerun_and_merge("sh", &dir, padded);
+}
+
+#[test]
+fn rerun_lines_that_would_count_another_plan_are_not_printed_and_a_note_says_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    deep_run(&dir);
+    // Shard 0's result now names a split depth that rebuilds no plan of the files' hash, and
+    // it is the file status takes the run's plan from; the default split depth does not
+    // either.
+    let path = dir.join(padded(0).1);
+    let mut result = nqueens::shard::PartialResult::load(&path).unwrap();
+    result.identity.plan = "214 start templates, split depth 9".into();
+    result.save(&path).unwrap();
+    let (_, v) = status_json(&dir);
+    assert_eq!(v["rerun"], serde_json::json!([]), "{v}");
+    assert_eq!(v["unfinished"], serde_json::json!(["3-4"]), "{v}");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("no rerun lines: they would count another plan"),
+        "{notes}"
+    );
+}
+
+/// A copy of the folder `from` (files and folders) at `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_run_folder_copied_after_submission_gets_lines_for_the_folder_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let old = tmp.path().join("old");
+    partial_run(&old, submitted);
+    // What scripts/slurm/submit.sh records, by hand: the script is a stand-in batch script
+    // that counts shard SHARD_OFFSET + T of SHARD_COUNT into OUTDIR as count-array.sbatch does.
+    let script = tmp.path().join("count-array.sbatch");
+    std::fs::write(
+        &script,
+        "#!/bin/bash\nset -e\ni=$((SHARD_OFFSET + SLURM_ARRAY_TASK_ID))\n\
+         exec nqueens count \"$1\" -q --shard \"$i/$SHARD_COUNT\" \
+         --checkpoint \"$2/checkpoints/shard-$i.ckpt\" --out \"$2/shards/shard-$i.json\"\n",
+    )
+    .unwrap();
+    let args = format!(
+        "script\t{}\nn\t12\noutdir\t{}\nsbatch\t--output={}/count-%A_%a.out\n",
+        s(&script),
+        s(&old),
+        s(&old)
+    );
+    std::fs::write(old.join("submit.args"), args).unwrap();
+    let new = tmp.path().join("new home");
+    copy_tree(&old, &new);
+    let (_, v) = status_json(&new);
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("moved or copied since"), "{notes}");
+    let lines: Vec<&str> = v["rerun"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        !lines[0].contains(&format!("{}/", s(&old)))
+            && !lines[0].contains(&format!("{} ", s(&old))),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains("new home/count-%A_%a.out"),
+        "{}",
+        lines[0]
+    );
+    let slurm = FakeSlurm::new();
+    let cwd = tempfile::tempdir().unwrap();
+    let (tasks, status) = slurm.paste("bash", lines[0], cwd.path());
+    assert_eq!(status, 0, "{}", lines[0]);
+    assert_eq!(tasks.len(), 2, "{tasks:?}");
+    assert!(tasks.iter().all(|t| t.status == 0), "{tasks:?}");
+    // The copy is finished; the old folder is as it was.
+    let (code, total, _) = run(&["merge", s(&new.join("shards"))]);
+    assert_eq!((code, total.trim()), (0, "14200"));
+    assert_eq!(run(&["merge", s(&old.join("shards"))]).0, 3);
+}
+
+#[test]
+fn the_merge_line_of_a_complete_run_is_absolute_quoted_and_pasted_gives_the_total() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(HOSTILE);
+    partial_run(&dir, padded);
+    assert_eq!(shard(&dir, padded, 3, &[]), 0);
+    assert_eq!(shard(&dir, padded, 4, &[]), 0);
+    // Asked with a relative path, from the folder above.
+    let out = common::nqueens_std()
+        .args(["status", HOSTILE])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("complete:"), "{text}");
+    let line = text
+        .lines()
+        .find_map(|l| {
+            l.trim_start()
+                .strip_prefix("nl=")
+                .map(|rest| format!("nl={rest}"))
+        })
+        .unwrap_or_else(|| panic!("no merge line: {text}"));
+    assert!(line.contains(s(tmp.path())), "absolute: {line}");
+    assert!(!line.contains(|c: char| c.is_control()), "{line:?}");
+    let slurm = FakeSlurm::new();
+    let cwd = tempfile::tempdir().unwrap();
+    let (_, status) = slurm.paste("bash", &format!("{line} > total"), cwd.path());
+    assert_eq!(status, 0, "{line}");
+    let total = std::fs::read_to_string(cwd.path().join("total")).unwrap();
+    assert_eq!(total.trim(), "14200");
+    assert!(!tmp.path().join("PWNED").exists() && !cwd.path().join("PWNED").exists());
+}
+
+#[test]
+fn submit_sh_falls_back_to_arrays_of_1001_when_scontrol_is_missing_or_fails() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    for (scontrol, arrays) in [
+        ("#!/bin/sh\nexit 127\n", 1),
+        (
+            "#!/bin/sh\necho 'slurm_load_ctl_conf error' >&2; exit 1\n",
+            1,
+        ),
+        ("#!/bin/sh\necho 'MaxArraySize            = 2'\n", 2),
+    ] {
+        let slurm = FakeSlurm::new().with_tool("scontrol", scontrol);
+        let tmp = tempfile::tempdir().unwrap();
+        let run_dir = tmp.path().join("n10");
+        let line = format!(
+            "{root}/scripts/slurm/submit.sh 10 3 {} --cpus-per-task=1 >ids 2>err",
+            s(&run_dir)
+        );
+        let (tasks, status) = slurm.paste("bash", &line, tmp.path());
+        let err = std::fs::read_to_string(tmp.path().join("err")).unwrap();
+        assert_eq!(status, 0, "{scontrol}: {err}");
+        assert_eq!(tasks.len(), 3, "{scontrol}: {tasks:?} {err}");
+        assert!(tasks.iter().all(|t| t.status == 0), "{tasks:?}");
+        let shards: BTreeSet<usize> = tasks.iter().map(|t| t.shard).collect();
+        assert_eq!(shards, BTreeSet::from([0, 1, 2]), "{tasks:?}");
+        // "ARRAY_JOB_IDS MERGE_JOB_ID", the arrays' ids joined by commas.
+        let ids = std::fs::read_to_string(tmp.path().join("ids")).unwrap();
+        let submitted = ids.split(' ').next().unwrap().split(',').count();
+        assert_eq!(submitted, arrays, "{scontrol}: {ids}");
+        if arrays == 1 {
+            assert!(err.contains("at most 1001 tasks"), "{err}");
+        }
+        let (code, total, _) = run(&["merge", s(&run_dir.join("shards"))]);
+        assert_eq!((code, total.trim()), (0, "724"), "{scontrol}");
+    }
+}
+
 #[test]
 fn a_checkpoint_named_otherwise_gets_its_own_line_and_a_live_second_checkpoint_keeps_a_shard_off_the_lines(
 ) {
@@ -170,7 +371,10 @@ fn a_checkpoint_named_otherwise_gets_its_own_line_and_a_live_second_checkpoint_k
     std::fs::rename(dir.join(padded(3).0), &odd).unwrap();
     let (_, v) = status_json(&dir);
     let notes = v["notes"].to_string();
-    assert!(notes.contains("named otherwise"), "{notes}");
+    assert!(
+        notes.contains("1 stopped shard (3) has a checkpoint named otherwise"),
+        "{notes}"
+    );
     let lines: Vec<String> = v["rerun"]
         .as_array()
         .unwrap()

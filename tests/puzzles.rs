@@ -409,3 +409,123 @@ fn count_with_a_mask_reports_json() {
     assert_eq!(report.engine, "mask");
     assert_eq!(report.verified, None);
 }
+
+// Boards of 17 to 32 columns, where the row masks reach bit 31 and the diagonals shift out of
+// the 32-bit word: heavily blocked masks, each keeping the cells of two random solutions,
+// counted by `count --mask` and by the library against an independent solver.
+
+/// Placements of one queen per row on the allowed cells, no two attacking: a plain search
+/// row by row over explicit sets of used columns and diagonals (none of the kernel's
+/// bitmasks).
+fn independent_count(board: &[Vec<bool>]) -> u64 {
+    fn place(board: &[Vec<bool>], r: usize, used: &mut [Vec<bool>; 3]) -> u64 {
+        let n = board.len();
+        if r == n {
+            return 1;
+        }
+        let mut count = 0;
+        for c in (0..n).filter(|&c| board[r][c]) {
+            let keys = [c, r + c, r + n - c];
+            if (0..3).any(|k| used[k][keys[k]]) {
+                continue;
+            }
+            (0..3).for_each(|k| used[k][keys[k]] = true);
+            count += place(board, r + 1, used);
+            (0..3).for_each(|k| used[k][keys[k]] = false);
+        }
+        count
+    }
+    let n = board.len();
+    place(
+        board,
+        0,
+        &mut [vec![false; n], vec![false; 2 * n], vec![false; 2 * n]],
+    )
+}
+
+/// Which symmetry a wide test mask has, and what `count --mask` says of it.
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    Asymmetric,
+    /// Each row reads the same backwards: the plan uses mirror symmetry.
+    Mirror,
+    /// Row r equals row n − 1 − r: the plan transposes it first.
+    Flipped,
+}
+
+/// A heavily blocked `n`×`n` board of `shape`: two random solutions' cells and one cell in
+/// 32 of the rest allowed, or for a symmetric shape one solution's and one in 64, with their
+/// images (more makes millions of partial placements at 32 columns, the independent
+/// solver's time).
+fn wide_board(n: usize, shape: Shape, rng: &mut fastrand::Rng) -> Vec<Vec<bool>> {
+    let (solutions, sparse) = match shape {
+        Shape::Asymmetric => (2, 32),
+        Shape::Mirror | Shape::Flipped => (1, 64),
+    };
+    let mut board = vec![vec![false; n]; n];
+    for _ in 0..solutions {
+        let rows = nqueens::puzzles::place::min_conflicts(n as u64, rng.u64(..)).unwrap();
+        let cols: Vec<usize> = rows.iter().map(|&r| r as usize - 1).collect();
+        assert!(common::is_solution(&cols), "{cols:?}");
+        for (r, &c) in cols.iter().enumerate() {
+            board[r][c] = true;
+        }
+    }
+    for cell in board.iter_mut().flatten() {
+        *cell |= rng.u32(..sparse) == 0;
+    }
+    for r in 0..n {
+        for c in 0..n {
+            let image = match shape {
+                Shape::Asymmetric => false,
+                Shape::Mirror => board[r][n - 1 - c],
+                Shape::Flipped => board[n - 1 - r][c],
+            };
+            board[r][c] |= image;
+        }
+    }
+    board
+}
+
+fn mask_text(board: &[Vec<bool>]) -> String {
+    let line = |row: &Vec<bool>| row.iter().map(|&a| if a { '.' } else { '#' }).collect();
+    board.iter().map(line).collect::<Vec<String>>().join("\n") + "\n"
+}
+
+#[test]
+fn wide_masked_boards_of_17_to_32_columns_match_an_independent_solver() {
+    use nqueens::puzzles::mask::{count_masked, Mask};
+    let shapes = [Shape::Asymmetric, Shape::Mirror, Shape::Flipped];
+    let said = [
+        "no symmetry",
+        "mirror symmetry",
+        "mirror symmetry after transposing",
+    ];
+    let mut rng = fastrand::Rng::with_seed(32);
+    for n in 17..=32 {
+        for (k, &shape) in shapes.iter().enumerate() {
+            let board = wide_board(n, shape, &mut rng);
+            let expected = independent_count(&board);
+            assert!(expected >= 1, "n = {n}: two solutions were kept");
+            let text = mask_text(&board);
+            let mask = Mask::parse(&text, n as u32, "test").unwrap();
+            for threads in [1, 2] {
+                let count = count_masked(&mask, threads, &nqueens::NoProgress).unwrap();
+                assert_eq!(count.total, u128::from(expected), "n = {n} {shape:?}");
+            }
+            // One command line per size, the shapes in turn.
+            if n % 3 == k {
+                nqueens()
+                    .args(["count", &n.to_string(), "--mask", "-", "-j", "2"])
+                    .write_stdin(text)
+                    .assert()
+                    .success()
+                    .stdout(format!("{expected}\n"))
+                    .stderr(predicate::str::contains(said[k]));
+            }
+        }
+    }
+    let full = Mask::full(32).unwrap();
+    assert!(full.row_masks().iter().all(|&m| m == u32::MAX));
+    assert!(full.is_allowed(31, 31) && full.is_full());
+}

@@ -23,6 +23,18 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// Waits until `path` exists; false after two minutes (a run that never saves).
+fn wait_for_file(path: &Path) -> bool {
+    let waited = std::time::Instant::now();
+    while !path.exists() {
+        if waited.elapsed() > Duration::from_secs(120) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    true
+}
+
 /// A generator seeded from `NQUEENS_TEST_SEED` or at random; the seed is printed so a failing
 /// run can be repeated.
 fn seeded_rng() -> fastrand::Rng {
@@ -114,7 +126,9 @@ fn sigterm_saves_then_a_resume_on_other_threads_finishes() {
         "1000",
     ];
     let child = spawn(&args);
-    std::thread::sleep(Duration::from_millis(400));
+    // Its first save, made before the first task, says the handler is in place; the count
+    // has most of its tasks to go.
+    assert!(wait_for_file(&ckpt), "no first save");
     let term = StdCommand::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
@@ -336,7 +350,197 @@ fn shard_auto_reads_the_slurm_array_variables() {
         .args(["count", "10", "--shard", "auto", "--out", s(&out)])
         .assert()
         .code(2)
-        .stderr(contains("Slurm array job"));
+        .stderr(contains("not a job array task").and(contains("SLURM_ARRAY_TASK_ID (Slurm)")));
+}
+
+/// The array variables each scheduler gives task `t` of an array of `k`, and the `--shard`
+/// value its job script passes.
+type ArrayTask = fn(usize, usize) -> (Vec<(&'static str, String)>, String);
+
+/// How each scheduler numbers its array tasks (see `nqueens::shard::scheduler`).
+const SCHEDULERS: [(&str, ArrayTask); 6] = [
+    ("Slurm, from 3", |t, k| {
+        let vars = vec![
+            ("SLURM_ARRAY_TASK_ID", (3 + t).to_string()),
+            ("SLURM_ARRAY_TASK_MIN", "3".into()),
+            ("SLURM_ARRAY_TASK_MAX", (3 + k - 1).to_string()),
+            ("SLURM_ARRAY_TASK_COUNT", k.to_string()),
+        ];
+        (vars, "auto".into())
+    }),
+    ("Grid Engine, 1-based, step 2", |t, k| {
+        let vars = vec![
+            ("SGE_TASK_ID", (1 + 2 * t).to_string()),
+            ("SGE_TASK_FIRST", "1".into()),
+            ("SGE_TASK_LAST", (1 + 2 * (k - 1)).to_string()),
+            ("SGE_TASK_STEPSIZE", "2".into()),
+        ];
+        (vars, "auto".into())
+    }),
+    ("LSF, 1-based", |t, k| {
+        let vars = vec![
+            ("LSB_JOBINDEX", (t + 1).to_string()),
+            ("LSB_JOBINDEX_END", k.to_string()),
+            ("LSB_JOBINDEX_STEP", "1".into()),
+        ];
+        (vars, "auto".into())
+    }),
+    ("PBS Pro", |t, k| {
+        (
+            vec![("PBS_ARRAY_INDEX", t.to_string())],
+            format!("auto/{k}"),
+        )
+    }),
+    ("Torque", |t, k| {
+        (vec![("PBS_ARRAYID", t.to_string())], format!("auto/{k}"))
+    }),
+    ("Kubernetes", |t, k| {
+        (
+            vec![("JOB_COMPLETION_INDEX", t.to_string())],
+            format!("auto/{k}"),
+        )
+    }),
+];
+
+#[test]
+fn shard_auto_runs_the_arrays_of_every_scheduler_and_they_merge_exactly() {
+    let k = 4;
+    for (name, task) in SCHEDULERS {
+        let tmp = tempfile::tempdir().unwrap();
+        for t in 0..k {
+            let (vars, shard) = task(t, k);
+            let out = tmp.path().join(format!("task-{t}.json"));
+            nqueens()
+                .args(["count", "12", "--shard", &shard, "--out", s(&out), "-q"])
+                .envs(vars)
+                .assert()
+                .success();
+            let result = PartialResult::load(&out).unwrap();
+            assert_eq!(
+                result.identity.shard.to_string(),
+                format!("{t}/{k}"),
+                "{name}"
+            );
+        }
+        nqueens()
+            .args(["merge", s(tmp.path())])
+            .assert()
+            .success()
+            .stdout("14200\n");
+    }
+}
+
+/// The job scripts of docs/cluster.md's section on other schedulers: (the variables of
+/// task `t` of 16, the script), the Kubernetes one as its `sh -c` command.
+fn documented_scripts() -> Vec<(ArrayTask, String)> {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/cluster.md"));
+    let doc = doc.unwrap();
+    let section = doc
+        .split("## Job arrays of other schedulers")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("the section is there");
+    let mut out = Vec::new();
+    for block in section.split("```").skip(1).step_by(2) {
+        let (kind, body) = block.split_once('\n').unwrap();
+        let script = match kind {
+            "sh" => body.to_string(),
+            // The container's command: the folded lines after `>-`, joined by blanks.
+            "yaml" => {
+                let lines = body.lines().skip_while(|l| !l.trim_end().ends_with(">-"));
+                let folded = lines
+                    .skip(1)
+                    .take_while(|l| l.starts_with("              "));
+                folded.map(str::trim).collect::<Vec<_>>().join(" ")
+            }
+            other => panic!("a block of {other}"),
+        };
+        let task: ArrayTask = if script.contains("#$ -t 1-16") {
+            |t, k| {
+                let vars = vec![
+                    ("SGE_TASK_ID", (t + 1).to_string()),
+                    ("SGE_TASK_FIRST", "1".into()),
+                    ("SGE_TASK_LAST", k.to_string()),
+                    ("SGE_TASK_STEPSIZE", "1".into()),
+                ];
+                (vars, String::new())
+            }
+        } else if script.contains("#BSUB -J \"nqueens-n20[1-16]\"") {
+            |t, k| SCHEDULERS[2].1(t, k)
+        } else if script.contains("#PBS -J 0-15") {
+            |t, k| SCHEDULERS[3].1(t, k)
+        } else if script.contains("#PBS -t 0-15") {
+            |t, k| SCHEDULERS[4].1(t, k)
+        } else if script.contains("$JOB_COMPLETION_INDEX") {
+            |t, k| SCHEDULERS[5].1(t, k)
+        } else {
+            panic!("a script of no scheduler known: {script}")
+        };
+        assert!(script.contains("count 20 "), "{script}");
+        out.push((task, script.replace("count 20 ", "count 10 ")));
+    }
+    out
+}
+
+#[cfg(unix)]
+#[test]
+fn every_scheduler_script_in_the_docs_runs_its_shards_and_they_merge() {
+    let scripts = documented_scripts();
+    assert_eq!(
+        scripts.len(),
+        5,
+        "Grid Engine, LSF, PBS Pro, Torque, Kubernetes"
+    );
+    let bin = tempfile::tempdir().unwrap();
+    let nqueens_bin = assert_cmd::cargo::cargo_bin("nqueens");
+    std::os::unix::fs::symlink(nqueens_bin, bin.path().join("nqueens")).unwrap();
+    let path = format!("{}:{}", s(bin.path()), std::env::var("PATH").unwrap());
+    for (task, script) in scripts {
+        let run = tempfile::tempdir().unwrap();
+        for t in 0..16 {
+            let mut cmd = StdCommand::new("bash");
+            cmd.arg("-c").arg(&script).current_dir(run.path());
+            for var in nqueens::shard::scheduler::array_vars() {
+                cmd.env_remove(var);
+            }
+            cmd.env("PATH", &path).env("PBS_O_WORKDIR", run.path());
+            let status = cmd.envs(task(t, 16).0).status().unwrap();
+            assert!(status.success(), "task {t} of {script}");
+        }
+        nqueens()
+            .args(["merge", s(&run.path().join("shards"))])
+            .assert()
+            .success()
+            .stdout("724\n");
+    }
+}
+
+#[test]
+fn two_schedulers_at_once_or_a_k_the_array_disagrees_with_are_refused_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("x.json");
+    let (mut vars, _) = SCHEDULERS[2].1(0, 4);
+    vars.push(("JOB_COMPLETION_INDEX", "0".into()));
+    nqueens()
+        .args(["count", "10", "--shard", "auto/4", "--out", s(&out)])
+        .envs(vars)
+        .assert()
+        .code(2)
+        .stderr(contains("LSB_JOBINDEX (LSF)").and(contains("JOB_COMPLETION_INDEX (Kubernetes)")));
+    let (vars, _) = SCHEDULERS[1].1(0, 4);
+    nqueens()
+        .args(["count", "10", "--shard", "auto/5", "--out", s(&out)])
+        .envs(vars)
+        .assert()
+        .code(2)
+        .stderr(contains("Grid Engine array of 4 tasks"));
+    nqueens()
+        .args(["count", "10", "--shard", "auto", "--out", s(&out)])
+        .env("PBS_ARRAYID", "2")
+        .assert()
+        .code(2)
+        .stderr(contains("PBS_ARRAYID is set (Torque)").and(contains("auto/K")));
+    assert!(!out.exists());
 }
 
 #[test]

@@ -247,12 +247,20 @@ fn a_held_checkpoint_is_running_however_old_and_a_free_one_stale_at_once() {
     );
 }
 
+/// Stops a child process (SIGSTOP) until it is killed: it holds what it holds, and does no more.
+fn stop(child: &std::process::Child) {
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) with a live child's PID and a valid signal number has no memory effect.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+}
+
 #[test]
 fn a_live_count_is_running_and_once_killed_is_stopped() {
     let tmp = tempfile::tempdir().unwrap();
     let ckpt = tmp.path().join("shard-0.ckpt");
-    // Tasks of N = 20 take long enough that this one is still running when status looks;
-    // the checkpoint is saved before the first task and then not for an hour.
+    // The checkpoint is saved before the first task and then not for an hour; once it is
+    // there the count is stopped (SIGSTOP), so it is still running, holding its lock, when
+    // status looks, however fast the machine.
     let mut child = common::nqueens_std()
         .args(["count", "20", "-q", "-j1", "--shard", "0/2"])
         .args(["--checkpoint", s(&ckpt), "--checkpoint-every", "3600"])
@@ -266,6 +274,8 @@ fn a_live_count_is_running_and_once_killed_is_stopped() {
         assert!(child.try_wait().unwrap().is_none(), "the count ended early");
         std::thread::sleep(Duration::from_millis(5));
     }
+    assert!(ckpt.exists(), "no first save in two minutes");
+    stop(&child);
     age(&ckpt, 3);
     let (_, live) = status_json(tmp.path(), &["--stale-after", "1s"]);
     child.kill().unwrap();

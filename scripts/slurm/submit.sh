@@ -30,9 +30,24 @@ here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$outdir"
 outdir=$(cd "$outdir" && pwd)
 export NQUEENS=${NQUEENS:-nqueens}
-max=${MAX_ARRAY_SIZE:-$(scontrol show config 2>/dev/null |
-    sed -n 's/^MaxArraySize *= *\([0-9][0-9]*\).*/\1/p')}
-max=${max:-1001}
+# MaxArraySize from the cluster's configuration, else Slurm's default, 1001: a missing or
+# failing scontrol (or one that hangs without a controller) must not end the script here.
+if [ -z "${MAX_ARRAY_SIZE:-}" ]; then
+    config=$(timeout 10 scontrol show config 2>/dev/null) || config=
+    max=$(sed -n 's/^MaxArraySize *= *\([0-9][0-9]*\).*/\1/p' <<<"$config")
+    if [ -z "$max" ] || [ "$max" -lt 1 ]; then
+        echo "submit.sh: MaxArraySize not read from 'scontrol show config': arrays of at most 1001 tasks (set MAX_ARRAY_SIZE to say otherwise)" >&2
+        max=1001
+    fi
+else
+    max=$MAX_ARRAY_SIZE
+fi
+case $max in
+    '' | *[!0-9]* | 0)
+        echo "submit.sh: MAX_ARRAY_SIZE='$max' is not a number of tasks from 1" >&2
+        exit 2
+        ;;
+esac
 sbatch_opts=(--output="$outdir/count-%A_%a.out" "${sbatch_opts[@]}")
 {
     printf 'script\t%s\nn\t%s\noutdir\t%s\n' "$here/count-array.sbatch" "$n" "$outdir"

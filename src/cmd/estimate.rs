@@ -52,9 +52,11 @@ pub(crate) struct Args {
     #[arg(long, value_name = "TIME", default_value = "2h", value_parser = parse_span)]
     pub per_task: Duration,
 
-    /// Seconds of timed solving per thread that measure this machine's speed, in shuffled
-    /// rounds of the sample (more: a steadier figure on a noisy machine; at least two rounds
-    /// are timed whatever this says)
+    /// Time spent re-timing the sample to measure this machine's speed, in shuffled rounds
+    /// after the first: they stop once each thread has timed this much CPU time or this much
+    /// wall time has passed, whichever comes first (more: a steadier figure on a noisy
+    /// machine; at least two rounds are timed whatever this says). The plan, the first round
+    /// and its untimed neighbours come on top (within --time-limit)
     #[arg(long, value_name = "TIME", default_value = "3s", value_parser = parse_span)]
     pub calibrate: Duration,
 
@@ -104,12 +106,13 @@ fn past_reach(args: &Args, quiet: bool) -> anyhow::Result<Option<Extrapolation>>
         note!("{cost}");
     }
     if args.engine != engine::AUTO && args.engine != "symmetry" {
-        anyhow::bail!(
+        // A usage error, as `-e mitm` past its reach is: the engine asked for has no figure.
+        return Err(UsageError(format!(
             "no estimate for N = {} on the {} engine: a task there takes days, and no \
              figure of that engine is extrapolated ('-e symmetry' has one)",
-            args.n,
-            args.engine
-        );
+            args.n, args.engine
+        ))
+        .into());
     }
     Ok(Some(x))
 }

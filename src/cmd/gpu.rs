@@ -58,15 +58,16 @@ impl GpuArgs {
 
     /// Refuses, before any GPU is opened, what a GPU cannot count with `options` (a usage
     /// error), and notes a board it leaves to the CPU. Nothing to check without `n` or
-    /// without a GPU asked for.
+    /// without a GPU asked for. Whether a GPU is to be opened: asked for, and for a board
+    /// it joins (or for boards not known yet, without `n`).
     pub(crate) fn check(
         &self,
         options: &CountOptions,
         n: Option<u32>,
         quiet: bool,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<bool> {
         let (true, Some(n)) = (self.wanted(), n) else {
-            return Ok(());
+            return Ok(self.wanted());
         };
         let reach = format!(
             "--gpu counts N = 4 to {} (the mitm engine's plan; smaller boards on the CPU)",
@@ -75,10 +76,11 @@ impl GpuArgs {
         if let Some(cost) = nqueens::engine::beyond_mitm(n, "auto") {
             return Err(UsageError(format!("{reach}. Without --gpu: {cost}")).into());
         }
-        if !options.check_gpu(n)? && !quiet {
+        let joins = options.check_gpu(n)?;
+        if !joins && !quiet {
             note!("N = {n} is counted on the CPU: {reach}");
         }
-        Ok(())
+        Ok(joins)
     }
 
     /// `options` joining on the GPU asked for (none: unchanged), with the default recheck

@@ -18,7 +18,17 @@ const MAX_DELAY: Duration = Duration::from_millis(100);
 /// Read buffer: many questions per read from a file or pipe.
 const READ_BUFFER: usize = 1 << 16;
 
-/// Questions: one size per line (blank lines skipped) until a line `0` or the end of input.
+/// One line of judge input: a size, or a blank line (which gets a blank answer, so answers
+/// stay aligned with questions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Question<T> {
+    /// A size, as the parser read it.
+    Size(T),
+    /// A line of nothing but blanks.
+    Blank,
+}
+
+/// Questions: one size per line until a line `0` or the end of input.
 /// Lines longer than [`MAX_JUDGE_LINE`] bytes are an error, so endless input without
 /// newlines (`/dev/zero`) cannot take unbounded memory.
 pub(crate) struct Questions<R> {
@@ -50,32 +60,57 @@ impl<R: Read> Questions<R> {
         !self.input.buffer().contains(&b'\n')
     }
 
-    /// The next size, as `parse` reads it, or an error naming its line; `None` at the end.
+    /// The next size, as `parse` reads it, or an error naming its line, blank lines
+    /// skipped; `None` at the end.
     pub(crate) fn next<T>(
         &mut self,
         parse: impl Fn(&str) -> Result<T, String>,
     ) -> Option<anyhow::Result<T>> {
-        while !self.done {
-            self.line += 1;
-            let line = match read_line(&mut self.input) {
-                Ok(Some(line)) => line,
-                Ok(None) => return None,
-                Err(message) => {
-                    self.done = true;
-                    return Some(Err(self.error(message)));
-                }
-            };
-            let text = line.trim();
-            if text.is_empty() {
-                continue;
+        loop {
+            match self.next_line(&parse)? {
+                Ok(Question::Blank) => continue,
+                Ok(Question::Size(size)) => return Some(Ok(size)),
+                Err(e) => return Some(Err(e)),
             }
-            if is_end_marker(text) {
-                self.done = true;
-                return None;
-            }
-            return Some(parse(text).map_err(|message| self.error(message)));
         }
-        None
+    }
+
+    /// The next line: a size, as `parse` reads it, or a blank line; an error naming its
+    /// line; `None` at the end.
+    pub(crate) fn next_line<T>(
+        &mut self,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Option<anyhow::Result<Question<T>>> {
+        if self.done {
+            return None;
+        }
+        self.line += 1;
+        let line = match read_line(&mut self.input) {
+            Ok(Some(line)) => line,
+            Ok(None) => return None,
+            Err(message) => {
+                self.done = true;
+                return Some(Err(self.error(message)));
+            }
+        };
+        let text = line.trim();
+        if text.is_empty() {
+            return Some(Ok(Question::Blank));
+        }
+        if is_end_marker(text) {
+            self.done = true;
+            return None;
+        }
+        Some(
+            parse(text)
+                .map(Question::Size)
+                .map_err(|message| self.error(message)),
+        )
+    }
+
+    /// The number of the line read last (from 1).
+    pub(crate) fn line(&self) -> usize {
+        self.line
     }
 
     fn error(&self, message: String) -> anyhow::Error {
@@ -177,6 +212,19 @@ mod tests {
             let text = format!("4\n{end}\n5\n");
             assert_eq!(sizes(text.as_bytes()), vec![Ok(4)], "{end}");
         }
+    }
+
+    #[test]
+    fn blank_lines_are_questions_of_their_own_where_asked_for() {
+        let mut questions = Questions::new(&b"4\n\n  \n5\n"[..]);
+        let parse = |s: &str| s.parse::<u32>().map_err(|e| e.to_string());
+        let lines: Vec<Question<u32>> = std::iter::from_fn(|| questions.next_line(parse))
+            .map(Result::unwrap)
+            .collect();
+        use Question::{Blank, Size};
+        assert_eq!(lines, [Size(4), Blank, Blank, Size(5)]);
+        assert_eq!(questions.line(), 5, "the end of input is read as line 5");
+        assert_eq!(sizes(b"4\n\n5\n"), vec![Ok(4), Ok(5)], "next skips them");
     }
 
     #[test]

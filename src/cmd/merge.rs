@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use nqueens::report::{json, more_problems, verified_label, Format, MAX_LISTED};
+use nqueens::report::{json, more_problems, printable, verified_label, Format, MAX_LISTED};
 use nqueens::shard::merge::{expand_paths, merge, MergeReport};
 
 use crate::cmd::messages::{message, note};
@@ -45,19 +45,19 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     }
     for note in &report.duplicates {
         if !global.quiet {
-            note!("{note}");
+            note!("{}", printable(note));
         }
     }
     if report.is_ok() {
         if !global.quiet {
-            message!("{}", summary(&report));
+            message!("{}", printable(&summary(&report)));
         }
         return Ok(Exit::Ok.into());
     }
     let problems = super::plural(report.problems.len(), "problem");
     message!("merge refused: {problems}:");
     for p in report.problems.iter().take(MAX_LISTED) {
-        eprintln!("  - {}", p.message);
+        eprintln!("  - {}", printable(&p.message));
     }
     if let Some(more) = more_problems(report.problems.len()) {
         eprintln!("  {more}");

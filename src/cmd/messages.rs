@@ -30,7 +30,8 @@ pub(crate) use {message, note, warning};
 
 /// An error chain as `{:#}` prints it (`outer: cause: …`), with the command line's advice
 /// after the library errors that have some: the library states the fact, the command line
-/// knows which flag to change.
+/// knows which flag to change. One line: a control character (in a file name, say) is
+/// written as an escape, so it neither breaks the line nor acts on the terminal.
 pub(crate) fn error_text(err: &anyhow::Error) -> String {
     let links: Vec<String> = err
         .chain()
@@ -39,7 +40,7 @@ pub(crate) fn error_text(err: &anyhow::Error) -> String {
             None => link.to_string(),
         })
         .collect();
-    links.join(": ")
+    nqueens::report::printable(&links.join(": ")).into_owned()
 }
 
 /// A library error in the command line's words.

@@ -231,6 +231,52 @@ mod tests {
         assert!(start_tasks(16, depth).len() >= 128);
     }
 
+    /// The plan's starts and weights on boards of 17 to 32 columns heavily blocked by a
+    /// mirror-symmetric mask (so the weights still hold): a random solution's cells and one
+    /// cell in 64 of the rest, and their mirror images. The starts whose first-row queen is
+    /// blocked are left out, the rest expanded on the mask; the total is the board's count
+    /// by an independent solver, on both code paths.
+    #[test]
+    fn wide_boards_with_a_mirror_symmetric_mask_match_an_independent_solver() {
+        use crate::engine::testing::{heavy_mask, independent_count, mirrored, union};
+        let mut rng = fastrand::Rng::with_seed(17);
+        for n in 17..=32 {
+            let mask = heavy_mask(n, &mut rng, 1, 6);
+            let masks = union(&mask, &mirrored(&mask));
+            let rows = Rows::from_masks(&masks);
+            let depth = 3;
+            let first_row_allowed = |start: &Node| {
+                let first = if start.row == 1 {
+                    start.cols
+                } else {
+                    1 << (n / 2)
+                };
+                rows.allowed(0) & first != 0
+            };
+            let tasks: Vec<Weighted> = mirror_starts(n, &rows)
+                .into_iter()
+                .filter(|(start, _)| first_row_allowed(start))
+                .flat_map(|(start, w)| {
+                    let nodes = expand_to(&rows, vec![start], depth.max(start.row));
+                    nodes.into_iter().map(move |x| (x, w))
+                })
+                .collect();
+            let costs = vec![1; tasks.len()];
+            let plan = MirrorPlan {
+                n,
+                depth,
+                rows: rows.clone(),
+                tasks,
+                costs,
+            };
+            let portable: u128 = (0..plan.len()).map(|t| plan.solve_portable(t)).sum();
+            let expected = u128::from(independent_count(&masks));
+            assert!(expected >= 1, "n = {n}: a solution was kept");
+            assert_eq!(total(&plan), expected, "n = {n}");
+            assert_eq!(portable, expected, "n = {n}");
+        }
+    }
+
     #[test]
     fn fingerprint_depends_on_depth_and_n() {
         let a = MirrorPlan::new(10, 2).fingerprint();

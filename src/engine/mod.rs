@@ -10,6 +10,8 @@ pub(crate) mod kernel;
 pub mod mirror;
 pub mod mitm;
 pub mod symmetry;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use crate::error::{check_n, Error};
 use crate::plan::Plan;

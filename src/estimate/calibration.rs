@@ -76,7 +76,8 @@ pub struct FirstRound {
 /// How a sample is solved and timed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
-    /// Seconds of timed solving per thread ([`Calibration::run`]).
+    /// Seconds of timed solving per thread ([`Calibration::run`]), and of wall time for the
+    /// rounds after the first.
     pub budget: f64,
     /// Seed of the round orders and of the pieces drawn.
     pub seed: u64,
@@ -111,16 +112,17 @@ impl Calibration {
         seed: u64,
         round: impl FnMut(&[usize]) -> Vec<(usize, f64)>,
     ) -> Self {
-        Self::run_within(tasks, first, (budget, || true), seed, round)
+        Self::run_within(tasks, first, (budget, || true, || true), seed, round)
     }
 
     /// [`Calibration::run_after`], starting each round after the first only where `fits()`
     /// says it fits in the time left (the least number of rounds included: a time limit
-    /// comes first).
+    /// comes first), and each round past the least number only where `more()` says the
+    /// budget's wall time has room for it too.
     pub fn run_within(
         tasks: &[usize],
         first: Option<FirstRound>,
-        (budget, mut fits): (f64, impl FnMut() -> bool),
+        (budget, mut fits, mut more): (f64, impl FnMut() -> bool, impl FnMut() -> bool),
         seed: u64,
         mut round: impl FnMut(&[usize]) -> Vec<(usize, f64)>,
     ) -> Self {
@@ -145,7 +147,9 @@ impl Calibration {
                 least = 1;
             }
         }
-        while !tasks.is_empty() && (rounds < least || (spent < budget && rounds < MAX_ROUNDS)) {
+        while !tasks.is_empty()
+            && (rounds < least || (spent < budget && rounds < MAX_ROUNDS && more()))
+        {
             if rounds > 0 && !fits() {
                 break;
             }
@@ -517,8 +521,9 @@ type Solved = (usize, Subsample, bool);
 ///   (measured: 3 to 5× too high at N = 16..18 without it). Elsewhere it is the first timed
 ///   round.
 /// - Then rounds of [`time_round`] until every thread has timed about `settings.budget`
-///   seconds ([`Calibration::run_within`]), each started only where a round as long as the
-///   longest so far still ends within the limit.
+///   seconds, or that much wall time has passed ([`Calibration::run_within`]; at least two
+///   timed rounds whatever the budget), each started only where a round as long as the
+///   longest so far still ends within the limit and the budget.
 /// - Every timed task is timed as a count meets it, right after its predecessor
 ///   (`solve_in_context`), so that what a count shares between neighbours is not charged
 ///   to each sampled task in full.
@@ -565,7 +570,13 @@ pub fn calibrate(
     let first_wall = started.elapsed().as_secs_f64();
     let longest = Cell::new(if warm { 2.0 * first_wall } else { first_wall });
     let fits = || !cut && started.elapsed().as_secs_f64() + longest.get() <= settings.limit;
-    let cal = Calibration::run_within(&tasks, timings, (total, fits), settings.seed, |order| {
+    // The budget holds for the wall time of the rounds too: on a loaded machine, or with
+    // tasks of microseconds whose rounds cost more to deal out than to solve, the timed
+    // seconds alone took 5× the budget to add up.
+    let retiming = Instant::now();
+    let more = || retiming.elapsed().as_secs_f64() + longest.get() <= settings.budget;
+    let limits = (total, fits, more);
+    let cal = Calibration::run_within(&tasks, timings, limits, settings.seed, |order| {
         let round = Instant::now();
         let timings = time_round(plan.as_ref(), order, pool, draws);
         longest.set(longest.get().max(round.elapsed().as_secs_f64()));

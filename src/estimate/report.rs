@@ -86,8 +86,8 @@ pub fn estimate_report(
         largest_task_hours: e.largest_task.estimate / 3600.0,
         per_task_hours: s.per_task_seconds / 3600.0,
         shards: slurm.shards,
+        sbatch_time_s: slurm.sbatch.as_ref().map(|_| slurm.limit.ceil()),
         sbatch: slurm.sbatch,
-        sbatch_time_s: slurm.limit.ceil(),
         cpu: host.cpu,
         isa: crate::engine::matcher_level(),
         code_paths: host.code_path,
@@ -191,18 +191,24 @@ fn speed(
     }
 }
 
+/// The longest `--time` a suggested line asks for: a year. Past it no scheduler's limit is
+/// sane, and a count whose array tasks need longer is past reach on this machine.
+pub const MAX_SBATCH_SECONDS: f64 = 365.0 * 86_400.0;
+
 /// A shard count for the target time per array task, and the Slurm line that runs them.
 struct Slurm {
     /// Shards K.
     shards: usize,
-    /// The `sbatch` command line.
-    sbatch: String,
+    /// The `sbatch` command line, `None` where the target cannot be met.
+    sbatch: Option<String>,
     /// Its `--time`, seconds.
     limit: f64,
 }
 
 /// The shards and the Slurm submission, sized from the interval's upper end so that few
-/// array tasks outlive their target.
+/// array tasks outlive their target. No line where the target cannot be met (the largest
+/// task alone, which no shard splits, takes longer) or its `--time` would pass
+/// [`MAX_SBATCH_SECONDS`].
 fn slurm(plan: &dyn Plan, e: &Estimate, s: &ReportSettings) -> Slurm {
     let (core, threads) = (e.total, s.threads);
     let shards = ((core.high / (threads as f64 * s.per_task_seconds)).ceil() as usize)
@@ -211,6 +217,7 @@ fn slurm(plan: &dyn Plan, e: &Estimate, s: &ReportSettings) -> Slurm {
     // for shards that are not quite equal and 10 minutes for start-up and the last checkpoint.
     let shard_high = (core.high / (shards * threads) as f64).max(e.largest_task.high);
     let limit = shard_high * 1.25 + 600.0;
+    let reachable = e.largest_task.high <= s.per_task_seconds && limit <= MAX_SBATCH_SECONDS;
     let (gres, gpu) = if plan.device().is_some() {
         ("--gres=gpu:1 ", " --gpu")
     } else {
@@ -222,7 +229,7 @@ fn slurm(plan: &dyn Plan, e: &Estimate, s: &ReportSettings) -> Slurm {
         s.n,
         plan.engine()
     );
-    let sbatch = sbatch_line(shards, s.max_array_size, &options, &count);
+    let sbatch = reachable.then(|| sbatch_line(shards, s.max_array_size, &options, &count));
     Slurm {
         shards,
         sbatch,
@@ -431,6 +438,60 @@ fn clock(seconds: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::{render_estimate, Format};
+
+    /// The estimate of mirror N = 10 from `timed` of its sampled tasks, each timed at 0.5 s
+    /// a round, as its text.
+    fn text_from(timed: usize, per_task_seconds: f64) -> String {
+        let plan = crate::CountOptions::new()
+            .engine("mirror")
+            .threads(1)
+            .plan(10)
+            .unwrap();
+        let d = super::super::design(plan.as_ref(), 16, 1);
+        let tasks: Vec<usize> = d.tasks().into_iter().take(timed).collect();
+        let d = d.keep(&tasks);
+        let cal = Calibration::run(&tasks, 0.0, 1, |o| o.iter().map(|&t| (t, 0.5)).collect());
+        let e = d.estimate(plan.as_ref(), &cal, 0.15);
+        let settings = ReportSettings {
+            n: 10,
+            seed: 1,
+            threads: 1,
+            per_task_seconds,
+            max_array_size: 1001,
+            calibrate_seconds: 0.0,
+            timing_floor: 0.15,
+            draws: 0,
+            samples_drawn: 16,
+            plan_rss: None,
+            peak_rss: None,
+            started: Instant::now(),
+        };
+        let report = estimate_report(plan.as_ref(), &d, &cal, &e, &settings);
+        let mut out = Vec::new();
+        render_estimate(&report, Format::Text, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn one_timed_task_gives_no_interval_and_says_so() {
+        let one = text_from(1, 7200.0);
+        assert!(one.contains("no interval: one timed task"), "{one}");
+        assert!(!one.contains("interval 0 s"), "{one}");
+        assert!(one.contains("from 1 of 16 sampled tasks"), "{one}");
+        let two = text_from(2, 7200.0);
+        assert!(two.contains("90% interval"), "{two}");
+    }
+
+    #[test]
+    fn a_target_no_array_task_can_meet_gets_no_line() {
+        // Each task takes about 0.5 s: a target of 0.1 s cannot be met.
+        let text = text_from(4, 0.1);
+        assert!(text.contains("the target cannot be met"), "{text}");
+        assert!(!text.contains("sbatch --array"), "{text}");
+        assert!(text.contains("give --per-task"), "{text}");
+        assert!(text_from(4, 7200.0).contains("sbatch --array"));
+    }
 
     #[test]
     fn slurm_clocks_have_days() {

@@ -4,11 +4,12 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::device::Device;
 use super::feeder::{Feeder, Ticket};
+use super::layout::BLOCK_KEYS;
 use super::request::Request;
 use super::resident::Resident;
 use super::slot::Capacity;
-use super::Device;
 use crate::engine::mitm::join::{Join, Joiner, Keys, Pending};
 use crate::engine::mitm::simd::Level;
 use crate::work::Work;
@@ -116,7 +117,7 @@ impl GpuJoiner {
         // cap, not the CPU's fill (2^20 keys): a larger fill prunes more (the task at 0.3 of
         // N = 26's plan stored in one fill of 5.3·10^6 keys visited 0.52 times the CPU's
         // blocks).
-        let mut fill_cap = cap.stored.min(cap.leaves / 5 * super::layout::BLOCK_KEYS);
+        let mut fill_cap = cap.stored.min(cap.leaves / 5 * BLOCK_KEYS);
         if device.adapter.software {
             fill_cap = fill_cap.min(SOFTWARE_FILL_KEYS);
         }
@@ -134,7 +135,7 @@ impl GpuJoiner {
 
     /// `join` on this CPU, counted as such: for a join that carries more quarter words than
     /// a batch holds, which no batch could take (cutting a join keeps every word it reads).
-    /// A GPU's batch holds 3.2·10^7 words; lavapipe's, 2.7·10^6, fewer than some tasks of
+    /// A GPU's batch holds 2.4·10^7 words; lavapipe's, 2.0·10^6, fewer than some tasks of
     /// N = 27 carry.
     fn join_on_host(&self, join: Join<'_, '_>, work: &mut Work) -> Option<u64> {
         self.host_joins.fetch_add(1, Ordering::Relaxed);

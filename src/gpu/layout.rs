@@ -97,9 +97,8 @@ pub(crate) const DEST_WORDS: u32 = 3;
 pub(crate) const TIE_WORDS: u32 = 4;
 
 /// A join's row of results: weighted count and hits (64-bit), routing tests (64-bit), the
-/// four sides' keys (west, east, tied west, tied east), blocks, routes, status, and the
-/// bit its tree's root split on plus one (0: none), by which a join too large is cut.
-pub(crate) const RESULT_WORDS: u32 = 14;
+/// four sides' keys (west, east, tied west, tied east), blocks, routes and status.
+pub(crate) const RESULT_WORDS: u32 = 13;
 pub(crate) const RESULT_WEIGHTED: u32 = 0;
 pub(crate) const RESULT_HITS: u32 = 2;
 pub(crate) const RESULT_TESTS: u32 = 4;
@@ -107,7 +106,6 @@ pub(crate) const RESULT_SIZES: u32 = 6;
 pub(crate) const RESULT_BLOCKS: u32 = 10;
 pub(crate) const RESULT_ROUTES: u32 = 11;
 pub(crate) const RESULT_STATUS: u32 = 12;
-pub(crate) const RESULT_ROOT: u32 = 13;
 
 /// The header of `scan`: the batch's queries, blocks, routes and tie workgroups, the room
 /// the routing workgroups' histograms have taken (route.wgsl), the lengths of the lists of
@@ -118,10 +116,12 @@ pub(crate) const HEAD_QUERIES: u32 = 0;
 pub(crate) const HEAD_BLOCKS: u32 = 1;
 pub(crate) const HEAD_ROUTES: u32 = 2;
 pub(crate) const HEAD_TIE_GROUPS: u32 = 3;
-pub(crate) const HEAD_KEPT: u32 = 4;
+pub(crate) const HEAD_KEPT: u32 = 5;
 pub(crate) const HEAD_LISTS: u32 = 16;
 pub(crate) const HEAD_TILES: u32 = HEAD_LISTS + TOP_LEVELS + 1;
 pub(crate) const HEAD_WORDS: u32 = HEAD_TILES + TOP_LEVELS;
+// `join_sizes` zeroes the header a word an invocation (plan.wgsl).
+const _: () = assert!(HEAD_WORDS <= GROUP_SIZE);
 
 /// The indirect dispatch arguments (three words each, in a buffer of their own) of
 /// routing, tables, the block count, ties, and the tree's subtrees and pairs of blocks.
@@ -159,7 +159,8 @@ pub(crate) const WIDE_TILES: u32 = 3;
 pub(crate) const WIDE_MID: u32 = 4;
 /// Each fill's tree counters in `scan`: nodes, leaves and blocks handed out, leaf slots
 /// reserved, whether its tree is unfinished, the keys and sampled queries its build read
-/// (64-bit, low word first), and its root's bit plus one (0: the root is no split).
+/// (64-bit, low word first), and its root's bit plus one (0: the root is no split; written
+/// by tree.wgsl, read by nothing since no join is cut on its root's bit).
 pub(crate) const TREE_NODES: u32 = 0;
 pub(crate) const TREE_LEAVES: u32 = 1;
 pub(crate) const TREE_BLOCKS: u32 = 2;
@@ -220,7 +221,6 @@ pub(crate) fn prelude() -> String {
         ("RESULT_BLOCKS", RESULT_BLOCKS),
         ("RESULT_ROUTES", RESULT_ROUTES),
         ("RESULT_STATUS", RESULT_STATUS),
-        ("RESULT_ROOT", RESULT_ROOT),
         ("HEAD_QUERIES", HEAD_QUERIES),
         ("HEAD_BLOCKS", HEAD_BLOCKS),
         ("HEAD_ROUTES", HEAD_ROUTES),
@@ -444,6 +444,11 @@ pub(crate) struct ScanParams {
 /// A 64-bit value as the two u32 words of a WGSL `vec2<u32>` (low first).
 pub(crate) fn split(x: u64) -> [u32; 2] {
     [x as u32, (x >> 32) as u32]
+}
+
+/// The 64-bit value at word `at` of a results row (two words, low first: [`split`]'s).
+pub(crate) fn wide(row: &[u32], at: u32) -> u64 {
+    u64::from(row[at as usize]) | u64::from(row[at as usize + 1]) << 32
 }
 
 #[cfg(test)]

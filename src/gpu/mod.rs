@@ -25,6 +25,7 @@ mod join;
 mod kernels;
 mod layout;
 mod model;
+mod plan;
 mod probe;
 mod request;
 mod resident;
@@ -35,40 +36,7 @@ mod stats;
 #[cfg(test)]
 mod tests;
 
-use std::sync::Arc;
-
-pub(crate) use device::Device;
 pub use device::{adapters, no_adapter, Adapter, Gpu};
 pub use model::{model_seconds, span_model, SpanEstimate, StratumWork};
+pub use plan::plan;
 pub use probe::{probe_dispatches, DispatchProbe};
-
-use crate::engine::mitm::{check_quarters, MitmPlan, MITM_MIN_N};
-use crate::engine::{Engine, PlanOptions};
-use crate::error::{check_n, Error};
-use crate::plan::Plan;
-
-/// Largest quarter size whose prepared quarters a GPU plan keeps for the whole run, and so
-/// keeps resident on the GPU (h = 11: N = 22 and 23, about 300 MB per task kind; larger
-/// quarters are carried by each join).
-pub(crate) const SHARED_H: u32 = 11;
-
-/// The mitm plan of an `n`×`n` board whose joins run on `gpu`: the same tasks, counts and
-/// fingerprint as `nqueens::engine::plan("mitm", n, …)`. Boards below the mitm engine's
-/// smallest get the CPU's plan.
-///
-/// # Errors
-/// As the mitm engine: a board size out of range or too large for it.
-pub fn plan(gpu: &Gpu, n: u32) -> Result<Box<dyn Plan>, Error> {
-    check_n(n)?;
-    let mitm = crate::engine::mitm::Mitm;
-    if n < MITM_MIN_N {
-        return mitm.plan(n, &PlanOptions::default());
-    }
-    check_quarters(n)?;
-    let joiner = Arc::new(join::GpuJoiner::new(
-        Arc::clone(&gpu.device),
-        join::slot_bytes()?,
-        gpu.fail_after,
-    ));
-    Ok(Box::new(MitmPlan::with_joiner(n, joiner, SHARED_H)))
-}

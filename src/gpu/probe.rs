@@ -9,9 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
 
-use super::device::Device;
+use super::device::{Device, Gpu};
 use super::model::STEP_SECONDS;
-use super::Gpu;
 use crate::error::Error;
 
 /// Timed runs of the dependent chain, after one that warms the driver up: the median counts.

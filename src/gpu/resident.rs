@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::Device;
+use super::device::Device;
 use crate::engine::mitm::prepared::Prepared;
 
 /// The resident quarter words: a buffer filled from the front, and where each quarter's

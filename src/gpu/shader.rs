@@ -205,6 +205,7 @@ fn prelude(software: bool) -> String {
         let _ = writeln!(s, "const {}: u32 = {i}u;", stat.constant());
     }
     let _ = writeln!(s, "const STAT_LEVELS: u32 = {}u;", Stat::ALL.len());
+    let _ = writeln!(s, "const STATS_WORDS: u32 = {STATS_WORDS}u;");
     let _ = writeln!(s, "const LEVEL_STATS: u32 = {}u;", LevelStat::ALL.len());
     for (i, stat) in LevelStat::ALL.iter().enumerate() {
         let _ = writeln!(s, "const {}: u32 = {i}u;", stat.constant());

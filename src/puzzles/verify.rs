@@ -381,6 +381,46 @@ mod tests {
             proptest::prop_assert_eq!(verdict.problems.is_empty(), verdict.is_valid());
         }
 
+        /// Near the valid ones: a random solution or a shuffled permutation of 1..=n, left as
+        /// it is, with one value changed, or with two swapped, so both verdicts come up often
+        /// (random lists are almost never even permutations).
+        #[test]
+        fn check_agrees_with_the_pairwise_definition_near_valid_permutations(
+            n in 4u64..=40,
+            seed in proptest::prelude::any::<u64>(),
+            shuffled in proptest::prelude::any::<bool>(),
+            change in 0u8..3,
+            at in proptest::prelude::any::<proptest::sample::Index>(),
+            other in proptest::prelude::any::<proptest::sample::Index>(),
+            value in 0u32..=41,
+        ) {
+            let mut rows = if shuffled {
+                let mut rows: Vec<u32> = (1..=n as u32).collect();
+                fastrand::Rng::with_seed(seed).shuffle(&mut rows);
+                rows
+            } else {
+                crate::puzzles::place::min_conflicts(n, seed).unwrap()
+            };
+            let (i, j) = (at.index(rows.len()), other.index(rows.len()));
+            match change {
+                1 => rows[i] = value,
+                2 => rows.swap(i, j),
+                _ => {}
+            }
+            let verdict = check(&rows, Some(n));
+            proptest::prop_assert_eq!(verdict.is_valid(), brute_is_valid(&rows));
+            proptest::prop_assert_eq!(verdict.problems.is_empty(), verdict.is_valid());
+            if !shuffled && change == 0 {
+                proptest::prop_assert!(verdict.is_valid(), "a solution: {:?}", rows);
+            }
+            for p in verdict.problems {
+                if let Problem::Diagonal { first, second } = p {
+                    proptest::prop_assert_eq!(rows[first.0 as usize - 1], first.1 as u32);
+                    proptest::prop_assert_eq!(first.1.abs_diff(second.1), second.0 - first.0);
+                }
+            }
+        }
+
         #[test]
         fn every_listed_pair_really_attacks(
             rows in proptest::collection::vec(1u32..=8, 8)

@@ -63,11 +63,13 @@ pub struct EstimateReport {
     /// Suggested number of shards K (from the interval's upper end).
     pub shards: usize,
     /// The matching Slurm submission: one `sbatch` line, or a shell loop of arrays when K
-    /// exceeds the cluster's `MaxArraySize`.
-    pub sbatch: String,
+    /// exceeds the cluster's `MaxArraySize`; `null` where no array task can meet
+    /// `per_task_hours` (the largest task alone, which no shard splits, may take longer) or
+    /// the line would ask for more than a year.
+    pub sbatch: Option<String>,
     /// Its `--time`, seconds: one shard's wall time at the interval's upper end, plus 25%
-    /// and 10 minutes.
-    pub sbatch_time_s: f64,
+    /// and 10 minutes (`null` without a line).
+    pub sbatch_time_s: Option<f64>,
     /// CPU model the speed was measured on (what `/proc/cpuinfo` calls it).
     pub cpu: String,
     /// The mitm matcher's vector level on this CPU (`avx2`, `avx512`, ...).
@@ -382,12 +384,38 @@ fn machine(r: &EstimateReport, s: &SpeedReport, out: &mut dyn Write) -> io::Resu
     )
 }
 
+/// Whether the estimate rests on a single timed task of a plan of more: one task shows no
+/// scatter, so its "interval" (from 0 to over twice the estimate) says nothing.
+fn one_task(r: &EstimateReport) -> bool {
+    r.samples == 1 && r.tasks > 1
+}
+
+/// What a single timed task says instead of an interval.
+const NO_INTERVAL: &str =
+    "no interval: one timed task shows no spread; more --samples or a longer --time-limit give one";
+
 /// CPU time, wall time and memory.
 fn cost(r: &EstimateReport, s: &SpeedReport, out: &mut dyn Write) -> io::Result<()> {
     if let Some(gpu) = &r.gpu {
         return gpu_cost(r, s, gpu, out);
     }
-    let c = &r.core_hours;
+    let (c, w) = (&r.core_hours, &r.wall_hours);
+    if one_task(r) {
+        writeln!(
+            out,
+            "CPU time: {} core-hours = {} ({NO_INTERVAL})",
+            sig(c.estimate),
+            human(c.estimate)
+        )?;
+        writeln!(
+            out,
+            "wall time on {}: {}; largest task {}",
+            plural(r.threads, "thread"),
+            human(w.estimate),
+            human(r.largest_task_hours)
+        )?;
+        return gpu_model(r, out).and_then(|()| memory(r, out));
+    }
     writeln!(
         out,
         "CPU time: {} core-hours = {} (90% interval {} to {}: sampling ±{:.1}%, timing ±{:.1}%)",
@@ -398,7 +426,6 @@ fn cost(r: &EstimateReport, s: &SpeedReport, out: &mut dyn Write) -> io::Result<
         100.0 * s.sampling_spread,
         100.0 * s.timing_spread
     )?;
-    let w = &r.wall_hours;
     writeln!(
         out,
         "wall time on {}: {} (90% interval {} to {}); largest task {} (up to {})",
@@ -409,6 +436,12 @@ fn cost(r: &EstimateReport, s: &SpeedReport, out: &mut dyn Write) -> io::Result<
         human(r.largest_task_hours),
         human(r.largest_task_high_hours)
     )?;
+    gpu_model(r, out)?;
+    memory(r, out)
+}
+
+/// The GPU model's time for the plan, where it was computed.
+fn gpu_model(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
     let model = r.work.counters.as_ref().and_then(|c| c.gpu_model_seconds);
     if let Some(seconds) = model {
         writeln!(
@@ -417,7 +450,7 @@ fn cost(r: &EstimateReport, s: &SpeedReport, out: &mut dyn Write) -> io::Result<
             human(seconds / 3600.0)
         )?;
     }
-    memory(r, out)
+    Ok(())
 }
 
 /// The plan's memory and each thread's peak above it.
@@ -433,27 +466,26 @@ fn memory(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
 /// GPU time and memory: the wall time of one GPU with the sample's threads feeding it.
 fn gpu_cost(r: &EstimateReport, s: &SpeedReport, gpu: &str, out: &mut dyn Write) -> io::Result<()> {
     let w = &r.wall_hours;
+    let spread = match one_task(r) {
+        true => NO_INTERVAL.to_string(),
+        false => format!(
+            "90% interval {} to {}: sampling ±{:.1}%, timing ±{:.1}%",
+            human(w.low),
+            human(w.high),
+            100.0 * s.sampling_spread,
+            100.0 * s.timing_spread
+        ),
+    };
     writeln!(
         out,
-        "GPU time: {} GPU-hours = {} on one {gpu}, fed by {} (90% interval {} to {}: sampling ±{:.1}%, timing ±{:.1}%); largest task {} (up to {})",
+        "GPU time: {} GPU-hours = {} on one {gpu}, fed by {} ({spread}); largest task {} (up to {})",
         sig(w.estimate),
         human(w.estimate),
         plural(r.threads, "thread"),
-        human(w.low),
-        human(w.high),
-        100.0 * s.sampling_spread,
-        100.0 * s.timing_spread,
         human(r.largest_task_hours),
         human(r.largest_task_high_hours)
     )?;
-    let model = r.work.counters.as_ref().and_then(|c| c.gpu_model_seconds);
-    if let Some(seconds) = model {
-        writeln!(
-            out,
-            "GPU model: {} of GPU time for the whole plan from its work counters, on a GPU of the H100 class (docs/gpu.md)",
-            human(seconds / 3600.0)
-        )?;
-    }
+    gpu_model(r, out)?;
     if let Some(passes) = s.phases.as_ref().and_then(|p| p.gpu_pass_seconds.as_ref()) {
         // In a batch's order, not the map's.
         let each: Vec<String> = crate::work::GPU_PASS_COUNTERS
@@ -470,21 +502,64 @@ fn gpu_cost(r: &EstimateReport, s: &SpeedReport, gpu: &str, out: &mut dyn Write)
     memory(r, out)
 }
 
-/// The shard count, the `sbatch` line and where its `--time` comes from.
+/// The shard count, the `sbatch` line and where its `--time` comes from; where the target
+/// cannot be met, why, and no line.
 fn shards(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
+    let (Some(sbatch), Some(limit)) = (&r.sbatch, r.sbatch_time_s) else {
+        return unreachable_target(r, out);
+    };
     writeln!(
         out,
-        "shards for {:.2} h per array task on {}: K = {}",
-        r.per_task_hours,
+        "shards for {} per array task on {}: K = {}",
+        human(r.per_task_hours),
         plural(r.threads, "thread"),
         r.shards
     )?;
-    writeln!(out, "{}", r.sbatch)?;
+    writeln!(out, "{sbatch}")?;
     writeln!(
         out,
         "(--time {}: one shard's wall time at the interval's upper end, + 25% + 10 min)",
-        human(r.sbatch_time_s / 3600.0)
+        human(limit / 3600.0)
     )
+}
+
+/// Why no line is printed: no array task can meet the target, or it would ask for more
+/// than a year.
+fn unreachable_target(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
+    let largest = r.largest_task_high_hours;
+    let past_any_limit = |hours: f64| {
+        // The line's --time for shards of `hours`: 25% and 10 minutes more.
+        hours * 3600.0 * 1.25 + 600.0 > crate::estimate::MAX_SBATCH_SECONDS
+    };
+    if largest <= r.per_task_hours {
+        return writeln!(
+            out,
+            "shards for {} per array task: no sbatch line: it would ask for more than a year, \
+             longer than any cluster's time limit (give a shorter --per-task)",
+            human(r.per_task_hours)
+        );
+    }
+    writeln!(
+        out,
+        "shards for {} per array task: the target cannot be met: the largest task alone may \
+         take {} on one thread, and no shard splits a task",
+        human(r.per_task_hours),
+        human(largest)
+    )?;
+    match past_any_limit(largest) {
+        false => writeln!(
+            out,
+            "no sbatch line: give --per-task {} or more (if the cluster allows array tasks \
+             that long)",
+            human(largest * 1.01)
+        ),
+        true => writeln!(
+            out,
+            "no sbatch line: an array task would need more than a year, longer than any \
+             cluster's time limit: N = {} is past reach of this machine",
+            r.n
+        ),
+    }
 }
 
 /// What the estimate solved, and how long it took.
@@ -495,7 +570,7 @@ fn sample(r: &EstimateReport, out: &mut dyn Write) -> io::Result<()> {
             r.samples, r.samples_drawn
         )
     } else {
-        format!("{} sampled tasks", r.samples)
+        plural(r.samples, "sampled task")
     };
     let p = &r.pieces;
     let partial = if p.partial_tasks > 0 {

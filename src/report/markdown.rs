@@ -42,6 +42,13 @@ pub fn count_row(r: &CountReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "| {} |", row.join(" | "))
 }
 
+/// The row of the table [`count_header`] starts for a blank line of judge input: dashes,
+/// so the rows stay aligned with the questions.
+pub fn count_blank_row(out: &mut dyn Write) -> io::Result<()> {
+    let row = ["-"; COUNT_HEADER.len()];
+    writeln!(out, "| {} |", row.join(" | "))
+}
+
 /// The columns of a table of counts.
 const COUNT_HEADER: [&str; 7] = [
     "N",

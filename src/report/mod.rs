@@ -147,6 +147,30 @@ pub fn more_problems(total: usize) -> Option<String> {
     ))
 }
 
+/// `text` with every control character written as an escape (`\n`, `\t`, `\r`, `\x1b`,
+/// `\u{9b}`), for a line for people that names files or quotes them: a name holding a
+/// newline, a carriage return or an escape sequence must neither forge a line nor act on the
+/// terminal it is printed to.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() && (c as u32) < 0x80 => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.into()
+}
+
 /// `1 solution`, `2 solutions`: a count with its noun in the right number.
 pub fn plural(count: impl std::fmt::Display, noun: &str) -> String {
     let text = count.to_string();

@@ -18,7 +18,8 @@ pub const SHARD_SUMMARY_SCHEMA: &str = "nqueens.shard-summary/1";
 /// JSON fields: `schema` ([`SHARD_SUMMARY_SCHEMA`]), `n`, `shard` (`I/K`), `tasks` (in the
 /// shard), `plan_tasks`, `total` (a decimal string), `elapsed_s`, `cpu_s` (process CPU
 /// seconds of this run, all threads; null after a resume), `rechecked`, `out` (the result
-/// file written).
+/// file written), and `gpu` (only where a GPU joined: what it did in this session, the
+/// same object as `count --json` has, [`crate::work::GpuWork`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ShardSummary {
     /// Schema tag, [`SHARD_SUMMARY_SCHEMA`].
@@ -41,6 +42,9 @@ pub struct ShardSummary {
     pub rechecked: usize,
     /// The result file.
     pub out: PathBuf,
+    /// What the GPU did in this session (`--gpu`; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<crate::work::GpuWork>,
 }
 
 impl ShardSummary {
@@ -57,7 +61,14 @@ impl ShardSummary {
             cpu_s: cpu.map(|d| d.as_secs_f64()),
             rechecked: result.rechecked,
             out,
+            gpu: None,
         }
+    }
+
+    /// The summary with what the GPU did (`None`: counted on the CPU).
+    pub fn with_gpu(mut self, gpu: Option<crate::work::GpuWork>) -> Self {
+        self.gpu = gpu;
+        self
     }
 }
 

@@ -2,9 +2,17 @@
 
 use std::io::{self, Write};
 
-use super::{json, more_problems, plural, Format, MAX_LISTED};
+use super::{json, more_problems, plural, printable, Format, MAX_LISTED};
 use crate::shard::checkpoint::Holder;
 use crate::shard::{Problem, ProblemKind, StaleShard, StatusReport};
+
+/// Writes one line for people, every control character in it escaped: the names and fields
+/// it holds come from files, which may hold anything.
+macro_rules! say {
+    ($out:expr, $($arg:tt)*) => {
+        writeln!($out, "{}", printable(&format!($($arg)*)))
+    };
+}
 
 /// Writes a status report as JSON, or as lines for people (text and markdown alike).
 pub fn render_status(r: &StatusReport, format: Format, out: &mut dyn Write) -> io::Result<()> {
@@ -22,28 +30,31 @@ fn text(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
     stale_lines(r, out)?;
     for c in &r.cpus {
         let each = duration(c.mean_shard_s);
-        writeln!(
+        let on = match &c.gpu {
+            Some(gpu) => format!("gpu: {gpu} (host CPU {})", c.cpu),
+            None => format!("cpu: {}", c.cpu),
+        };
+        say!(
             out,
-            "cpu: {}: {} done, {each} each on average",
-            c.cpu,
+            "{on}: {} done, {each} each on average",
             plural(c.shards, "shard")
         )?;
     }
     rerun_lines(r, out)?;
     for note in &r.notes {
-        writeln!(out, "note: {note}")?;
+        say!(out, "note: {note}")?;
     }
     if !r.problems.is_empty() {
-        writeln!(out, "problems ({}):", r.problems.len())?;
+        say!(out, "problems ({}):", r.problems.len())?;
         for p in r.problems.iter().take(MAX_LISTED) {
-            writeln!(out, "  - {}", p.message)?;
+            say!(out, "  - {}", p.message)?;
         }
         if let Some(more) = more_problems(r.problems.len()) {
-            writeln!(out, "  {more}")?;
+            say!(out, "  {more}")?;
         }
         let damaged = |p: &Problem| matches!(p.kind, ProblemKind::Corrupted | ProblemKind::Foreign);
         if r.problems.iter().any(damaged) {
-            writeln!(
+            say!(
                 out,
                 "  (a rerun neither resumes nor replaces a file it cannot read as its shard's: \
                  move the damaged or foreign ones aside before rerunning their shards)"
@@ -56,7 +67,7 @@ fn text(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
 /// What the run is.
 fn run_line(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
     let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
-    writeln!(
+    say!(
         out,
         "run '{}': N = {}, {} engine ({}), plan {}, {}, K = {}; {} read, written by \
          nqueens {}",
@@ -75,7 +86,7 @@ fn run_line(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
 /// Shards, share done, partial total, pace and ETA.
 fn progress_lines(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
     let k = r.shards.unwrap_or_default();
-    writeln!(
+    say!(
         out,
         "shards: {} done, {} in progress (with a checkpoint: {} running, {} not), {} not \
          started, of {k}",
@@ -85,7 +96,7 @@ fn progress_lines(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
         r.in_progress - r.running.len(),
         r.not_started
     )?;
-    writeln!(
+    say!(
         out,
         "done: {:.2}% of the plan's {} ({} tasks)",
         r.done_share * 100.0,
@@ -93,14 +104,21 @@ fn progress_lines(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
         r.tasks_done
     )?;
     if r.complete {
-        writeln!(
+        say!(
             out,
-            "complete: every shard has a result; 'nqueens merge {}' checks them and gives the \
-             total",
-            r.results_dir.as_deref().unwrap_or(&r.run_dir)
+            "complete: every shard has a result; merge checks them and gives the total:"
         )?;
+        match &r.merge {
+            Some(line) => say!(out, "  {line}")?,
+            None => say!(
+                out,
+                "  nqueens merge with the folder '{}' (its path is not UTF-8 text, so no line \
+                 to paste is printed)",
+                r.results_dir.as_deref().unwrap_or(&r.run_dir)
+            )?,
+        }
     } else {
-        writeln!(
+        say!(
             out,
             "partial total: {} (the counts so far, NOT the number of solutions)",
             r.partial_total
@@ -108,7 +126,7 @@ fn progress_lines(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
     }
     if let (Some(span), Some(rate)) = (r.span_s, r.share_per_hour) {
         let eta = r.eta_s.map_or("?".into(), duration);
-        writeln!(
+        say!(
             out,
             "pace: {:.2}% of the plan per hour since the first start {} ago ({} of shard \
              time); ETA {eta} at that pace",
@@ -126,7 +144,7 @@ fn running_line(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
         return Ok(());
     }
     let listed = listed(r.running.iter().map(|i| i.to_string()));
-    writeln!(
+    say!(
         out,
         "running: {} (a live process holds each checkpoint's lock; never stale, however long \
          a task takes): {listed}",
@@ -143,7 +161,7 @@ fn stale_lines(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
         |s: &&StaleShard| format!("{} ({} since its last save)", s.shard, duration(s.idle_s));
     let stopped = of(Holder::Stopped);
     if !stopped.is_empty() {
-        writeln!(
+        say!(
             out,
             "stale: {} stopped (no process holds the checkpoint's lock: killed, stopped or \
              failed; rerun them): {}",
@@ -153,7 +171,7 @@ fn stale_lines(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
     }
     let unknown = of(Holder::Unknown);
     if !unknown.is_empty() {
-        writeln!(
+        say!(
             out,
             "stale: {} whose checkpoint has not been written for over {} and whose lock \
              cannot be probed here (likely dead, or waiting in the queue; a checkpoint is \
@@ -193,17 +211,17 @@ fn rerun_lines(r: &StatusReport, out: &mut dyn Write) -> io::Result<()> {
     } else {
         String::new()
     };
-    writeln!(out, "unfinished shards: {}{more}", listed.join(","))?;
+    say!(out, "unfinished shards: {}{more}", listed.join(","))?;
     if r.rerun.is_empty() {
         return Ok(());
     }
-    writeln!(
+    say!(
         out,
         "rerun them (arrays within MaxArraySize {}; running shards left out):",
         r.max_array_size
     )?;
     for line in &r.rerun {
-        writeln!(out, "  {line}")?;
+        say!(out, "  {line}")?;
     }
     Ok(())
 }

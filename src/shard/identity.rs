@@ -88,3 +88,9 @@ pub(crate) fn describe_plans<'a>(plans: impl Iterator<Item = &'a str>) -> String
             .join("; "),
     }
 }
+
+/// The GPU a plan label names (`meet in the middle, quarters 8×8, GPU NAME`: a GPU joined
+/// the tasks), `None` for a plan counted on the CPU.
+pub(crate) fn gpu_of(plan: &str) -> Option<&str> {
+    plan.rsplit_once(", GPU ").map(|(_, gpu)| gpu)
+}

@@ -128,6 +128,8 @@ fn try_lock_patiently(file: &File) -> Result<(), std::fs::TryLockError> {
         match file.try_lock() {
             Err(std::fs::TryLockError::WouldBlock) if tries < PATIENT_TRIES => {
                 tries += 1;
+                #[cfg(test)]
+                tests::between_tries();
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
             other => return other,
@@ -262,15 +264,26 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let name = tmp.path().join("a.ckpt");
         drop(lock(&name).unwrap());
-        // What a probe holds, for longer than a probe ever does.
+        // What a probe holds, let go of between the run's first and second tries.
         let probe = File::open(lock_path_of(&sealed::resolved_target(&name).unwrap())).unwrap();
         probe.lock_shared().unwrap();
-        let let_go = std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(2));
-            drop(probe);
-        });
+        LET_GO.with(|held| *held.borrow_mut() = Some(probe));
         assert!(lock(&name).is_ok());
-        let_go.join().unwrap();
+        assert!(
+            LET_GO.with(|held| held.borrow().is_none()),
+            "refused at first, the run tried again"
+        );
+    }
+
+    thread_local! {
+        /// What a test on this thread holds until a lock is tried again ([`between_tries`]).
+        static LET_GO: std::cell::RefCell<Option<File>> = const { std::cell::RefCell::new(None) };
+    }
+
+    /// Called between two tries of a held lock: lets go of what this thread's test holds, so
+    /// a test can end a probe at that point whatever the clock says.
+    pub(super) fn between_tries() {
+        LET_GO.with(|held| drop(held.borrow_mut().take()));
     }
 
     #[test]

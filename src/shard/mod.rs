@@ -15,7 +15,8 @@
 //! - [`merge`](mod@merge) checks that a set of result files is complete and consistent before
 //!   it adds them up.
 //! - [`status`](mod@status) says how far a run is from the files of its run directory, and
-//!   [`slurm`] keeps its job arrays within the cluster's `MaxArraySize`.
+//!   [`slurm`] keeps its job arrays within the cluster's `MaxArraySize`; [`scheduler`] reads
+//!   the shard of a job-array task from the variables of the scheduler that runs it.
 //!
 //! ```
 //! use nqueens::shard::ShardSpec;
@@ -35,6 +36,7 @@ pub mod merge;
 mod partial;
 mod recorder;
 mod resumable;
+pub mod scheduler;
 mod schema2;
 mod sealed;
 mod shell;
@@ -116,46 +118,36 @@ impl ShardSpec {
     /// # Errors
     /// [`Error::Shard`] outside an array job, or for an array whose indices are not contiguous.
     pub fn from_slurm(var: impl Fn(&str) -> Option<String>) -> Result<Self, Error> {
-        let get = |name: &str| -> Result<usize, Error> {
-            let text = var(name).ok_or_else(|| {
-                Error::Shard(format!(
-                    "not a Slurm array job: {name} is not set (submit with \
-                     'sbatch --array=0-K', or give the shard as I/K)"
-                ))
-            })?;
-            text.trim()
-                .parse()
-                .map_err(|_| Error::Shard(format!("{name} = '{text}' is not a whole number")))
-        };
-        let (id, min, count) = (
-            get("SLURM_ARRAY_TASK_ID")?,
-            get("SLURM_ARRAY_TASK_MIN")?,
-            get("SLURM_ARRAY_TASK_COUNT")?,
-        );
-        if let Some(max) = var("SLURM_ARRAY_TASK_MAX").and_then(|m| m.trim().parse::<usize>().ok())
-        {
-            if max + 1 != min + count {
-                return Err(Error::Shard(format!(
-                    "the Slurm array indices must be contiguous (e.g. 'sbatch --array=0-{}'), \
-                     got {count} tasks between {min} and {max}",
-                    count.saturating_sub(1)
-                )));
-            }
+        if var("SLURM_ARRAY_TASK_ID").is_none() {
+            return Err(Error::Shard(
+                "not a Slurm array job: SLURM_ARRAY_TASK_ID is not set (submit with \
+                 'sbatch --array=0-K', or give the shard as I/K)"
+                    .into(),
+            ));
         }
-        let index = id.checked_sub(min).ok_or_else(|| {
-            Error::Shard(format!(
-                "SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}"
-            ))
-        })?;
-        ShardSpec::new(index, count)
+        let (index, count) = scheduler::slurm(&var)?;
+        ShardSpec::new(index, count.expect("Slurm says K"))
     }
 
-    /// The shard of the current Slurm array task, from the process environment.
+    /// The shard of the current job-array task of any scheduler [`scheduler`] knows (Slurm,
+    /// Grid Engine, LSF, PBS Pro, Torque, Kubernetes), read through `var`; `count` is K where
+    /// the user gives it (`--shard auto/K`), needed where the scheduler does not say it.
     ///
     /// # Errors
-    /// As [`ShardSpec::from_slurm`].
-    pub fn from_slurm_env() -> Result<Self, Error> {
-        Self::from_slurm(|name| std::env::var(name).ok())
+    /// As [`scheduler::shard_of`].
+    pub fn from_array(
+        var: impl Fn(&str) -> Option<String>,
+        count: Option<usize>,
+    ) -> Result<Self, Error> {
+        scheduler::shard_of(var, count)
+    }
+
+    /// The shard of the current job-array task, from the process environment.
+    ///
+    /// # Errors
+    /// As [`ShardSpec::from_array`].
+    pub fn from_array_env(count: Option<usize>) -> Result<Self, Error> {
+        Self::from_array(|name| std::env::var(name).ok(), count)
     }
 
     /// The task at round `round` of this shard, if the plan (of `plan_len` tasks) has it.

@@ -141,10 +141,13 @@ impl ResumableCount {
         };
         let resumed = start.tasks_done;
         // From now on this version writes the file; the one that started it is told. The
-        // plan's description is this session's too: a shard started on a GPU and finished
-        // on the CPU (the same plan hash) is labelled by what finished it.
+        // plan's description is this session's too where it counts tasks: a shard started on
+        // a GPU and finished on the CPU (the same plan hash) is labelled by what finished
+        // it. A finished checkpoint keeps its label: opening it counts nothing.
         let written_by = std::mem::replace(&mut start.identity.version, TOOL_VERSION.into());
-        start.identity.plan = self.plan().describe();
+        if start.remaining() > 0 {
+            start.identity.plan = self.plan().describe();
+        }
         let recorder = Recorder::new(path, start).with_lock(lock);
         recorder.save()?;
         self.opened = Some(Opened {
@@ -301,6 +304,8 @@ impl ResumableCount {
             digest: snapshot.digest,
         };
         let mut result = PartialResult::new(self.plan(), self.shard(), totals, recorder.elapsed());
+        // Labelled by what counted its tasks, as the checkpoint is.
+        result.identity.plan = snapshot.identity.plan;
         result.rechecked = snapshot.rechecked.len() as usize;
         result
     }

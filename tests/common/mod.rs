@@ -6,17 +6,8 @@ use assert_cmd::Command;
 #[cfg(unix)]
 pub(crate) mod slurm;
 
-/// The Slurm array variables `--shard auto` reads; removed so a test run inside a Slurm job
-/// behaves like one outside it.
-pub(crate) const SLURM_VARS: [&str; 4] = [
-    "SLURM_ARRAY_TASK_ID",
-    "SLURM_ARRAY_TASK_MIN",
-    "SLURM_ARRAY_TASK_MAX",
-    "SLURM_ARRAY_TASK_COUNT",
-];
-
-/// The `nqueens` binary under test (assert_cmd), without the Slurm array variables or a
-/// matcher level cap.
+/// The `nqueens` binary under test (assert_cmd), without any scheduler's array variables
+/// (a test run inside an array job behaves like one outside it) or a matcher level cap.
 pub(crate) fn nqueens() -> Command {
     Command::from_std(nqueens_std())
 }
@@ -24,7 +15,7 @@ pub(crate) fn nqueens() -> Command {
 /// The same binary as a plain `std` command, for tests that spawn it or set up its stdio.
 pub(crate) fn nqueens_std() -> std::process::Command {
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("nqueens"));
-    for var in SLURM_VARS {
+    for var in nqueens::shard::scheduler::array_vars() {
         cmd.env_remove(var);
     }
     // A level cap in the developer's shell would change what the tests measure.

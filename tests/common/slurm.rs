@@ -75,6 +75,16 @@ impl FakeSlurm {
         FakeSlurm { bin, log }
     }
 
+    /// The stand-in with a command `name` of its own, the shell script `script`, first on
+    /// PATH (e.g. an `scontrol` that fails).
+    pub(crate) fn with_tool(self, name: &str, script: &str) -> FakeSlurm {
+        use std::os::unix::fs::PermissionsExt as _;
+        let path = self.bin.path().join(name);
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        self
+    }
+
     /// Runs `line` as a user pasting it: through `shell -c` in folder `cwd`, with the
     /// stand-in first on PATH. Returns the tasks run (in order) and the shell's status.
     pub(crate) fn paste(&self, shell: &str, line: &str, cwd: &Path) -> (Vec<Task>, i32) {
@@ -87,7 +97,7 @@ impl FakeSlurm {
         let mut cmd = Command::new(shell);
         cmd.arg("-c").arg(line).current_dir(cwd).env("PATH", path);
         cmd.env("FAKE_SBATCH_LOG", &self.log);
-        for var in super::SLURM_VARS {
+        for var in nqueens::shard::scheduler::array_vars() {
             cmd.env_remove(var);
         }
         cmd.env_remove(nqueens::engine::ISA_VAR);

@@ -121,7 +121,6 @@ fn the_checkpoint_lock_holds_for_every_spelling_of_the_file() {
 #[test]
 fn a_second_run_through_a_hard_link_to_a_running_checkpoint_is_refused() {
     use std::process::Stdio;
-    use std::time::{Duration, Instant};
     let dir = tempfile::tempdir().unwrap();
     let (cp, link) = (dir.path().join("a.ckpt"), dir.path().join("b.ckpt"));
     let args = |file: &Path| {
@@ -146,10 +145,25 @@ fn a_second_run_through_a_hard_link_to_a_running_checkpoint_is_refused() {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let waited = Instant::now();
-    while !cp.exists() && waited.elapsed() < Duration::from_secs(60) {
-        std::thread::sleep(Duration::from_millis(20));
+    assert!(wait_for_file(&cp), "no first save");
+    // The run locks the file it saved just after saving it: wait for that, then stop it, so
+    // it holds its locks until killed, however long the second run takes to start.
+    let locked = || {
+        let file = std::fs::File::open(&cp).unwrap();
+        matches!(
+            file.try_lock_shared(),
+            Err(std::fs::TryLockError::WouldBlock)
+        )
+    };
+    let waited = std::time::Instant::now();
+    while !locked() {
+        assert!(
+            waited.elapsed().as_secs() < 120,
+            "the saved file was never locked"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
     }
+    signal(&first, libc::SIGSTOP);
     std::fs::hard_link(&cp, &link).unwrap();
     let second = nqueens().args(args(&link)).output().unwrap();
     first.kill().unwrap();

@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod files;
+mod lines;
 mod runs;
 mod streams;
 

@@ -39,6 +39,49 @@ fn solutions_come_out_as_they_are_found_and_a_closed_pipe_ends_the_run() {
 }
 
 #[test]
+fn a_blank_judge_line_gets_a_blank_answer_so_answers_stay_aligned() {
+    let input = "8\n\n10\n  \n0\n";
+    let (code, stdout, _) = run_with_input(&["count", "--stdin"], input);
+    assert_eq!((code, stdout.as_str()), (0, "92\n\n724\n\n"));
+    let (_, json, _) = run_with_input(&["count", "--stdin", "--json"], input);
+    let answers: Vec<Value> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(answers.len(), 4, "{json}");
+    assert!(
+        answers[1]["n"].is_null() && answers[1]["total"].is_null(),
+        "{json}"
+    );
+    assert_eq!(answers[1]["schema"], "nqueens.count/1");
+    let (_, table, _) = run_with_input(&["count", "--stdin", "--markdown"], input);
+    assert_eq!(table.lines().count(), 2 + 4, "{table}");
+}
+
+#[test]
+fn a_judge_line_that_cannot_be_counted_is_named_by_its_number() {
+    let (code, stdout, stderr) =
+        run_with_input(&["count", "--stdin", "-e", "mitm"], "8\n\n30\n9\n");
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(stdout, "92\n\n", "the answers before it are out");
+    assert!(stderr.contains("<stdin>: line 3: N = 30"), "{stderr}");
+}
+
+#[test]
+fn a_board_the_engine_asked_for_leaves_to_another_says_so() {
+    let (code, stdout, stderr) = run(&["count", "3", "-e", "mitm"]);
+    assert_eq!((code, stdout.trim()), (0, "0"));
+    assert!(
+        stderr.contains("N = 3 is counted with the symmetry engine"),
+        "{stderr}"
+    );
+    let (_, _, quiet) = run(&["count", "3", "-e", "mitm", "-q"]);
+    assert!(quiet.is_empty(), "{quiet}");
+    let (_, _, auto) = run(&["count", "3"]);
+    assert!(!auto.contains("is counted with"), "{auto}");
+}
+
+#[test]
 fn count_stdin_counts_each_board_once() {
     let (code, stdout, _) = run_with_input(&["count", "--stdin", "--json"], "11\n9\n11\n11\n");
     assert_eq!(code, 0);

@@ -49,8 +49,10 @@ pub(crate) struct Args {
     pub checkpoint_every: Duration,
 
     /// Count only part I (0-based) of K of the work, balanced by expected cost: `I/K`, or
-    /// `auto` in a Slurm array job (from SLURM_ARRAY_TASK_ID/_MIN/_COUNT); needs --out
-    #[arg(long, value_name = "I/K|auto", requires = "out", value_parser = parse_shard)]
+    /// `auto` in a job array of Slurm, Grid Engine or LSF (I and K from the scheduler's
+    /// variables), or `auto/K` (I from those, or from PBS Pro, Torque or a Kubernetes Indexed
+    /// Job, counted from 0); needs --out
+    #[arg(long, value_name = "I/K|auto|auto/K", requires = "out", value_parser = parse_shard)]
     pub shard: Option<ShardArg>,
 
     /// Write the shard's result file (JSON with per-task counts and a checksum, for
@@ -92,19 +94,28 @@ fn engine_values() -> PossibleValuesParser {
     PossibleValuesParser::new(std::iter::once(auto).chain(rest))
 }
 
-/// The `--shard` value: explicit, or from the Slurm array environment.
+/// The `--shard` value: explicit, or from a job array's variables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ShardArg {
-    /// `auto`: from `SLURM_ARRAY_TASK_*`.
-    Auto,
+    /// `auto` (K from the scheduler) or `auto/K`: see `nqueens::shard::scheduler`.
+    Auto(Option<usize>),
     /// `I/K`.
     Spec(ShardSpec),
 }
 
-/// Parses `--shard`: `auto` or `I/K`.
+/// Parses `--shard`: `auto`, `auto/K` or `I/K`.
 pub(super) fn parse_shard(s: &str) -> Result<ShardArg, String> {
-    if s.trim() == "auto" {
-        return Ok(ShardArg::Auto);
+    let s = s.trim();
+    if s == "auto" {
+        return Ok(ShardArg::Auto(None));
+    }
+    if let Some(k) = s.strip_prefix("auto/") {
+        return match k.trim().parse::<usize>() {
+            Ok(k) if k > 0 => Ok(ShardArg::Auto(Some(k))),
+            _ => Err(format!(
+                "'{s}' is not of the form auto/K with K a number of shards from 1 (e.g. auto/16)"
+            )),
+        };
     }
     s.parse().map(ShardArg::Spec).map_err(|e| e.to_string())
 }

@@ -35,8 +35,11 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         .fault(args.test_inject_fault.map(|task| Fault { task, delta: 1 }));
     // Bad usage is refused before a GPU is opened (seconds, and a message about the GPU).
     resumable::check_distinct(args)?;
-    args.gpu.check(&options, args.n, global.quiet)?;
-    let options = args.gpu.apply(options, global.quiet)?;
+    // A board the GPU leaves to the CPU opens none (seconds, and a device for nothing).
+    let options = match args.gpu.check(&options, args.n, global.quiet)? {
+        true => args.gpu.apply(options, global.quiet)?,
+        false => options,
+    };
     if args.stdin {
         return stdin::run(&options, &args.engine, global);
     }
@@ -50,6 +53,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     }
     let start = Stopwatch::start();
     let plan = options.plan(n)?;
+    tell_fallback(&args.engine, plan.as_ref(), global.quiet);
     let options = fit_threads(&options, plan.as_ref(), plan.len(), global.quiet)?;
     let bar = Bar::new(global.quiet);
     let result = nqueens::count_plan(plan.as_ref(), &options, &bar, start);
@@ -69,6 +73,20 @@ fn fit_threads(
     let what = format!("N = {} on the {} engine", plan.n(), plan.engine());
     let threads = workers::fit(options.workers(tasks)?, plan.worker_bytes(), &what, quiet)?;
     Ok(options.clone().threads(threads))
+}
+
+/// Says which engine counts a board that the engine asked for leaves to another (the mitm
+/// engine's boards below N = 4), unless quiet: the report names the engine that counted,
+/// and the user should not have to spot that it is not the one asked for.
+pub(super) fn tell_fallback(asked: &str, plan: &dyn Plan, quiet: bool) {
+    if asked != nqueens::engine::AUTO && plan.engine() != asked && !quiet {
+        note!(
+            "N = {} is counted with the {} engine: the {asked} engine leaves boards this small \
+             to it",
+            plan.n(),
+            plan.engine()
+        );
+    }
 }
 
 /// Says what a board past the fast engine's reach costs (unless quiet).

@@ -12,6 +12,7 @@ use nqueens::shard::blocks::SavedCheck;
 use nqueens::shard::{
     check_writable, is_same_file, Identity, PartialResult, ResumableCount, Resume, ShardSpec,
 };
+use nqueens::work::GpuWork;
 use nqueens::CountOptions;
 
 use super::args::{Args, ShardArg};
@@ -39,7 +40,7 @@ pub(super) fn run(
     let shard = match args.shard {
         None => ShardSpec::whole(),
         Some(ShardArg::Spec(spec)) => spec,
-        Some(ShardArg::Auto) => ShardSpec::from_slurm_env().context("--shard auto")?,
+        Some(ShardArg::Auto(k)) => ShardSpec::from_array_env(k).context("--shard auto")?,
     };
     let resume = Resume {
         checkpoint: args.checkpoint.clone(),
@@ -49,6 +50,7 @@ pub(super) fn run(
     let count = ResumableCount::new(n, options, resume)?;
     check_outputs(args, &count)?;
     let plan = count.plan();
+    super::tell_fallback(&args.engine, plan, global.quiet);
     let what = format!("N = {n} on the {} engine", plan.engine());
     let asked = options.workers(count.shard_tasks())?;
     let threads = workers::fit(asked, plan.worker_bytes(), &what, global.quiet)?;
@@ -428,7 +430,8 @@ fn write_shard(count: &ResumableCount, out: &Path, global: &Global) -> anyhow::R
         );
         return Ok(Exit::Failure.into());
     }
-    let summary = ShardSummary::new(&result, out.to_path_buf(), count.cpu());
+    let gpu = count.plan().device_work().as_ref().map(GpuWork::from);
+    let summary = ShardSummary::new(&result, out.to_path_buf(), count.cpu()).with_gpu(gpu);
     render_shard_summary(&summary, global.format(), &mut std::io::stdout().lock())
         .with_context(|| format!("printing the shard's total ({})", result.total))?;
     if !global.quiet {

@@ -8,13 +8,14 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::ExitCode;
 
+use anyhow::Context as _;
 use nqueens::plan::thread_pool;
 use nqueens::report::{markdown, render_count, CountReport, Format};
 use nqueens::{CountOptions, NoProgress, Stopwatch, MAX_N};
 use rayon::ThreadPool;
 
 use super::publish::oeis_status;
-use crate::cmd::judge::{Answers, Questions};
+use crate::cmd::judge::{Answers, Question, Questions};
 use crate::cmd::workers;
 use crate::exit::Exit;
 use crate::options::Global;
@@ -41,17 +42,30 @@ pub(super) fn run(
     let mut header = format == Format::Markdown;
     loop {
         answers.before(&questions)?;
-        let Some(n) = questions.next(parse_n) else {
+        let Some(question) = questions.next_line(parse_n) else {
             break;
         };
-        let (report, exit) = counter.answer(n?)?;
+        let line = questions.line();
+        let answer = match question? {
+            Question::Size(n) => Some(
+                counter
+                    .answer(n)
+                    .with_context(|| format!("<stdin>: line {line}: N = {n}"))?,
+            ),
+            Question::Blank => None,
+        };
         let out = answers.out();
         if std::mem::take(&mut header) {
             markdown::count_header(out)?;
         }
-        write_answer(report, format, out)?;
-        if *exit != Exit::Ok {
-            status = Exit::Mismatch;
+        match answer {
+            Some((report, exit)) => {
+                write_answer(report, format, out)?;
+                if *exit != Exit::Ok {
+                    status = Exit::Mismatch;
+                }
+            }
+            None => write_blank(format, out)?,
         }
         answers.answered()?;
     }
@@ -64,6 +78,20 @@ fn write_answer(report: &CountReport, format: Format, out: &mut impl Write) -> s
     match format {
         Format::Markdown => markdown::count_row(report, out),
         _ => render_count(report, format, out),
+    }
+}
+
+/// The answer to a blank line, so answers stay aligned with questions: a blank line, a JSON
+/// object whose `n` and `total` are null, or a row of dashes.
+fn write_blank(format: Format, out: &mut impl Write) -> std::io::Result<()> {
+    match format {
+        Format::Text => writeln!(out),
+        Format::Json => writeln!(
+            out,
+            "{{\"schema\":\"{}\",\"n\":null,\"total\":null}}",
+            nqueens::report::COUNT_SCHEMA
+        ),
+        Format::Markdown => markdown::count_blank_row(out),
     }
 }
 
@@ -93,6 +121,7 @@ impl Counter<'_> {
         let start = Stopwatch::start();
         super::tell_cost(n, self.engine, self.quiet);
         let plan = self.options.plan(n)?;
+        super::tell_fallback(self.engine, plan.as_ref(), self.quiet);
         let what = format!("N = {n} on the {} engine", plan.engine());
         let asked = self.options.checked_threads()?;
         let threads = workers::fit_memory(asked, plan.worker_bytes(), &what, self.quiet)?;

@@ -5,18 +5,10 @@
 use std::collections::BTreeMap;
 
 use super::steps::{Level, Shape};
+use crate::gpu::feeder::{FEED_DEPTH, MARGIN};
 use crate::gpu::join::TASKS_IN_FLIGHT;
 use crate::gpu::layout::{GROUP_SIZE, TIE_EAST, TILE, TOP_LEVELS};
 use crate::gpu::slot::Capacity;
-
-/// Batches in flight that a batch not yet full waits behind (the feeder's policy: one
-/// running, one queued): where the GPU is the bottleneck, each batch takes what the workers
-/// handed over while the one before it ran, about their joins in flight over this.
-pub(crate) const FEED_DEPTH: f64 = 2.0;
-
-/// The margin the feeder packs by (its estimates of a join's keys, blocks and routes are
-/// learned ratios times this).
-const MARGIN: f64 = 1.5;
 
 /// One stratum of a plan: its tasks, and its work counters, sums scaled to the stratum and
 /// peaks (`…_peak`) as the most of one sampled task's batches.
@@ -51,7 +43,9 @@ pub(crate) struct Packing {
 /// `TASKS_IN_FLIGHT` tasks' joins in flight: the fewer of what the workers hand over while
 /// a batch runs and what the slot's arenas hold, by the feeder's estimates.
 pub(crate) fn packing(s: &StratumWork, cap: &Capacity, workers: usize) -> Packing {
-    let handed = workers.max(1) as f64 * TASKS_IN_FLIGHT as f64 / FEED_DEPTH;
+    // Where the GPU is the bottleneck a batch takes what the workers handed over while the
+    // one before it ran: about their tasks in flight over the batches in flight.
+    let handed = workers.max(1) as f64 * TASKS_IN_FLIGHT as f64 / FEED_DEPTH as f64;
     let room = |held: u32, name: &str| {
         let need = s.per_task(name) * MARGIN;
         if need > 0.0 {
@@ -170,7 +164,7 @@ mod tests {
         let cap = Capacity::of(3 << 30, u64::from(u32::MAX));
         let light = stratum(100_000.0, &[("blocks_built", 1.0), ("visited_pairs", 10.0)]);
         let p = packing(&light, &cap, 16);
-        assert_eq!(p.tasks, 16.0 * TASKS_IN_FLIGHT as f64 / FEED_DEPTH);
+        assert_eq!(p.tasks, 16.0 * TASKS_IN_FLIGHT as f64 / FEED_DEPTH as f64);
         assert_eq!(p.batches, (100_000.0 / p.tasks).ceil());
         // Routes fill the slot first: the margin's worth fewer tasks than the room.
         let routes = f64::from(cap.routes) / 100.0;

@@ -23,10 +23,9 @@ pub use batches::StratumWork;
 pub(crate) use rates::LATENCIES;
 pub(crate) use steps::{span, Level, Shape};
 
-use super::feeder::{batch_steps, WIDE_STEPS};
 use super::join::{RESIDENT_BYTES, SLOT_BYTES, TASKS_IN_FLIGHT};
 use super::layout::TOP_LEVELS;
-use super::slot::Capacity;
+use super::slot::{batch_steps, Capacity, WIDE_STEPS};
 
 /// What the span model says of a whole plan.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

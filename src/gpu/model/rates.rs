@@ -32,9 +32,15 @@ pub(crate) const BARRIER: f64 = 60e-9;
 pub(crate) const NODE: f64 = 2e-6;
 pub(crate) const ACCESS: f64 = 71e-9;
 
-/// Keys and sampled queries the whole GPU reads or writes a second in the tree build:
-/// 8-byte keys at about half of HBM3's 3.35 TB/s, read and written (predicted).
+/// Keys and sampled queries the whole GPU reads or writes a second in the tree's top
+/// levels, whose nodes pass L2: 8-byte keys at about half of HBM3's 3.35 TB/s (predicted).
 pub(crate) const ACCESSES_PER_SECOND: f64 = 2e11;
+
+/// The same in subtrees and two-block leaves, whose keys (at most `SUBTREE_KEYS` a
+/// workgroup, some 200 workgroups at once: tens of MB) stay in the 50 MB L2: 8-byte
+/// accesses at about 4 TB/s, below the 5.5 TB/s L2 bandwidth published for an H100
+/// (predicted).
+pub(crate) const L2_ACCESSES_PER_SECOND: f64 = 5e11;
 
 /// (query, block) visits a second of the block count on the whole GPU: the
 /// microbenchmark's rate on an H100 (22.8 G visits/s) rounded down.

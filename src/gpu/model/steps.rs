@@ -119,10 +119,6 @@ fn half_join(s: &Shape, out: &mut Vec<Step>) {
     for _ in 0..s.extra_uploads as u64 {
         out.push(step(HALF_JOIN, 0.0, 0.0));
     }
-    // Clears: two of `results`, four of `scan`, each waiting on the one before.
-    for _ in 0..6 {
-        out.push(step(HALF_JOIN, 0.0, 0.0));
-    }
     let pairs = s.items * f64::from(TILE);
     let search = (s.jobs + 1.0).log2().ceil() * DEPENDENT_LOAD;
     let gen = step(HALF_JOIN, search + PAIR_RUN, pairs / PAIRS_PER_SECOND);
@@ -152,15 +148,12 @@ fn plan_step(pass: usize, joins: f64) -> Step {
 }
 
 /// A tree step whose workgroups' accesses add up to `accesses`, the busiest one's
-/// `peak` after `iterations` node iterations.
-fn tree_step(accesses: f64, peak: f64, iterations: f64, total_iterations: f64) -> Step {
+/// `peak` after `iterations` node iterations; the whole GPU makes `rate` accesses a second
+/// (HBM's for the top levels, L2's where a workgroup's keys stay in the cache).
+fn tree_step(accesses: f64, peak: f64, iterations: f64, total_iterations: f64, rate: f64) -> Step {
     let busiest = iterations * NODE + peak / GROUP * ACCESS;
     let all = total_iterations * NODE + accesses / GROUP * ACCESS;
-    step(
-        SIEVE,
-        busiest,
-        (all / SLOTS).max(accesses / ACCESSES_PER_SECOND),
-    )
+    step(SIEVE, busiest, (all / SLOTS).max(accesses / rate))
 }
 
 /// The tree's top levels, subtrees and leaves of two blocks, and the blocks' placing.
@@ -171,6 +164,7 @@ fn sieve(s: &Shape, out: &mut Vec<Step>) {
             level.accesses_peak,
             1.0,
             level.nodes,
+            ACCESSES_PER_SECOND,
         ));
         if (d as u32) < s.wide_levels {
             wide(level, out);
@@ -184,6 +178,7 @@ fn sieve(s: &Shape, out: &mut Vec<Step>) {
         s.rest_accesses_peak,
         s.rest_iterations_peak,
         s.rest_iterations,
+        L2_ACCESSES_PER_SECOND,
     ));
     // `pair_args`, then the leaves of two blocks.
     out.push(step(SIEVE, 0.0, 0.0));
@@ -193,6 +188,7 @@ fn sieve(s: &Shape, out: &mut Vec<Step>) {
         s.pair_accesses_peak,
         s.pair_rounds_peak,
         s.pair_rounds,
+        L2_ACCESSES_PER_SECOND,
     ));
     out.push(plan_step(SIEVE, s.joins));
     // `place_blocks`: a workgroup a fill, its leaves 256 at a time (a leaf is a block or
@@ -264,8 +260,8 @@ fn later(s: &Shape, out: &mut Vec<Step>) {
         ties.longest,
         ties.full.max(s.tie_pairs / TIE_PAIRS_PER_SECOND),
     ));
-    // The results' two copies back, and the timestamps' resolve and copy.
-    let copies = if s.timed { 4 } else { 2 };
+    // The counters' and rows' copy back, and the timestamps' resolve and copy.
+    let copies = if s.timed { 3 } else { 1 };
     for _ in 0..copies {
         out.push(step(TIES, 0.0, 0.0));
     }

@@ -85,6 +85,11 @@ fn item_span(item: u32) -> vec4<u32> {
 @compute @workgroup_size(GROUP_SIZE)
 fn count_pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let item = flat_group(wg) * GROUP_SIZE + li;
+    if (item == p.items) {
+        // The closing zero the scan of the counts ends with, their total (the host sizes
+        // this dispatch for items + 1).
+        scan[p.items_at + item] = 0u;
+    }
     if (item >= p.items) {
         return;
     }

@@ -152,7 +152,7 @@ fn start_tree(j: u32) {
 }
 
 // Fill j's tree as its counters say, once built: its nodes, leaves and blocks, or marked
-// unfinished; its root's bit into its results row.
+// unfinished.
 fn end_tree(j: u32) {
     let f = fills[j];
     if ((f.status & FILL_ERRORS) != 0u || f.stored == f.stored_end) {
@@ -161,8 +161,6 @@ fn end_tree(j: u32) {
     let at = p.tree_at + j * TREE_WORDS;
     add64_at(p.result_stats + 2u * STAT_TREE_TESTS, vec2<u32>(scan[at + TREE_TESTS],
         scan[at + TREE_TESTS + 1u]));
-    // A tree built in part still tells the host how to cut its join.
-    atomicStore(&results[row(j) + RESULT_ROOT], scan[at + TREE_ROOT]);
     if (scan[at + TREE_UNFINISHED] != 0u) {
         fills[j].status = f.status | FILL_UNFINISHED;
         return;
@@ -172,6 +170,26 @@ fn end_tree(j: u32) {
     fills[j].blocks = scan[at + TREE_BLOCKS];
 }
 
+// Zeroes what the batch's later kernels add to or append to: `scan`'s header (lists,
+// tiles, totals), the work counters and each join's sums. Here, not in clears before the
+// batch: a clear is a dependent step of its own, and none of it is read before this.
+fn zero_batch(li: u32) {
+    if (li < HEAD_WORDS) {
+        scan[li] = 0u;
+    }
+    for (var i = li; i < STATS_WORDS; i = i + GROUP_SIZE) {
+        atomicStore(&results[i], 0u);
+    }
+    for (var j = li; j < p.joins; j = j + GROUP_SIZE) {
+        for (var w = 0u; w < RESULT_SIZES; w = w + 1u) {
+            atomicStore(&results[row(j) + w], 0u);
+        }
+    }
+    // Written below by thread 0: every zero lands first.
+    storageBarrier();
+    workgroupBarrier();
+}
+
 // Each join's sizes, decisions and shares of the arenas; the half join's destinations and
 // the tree, route and tie dispatches follow from them.
 @compute @workgroup_size(GROUP_SIZE)
@@ -179,6 +197,7 @@ fn join_sizes(@builtin(local_invocation_index) li: u32) {
     if (li < 8u) {
         carry[li] = 0u;
     }
+    zero_batch(li);
     workgroupBarrier();
     let chunks = ceil_div(p.joins, GROUP_SIZE);
     for (var c = 0u; c < chunks; c = c + 1u) {
@@ -404,6 +423,10 @@ fn place_blocks(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_
             for (var b = 0u; b < nb; b = b + 1u) {
                 let keys = min(BLOCK_KEYS, leaf.y - b * BLOCK_KEYS);
                 blocks[first + b] = vec4<u32>(leaf.x + b * BLOCK_KEYS, keys, f.leaf_base + l, fid);
+                // Its routes are counted and handed out from zero (the scan over the
+                // blocks' counts reads past the batch's blocks, but no sum up to them does).
+                scan[p.block_routes_at + first + b] = 0u;
+                scan[p.block_cursor_at + first + b] = 0u;
             }
         }
         base = base + s.y;

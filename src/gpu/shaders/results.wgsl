@@ -1,7 +1,8 @@
-// Each join's row of results, which the host reads back once per batch (RESULT_* words),
-// and the batch's work counters after the rows (STAT_*, then each tree level's LEVEL_*, two
-// words each). 64-bit values are two words, low first, added to with atomics: the
-// invocation whose add wraps the low word carries.
+// The batch's work counters (STAT_*, then each tree level's LEVEL_*, two words each), then
+// each join's row of results (RESULT_* words): the host reads both back once per batch, in
+// one copy. 64-bit values are two words, low first, added to with atomics: the invocation
+// whose add wraps the low word carries. `join_sizes` zeroes the counters and the rows'
+// sums (plan.wgsl), so no clear waits before the batch's kernels.
 
 @group(0) @binding(RESULTS_BINDING) var<storage, read_write> results: array<atomic<u32>>;
 
@@ -19,7 +20,7 @@ fn add64_at(at: u32, v: vec2<u32>) {
 
 // The first word of join j's row.
 fn row(j: u32) -> u32 {
-    return j * RESULT_WORDS;
+    return STATS_WORDS + j * RESULT_WORDS;
 }
 
 // Adds v to work counter `slot` (STAT_*, 64 bits; callers add once per workgroup).

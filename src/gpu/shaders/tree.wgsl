@@ -100,6 +100,11 @@ const REACH_EACH: u32 = REACH / GROUP_SIZE;
 var<workgroup> reached: atomic<u32>;
 var<workgroup> reach_len: u32;
 
+// Thread 0's tally of the keys and sampled queries its workgroup reads or writes in global
+// memory, every pass counted (a partition's count, move and copy back are three), for the
+// work counters it adds once at the end (`results.wgsl`).
+var<private> acc: u32;
+
 // Query i gathered by `pairs`.
 fn reach_at(i: u32) -> vec2<u32> {
     return vec2<u32>(listed[2u * i], listed[2u * i + 1u]);
@@ -207,6 +212,7 @@ fn pick(li: u32, e: Node, sampled: u32, reads: u32) -> u32 {
     workgroupBarrier();
     if (li == 0u) {
         tested(e.fill, sampled + reads);
+        acc = acc + sampled + reads;
         var best = NONE;
         var score = 0u;
         for (var b = 0u; b < 64u; b = b + 1u) {
@@ -303,6 +309,7 @@ fn split_node(li: u32, f: Fill, e: Node, bit: u32) -> bool {
     let zeros = part_stored(li, e.keys.x, e.keys.y, bit);
     if (li == 0u) {
         tested(e.fill, e.keys.y - e.keys.x);
+        acc = acc + 3u * (e.keys.y - e.keys.x);
         kids = split(e, bit, e.keys.x + zeros, a);
         if (e.node == f.root) {
             atomicStore(&scan[counter(e.fill, TREE_ROOT)], bit + 1u);
@@ -398,6 +405,16 @@ fn top(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li
     if (e.fill == NONE) {
         return;
     }
+    build_top(li, g, e);
+    if (li == 0u) {
+        stat_add(level_stat(p.level, LEVEL_NODES), 1u);
+        stat_add(level_stat(p.level, LEVEL_ACCESSES), acc);
+        stat_max(level_stat(p.level, LEVEL_ACCESSES_PEAK), acc);
+    }
+}
+
+// Builds top-level node `e`, the level's g-th (every invocation, uniformly).
+fn build_top(li: u32, g: u32, e: Node) {
     if (p.wide != 0u && li == 0u) {
         atomicStore(&scan[wide_word(g, WIDE_TILES)], 0u);
     }
@@ -457,6 +474,7 @@ fn go_wide(li: u32, g: u32, f: Fill, e: Node, bit: u32) {
             first = NONE;
         }
         first_tile = first;
+        stat_add(level_stat(p.level, LEVEL_TILES), tiles);
     }
     let first = workgroupUniformLoad(&first_tile);
     if (first == NONE) {
@@ -654,6 +672,7 @@ fn hold_listed(li: u32, f: Fill, e: Node, len: u32) {
     read_listed(li, f, len);
     if (li == 0u) {
         tested(e.fill, len);
+        acc = acc + len;
     }
 }
 
@@ -714,6 +733,7 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         depth = 1u;
         mode = BUILD_SPLIT;
     }
+    var built = 0u;
     // A tree of k leaves has 2k - 1 nodes, and a fill at most `leaf_cap` leaves.
     for (var it = 0u; it < 2u * f.leaf_cap; it = it + 1u) {
         // Every invocation has read the last node before thread 0 takes the next.
@@ -725,6 +745,7 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         if (m == BUILD_DONE) {
             break;
         }
+        built = built + 1u;
         let e = workgroupUniformLoad(&cur);
         if (m == BUILD_PAIR) {
             if (li == 0u) {
@@ -767,6 +788,13 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     // host cuts its join.
     if (li == 0u && mode != BUILD_DONE) {
         unfinished(root.fill);
+    }
+    if (li == 0u && built > 0u) {
+        stat_add(STAT_SUBTREES, 1u);
+        stat_add(STAT_REST_ITERATIONS, built);
+        stat_max(STAT_REST_ITERATIONS_PEAK, built);
+        stat_add(STAT_REST_ACCESSES, acc);
+        stat_max(STAT_REST_ACCESSES_PEAK, acc);
     }
 }
 
@@ -827,6 +855,7 @@ fn skip_bit(li: u32, f: Fill, e: Node, lo: u32, need: u32, bits_so_far: vec4<u32
     workgroupBarrier();
     if (li == 0u) {
         tested(e.fill, e.keys.y - lo + len);
+        acc = acc + e.keys.y - lo + len;
         if (!gathered) {
             reach_len = atomicLoad(&reached);
         }
@@ -887,18 +916,31 @@ fn pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     if (li == 0u) {
         // None gathered yet: the first round reads the fill's sample.
         reach_len = NONE;
+        acc = e.keys.y - e.keys.x;
     }
     let need = e.keys.y - e.keys.x - p.leaf_keys;
     var lo = e.keys.x;
     var mask = vec2<u32>(0u);
+    var rounds = 0u;
     // Each round adds a bit the keys from `lo` do not all have: at most 64 rounds.
     for (var r = 0u; r < 64u; r = r + 1u) {
+        rounds = r + 1u;
         let b = skip_bit(li, f, e, lo, need, vec4<u32>(mask, all));
         if (b == NONE) {
             break;
         }
+        if (li == 0u) {
+            acc = acc + 3u * (e.keys.y - lo);
+        }
         lo = lo + part_stored(li, lo, e.keys.y, b);
         mask = with_bit(mask, b);
         drop_queries(li, b);
+    }
+    if (li == 0u) {
+        stat_add(STAT_PAIR_LEAVES, 1u);
+        stat_add(STAT_PAIR_ROUNDS, rounds);
+        stat_max(STAT_PAIR_ROUNDS_PEAK, rounds);
+        stat_add(STAT_PAIR_ACCESSES, acc);
+        stat_max(STAT_PAIR_ACCESSES_PEAK, acc);
     }
 }

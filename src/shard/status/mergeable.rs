@@ -6,14 +6,14 @@ use std::path::PathBuf;
 use super::StatusReport;
 use crate::shard::merge::{expand_paths, merge};
 
-/// Whether `nqueens merge` accepts the results: it is run on their folder (it only reads).
+/// Whether `nqueens merge` accepts the results: it is run on their folders (it only reads).
 /// A refusal (a damaged, foreign or conflicting result there, a total that disagrees with
 /// OEIS) means the run is not complete, with a note saying why.
-pub(super) fn check(report: &mut StatusReport) {
-    let Some(dir) = report.results_dir.clone() else {
+pub(super) fn check(folders: &[PathBuf], report: &mut StatusReport) {
+    if folders.is_empty() {
         return;
-    };
-    let merged = expand_paths(&[PathBuf::from(&dir)]).map(|files| merge(&files));
+    }
+    let merged = expand_paths(folders).map(|files| merge(&files));
     let problems: Vec<String> = match merged {
         Ok(m) => m.problems.into_iter().map(|p| p.message).collect(),
         Err(e) => vec![e.to_string()],
@@ -26,7 +26,12 @@ pub(super) fn check(report: &mut StatusReport) {
         0 => String::new(),
         k => format!(" (and {k} more)"),
     };
+    let dirs: Vec<String> = folders
+        .iter()
+        .map(|f| format!("'{}'", f.display()))
+        .collect();
     report.notes.push(format!(
-        "every shard has a result, but 'nqueens merge {dir}' refuses them: {first}{more}"
+        "every shard has a result, but nqueens merge of {} refuses them: {first}{more}",
+        dirs.join(", ")
     ));
 }

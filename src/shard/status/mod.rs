@@ -10,24 +10,27 @@
 //! temporary file into place. Memory follows the number of files, not K or the plan.
 
 mod mergeable;
+mod rebuild;
 mod rerun;
 mod scan;
+mod submission;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
 use super::checkpoint::{holder, Holder};
 use super::merge::{Problem, ProblemKind};
-use super::{stable_plan, ShardSpec, TOOL_VERSION};
+use super::{ShardSpec, TOOL_VERSION};
 use crate::error::Error;
-use crate::plan::Plan;
+use crate::plan::{Plan, TaskSeq};
 use crate::CountOptions;
+use rebuild::{rebuild_plan, Rebuilt};
 use scan::{Seen, What};
 
-pub use rerun::SUBMIT_ARGS;
+pub use submission::SUBMIT_ARGS;
 
 /// The schema tag of a status report.
 pub const STATUS_SCHEMA: &str = "nqueens.status/1";
@@ -70,11 +73,15 @@ pub struct StaleShard {
     pub process: Holder,
 }
 
-/// The finished shards of one CPU model.
+/// The finished shards of one CPU model (or one GPU, with the CPU of its host).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CpuShards {
     /// CPU model, as the result files name it (`unknown` for files of older versions).
     pub cpu: String,
+    /// The GPU that joined these shards' tasks (`None`: counted on the CPU), as their plan
+    /// label names it.
+    #[serde(default)]
+    pub gpu: Option<String>,
     /// Finished shards.
     pub shards: usize,
     /// Mean seconds per shard (shards have about equal expected cost, so this compares
@@ -92,7 +99,8 @@ pub struct CpuShards {
 /// far, not the answer), `complete` (every shard done, and `merge` accepts them),
 /// `results_dir`, `shard_seconds`, `span_s` (first start to now), `share_per_hour`, `eta_s`,
 /// `stale_after_s`, `running` (shards whose checkpoint lock a live process holds), `stale`
-/// (`[{shard, file, idle_s, process}]`, `process` being `"stopped"` or `"unknown"`), `cpus`,
+/// (`[{shard, file, idle_s, process}]`, `process` being `"stopped"` or `"unknown"`), `cpus`
+/// (`[{cpu, gpu, shards, mean_shard_s}]`, `gpu` null for shards counted on the CPU),
 /// `unfinished` (ranges `"A-B"`), `max_array_size`,
 /// `rerun` (`sbatch` lines), `notes`, `problems` (`[{kind, message}]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -137,8 +145,13 @@ pub struct StatusReport {
     /// Whether every shard has a result and `nqueens merge` accepts them (then it gives the
     /// total; where it would refuse, a note says why).
     pub complete: bool,
-    /// The folder of the first result file (what `nqueens merge` reads).
+    /// The folder of the first result file (what `nqueens merge` reads), absolute.
     pub results_dir: Option<String>,
+    /// Once `complete`: the `nqueens merge` command that checks the results and gives the
+    /// total, its folder absolute and quoted for a POSIX shell (`None` before, or where the
+    /// folder's path is not UTF-8 text).
+    #[serde(default)]
+    pub merge: Option<String>,
     /// Seconds spent over all shards and sessions.
     pub shard_seconds: f64,
     /// Seconds from the earliest start any file records to now.
@@ -197,12 +210,15 @@ pub fn status(dir: &Path, options: &StatusOptions) -> Result<StatusReport, Error
     describe_run(&own[0], &own, &mut report);
     let run = Run::of(own, key.4);
     name_duplicates(&run, &mut report);
-    let plan = rebuild_plan(&run, options, &mut report);
-    progress(&run, plan.as_deref(), options, &mut report);
+    let rebuilt = rebuild_plan(&run, options, &mut report);
+    progress(&run, rebuilt.plan.as_deref(), options, &mut report);
     if report.complete {
-        mergeable::check(&mut report);
+        mergeable::check(&run.results_folders(), &mut report);
     }
-    rerun::suggest(dir, &run, options, &mut report);
+    if !report.complete {
+        report.merge = None;
+    }
+    rerun::suggest(dir, &run, &rebuilt, options, &mut report);
     Ok(report)
 }
 
@@ -229,6 +245,7 @@ fn empty_report(dir: &Path, files: usize, options: &StatusOptions) -> StatusRepo
         partial_total: "0".into(),
         complete: false,
         results_dir: None,
+        merge: None,
         shard_seconds: 0.0,
         span_s: None,
         share_per_hour: None,
@@ -364,6 +381,19 @@ impl Run {
             .filter(|s| matches!(s.what, What::Checkpoint { .. }))
     }
 
+    /// The folders holding the shards' results (absolute, sorted, each once): what
+    /// `nqueens merge` is given. One run's results may be kept in several.
+    fn results_folders(&self) -> Vec<PathBuf> {
+        let folders: BTreeSet<PathBuf> = self
+            .shards
+            .values()
+            .filter(|s| matches!(s.what, What::Result { .. }))
+            .filter_map(|s| s.path.parent())
+            .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))
+            .collect();
+        folders.into_iter().collect()
+    }
+
     /// Whether shard `index` has a result.
     pub(crate) fn is_done(&self, index: usize) -> bool {
         self.shards
@@ -431,37 +461,6 @@ fn name_duplicates(run: &Run, report: &mut StatusReport) {
     }
 }
 
-/// The run's plan, rebuilt to weigh tasks by its cost model; `None` (with a note) when it
-/// cannot be rebuilt or its hash differs from the files'.
-fn rebuild_plan(
-    run: &Run,
-    options: &StatusOptions,
-    report: &mut StatusReport,
-) -> Option<Box<dyn Plan>> {
-    let first = run.shards.values().next()?;
-    let id = &first.identity;
-    let count = options.count.clone().engine(&id.engine);
-    let why = match stable_plan(id.n, &count) {
-        Ok(plan) if plan.fingerprint() == id.plan_hash && plan.len() == id.plan_tasks => {
-            return Some(plan)
-        }
-        Ok(plan) => format!(
-            "this version's plan for N = {} ({}) has hash {}, the files' {}: the options that \
-             made it (e.g. --split-depth) differ",
-            id.n,
-            plan.describe(),
-            plan.fingerprint(),
-            id.plan_hash
-        ),
-        Err(e) => e.to_string(),
-    };
-    report.share_of = "tasks".into();
-    report.notes.push(format!(
-        "shares are of tasks, not of estimated cost: the plan could not be rebuilt ({why})"
-    ));
-    None
-}
-
 /// Fills in the shard counts, shares, totals, throughput, ETA, stale shards and CPUs.
 fn progress(run: &Run, plan: Option<&dyn Plan>, options: &StatusOptions, r: &mut StatusReport) {
     let weigh = |task: usize| plan.map_or(1, |p| u128::from(p.cost(task)));
@@ -476,20 +475,32 @@ fn progress(run: &Run, plan: Option<&dyn Plan>, options: &StatusOptions, r: &mut
             index,
             count: run.k,
         };
+        // Without the plan a task weighs 1, so no task is visited: a file may claim any plan
+        // size up to the range checks' 2^40, and the work stays what the files hold.
         let (tasks, cost) = match &s.what {
             What::Result { .. } => {
                 r.done += 1;
-                let cost: u128 = spec.ids(run.plan_tasks).map(weigh).sum();
-                (spec.len(run.plan_tasks) as u64, cost)
+                let tasks = spec.len(run.plan_tasks);
+                let cost = match plan {
+                    // By the plan's cost runs: no task is visited either.
+                    Some(p) => spec.seq(p).workload(p).1,
+                    None => tasks as u128,
+                };
+                (tasks as u64, cost)
             }
             What::Checkpoint { done } => {
                 r.in_progress += 1;
                 liveness(index, run, options, r);
-                let ids = done
-                    .0
-                    .iter()
-                    .filter_map(|round| spec.task(round as usize, run.plan_tasks));
-                (done.len(), ids.map(weigh).sum())
+                let cost = match plan {
+                    Some(_) => done
+                        .0
+                        .iter()
+                        .filter_map(|round| spec.task(round as usize, run.plan_tasks))
+                        .map(weigh)
+                        .sum(),
+                    None => u128::from(done.len()),
+                };
+                (done.len(), cost)
             }
         };
         r.tasks_done += tasks;
@@ -499,10 +510,12 @@ fn progress(run: &Run, plan: Option<&dyn Plan>, options: &StatusOptions, r: &mut
     }
     r.not_started = run.k - run.shards.len();
     r.complete = r.done == run.k;
-    r.results_dir = run.shards.values().find_map(|s| match s.what {
-        What::Result { .. } => Path::new(&s.file).parent().map(|p| p.display().to_string()),
-        What::Checkpoint { .. } => None,
-    });
+    let folders = run.results_folders();
+    r.results_dir = folders.first().map(|p| p.display().to_string());
+    r.merge = match r.complete {
+        true => merge_line(&folders),
+        false => None,
+    };
     r.partial_total = total.to_string();
     r.done_share = if whole == 0 {
         1.0
@@ -558,24 +571,42 @@ fn pace(run: &Run, now: SystemTime, r: &mut StatusReport) {
     }
 }
 
-/// Finished shards by CPU model, the most shards first.
+/// Finished shards by CPU model, and by GPU for shards joined on one, the most shards first.
 fn cpus(run: &Run) -> Vec<CpuShards> {
-    let mut by_cpu: BTreeMap<&str, (usize, f64)> = BTreeMap::new();
+    let mut by_cpu: BTreeMap<(Option<&str>, &str), (usize, f64)> = BTreeMap::new();
     for s in run.shards.values() {
         if let What::Result { cpu } = &s.what {
             let name = if cpu.is_empty() { "unknown" } else { cpu };
-            let entry = by_cpu.entry(name).or_default();
+            let gpu = super::identity::gpu_of(&s.identity.plan);
+            let entry = by_cpu.entry((gpu, name)).or_default();
             *entry = (entry.0 + 1, entry.1 + s.elapsed_s);
         }
     }
     let mut out: Vec<CpuShards> = by_cpu
         .into_iter()
-        .map(|(cpu, (shards, seconds))| CpuShards {
+        .map(|((gpu, cpu), (shards, seconds))| CpuShards {
             cpu: cpu.to_string(),
+            gpu: gpu.map(String::from),
             shards,
             mean_shard_s: seconds / shards as f64,
         })
         .collect();
     out.sort_by_key(|c| std::cmp::Reverse(c.shards));
     out
+}
+
+/// The `nqueens merge` command for the folders `dirs`, safe to paste whatever they hold;
+/// `None` where a path is not UTF-8 text (no printed line can name it).
+fn merge_line(dirs: &[PathBuf]) -> Option<String> {
+    use super::shell::{quote, NEWLINE_PRELUDE};
+    let mut line = "nqueens merge".to_string();
+    for dir in dirs {
+        let word = quote(dir.to_str()?, true).expect("a path holds no NUL");
+        line.push(' ');
+        line.push_str(&word);
+    }
+    if line.contains("\"$nl\"") {
+        line.insert_str(0, NEWLINE_PRELUDE);
+    }
+    Some(line)
 }

@@ -13,29 +13,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::scan::What;
-use super::{Run, StatusOptions, StatusReport, MAX_RERUN_LINES};
+use super::submission::submission;
+use super::{Rebuilt, Run, StatusOptions, StatusReport, MAX_RERUN_LINES};
 use crate::shard::sealed;
 use crate::shard::shell::{quote, NEWLINE_PRELUDE};
 use crate::shard::slurm::{array_chunks, ArrayChunk};
-
-/// The file `scripts/slurm/submit.sh` leaves in a run directory: how it submitted the run,
-/// one `KEY<TAB>VALUE` line each (`script`, `n`, `outdir`, `env` lines of `NAME=VALUE` for
-/// the jobs, then `sbatch` and `count` lines in order), so a rerun submits the same way.
-pub const SUBMIT_ARGS: &str = "submit.args";
-
-/// The largest `submit.args` read.
-const MAX_SUBMIT_ARGS_BYTES: u64 = 1 << 16;
-
-/// How `submit.sh` submitted the run.
-#[derive(Debug, Default)]
-struct Submission {
-    script: String,
-    n: String,
-    outdir: String,
-    env: Vec<String>,
-    sbatch: Vec<String>,
-    count: Vec<String>,
-}
 
 /// One file of the run, by its absolute path.
 struct Named {
@@ -46,7 +28,13 @@ struct Named {
 
 /// Fills in `unfinished` and `rerun` (after `running`: a running shard is unfinished but
 /// not rerun, since its lock would refuse the second run).
-pub(super) fn suggest(dir: &Path, run: &Run, options: &StatusOptions, r: &mut StatusReport) {
+pub(super) fn suggest(
+    dir: &Path,
+    run: &Run,
+    rebuilt: &Rebuilt,
+    options: &StatusOptions,
+    r: &mut StatusReport,
+) {
     let done = run.shards.keys().copied().filter(|&i| run.is_done(i));
     r.unfinished = gaps(done.clone(), run.k)
         .iter()
@@ -67,8 +55,16 @@ pub(super) fn suggest(dir: &Path, run: &Run, options: &StatusOptions, r: &mut St
             return;
         }
     };
-    let wrap = Wrap::new(run, &files, options.count.asked_split_depth(), r);
     let script = submission(dir, r);
+    if let (Some(why), None) = (&rebuilt.why, &script) {
+        r.notes.push(format!(
+            "no rerun lines: they would count another plan than the files' ({why}), whose \
+             results merge refuses; give status the options the run was counted with, or \
+             run it with the nqueens version that made the files"
+        ));
+        return;
+    }
+    let wrap = Wrap::new(run, &files, rebuilt.split_depth, r);
     let odd = odd_checkpoints(run, &files, r, |i| match &script {
         Some(sub) => sub.checkpoint(i),
         None => wrap.ckpt.name(i),
@@ -87,7 +83,11 @@ pub(super) fn suggest(dir: &Path, run: &Run, options: &StatusOptions, r: &mut St
         Some(sub) => chunks.iter().map(|c| sub.line(c, run.k)).collect(),
         None => chunks.iter().map(|c| wrap.line(c, None)).collect(),
     };
-    let room = MAX_RERUN_LINES.saturating_sub(r.rerun.len());
+    // A line of its own runs `nqueens count` as this version does: only for a plan it has.
+    let room = match rebuilt.why {
+        Some(_) => 0,
+        None => MAX_RERUN_LINES.saturating_sub(r.rerun.len()),
+    };
     for (index, path) in odd.iter().take(room) {
         let chunk = ArrayChunk {
             offset: *index,
@@ -114,19 +114,6 @@ fn note_running(r: &mut StatusReport) {
             crate::report::plural(r.running.len(), "shard")
         ));
     }
-}
-
-/// How `submit.sh` submitted the run, if it did and every word can be pasted (else a note).
-fn submission(dir: &Path, r: &mut StatusReport) -> Option<Submission> {
-    let sub = read_submission(dir)?;
-    if sub.is_quotable() {
-        return Some(sub);
-    }
-    r.notes.push(format!(
-        "{SUBMIT_ARGS} holds a NUL or a newline, which a line to paste cannot hold: the rerun \
-         lines use --wrap"
-    ));
-    None
 }
 
 /// Notes on what the lines leave to the user, and what they leave out.
@@ -196,10 +183,14 @@ fn odd_checkpoints(
     }
     if !odd.is_empty() {
         let list: Vec<String> = odd.iter().take(10).map(|o| o.0.to_string()).collect();
+        let (has, each) = match odd.len() {
+            1 => ("has", "it"),
+            _ => ("have", "each"),
+        };
         r.notes.push(format!(
-            "{} stopped shards ({}{}) have a checkpoint named otherwise than the others: the \
-             last lines rerun each from its own",
-            odd.len(),
+            "{} ({}{}) {has} a checkpoint named otherwise than the others: the last lines \
+             rerun {each} from its own",
+            crate::report::plural(odd.len(), "stopped shard"),
             list.join(", "),
             if odd.len() > 10 { ", …" } else { "" }
         ));
@@ -413,66 +404,6 @@ impl Wrap {
             chunk.list, chunk.offset
         )
     }
-}
-
-impl Submission {
-    /// Whether every word can be written in a line to paste.
-    fn is_quotable(&self) -> bool {
-        let words = [&self.script, &self.n, &self.outdir].into_iter();
-        let lists = self.env.iter().chain(&self.sbatch).chain(&self.count);
-        words.chain(lists).all(|w| quote(w, false).is_some())
-    }
-
-    /// The checkpoint `count-array.sbatch` gives shard `index`.
-    fn checkpoint(&self, index: usize) -> String {
-        format!("{}/checkpoints/shard-{index}.ckpt", self.outdir)
-    }
-
-    /// A rerun of `chunk` through the script `submit.sh` used, with its options.
-    fn line(&self, c: &ArrayChunk, k: usize) -> String {
-        let q = |w: &str| quote(w, false).expect("checked by is_quotable");
-        let mut export = format!("--export=ALL,SHARD_OFFSET={},SHARD_COUNT={k}", c.offset);
-        for var in &self.env {
-            export.push(',');
-            export.push_str(var);
-        }
-        let mut words = vec![
-            "sbatch".to_string(),
-            format!("--array={}", c.list),
-            q(&export),
-        ];
-        words.extend(self.sbatch.iter().map(|w| q(w)));
-        for w in [&self.script, &self.n, &self.outdir] {
-            words.push(q(w));
-        }
-        words.extend(self.count.iter().map(|w| q(w)));
-        words.join(" ")
-    }
-}
-
-/// `RUN_DIR/submit.args`, if it is there and whole (a FIFO or device there is not read).
-fn read_submission(dir: &Path) -> Option<Submission> {
-    let file = sealed::open_regular(&dir.join(SUBMIT_ARGS)).ok()?;
-    let bytes = crate::shard::read_at_most(file, MAX_SUBMIT_ARGS_BYTES).ok()??;
-    let text = String::from_utf8(bytes).ok()?;
-    let mut sub = Submission::default();
-    for line in text.lines() {
-        let (key, value) = line.split_once('\t')?;
-        let value = value.to_string();
-        match key {
-            "script" => sub.script = value,
-            "n" => sub.n = value,
-            "outdir" => sub.outdir = value,
-            "env" => sub.env.push(value),
-            "sbatch" => sub.sbatch.push(value),
-            "count" => sub.count.push(value),
-            _ => return None,
-        }
-    }
-    let whole = ![&sub.script, &sub.n, &sub.outdir]
-        .iter()
-        .any(|v| v.is_empty());
-    whole.then_some(sub)
 }
 
 #[cfg(test)]

@@ -207,3 +207,30 @@ fn every_bit_count_level_equals_a_count_word_by_word() {
         }
     }
 }
+
+/// A CPU without AVX-512 tests fewer levels, and every test above passes all the same: this
+/// names in the test log the levels tested here and those that were not (written past the
+/// harness's capture, so a passing run shows it too).
+#[test]
+fn the_levels_tested_on_this_cpu_are_named_in_the_log() {
+    let here: Vec<&str> = available_levels().iter().map(|l| l.name()).collect();
+    let missing: Vec<&str> = LEVEL_NAMES
+        .iter()
+        .filter(|l| !here.contains(l))
+        .copied()
+        .collect();
+    let note = format!(
+        "matcher levels tested on this CPU: {}; not tested here (the CPU lacks them): {}; \
+         backtracking kernel steps: {} and portable\n",
+        here.join(", "),
+        if missing.is_empty() {
+            "none".to_string()
+        } else {
+            missing.join(", ")
+        },
+        crate::engine::kernel::code_path()
+    );
+    std::io::Write::write_all(&mut std::io::stderr(), note.as_bytes()).unwrap();
+    assert_eq!(here.first(), Some(&"portable"));
+    assert_eq!(here.len() + missing.len(), LEVEL_NAMES.len());
+}
