@@ -6,13 +6,16 @@
 //!
 //! Progress and ETA are by estimated *cost*, not by task count: plans run their
 //! biggest tasks first, so counting tasks says "90% done" long before the end. The time left
-//! is [`Eta`]'s: calibrated by measured task times, from tasks spread over the run's cost
-//! first, and an upper bound rather than a guess.
+//! is [`Eta`]'s: the work left at the pace the finished tasks measured, allowing for the
+//! later, smaller tasks' higher pace per unit of estimated cost.
 //!
 //! The line fits the terminal's width: as it narrows, [`line_for_width`] drops the wording,
-//! the bar, the running count and the tasks in flight, in that order, and keeps the share
-//! done, the ETA and the tasks done to the last.
+//! the bar, the running count, the tasks in flight, the tasks done and the ETA, in that order,
+//! whole fields, never cut mid-word; the share done goes last. A terminal that cannot redraw
+//! a line in place (`TERM=dumb`: an editor's shell, a serial console) gets plain lines
+//! instead, one every [`LINE_EVERY`] at most ([`Show`]).
 
+use std::ffi::OsStr;
 use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -30,6 +33,40 @@ const PREFIX: usize = 11;
 /// The terminal width assumed when it cannot be read.
 const DEFAULT_WIDTH: usize = 80;
 
+/// How often at most a terminal without redrawing gets a progress line.
+const LINE_EVERY: Duration = Duration::from_secs(10);
+
+/// How progress shows on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Show {
+    /// Nothing: `--quiet`, or stderr is not a terminal.
+    Nothing,
+    /// A bar redrawn in place.
+    Bar,
+    /// Plain lines now and then, for a terminal that cannot redraw one (`TERM=dumb`): no
+    /// carriage returns, escape sequences or spinner.
+    Lines,
+}
+
+impl Show {
+    /// How progress shows with `quiet` on this process's stderr and `TERM`.
+    pub(crate) fn here(quiet: bool) -> Show {
+        let term = std::env::var_os("TERM");
+        Show::of(quiet, std::io::stderr().is_terminal(), term.as_deref())
+    }
+
+    /// How progress shows with `quiet`, whether stderr is a `terminal`, and `term`.
+    fn of(quiet: bool, terminal: bool, term: Option<&OsStr>) -> Show {
+        if quiet || !terminal {
+            Show::Nothing
+        } else if term == Some(OsStr::new("dumb")) {
+            Show::Lines
+        } else {
+            Show::Bar
+        }
+    }
+}
+
 /// What the bar knows about the run, behind one lock.
 #[derive(Debug, Default)]
 struct State {
@@ -37,12 +74,16 @@ struct State {
     found: u128,
     tasks: usize,
     finished: usize,
+    /// When the last plain line was printed ([`Show::Lines`]).
+    printed: Option<Instant>,
 }
 
 /// A progress bar showing work done by estimated cost, tasks done and in flight, the running
 /// count and an ETA.
 pub(crate) struct Bar {
     bar: ProgressBar,
+    show: Show,
+    started: Instant,
     state: Mutex<State>,
 }
 
@@ -54,6 +95,8 @@ impl Bar {
         let template = "{spinner} {elapsed_precise} {wide_msg}";
         Bar {
             bar: progress_bar(quiet, 0, template),
+            show: Show::here(quiet),
+            started: Instant::now(),
             state: Mutex::new(State::default()),
         }
     }
@@ -67,25 +110,50 @@ impl Bar {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Redraws the message from the current state, for the terminal's current width.
-    fn redraw(&self, s: &State) {
-        if self.bar.is_hidden() {
-            return;
+    /// Redraws the message from the current state, for the terminal's current width, or
+    /// prints a plain line if one is due.
+    fn redraw(&self, s: &mut State) {
+        match self.show {
+            Show::Nothing => {}
+            Show::Bar => {
+                let width = console::Term::stderr()
+                    .size_checked()
+                    .map_or(DEFAULT_WIDTH, |(_, columns)| usize::from(columns));
+                self.bar.set_message(line_for_width(&fields(s), width));
+            }
+            Show::Lines => {
+                let now = Instant::now();
+                if s.printed
+                    .is_some_and(|t| now.duration_since(t) < LINE_EVERY)
+                {
+                    return;
+                }
+                s.printed = Some(now);
+                eprintln!("nqueens: {}", plain_line(&fields(s), now - self.started));
+            }
         }
-        let now = Instant::now();
-        let fields = Fields {
-            fraction: s.eta.fraction(now),
-            eta: s.eta.remaining(now),
-            finished: s.finished,
-            tasks: s.tasks,
-            running: s.eta.in_flight(),
-            found: s.found,
-        };
-        let width = console::Term::stderr()
-            .size_checked()
-            .map_or(DEFAULT_WIDTH, |(_, columns)| usize::from(columns));
-        self.bar.set_message(line_for_width(&fields, width));
     }
+}
+
+/// The fields of the line for the state `s`, now.
+fn fields(s: &State) -> Fields {
+    let now = Instant::now();
+    Fields {
+        fraction: s.eta.fraction(now),
+        eta: s.eta.remaining(now),
+        finished: s.finished,
+        tasks: s.tasks,
+        running: s.eta.in_flight(),
+        found: s.found,
+    }
+}
+
+/// A progress line for a terminal that cannot redraw: the time since the start, then every
+/// field but the bar.
+pub(crate) fn plain_line(fields: &Fields, elapsed: Duration) -> String {
+    // The fourth form is the fullest without the bar.
+    let [_, _, _, full, ..] = forms(fields);
+    format!("{} {full}", clock(elapsed))
 }
 
 /// What the progress line shows.
@@ -106,21 +174,20 @@ pub(crate) struct Fields {
 }
 
 /// The message after the spinner and elapsed time for a terminal `width` columns wide: the
-/// fullest form of the line that fits, cut to fit where even the shortest does not.
+/// fullest form of the line that fits. Fields go whole, never cut mid-word; where not even
+/// the share done fits, the message is empty.
 pub(crate) fn line_for_width(fields: &Fields, width: usize) -> String {
     let room = width.saturating_sub(PREFIX);
-    let forms = forms(fields);
-    let fits = |line: &&String| line.chars().count() <= room;
-    match forms.iter().find(fits) {
-        Some(line) => line.clone(),
-        None => forms[forms.len() - 1].chars().take(room).collect(),
-    }
+    forms(fields)
+        .into_iter()
+        .find(|line| line.chars().count() <= room)
+        .unwrap_or_default()
 }
 
 /// The forms of the line, fullest first. Each drops or shortens what matters least of the
-/// one before: the wording, then the bar, the solutions and the tasks in flight; the share
-/// done, the ETA and the tasks done stay in all.
-fn forms(f: &Fields) -> [String; 8] {
+/// one before: the wording, then the bar, the solutions, the tasks in flight, the tasks
+/// done, the ETA; the share done goes last.
+fn forms(f: &Fields) -> [String; 10] {
     let share = format!("{:.1}%", 100.0 * f.fraction);
     let eta = f.eta.map_or_else(
         || "estimating…".to_string(),
@@ -139,6 +206,8 @@ fn forms(f: &Fields) -> [String; 8] {
         format!("{share} | {eta} | {tasks} tasks, {running}"),
         format!("{share} | {eta} | {tasks} tasks"),
         format!("{share} | {eta} | {tasks}"),
+        format!("{share} | {eta}"),
+        share,
     ]
 }
 
@@ -151,10 +220,9 @@ fn bar(fraction: f64, width: usize) -> String {
 }
 
 /// The one place progress bars are made (hyperfine's `output/progress_bar.rs`): a bar of
-/// `len` steps on stderr drawn with `template`, or a hidden one when `quiet` or when stderr is
-/// not a terminal.
+/// `len` steps on stderr drawn with `template`, or a hidden one unless [`Show::Bar`].
 pub(crate) fn progress_bar(quiet: bool, len: u64, template: &str) -> ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
+    if Show::here(quiet) != Show::Bar {
         return ProgressBar::hidden();
     }
     let style = ProgressStyle::with_template(template)
@@ -171,9 +239,11 @@ impl Progress for Bar {
     fn start(&self, tasks: usize, _plan_len: usize) {
         let mut s = self.state();
         s.tasks = tasks;
-        self.redraw(&s);
+        self.redraw(&mut s);
         drop(s);
-        self.bar.enable_steady_tick(Duration::from_millis(200));
+        if self.show == Show::Bar {
+            self.bar.enable_steady_tick(Duration::from_millis(200));
+        }
     }
 
     fn start_work(&self, cost: u128) {
@@ -183,7 +253,7 @@ impl Progress for Bar {
     fn task_started(&self, task: usize, cost: u64) {
         let mut s = self.state();
         s.eta.started(task, cost, Instant::now());
-        self.redraw(&s);
+        self.redraw(&mut s);
     }
 
     fn task_done(&self, _task: usize, count: u128) {
@@ -195,12 +265,16 @@ impl Progress for Bar {
     fn work_done(&self, task: usize, _cost: u64) {
         let mut s = self.state();
         s.eta.finished(task, Instant::now());
-        self.redraw(&s);
+        self.redraw(&mut s);
     }
 }
 
-/// The benchmark's progress bar: one step per count.
-pub(crate) struct BenchBar(ProgressBar);
+/// The benchmark's progress bar: one step per count (a plain line per count where the
+/// terminal cannot redraw).
+pub(crate) struct BenchBar {
+    bar: ProgressBar,
+    lines: bool,
+}
 
 impl BenchBar {
     /// A bar on stderr, hidden when `quiet` or when stderr is not a terminal.
@@ -213,22 +287,35 @@ impl BenchBar {
         if !bar.is_hidden() {
             bar.enable_steady_tick(Duration::from_millis(200));
         }
-        BenchBar(bar)
+        let lines = Show::here(quiet) == Show::Lines;
+        BenchBar { bar, lines }
     }
 
     /// Removes the bar from the terminal.
     pub(crate) fn finish(&self) {
-        self.0.finish_and_clear();
+        self.bar.finish_and_clear();
+    }
+
+    /// Prints `nqueens: LINE` on stderr, above the bar where one is drawn.
+    pub(crate) fn note(&self, line: &str) {
+        match self.bar.is_hidden() {
+            true => eprintln!("nqueens: {line}"),
+            false => self.bar.println(format!("nqueens: {line}")),
+        }
     }
 }
 
 impl BenchObserver for BenchBar {
     fn count_started(&self, index: usize, total: Option<usize>, label: &str) {
-        if let Some(total) = total {
-            self.0.set_length(total as u64);
+        if self.lines {
+            let of = total.map_or_else(String::new, |t| format!(" of {t}"));
+            eprintln!("nqueens: count {}{of}: {label}", index + 1);
         }
-        self.0.set_position(index as u64);
-        self.0.set_message(label.to_string());
+        if let Some(total) = total {
+            self.bar.set_length(total as u64);
+        }
+        self.bar.set_position(index as u64);
+        self.bar.set_message(label.to_string());
     }
 }
 
@@ -317,19 +404,48 @@ mod tests {
     }
 
     #[test]
-    fn no_terminal_is_too_narrow_to_cut_the_line_to_fit() {
-        let estimating = Fields { eta: None, ..n19() };
-        for width in 0..140 {
-            let line = line_for_width(&estimating, width);
-            assert!(
-                line.chars().count() <= width.saturating_sub(PREFIX),
-                "{width}: {line}"
-            );
+    fn every_width_gets_whole_fields_that_fit() {
+        for fields in [n19(), Fields { eta: None, ..n19() }] {
+            let forms = forms(&fields);
+            for width in 0..140 {
+                let line = line_for_width(&fields, width);
+                assert!(
+                    line.chars().count() <= width.saturating_sub(PREFIX),
+                    "{width}: {line}"
+                );
+                // Never a form cut short: one of the forms whole, or nothing at all.
+                assert!(line.is_empty() || forms.contains(&line), "{width}: {line}");
+            }
         }
+        let estimating = Fields { eta: None, ..n19() };
         assert_eq!(
             line_for_width(&estimating, 50),
             "12.3% | estimating… | 201686/2063034"
         );
+    }
+
+    #[test]
+    fn a_20_column_terminal_drops_the_eta_whole_and_keeps_the_share() {
+        assert_eq!(line_for_width(&n19(), 20), "12.3%");
+        assert_eq!(line_for_width(&n19(), 31), "12.3% | ETA 00:01:23");
+        assert_eq!(line_for_width(&n19(), 15), "");
+    }
+
+    #[test]
+    fn a_dumb_terminal_gets_plain_lines_and_no_terminal_gets_nothing() {
+        let dumb = Some(OsStr::new("dumb"));
+        assert_eq!(Show::of(false, true, dumb), Show::Lines);
+        assert_eq!(Show::of(false, true, Some(OsStr::new("xterm"))), Show::Bar);
+        assert_eq!(Show::of(false, true, None), Show::Bar);
+        assert_eq!(Show::of(true, true, dumb), Show::Nothing);
+        assert_eq!(Show::of(false, false, dumb), Show::Nothing);
+        let line = plain_line(&n19(), Duration::from_secs(65));
+        assert_eq!(
+            line,
+            "00:01:05 12.3% | ETA 00:01:23 | 201686/2063034 tasks, 2 running | \
+             4968057848 solutions"
+        );
+        assert!(!line.contains(['\r', '\x1b', '[']), "{line}");
     }
 
     #[test]

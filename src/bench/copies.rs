@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use super::rows::Sample;
 use super::{BenchConfig, BenchObserver, WrongCount};
-use crate::plan::{self, fingerprint_words, NoProgress, Plan};
+use crate::plan::{self, fingerprint_words, Plan, Progress};
 use crate::recheck::{run_checked, Recheck};
 use crate::work::CpuClock;
 use crate::{known, CountOptions, Error};
@@ -126,7 +126,8 @@ pub(super) enum RowOutcome {
 ///
 /// # Errors
 /// [`Error::Threads`] or [`Error::ThreadPool`], [`Error::RecheckMismatch`] when a rechecked
-/// task's two code paths disagree, [`Error::Overflow`] for copies beyond counting.
+/// task's two code paths disagree, [`Error::Overflow`] for copies beyond counting,
+/// [`Error::Interrupted`] when the observer asked to stop.
 pub(super) fn count_row(
     config: &BenchConfig,
     plans: &[&dyn Plan],
@@ -150,7 +151,7 @@ pub(super) fn count_row(
             &copies,
             recheck,
             config.fault,
-            &NoProgress,
+            &StopWhenAsked(observer),
             &|_| {},
             |plan, progress| plan::execute_seq(plan, &(0..plan.len()), &pool, progress),
         )?;
@@ -184,6 +185,15 @@ pub(super) fn count_row(
     Ok(RowOutcome::Counted { sample, rechecked })
 }
 
+/// A row's counts report to no one, but stop (between tasks) when the observer asks.
+struct StopWhenAsked<'a>(&'a dyn BenchObserver);
+
+impl Progress for StopWhenAsked<'_> {
+    fn should_stop(&self) -> bool {
+        self.0.should_stop()
+    }
+}
+
 /// The recheck of a row of `copies` copies: the configured fraction of one copy's tasks,
 /// drawn from all of them. The one checker thread then has a copy's share of rechecks
 /// whatever the thread count, instead of holding up a wide row for many times that.
@@ -208,7 +218,7 @@ mod tests {
         assert_eq!(copies.len(), 3 * plan.len());
         assert_eq!(copies.inner_task(plan.len() + 1), 1);
         let pool = plan::thread_pool(2).unwrap();
-        let total = plan::execute_seq(&copies, &(0..copies.len()), &pool, &NoProgress);
+        let total = plan::execute_seq(&copies, &(0..copies.len()), &pool, &plan::NoProgress);
         assert_eq!(total.unwrap(), 3 * 92);
         assert_ne!(copies.fingerprint(), plan.fingerprint());
     }

@@ -17,17 +17,17 @@
 mod copies;
 mod host;
 pub mod load;
+mod measure;
 mod rows;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::recheck::{Fault, Recheck};
-use crate::{CountOptions, Error, Plan};
-use copies::{count_row, RowOutcome, RowSpec};
+use crate::CountOptions;
 pub use host::HostInfo;
-use rows::{keep_best, summarise, Sample};
+pub use measure::run;
 
 /// Schema tag of a [`BenchReport`].
 pub const BENCH_SCHEMA: &str = "nqueens.bench/1";
@@ -184,7 +184,7 @@ fn one() -> usize {
 /// JSON fields: `schema` (`"nqueens.bench/1"`), `workload` {`name`, `version`, `engine`,
 /// `sizes`}, `host` {`cpu`, `logical_cores`, `physical_cores`, `features`, `code_path`, `isa`, `os`,
 /// `arch`, `version`, `commit`}, `rounds` (all verified), `verified` (true when every count
-/// matched its published value), `rechecked`, `gpu` (only when a GPU joined), `results` (one row per thread count:
+/// matched its published value), `interrupted` (only when stopped early), `rechecked`, `gpu` (only when a GPU joined), `results` (one row per thread count:
 /// `threads`, `copies`, `wall_s`, `cpu_s`, `solutions`, `subproblems`, `solutions_per_s`,
 /// `subproblems_per_s`, and `speedup`, `efficiency`, `busy` and `core_speed`, relative to
 /// the smallest thread count; see [`ThreadResult`]), and `score`.
@@ -196,12 +196,17 @@ pub struct BenchReport {
     pub workload: Workload,
     /// The machine it ran on.
     pub host: HostInfo,
-    /// Rounds completed, each verified.
+    /// Rounds completed, each verified (an interrupted run's rows may include some of the
+    /// round after these).
     pub rounds: u32,
     /// Whether every count matched its published value (OEIS A000170). Reports written
     /// before this field existed read as `false`.
     #[serde(default)]
     pub verified: bool,
+    /// Whether the run was stopped before its rounds were done (Ctrl-C, SIGTERM): the rows
+    /// it finished. Absent from the JSON of a run that was not.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
     /// Tasks re-solved on the portable code path with the same count, over the whole run
     /// (0 without a recheck).
     #[serde(default)]
@@ -278,110 +283,32 @@ pub enum Outcome {
     Verified(Box<BenchReport>),
     /// A count was wrong; the run stopped there.
     Wrong(WrongCount),
+    /// Stopped on request ([`BenchObserver::should_stop`]): the rows finished before, every
+    /// count verified (`interrupted` set; no rows if none finished).
+    Interrupted(Box<BenchReport>),
 }
 
-/// Observes a benchmark: told before each count.
+/// Observes a benchmark: told before each count and after each round, and asked whether to
+/// stop.
 pub trait BenchObserver: Sync {
     /// Count `index` of `total` (round, threads, N) is about to start.
     fn count_started(&self, _index: usize, _total: Option<usize>, _label: &str) {}
+    /// Round `round` (1-based) is over, every count of it verified.
+    fn round_verified(&self, _round: u32) {}
+    /// Whether to stop (Ctrl-C): asked between tasks; see [`run`].
+    fn should_stop(&self) -> bool {
+        false
+    }
 }
 
 /// Ignores everything.
 impl BenchObserver for () {}
-
-/// Runs the benchmark: builds the workload's plans once (every row counts the same tasks),
-/// warms them with one untimed, verified count where the engine fills caches as it goes
-/// (so the one-thread row does not pay for filling what the wider rows then share), then
-/// times each thread count's row, round after round.
-pub fn run(config: &BenchConfig, observer: &dyn BenchObserver) -> Result<Outcome, Error> {
-    let started = Instant::now();
-    let widest = config.threads.iter().copied().max().unwrap_or(1);
-    let built = build_plans(config, widest)?;
-    let plans: Vec<&dyn Plan> = config
-        .workload
-        .sizes
-        .iter()
-        .map(|n| {
-            built
-                .iter()
-                .find(|p| p.n() == *n)
-                .expect("planned")
-                .as_ref()
-        })
-        .collect();
-    let warm: Vec<&dyn Plan> = built
-        .iter()
-        .filter(|p| p.warms_caches())
-        .map(|p| p.as_ref())
-        .collect();
-    let per_round = config.threads.len() * plans.len();
-    let planned =
-        (config.duration.is_none()).then(|| warm.len() + per_round * config.rounds as usize);
-    let spec = |threads, copies, round, index| RowSpec {
-        threads,
-        copies,
-        round,
-        index,
-        planned,
-    };
-    if !warm.is_empty() {
-        let row = spec(widest, 1, 0, 0);
-        if let RowOutcome::Wrong(wrong) = count_row(config, &warm, row, observer)? {
-            return Ok(Outcome::Wrong(wrong));
-        }
-    }
-    let mut best: Vec<Option<Sample>> = vec![None; config.threads.len()];
-    let (mut rechecked, mut round) = (0, 0);
-    while round < config.rounds || config.duration.is_some_and(|d| started.elapsed() < d) {
-        round += 1;
-        for (i, (slot, &threads)) in best.iter_mut().zip(&config.threads).enumerate() {
-            let index = warm.len() + (round as usize - 1) * per_round + i * plans.len();
-            let row = spec(threads, copies(threads), round, index);
-            match count_row(config, &plans, row, observer)? {
-                RowOutcome::Counted {
-                    sample,
-                    rechecked: r,
-                } => {
-                    keep_best(slot, sample);
-                    rechecked += r;
-                }
-                RowOutcome::Wrong(wrong) => return Ok(Outcome::Wrong(wrong)),
-            }
-        }
-    }
-    let results = summarise(&config.threads, &best);
-    Ok(Outcome::Verified(Box::new(BenchReport {
-        schema: BENCH_SCHEMA.to_string(),
-        workload: config.workload.clone(),
-        host: HostInfo::detect(),
-        rounds: round,
-        // A wrong count returns `Outcome::Wrong` above, so every count here was checked.
-        verified: true,
-        rechecked,
-        gpu: plans.first().and_then(|p| p.device()),
-        score: score(&results),
-        results,
-    })))
-}
 
 /// The copies of the workload a row at `threads` threads counts: one per thread, but no more
 /// than this machine's logical CPUs, so that a row of more threads than CPUs (which can only
 /// read a lower efficiency) lasts no longer than the row of every CPU.
 pub fn copies(threads: usize) -> usize {
     threads.clamp(1, num_cpus::get().max(1))
-}
-
-/// One plan per distinct board size of the workload, for `threads` threads (the widest row).
-fn build_plans(config: &BenchConfig, threads: usize) -> Result<Vec<Box<dyn Plan>>, Error> {
-    let options = config
-        .base
-        .clone()
-        .engine(&config.workload.engine)
-        .threads(threads);
-    let mut sizes = config.workload.sizes.clone();
-    sizes.sort_unstable();
-    sizes.dedup();
-    sizes.into_iter().map(|n| options.plan(n)).collect()
 }
 
 /// Speed ratios of `b` over `a` per thread count present in both (b's solutions/s divided

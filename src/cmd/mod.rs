@@ -12,6 +12,7 @@ pub(crate) mod merge;
 pub(crate) mod messages;
 pub(crate) mod place;
 pub(crate) mod replace;
+pub(crate) mod signals;
 pub(crate) mod solutions;
 pub(crate) mod status;
 pub(crate) mod stream;

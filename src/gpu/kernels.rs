@@ -249,16 +249,17 @@ impl Kernel {
     }
 
     /// Records a dispatch of `groups` workgroups (in rows of [`ROW`]) with `group`, its
-    /// parameters at `params_at`.
+    /// parameters at `params_at`; returns the dependent steps that adds (0 for no
+    /// workgroups: nothing is recorded).
     pub(crate) fn dispatch(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
         group: &wgpu::BindGroup,
         params_at: u32,
         groups: u32,
-    ) {
+    ) -> u64 {
         if groups == 0 {
-            return;
+            return 0;
         }
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, group, &[params_at]);
@@ -268,9 +269,12 @@ impl Kernel {
             (ROW, groups.div_ceil(ROW))
         };
         pass.dispatch_workgroups(x, y, 1);
+        1
     }
 
-    /// Records a dispatch whose size the GPU wrote: three words of `args` from word `at`.
+    /// Records a dispatch whose size the GPU wrote: three words of `args` from word `at`;
+    /// returns the dependent steps that adds (one: wgpu's own check of the arguments, where
+    /// it is on, is not counted here).
     pub(crate) fn dispatch_indirect(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
@@ -278,9 +282,10 @@ impl Kernel {
         params_at: u32,
         args: &wgpu::Buffer,
         at: u32,
-    ) {
+    ) -> u64 {
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, group, &[params_at]);
         pass.dispatch_workgroups_indirect(args, 4 * u64::from(at));
+        1
     }
 }

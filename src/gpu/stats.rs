@@ -19,6 +19,8 @@ pub(crate) struct Recorded {
     pub(crate) bytes_up: u64,
     /// Uploads into a buffer another upload of the batch wrote first.
     pub(crate) extra_uploads: u32,
+    /// The dependent steps it recorded, wgpu's checks of indirect dispatches left out.
+    pub(crate) steps: u64,
     pub(crate) top_levels: u32,
     pub(crate) wide_levels: u32,
     /// Values of the scan over the blocks' route counts.

@@ -284,6 +284,9 @@ pub fn bench_summary(r: &BenchReport) -> Vec<String> {
             r.rechecked
         ));
     }
+    if r.interrupted {
+        lines.push("interrupted: the rows below are those finished before it stopped".into());
+    }
     lines
 }
 

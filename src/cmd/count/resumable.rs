@@ -205,39 +205,8 @@ fn listen_for_signals() -> anyhow::Result<(Sender<Event>, Receiver<Event>)> {
         let _ = signal.send(Event::Signal);
     })
     .context("installing the Ctrl-C/SIGTERM handler")?;
-    usr1_as_term().context("installing the SIGUSR1 handler")?;
+    crate::cmd::signals::usr1_as_term().context("installing the SIGUSR1 handler")?;
     Ok((tell, events))
-}
-
-/// Makes SIGUSR1 stop the count as SIGTERM does. Batch systems send it as a warning before a
-/// time limit (Slurm's `--signal=B:USR1@120`); by default it would kill the process without
-/// a save.
-#[cfg(unix)]
-fn usr1_as_term() -> std::io::Result<()> {
-    extern "C" fn to_term(_: libc::c_int) {
-        // SAFETY: getpid(2) and kill(2) are async-signal-safe and touch no memory.
-        unsafe {
-            libc::kill(libc::getpid(), libc::SIGTERM);
-        }
-    }
-    // SAFETY: the action is fully initialised (zeroed, then its handler and empty mask set)
-    // before sigaction(2) reads it; the handler only makes async-signal-safe calls.
-    unsafe {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = to_term as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        action.sa_flags = libc::SA_RESTART;
-        libc::sigemptyset(&mut action.sa_mask);
-        if libc::sigaction(libc::SIGUSR1, &action, std::ptr::null_mut()) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
-/// Elsewhere there is no SIGUSR1.
-#[cfg(not(unix))]
-fn usr1_as_term() -> std::io::Result<()> {
-    Ok(())
 }
 
 /// Everything the solver thread owns.

@@ -19,10 +19,11 @@ use crate::gpu::layout::{
     FILL_TOO_LARGE, FILL_UNFINISHED, JOIN_PORTION, RESULT_SIZES, RESULT_STATUS, RESULT_WEIGHTED,
     RESULT_WORDS, ROLE_EAST,
 };
+use crate::gpu::model::host_steps;
 use crate::gpu::request::Request;
 use crate::gpu::resident::Resident;
 use crate::gpu::slot::{
-    batch_steps, top_levels, upload, wide_levels, Capacity, Packed, Slot, STAT_WORDS, WIDE_STEPS,
+    top_levels, upload, wide_levels, Capacity, Packed, Slot, STAT_WORDS, WIDE_STEPS,
 };
 use crate::gpu::stats::{self, Recorded};
 use crate::work::Work;
@@ -232,18 +233,20 @@ impl Loop {
             resident_bytes += upload(&mut encoder, &mut self.belt, target, 8 * at, bytes);
             resident_uploads += 1;
         }
-        let bytes_up =
-            resident_bytes + self.slots[slot].record(dev, &mut encoder, &mut self.belt, &packed);
+        let recording = self.slots[slot].record(dev, &mut encoder, &mut self.belt, &packed);
+        let bytes_up = resident_bytes + recording.bytes_up;
         let wide = wide_levels(packed.largest, self.cap.wide_keys);
         let wide_steps = WIDE_STEPS * u64::from(wide);
-        let steps = batch_steps(top_levels(packed.largest)) + wide_steps;
+        // Uploads into the resident words wait for each other.
+        let extra_uploads = resident_uploads.max(1) - 1;
+        let steps = recording.steps + u64::from(extra_uploads);
         let recorded = Recorded {
             joins: packed.joins.len() as u32,
             jobs: packed.jobs.len() as u32 - 1,
             items: packed.items,
             bytes_up,
-            // Uploads into the resident words wait for each other.
-            extra_uploads: resident_uploads.max(1) - 1,
+            extra_uploads,
+            steps,
             top_levels: top_levels(packed.largest),
             wide_levels: wide,
             block_scan: self.cap.blocks + 1,
@@ -385,7 +388,15 @@ impl Loop {
         // The counters, then the rows (results.wgsl).
         let (stats, rows) = words[..stamps_at].split_at(STAT_WORDS as usize);
         let rows: Vec<&[u32]> = rows.chunks_exact(RESULT_WORDS as usize).collect();
-        let (kernels, _) = stats::read(stats, &rows, &batch.recorded);
+        let (kernels, shape) = stats::read(stats, &rows, &batch.recorded);
+        // The span model lists a batch's steps as the slot records them; every GPU test
+        // (a debug build) holds each batch to that. wgpu's checks of indirect dispatches
+        // are the model's to add: the host does not record them.
+        debug_assert_eq!(
+            host_steps(&shape),
+            batch.steps,
+            "the span model's steps against the recorded ones: {shape:?}"
+        );
         let batch_work = Work {
             gpu_submits: 1,
             gpu_waits: 1,

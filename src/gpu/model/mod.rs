@@ -49,6 +49,16 @@ pub struct SpanEstimate {
 /// byte), for the slot a count of the model's plan would have.
 const GPU_BINDING: u64 = u32::MAX as u64;
 
+/// The steps of `shape`'s batch that the host records: all the span model lists but wgpu's
+/// own checks of indirect dispatches, which wgpu adds.
+pub(crate) fn host_steps(shape: &Shape) -> u64 {
+    let without = Shape {
+        validation: false,
+        ..shape.clone()
+    };
+    steps::steps(&without).len() as u64
+}
+
 /// The slot a count on a discrete GPU gets: `NQUEENS_GPU_SLOT_MIB`, else the default.
 fn gpu_capacity() -> Capacity {
     let bytes = super::join::slot_bytes()

@@ -20,11 +20,11 @@ pub(crate) const QUERY_SAMPLE: u32 = 4096;
 /// Most keys in a tree leaf: one block.
 pub(crate) const LEAF_KEYS: u32 = BLOCK_KEYS;
 
-/// Dispatches, clears and copies a batch records, whatever its joins: 5 uploads,
-/// 6 clears, about 21 dispatches (scans of more than one `SCAN_SEGMENT` add two or four),
-/// the results' copies and the timestamps' resolve; the tree's top levels come on top
-/// ([`batch_steps`]).
-pub(crate) const STEPS_PER_BATCH: u64 = 37;
+/// Steps a batch records whatever its joins, for the throughput sum (the span model counts
+/// them one by one, [`Recording`]): the uploads as one, 17 dispatches (scans of more than
+/// one `SCAN_SEGMENT` add two or four), the results' copy and the timestamps' resolve and
+/// copy; the tree's top levels come on top ([`batch_steps`]).
+pub(crate) const STEPS_PER_BATCH: u64 = 22;
 
 /// The steps of a batch whose trees are built `top_levels` levels from the roots level
 /// by level: one dispatch each.
@@ -35,6 +35,14 @@ pub(crate) fn batch_steps(top_levels: u32) -> u64 {
 /// The steps each top level adds where it splits its largest nodes across workgroups
 /// ([`Slot::record`]): their tiles counted, scanned, moved and copied back.
 pub(crate) const WIDE_STEPS: u64 = 4;
+
+/// What recording a batch gave: the bytes it uploads and its dependent steps (dispatches,
+/// copies and the uploads as one), wgpu's own checks of indirect dispatches left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Recording {
+    pub(crate) bytes_up: u64,
+    pub(crate) steps: u64,
+}
 
 /// One batch as the host packed it: its joins' descriptions, jobs (ending with an empty
 /// job whose first item is the number of items), sides and carried words.
@@ -129,14 +137,14 @@ impl Slot {
 
     /// Records `packed` into `encoder`: its uploads (through `belt`), every stage, and the
     /// copy of its results rows (and timestamps) for reading; returns the bytes it uploads
-    /// (its steps are [`batch_steps`]).
+    /// and the dependent steps it recorded.
     pub(crate) fn record(
         &self,
         dev: &Device,
         encoder: &mut wgpu::CommandEncoder,
         belt: &mut wgpu::util::StagingBelt,
         packed: &Packed,
-    ) -> u64 {
+    ) -> Recording {
         let b = &self.buffers;
         let mut params = Params::default();
         params.push(bytemuck::bytes_of(&self.uniform(packed, 0)));
@@ -172,17 +180,19 @@ impl Slot {
         let jobs = packed.jobs.len() as u32 - 1;
         let g = &self.groups;
         let items = packed.items.div_ceil(GROUP_SIZE);
-        self.pass(encoder, 0, |pass| {
+        let mut steps = 0;
+        steps += self.pass(encoder, 0, |pass| {
             // One invocation more than items: it writes the counts' closing zero.
             let counted = (packed.items + 1).div_ceil(GROUP_SIZE);
-            k.count_pairs.dispatch(pass, &g.gen, 0, counted);
-            run_scan(pass, k, &g.scan, &scans[0]);
-            k.join_sizes.dispatch(pass, &g.plan, 0, 1);
-            k.job_dest
-                .dispatch(pass, &g.plan, 0, jobs.div_ceil(GROUP_SIZE));
-            k.write_pairs.dispatch(pass, &g.gen, 0, items);
+            k.count_pairs.dispatch(pass, &g.gen, 0, counted)
+                + run_scan(pass, k, &g.scan, &scans[0])
+                + k.join_sizes.dispatch(pass, &g.plan, 0, 1)
+                + k.job_dest
+                    .dispatch(pass, &g.plan, 0, jobs.div_ceil(GROUP_SIZE))
+                + k.write_pairs.dispatch(pass, &g.gen, 0, items)
         });
-        self.pass(encoder, 1, |pass| {
+        steps += self.pass(encoder, 1, |pass| {
+            let mut n = 0;
             // Each level's dispatch has a workgroup for each node its list can hold (a
             // dispatch that read its length would be two steps, not one), and so for each
             // tile the level may hand out.
@@ -192,53 +202,59 @@ impl Slot {
                 } else {
                     self.cap.level_nodes()
                 };
-                k.tree_top.dispatch(pass, &g.tree, at, nodes);
+                n += k.tree_top.dispatch(pass, &g.tree, at, nodes);
                 if d < wide {
                     let tiles = self.cap.tiles();
-                    k.wide_count.dispatch(pass, &g.tree, at, tiles);
-                    k.wide_scan.dispatch(pass, &g.tree, at, nodes);
-                    k.wide_move.dispatch(pass, &g.tree, at, tiles);
-                    k.wide_back.dispatch(pass, &g.tree, at, tiles);
+                    n += k.wide_count.dispatch(pass, &g.tree, at, tiles)
+                        + k.wide_scan.dispatch(pass, &g.tree, at, nodes)
+                        + k.wide_move.dispatch(pass, &g.tree, at, tiles)
+                        + k.wide_back.dispatch(pass, &g.tree, at, tiles);
                 }
             }
-            k.subtree_args.dispatch(pass, &g.plan, 0, 1);
-            k.tree_rest
-                .dispatch_indirect(pass, &g.tree, 0, &b.args, ARGS_SUBTREES);
-            k.pair_args.dispatch(pass, &g.plan, 0, 1);
-            k.tree_pairs
-                .dispatch_indirect(pass, &g.tree, 0, &b.args, ARGS_PAIRS);
-            k.alloc_blocks.dispatch(pass, &g.plan, 0, 1);
-            k.place_blocks.dispatch(pass, &g.plan, 0, joins);
+            n + k.subtree_args.dispatch(pass, &g.plan, 0, 1)
+                + k.tree_rest
+                    .dispatch_indirect(pass, &g.tree, 0, &b.args, ARGS_SUBTREES)
+                + k.pair_args.dispatch(pass, &g.plan, 0, 1)
+                + k.tree_pairs
+                    .dispatch_indirect(pass, &g.tree, 0, &b.args, ARGS_PAIRS)
+                + k.alloc_blocks.dispatch(pass, &g.plan, 0, 1)
+                + k.place_blocks.dispatch(pass, &g.plan, 0, joins)
         });
-        self.pass(encoder, 2, |pass| {
+        steps += self.pass(encoder, 2, |pass| {
             k.tables
-                .dispatch_indirect(pass, &g.tables, 0, &b.args, ARGS_TABLES);
+                .dispatch_indirect(pass, &g.tables, 0, &b.args, ARGS_TABLES)
         });
-        self.pass(encoder, 3, |pass| {
+        steps += self.pass(encoder, 3, |pass| {
             k.count_routes
-                .dispatch_indirect(pass, &g.route, 0, &b.args, ARGS_ROUTE);
-            run_scan(pass, k, &g.scan, &scans[1]);
-            k.plan_routes.dispatch(pass, &g.plan, 0, 1);
-            k.write_routes
-                .dispatch_indirect(pass, &g.route, 0, &b.args, ARGS_ROUTE);
+                .dispatch_indirect(pass, &g.route, 0, &b.args, ARGS_ROUTE)
+                + run_scan(pass, k, &g.scan, &scans[1])
+                + k.plan_routes.dispatch(pass, &g.plan, 0, 1)
+                + k.write_routes
+                    .dispatch_indirect(pass, &g.route, 0, &b.args, ARGS_ROUTE)
         });
-        self.pass(encoder, 4, |pass| {
+        steps += self.pass(encoder, 4, |pass| {
             k.count
-                .dispatch_indirect(pass, &g.count, 0, &b.args, ARGS_COUNT);
+                .dispatch_indirect(pass, &g.count, 0, &b.args, ARGS_COUNT)
         });
-        self.pass(encoder, 5, |pass| {
+        steps += self.pass(encoder, 5, |pass| {
             k.ties
-                .dispatch_indirect(pass, &g.ties, 0, &b.args, ARGS_TIES);
+                .dispatch_indirect(pass, &g.ties, 0, &b.args, ARGS_TIES)
         });
         // The counters and the batch's rows lie together: one copy, one step.
         let read = 4 * u64::from(STAT_WORDS + joins * RESULT_WORDS);
         encoder.copy_buffer_to_buffer(&b.results, 0, &b.readback, 0, read);
+        steps += 1;
         if let Some(t) = &self.timer {
             let n = 2 * PASSES.len() as u32;
             encoder.resolve_query_set(&t.queries, 0..n, &t.resolve, 0);
             encoder.copy_buffer_to_buffer(&t.resolve, 0, &b.readback, read, 8 * u64::from(n));
+            steps += 2;
         }
-        up
+        // The uploads go to distinct buffers: together, one step.
+        Recording {
+            bytes_up: up,
+            steps: steps + 1,
+        }
     }
 
     /// Records pass number `i` (of [`PASSES`]), between two timestamps where there are.
@@ -246,8 +262,8 @@ impl Slot {
         &self,
         encoder: &mut wgpu::CommandEncoder,
         i: u32,
-        record: impl FnOnce(&mut wgpu::ComputePass<'_>),
-    ) {
+        record: impl FnOnce(&mut wgpu::ComputePass<'_>) -> u64,
+    ) -> u64 {
         let timestamp_writes = self
             .timer
             .as_ref()
@@ -260,7 +276,7 @@ impl Slot {
             label: Some(PASSES[i as usize]),
             timestamp_writes,
         });
-        record(&mut pass);
+        record(&mut pass)
     }
 }
 

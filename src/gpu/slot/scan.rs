@@ -57,19 +57,21 @@ pub(super) fn scan_steps(params: &mut Params, off: u32, len: u32) -> Vec<ScanSte
     steps
 }
 
-/// Records the dispatches `steps` of a scan over `group` into `pass`.
+/// Records the dispatches `steps` of a scan over `group` into `pass`; returns how many.
 pub(super) fn run_scan(
     pass: &mut wgpu::ComputePass<'_>,
     k: &Kernels,
     group: &wgpu::BindGroup,
     steps: &[ScanStep],
-) {
+) -> u64 {
+    let mut recorded = 0;
     for step in steps {
         let kernel: &Kernel = match step.kernel {
             ScanKernel::Reduce => &k.scan_reduce,
             ScanKernel::Down => &k.scan_down,
             ScanKernel::Single => &k.scan_single,
         };
-        kernel.dispatch(pass, group, step.params_at, step.groups);
+        recorded += kernel.dispatch(pass, group, step.params_at, step.groups);
     }
+    recorded
 }

@@ -1,18 +1,19 @@
 //! `nqueens bench`: the hardware benchmark, and `--compare` of two saved reports.
 
-use std::path::{Path, PathBuf};
+mod compare;
+mod outputs;
+
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use anyhow::Context;
 use clap::ValueEnum;
-use nqueens::bench::{self, BenchConfig, BenchReport, Outcome, Size, WrongCount};
+use nqueens::bench::{self, BenchConfig, BenchObserver, BenchReport, Outcome, Size, WrongCount};
 use nqueens::recheck::{Fault, Recheck};
-use nqueens::report::{self, Format, SpeedRatio};
 use nqueens::CountOptions;
 
-use crate::cmd::messages::{message, warning};
-use crate::cmd::replace;
+use crate::cmd::messages::message;
 use crate::exit::{Exit, UsageError};
 use crate::options::Global;
 use crate::progress::BenchBar;
@@ -60,13 +61,36 @@ pub(crate) struct Args {
     #[arg(long, value_name = "TASK", hide = true)]
     pub test_inject_fault: Option<usize>,
 
-    /// Compare two saved JSON reports: B's speed over A's per thread count
-    #[arg(long, num_args = 2, value_names = ["A.json", "B.json"])]
+    /// Compare two saved JSON reports: B's speed over A's per thread count (it runs nothing,
+    /// so it takes no option of a run: only -q and the output format)
+    #[arg(
+        long,
+        num_args = 2,
+        value_names = ["A.json", "B.json"],
+        conflicts_with_all = COMPARE_CONFLICTS
+    )]
     pub compare: Option<Vec<PathBuf>>,
 
     #[command(flatten)]
     pub gpu: crate::cmd::gpu::GpuArgs,
 }
+
+/// The options of a run, which `--compare` (a run of nothing) refuses rather than ignores.
+const COMPARE_CONFLICTS: [&str; 13] = [
+    "size",
+    "repeat",
+    "duration",
+    "export_json",
+    "export_markdown",
+    "plot",
+    "force",
+    "recheck",
+    "test_inject_fault",
+    "threads",
+    "gpu",
+    "gpu_device",
+    "test_gpu_fail_after",
+];
 
 /// Workload sizes on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -117,22 +141,12 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
 /// Runs `nqueens bench` and returns its exit status.
 pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
     if let Some(files) = &args.compare {
-        return compare(&files[0], &files[1], global.format());
+        return compare::compare(&files[0], &files[1], global.format());
     }
-    check_outputs(args)?;
-    let threads = global
-        .thread_list()
-        .unwrap_or_else(|| bench::default_threads(num_cpus::get().min(nqueens::MAX_THREADS)));
-    if let Some(t) = threads
-        .iter()
-        .enumerate()
-        .find_map(|(i, t)| threads[..i].contains(t).then_some(t))
-    {
-        return Err(UsageError(format!("thread count {t} is listed twice in -j")).into());
-    }
-    if let Some(most) = threads.iter().max() {
-        crate::cmd::workers::note_many(*most, global.quiet);
-    }
+    outputs::check_outputs(args)?;
+    let threads = thread_counts(global)?;
+    // From here a signal asks the run to stop and report what it verified.
+    let stop = crate::cmd::signals::stop_flag()?;
     let base = args.gpu.open(CountOptions::new(), global.quiet)?;
     let gpu_recheck = args.gpu.wanted().then(crate::cmd::gpu::default_recheck);
     let workload = if args.gpu.wanted() {
@@ -152,14 +166,23 @@ pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
         fault: args.test_inject_fault.map(|task| Fault { task, delta: 1 }),
         base,
     };
+    if !global.quiet {
+        message!("{}", plan_line(&config));
+    }
     let bar = BenchBar::new(global.quiet);
-    let outcome = bench::run(&config, &bar);
+    let observer = Observer {
+        bar: &bar,
+        stop: &stop,
+        rounds: (config.rounds > 1 || config.duration.is_some()) && !global.quiet,
+    };
+    let outcome = bench::run(&config, &observer);
     bar.finish();
     match outcome? {
         Outcome::Verified(report) => {
-            publish(&report, args, global)?;
+            outputs::publish(&report, args, global)?;
             Ok(Exit::Ok)
         }
+        Outcome::Interrupted(report) => interrupted(&report, args, global),
         Outcome::Wrong(w) => {
             let suspects = if args.gpu.wanted() {
                 "GPU, its driver, CPU, memory?"
@@ -173,6 +196,114 @@ pub(crate) fn execute(args: &Args, global: &Global) -> anyhow::Result<Exit> {
             Ok(Exit::Mismatch)
         }
     }
+}
+
+/// The thread counts of the rows: `-j`'s list (each once) or the default, with a note for
+/// far more threads than CPUs.
+fn thread_counts(global: &Global) -> anyhow::Result<Vec<usize>> {
+    let threads = global
+        .thread_list()
+        .unwrap_or_else(|| bench::default_threads(num_cpus::get().min(nqueens::MAX_THREADS)));
+    if let Some(t) = threads
+        .iter()
+        .enumerate()
+        .find_map(|(i, t)| threads[..i].contains(t).then_some(t))
+    {
+        return Err(UsageError(format!("thread count {t} is listed twice in -j")).into());
+    }
+    if let Some(most) = threads.iter().max() {
+        crate::cmd::workers::note_many(*most, global.quiet);
+    }
+    Ok(threads)
+}
+
+/// What the run will do, said before it starts: the workload, its rows and rounds.
+fn plan_line(config: &BenchConfig) -> String {
+    let w = &config.workload;
+    let sizes: Vec<String> = w.sizes.iter().map(u32::to_string).collect();
+    let unit = match config.threads[..] {
+        [1] => "thread",
+        _ => "threads",
+    };
+    let rounds = match config.duration {
+        Some(d) => format!("rounds for {} s", d.as_secs_f64()),
+        None => crate::cmd::plural(config.rounds as usize, "round"),
+    };
+    format!(
+        "the {} workload v{} (N = {}): rows at {} {unit}, {rounds}",
+        format!("{:?}", w.name).to_lowercase(),
+        w.version,
+        sizes.join(", "),
+        thread_counts_line(&config.threads),
+    )
+}
+
+/// The most thread counts [`plan_line`] lists one by one.
+const LISTED_COUNTS: usize = 8;
+
+/// The thread counts of the rows, for [`plan_line`]: each one, or for a long list its first
+/// few, its last and how many rows (a list of a thousand would fill the screen).
+fn thread_counts_line(threads: &[usize]) -> String {
+    let list = |t: &[usize]| {
+        t.iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match threads {
+        [first @ .., last] if threads.len() > LISTED_COUNTS => format!(
+            "{}, ..., {last} ({} rows)",
+            list(&first[..LISTED_COUNTS - 2]),
+            threads.len()
+        ),
+        _ => list(threads),
+    }
+}
+
+/// The bench's observer: the bar, the signal handler's flag, and a line per verified round
+/// in a run of several (`rounds`), so that a burn-in's log shows how far it got.
+struct Observer<'a> {
+    bar: &'a BenchBar,
+    stop: &'a AtomicBool,
+    rounds: bool,
+}
+
+impl BenchObserver for Observer<'_> {
+    fn count_started(&self, index: usize, total: Option<usize>, label: &str) {
+        self.bar.count_started(index, total, label);
+    }
+
+    fn round_verified(&self, round: u32) {
+        if self.rounds {
+            self.bar
+                .note(&format!("round {round} verified: every count matched"));
+        }
+    }
+
+    fn should_stop(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// Ends a run stopped by a signal: the rows it verified, printed and written as asked (the
+/// report says it was interrupted), and status 130.
+fn interrupted(report: &BenchReport, args: &Args, global: &Global) -> anyhow::Result<Exit> {
+    if !global.quiet {
+        match report.results.is_empty() {
+            true => message!(new_line; "interrupted before the first row finished"),
+            false => message!(
+                new_line;
+                "interrupted in round {}: the report holds the rows finished, every count \
+                 verified",
+                report.rounds + 1
+            ),
+        }
+    }
+    if report.results.is_empty() {
+        return Ok(Exit::Interrupted);
+    }
+    outputs::publish(report, args, global)?;
+    Ok(Exit::Interrupted)
 }
 
 /// The first board a GPU workload's probes count: the smallest the `auto` engine gives
@@ -222,178 +353,6 @@ fn wrong_count(w: &WrongCount) -> String {
             expected / k as u128
         ),
     }
-}
-
-/// Prints the report and writes the requested exports and plot.
-fn publish(report: &BenchReport, args: &Args, global: &Global) -> anyhow::Result<()> {
-    report::render_bench(report, global.format(), &mut std::io::stdout().lock())?;
-    if let Some(path) = &args.export_json {
-        write_report(path, report, Format::Json)?;
-    }
-    if let Some(path) = &args.export_markdown {
-        write_report(path, report, Format::Markdown)?;
-    }
-    if let Some(path) = &args.plot {
-        crate::plot::scaling(report, path)
-            .with_context(|| format!("drawing '{}'", path.display()))?;
-    }
-    Ok(())
-}
-
-/// Writes an export atomically: only a regular file is ever replaced.
-fn write_report(path: &Path, report: &BenchReport, format: Format) -> anyhow::Result<()> {
-    let mut text = Vec::new();
-    report::render_bench(report, format, &mut text)?;
-    nqueens::shard::write_atomic(path, &text)
-        .with_context(|| format!("writing '{}'", path.display()))
-}
-
-/// The bytes the up-front probe writes for each export: more than a report or plot takes
-/// (a few kB), so a disk too full for it fails before the benchmark, not after.
-const EXPORT_PROBE_BYTES: usize = 1 << 16;
-
-/// Checks every output file before the benchmark runs, so a bad path fails at once; two
-/// exports to one file (the second would replace the first), or one that would replace
-/// a file that is not an earlier export of its kind (without `--force`), are usage errors.
-fn check_outputs(args: &Args) -> anyhow::Result<()> {
-    let kinds: [(&Option<PathBuf>, &str, Recogniser); 3] = [
-        (&args.export_json, "--export-json", is_json_report),
-        (
-            &args.export_markdown,
-            "--export-markdown",
-            is_markdown_report,
-        ),
-        (&args.plot, "--plot", is_plot),
-    ];
-    for (path, flag, earlier) in kinds {
-        if let Some(path) = path {
-            replace::check(path, flag, args.force, earlier)?;
-        }
-    }
-    let outputs: Vec<&PathBuf> = [&args.export_json, &args.export_markdown, &args.plot]
-        .into_iter()
-        .flatten()
-        .collect();
-    for path in &outputs {
-        nqueens::shard::check_writable(path, EXPORT_PROBE_BYTES)
-            .with_context(|| format!("cannot write '{}'", path.display()))?;
-    }
-    for (i, a) in outputs.iter().enumerate() {
-        if let Some(b) = outputs[i + 1..]
-            .iter()
-            .find(|b| nqueens::shard::is_same_file(a, b))
-        {
-            return Err(UsageError(format!(
-                "two exports name the same file ('{}' and '{}'); give each its own",
-                a.display(),
-                b.display()
-            ))
-            .into());
-        }
-    }
-    Ok(())
-}
-
-/// Says whether a file is an earlier output of one kind (see [`replace::check`]).
-type Recogniser = fn(&Path) -> Result<(), String>;
-
-/// An earlier `--export-json`: JSON with a bench schema (of any version).
-fn is_json_report(path: &Path) -> Result<(), String> {
-    let schema = replace::read_text(path)
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-        .and_then(|v| v.get("schema")?.as_str().map(String::from));
-    match schema {
-        Some(s) if s.starts_with("nqueens.bench/") => Ok(()),
-        _ => Err("is not a bench report of nqueens".into()),
-    }
-}
-
-/// An earlier `--export-markdown`: the summary list every version starts it with.
-fn is_markdown_report(path: &Path) -> Result<(), String> {
-    match replace::read_text(path) {
-        Some(text) if text.starts_with("- workload: ") && text.contains("\n- nqueens ") => Ok(()),
-        _ => Err("is not a markdown bench report of nqueens".into()),
-    }
-}
-
-/// An earlier `--plot`: an SVG drawing with the plot's title.
-fn is_plot(path: &Path) -> Result<(), String> {
-    match replace::read_text(path) {
-        Some(text) if text.starts_with("<svg") && text.contains("nqueens bench (") => Ok(()),
-        _ => Err("is not a bench plot of nqueens".into()),
-    }
-}
-
-/// The largest bench report `--compare` reads (real ones are a few kB).
-const MAX_REPORT_BYTES: u64 = 1 << 20;
-
-fn read_report(path: &Path) -> anyhow::Result<BenchReport> {
-    let text = crate::cmd::input::read_to_string(path, MAX_REPORT_BYTES, "a bench report")?;
-    let not_report =
-        |why: String| UsageError(format!("'{}' is not a bench report: {why}", path.display()));
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| not_report(e.to_string()))?;
-    match value.get("schema").and_then(|s| s.as_str()) {
-        Some(bench::BENCH_SCHEMA) => {}
-        Some(other) => {
-            return Err(not_report(format!(
-                "its schema is '{other}', not '{}'",
-                bench::BENCH_SCHEMA
-            ))
-            .into())
-        }
-        None => return Err(not_report("it has no schema field".to_string()).into()),
-    }
-    let report: BenchReport =
-        serde_json::from_value(value).map_err(|e| not_report(e.to_string()))?;
-    if let Some(r) = report
-        .results
-        .iter()
-        .find(|r| !(r.solutions_per_s.is_finite() && r.solutions_per_s > 0.0))
-    {
-        return Err(not_report(format!(
-            "its speed at -j {} is {} solutions/s",
-            r.threads, r.solutions_per_s
-        ))
-        .into());
-    }
-    Ok(report)
-}
-
-/// `--compare A B`: B's solutions/s over A's, per thread count.
-fn compare(a: &Path, b: &Path, format: Format) -> anyhow::Result<Exit> {
-    let (ra, rb) = (read_report(a)?, read_report(b)?);
-    if ra.workload != rb.workload {
-        warning!("the two reports ran different workloads; ratios are rough");
-    }
-    if ra.gpu != rb.gpu {
-        let on = |gpu: &Option<String>| gpu.as_deref().unwrap_or("the CPU").to_string();
-        warning!(
-            "the two reports joined on different devices ({} and {})",
-            on(&ra.gpu),
-            on(&rb.gpu)
-        );
-    }
-    let ratios = bench::compare(&ra, &rb);
-    if ratios.is_empty() {
-        let list = |r: &BenchReport| {
-            let t: Vec<String> = r.results.iter().map(|x| x.threads.to_string()).collect();
-            t.join(",")
-        };
-        anyhow::bail!(
-            "nothing to compare: the reports have no thread count in common ('{}': {}; '{}': {})",
-            a.display(),
-            list(&ra),
-            b.display(),
-            list(&rb)
-        );
-    }
-    let ratios: Vec<SpeedRatio> = ratios
-        .into_iter()
-        .map(|(threads, ratio)| SpeedRatio::new(threads, ratio))
-        .collect();
-    report::render_comparison(&ratios, format, &mut std::io::stdout().lock())?;
-    Ok(Exit::Ok)
 }
 
 #[cfg(test)]
@@ -452,6 +411,19 @@ mod tests {
         );
         w.threads = 1;
         assert!(wrong_count(&w).starts_with("the warm-up with 1 thread: "));
+    }
+
+    #[test]
+    fn a_long_list_of_thread_counts_is_shortened_with_its_length() {
+        assert_eq!(thread_counts_line(&[1]), "1");
+        assert_eq!(thread_counts_line(&[1, 2, 4]), "1, 2, 4");
+        let eight: Vec<usize> = (1..=8).collect();
+        assert_eq!(thread_counts_line(&eight), "1, 2, 3, 4, 5, 6, 7, 8");
+        let many: Vec<usize> = (1..=1024).collect();
+        assert_eq!(
+            thread_counts_line(&many),
+            "1, 2, 3, 4, 5, 6, ..., 1024 (1024 rows)"
+        );
     }
 
     #[test]
