@@ -17,8 +17,8 @@ pub enum Error {
     /// The board size is outside the supported range.
     #[error("N must be between {min} and {max}, got {n}")]
     BoardSize {
-        /// The size that was asked for.
-        n: i64,
+        /// The size that was asked for (any `u64` or `i64` fits).
+        n: i128,
         /// Smallest accepted size.
         min: u32,
         /// Largest accepted size.
@@ -47,7 +47,7 @@ pub enum Error {
     /// The engine name is not one the library knows.
     #[error("unknown engine '{name}' (choose one of: {choices})")]
     UnknownEngine {
-        /// The name that was asked for.
+        /// The name that was asked for (at most its first 40 characters).
         name: String,
         /// Comma-separated list of valid names.
         choices: String,
@@ -203,6 +203,18 @@ pub enum Error {
     /// was on is discarded, and every task finished before it is kept.
     #[error("the GPU failed: {0}")]
     Gpu(String),
+    /// A job needs more memory than this process may take: refused before anything of it
+    /// was allocated, or an allocation the system refused. A run-time error, not a usage one.
+    #[error("not enough memory: {what} needs {}, but {reason}", crate::memory::size(*need))]
+    Memory {
+        /// What needs it, for people.
+        what: String,
+        /// The bytes it needs.
+        need: u64,
+        /// Why they are not there, for people (e.g. `the memory available on this machine
+        /// leaves 3.2 GB free`).
+        reason: String,
+    },
     /// A checkpoint is in use by another running process; two writers would
     /// overwrite each other's progress.
     #[error("checkpoint '{}' is in use by another nqueens process (lock '{}' is held)", path.display(), lock.display())]
@@ -266,7 +278,7 @@ pub(crate) fn check_n(n: u32) -> Result<(), Error> {
         Ok(())
     } else {
         Err(Error::BoardSize {
-            n: i64::from(n),
+            n: i128::from(n),
             min: MIN_N,
             max: MAX_N,
         })

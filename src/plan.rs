@@ -175,8 +175,19 @@ pub struct NoProgress;
 
 impl Progress for NoProgress {}
 
-/// Builds the local thread pool the engines run on.
+/// Builds the local thread pool the engines run on, of `threads` threads.
+///
+/// # Errors
+/// [`Error::Threads`] unless `threads` is 1 to [`MAX_THREADS`](crate::MAX_THREADS) (a
+/// pool of millions of threads would exhaust memory before it failed);
+/// [`Error::ThreadPool`] if the system refuses a thread.
 pub fn thread_pool(threads: usize) -> Result<rayon::ThreadPool, Error> {
+    if !(1..=crate::MAX_THREADS).contains(&threads) {
+        return Err(Error::Threads {
+            threads,
+            max: crate::MAX_THREADS,
+        });
+    }
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("nqueens-{i}"))

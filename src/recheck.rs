@@ -53,11 +53,12 @@ impl Recheck {
         self.fraction
     }
 
-    /// Rechecks on `checkers` threads (at least one) beside the workers: a run whose
-    /// workers mostly wait for a GPU leaves the CPU's cores to the portable path, which is
-    /// slower than the GPU by far.
+    /// Rechecks on `checkers` threads beside the workers: a run whose workers mostly wait
+    /// for a GPU leaves the CPU's cores to the portable path, which is slower than the GPU by
+    /// far. Any value is accepted: it is clamped to 1..=[`MAX_THREADS`](crate::MAX_THREADS),
+    /// as more checkers than that could only take turns on the CPUs.
     pub fn checkers(mut self, checkers: usize) -> Self {
-        self.checkers = checkers.max(1);
+        self.checkers = checkers.clamp(1, crate::MAX_THREADS);
         self
     }
 
@@ -114,7 +115,8 @@ pub struct Rechecked {
 ///
 /// # Errors
 /// [`Error::RecheckMismatch`] for the first task whose counts disagree (workers are asked to
-/// stop at once); otherwise `body`'s result.
+/// stop at once); [`Error::ThreadPool`] if a checker thread cannot be started; otherwise
+/// `body`'s result.
 pub(crate) fn run_checked<R>(
     plan: &dyn Plan,
     recheck: Option<Recheck>,
@@ -131,9 +133,19 @@ pub(crate) fn run_checked<R>(
     let rx = Mutex::new(rx);
     let checkers = recheck.map_or(1, |r| r.checkers);
     let (result, checked) = std::thread::scope(|scope| {
-        let checkers: Vec<_> = (0..checkers)
-            .map(|_| scope.spawn(|| check_all(plan, &rx, on_agree, &failed)))
-            .collect();
+        let mut started = Vec::with_capacity(checkers);
+        for _ in 0..checkers {
+            let thread = std::thread::Builder::new()
+                .name("nqueens-recheck".to_string())
+                .spawn_scoped(scope, || check_all(plan, &rx, on_agree, &failed));
+            match thread {
+                Ok(thread) => started.push(thread),
+                // The system refused a thread: the started checkers end once the queue
+                // closes (the sender is dropped on return), and the scope joins them.
+                Err(e) => return Err(Error::ThreadPool(format!("a recheck thread: {e}"))),
+            }
+        }
+        let checkers = started;
         let result = {
             let view = Faulty { inner: plan, fault };
             let observer = Tap {
@@ -156,8 +168,8 @@ pub(crate) fn run_checked<R>(
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             })
             .collect();
-        (result, checked)
-    });
+        Ok((result, checked))
+    })?;
     let mut agreed = Vec::new();
     for tasks in checked {
         agreed.extend(tasks?);

@@ -206,6 +206,47 @@ fn two_colour_json_reports_solutions_and_pairs() {
 }
 
 #[test]
+fn two_colour_no_symmetry_agrees_with_the_symmetry_reduction() {
+    let open = format!("7\n{}", "1 1 1 1 1 1 1\n".repeat(7));
+    let masked =
+        "6\n1 1 1 1 1 1\n1 1 0 1 1 1\n1 1 1 1 1 1\n1 1 1 1 1 1\n1 0 1 1 1 1\n1 1 1 1 1 1\n";
+    for (board, pairs) in [(open.as_str(), "496\n"), (masked, "")] {
+        let with = stdout_of_stdin(&["two-colour", "-q"], board);
+        let without = stdout_of_stdin(&["two-colour", "-q", "--no-symmetry"], board);
+        assert_eq!(with, without, "{board}");
+        assert!(with.ends_with(pairs), "{with}");
+    }
+    nqueens()
+        .args(["two-colour", "--no-symmetry"])
+        .write_stdin(open)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("1 symmetry (40 processed)"));
+}
+
+#[test]
+fn two_colour_refuses_boards_that_would_take_decades() {
+    let board = format!("20\n{}", format!("{}\n", ["1"; 20].join(" ")).repeat(20));
+    nqueens()
+        .arg("two-colour")
+        .write_stdin(board)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("2^64").and(predicate::str::contains("39029188884")));
+}
+
+#[test]
+fn a_full_mask_says_it_matches_oeis_and_blank_lines_around_it_are_not_rows() {
+    nqueens()
+        .args(["count", "6", "--mask", "-"])
+        .write_stdin("\n\n......\n......\n......\n......\n......\n......\n\n")
+        .assert()
+        .success()
+        .stdout("4\n")
+        .stderr(predicate::str::contains("matches OEIS A000170"));
+}
+
+#[test]
 fn two_colour_malformed_input_exits_2() {
     nqueens()
         .arg("two-colour")
@@ -278,7 +319,10 @@ fn min_conflicts_is_valid_and_reproducible_by_seed() {
 #[test]
 fn place_judge_format() {
     let out = stdout_of_stdin(&["place", "--stdin"], "8\n\n4\n0\n9\n");
-    assert_eq!(out, "2 4 6 8 3 1 7 5\n2 4 1 3\n");
+    assert_eq!(
+        out, "2 4 6 8 3 1 7 5\n\n2 4 1 3\n",
+        "a blank line for a blank line"
+    );
     nqueens()
         .args(["place", "--stdin"])
         .write_stdin("5\n3\n4\n")
@@ -286,6 +330,96 @@ fn place_judge_format() {
         .code(1)
         .stdout("2 4 1 3 5\nno solution\n2 4 1 3\n")
         .stderr(predicate::str::contains("no solution exists for n = 3"));
+}
+
+#[test]
+fn place_judge_boards_are_separated_and_json_always_names_the_method() {
+    let out = stdout_of_stdin(&["place", "--stdin", "--format", "board"], "4\n1\n");
+    assert_eq!(out, "..Q.\nQ...\n...Q\n.Q..\n\nQ\n");
+    let out = nqueens()
+        .args(["place", "--stdin", "--json"])
+        .write_stdin("2\n\n4\n")
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let lines: Vec<serde_json::Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    for line in &lines {
+        assert_eq!(line["method"], "construct", "{line}");
+    }
+    assert_eq!(
+        (lines[0]["n"].as_u64(), lines[0]["rows"].is_null()),
+        (Some(2), true)
+    );
+    assert!(lines[1]["n"].is_null());
+    assert_eq!(lines[2]["n"], 4);
+}
+
+#[test]
+fn place_judge_output_verifies_past_its_no_solution_lines() {
+    let answers = nqueens()
+        .args(["place", "--stdin", "-q"])
+        .write_stdin("8\n3\n10\n")
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let out = nqueens()
+        .arg("verify")
+        .write_stdin(answers)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        report.starts_with("line 1: valid, n = 8\nline 2: no solution claimed\n"),
+        "{report}"
+    );
+    assert!(report.contains("line 3: valid, n = 10"), "{report}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("1 'no solution' not checked"));
+    nqueens()
+        .args(["verify", "--size", "3"])
+        .write_stdin("no solution\n")
+        .assert()
+        .success()
+        .stdout("line 1: valid, no solution for n = 3\n");
+    nqueens()
+        .args(["verify", "--size", "8"])
+        .write_stdin("no solution\n")
+        .assert()
+        .code(1)
+        .stdout(
+            predicate::str::contains("INVALID")
+                .and(predicate::str::contains("n = 8 has solutions")),
+        );
+}
+
+#[test]
+fn verify_checks_a_line_too_long_to_keep_as_it_streams() {
+    // One past the values a line keeps: checked in a few bits per value instead.
+    let n = (nqueens::puzzles::verify::STREAM_FROM + 1).to_string();
+    let line = stdout_of(&["place", &n, "-q"]);
+    let report = stdout_of_stdin(&["verify"], &line);
+    assert_eq!(report, format!("line 1: valid, n = {n}\n"));
+    let mut bad = line.into_bytes();
+    bad.truncate(bad.len() - 1);
+    bad.extend_from_slice(b" 1\n");
+    nqueens()
+        .arg("verify")
+        .write_stdin(bad)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "is on a row an earlier queen holds",
+        ));
 }
 
 fn stdout_of_stdin(args: &[&str], input: &str) -> String {

@@ -10,7 +10,7 @@ use nqueens::puzzles::place::{self, Construction};
 use nqueens::report::Format;
 use nqueens::Error;
 
-use crate::cmd::judge::{Answers, Questions};
+use crate::cmd::judge::{Answers, Question, Questions};
 use crate::cmd::messages::message;
 use crate::exit::{Exit, UsageError};
 use crate::options::{FormatArg, Global};
@@ -31,8 +31,9 @@ pub(crate) struct Args {
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
 
-    /// Judge format: one N per line on stdin (0 or end of input ends), one output line each (the
-    /// solution, or "no solution"; JSON Lines with --json)
+    /// Judge format: one N per line on stdin (0 or end of input ends), one answer each (the
+    /// solution, "no solution", or a blank line for a blank line; boards are separated by a
+    /// blank line; JSON Lines with --json)
     #[arg(long, conflicts_with = "n")]
     pub stdin: bool,
 }
@@ -95,8 +96,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
     out.flush()?;
     if !global.quiet {
         let secs = start.elapsed().as_secs_f64();
-        let method = args.method.to_possible_value().expect("no skipped values");
-        message!("n = {n}: {}, {secs:.3} s", method.get_name());
+        message!("n = {n}: {}, {secs:.3} s", method_name(args.method));
     }
     Ok(Exit::Ok.into())
 }
@@ -144,12 +144,12 @@ fn solve(
                     c.write(out, b' ')?;
                     out.write_all(b"\n")?;
                 }
-                _ => write(out, c.iter(), layout, n, "construct")?,
+                _ => write(out, c.iter(), layout, n, method_name(method))?,
             }
         }
         Method::MinConflicts => {
             let rows = place::min_conflicts(n, seed)?;
-            write(out, rows.iter().copied(), layout, n, "min-conflicts")?;
+            write(out, rows.iter().copied(), layout, n, method_name(method))?;
         }
     }
     Ok(())
@@ -184,28 +184,66 @@ pub(crate) const PLACE_SCHEMA: &str = "nqueens.place/1";
 pub(crate) const NO_SOLUTION: &str = "no solution";
 
 /// Writes the marker line for an n without a solution, in `layout`.
-fn no_solution_line(out: &mut impl Write, n: u64, layout: Layout) -> std::io::Result<()> {
+fn no_solution_line(
+    out: &mut impl Write,
+    n: u64,
+    method: Method,
+    layout: Layout,
+) -> std::io::Result<()> {
     match layout {
         Layout::Json => writeln!(
             out,
-            "{{\"schema\":\"{PLACE_SCHEMA}\",\"n\":{n},\"rows\":null}}"
+            "{{\"schema\":\"{PLACE_SCHEMA}\",\"n\":{n},\"method\":\"{}\",\"rows\":null}}",
+            method_name(method)
         ),
         Layout::Line | Layout::Board => writeln!(out, "{NO_SOLUTION}"),
     }
 }
 
-/// The judge format: one N per line in, one solution line out (or [`NO_SOLUTION`]).
+/// The answer to a blank question line: a blank line (JSON: an object with no n).
+fn blank_line(out: &mut impl Write, method: Method, layout: Layout) -> std::io::Result<()> {
+    match layout {
+        Layout::Json => writeln!(
+            out,
+            "{{\"schema\":\"{PLACE_SCHEMA}\",\"n\":null,\"method\":\"{}\",\"rows\":null}}",
+            method_name(method)
+        ),
+        Layout::Line | Layout::Board => writeln!(out),
+    }
+}
+
+/// The method's name, as the command line spells it.
+fn method_name(method: Method) -> &'static str {
+    match method {
+        Method::Construct => "construct",
+        Method::MinConflicts => "min-conflicts",
+    }
+}
+
+/// The judge format: one N per line in, one answer out: the solution, [`NO_SOLUTION`], or
+/// a blank line for a blank line. Boards (`--format board`) are separated by a blank line.
 fn judge(args: &Args, layout: Layout, seed: u64) -> anyhow::Result<ExitCode> {
     let mut status = Exit::Ok;
     let mut questions = Questions::stdin();
     let mut answers = Answers::new(std::io::stdout().lock());
+    let mut first = true;
     loop {
         answers.before(&questions)?;
-        let Some(n) = questions.next(parse_size) else {
+        let Some(question) = questions.next_line(parse_size) else {
             break;
         };
-        let n = n?;
         let out = answers.out();
+        if layout == Layout::Board && !std::mem::take(&mut first) {
+            writeln!(out)?;
+        }
+        let n = match question? {
+            Question::Size(n) => n,
+            Question::Blank => {
+                blank_line(out, args.method, layout)?;
+                answers.answered()?;
+                continue;
+            }
+        };
         match solve(out, n, args.method, seed, layout) {
             Err(e)
                 if e.downcast_ref::<Error>()
@@ -214,7 +252,7 @@ fn judge(args: &Args, layout: Layout, seed: u64) -> anyhow::Result<ExitCode> {
                 // One output line per input line, always, so a judge can match
                 // them up: a marker line keeps the
                 // answers aligned with the questions.
-                no_solution_line(out, n, layout)?;
+                no_solution_line(out, n, args.method, layout)?;
                 message!("{e}");
                 status = Exit::Failure;
             }

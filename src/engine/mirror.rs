@@ -52,7 +52,7 @@ impl Engine for Mirror {
 
 /// The smallest depth from 2 that gives every thread enough tasks to balance.
 fn auto_depth(n: u32, threads: usize) -> u32 {
-    let want = TASKS_PER_THREAD * threads.max(1);
+    let want = TASKS_PER_THREAD.saturating_mul(threads.max(1));
     let cap = MAX_AUTO_DEPTH.min(n);
     (2.min(cap)..=cap)
         .find(|&d| start_tasks(n, d).len() >= want)
@@ -115,8 +115,9 @@ pub struct MirrorPlan {
 }
 
 impl MirrorPlan {
-    /// Expands the mirror starts of an `n`×`n` board to `depth` rows.
-    pub fn new(n: u32, depth: u32) -> Self {
+    /// Expands the mirror starts of an `n`×`n` board to `depth` rows (`n` and `depth`
+    /// unchecked: the public way in is [`crate::engine::plan`]).
+    pub(crate) fn new(n: u32, depth: u32) -> Self {
         let rows = Rows::full(n);
         let mut costed: Vec<(u64, Weighted)> = start_tasks(n, depth)
             .into_iter()

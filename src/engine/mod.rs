@@ -110,7 +110,7 @@ pub fn find(name: &str, n: u32) -> Result<&'static dyn Engine, Error> {
         .copied()
         .find(|e| e.name() == name)
         .ok_or_else(|| Error::UnknownEngine {
-            name: name.to_string(),
+            name: crate::error::excerpt(name),
             choices: names().join(", "),
         })
 }

@@ -77,8 +77,15 @@ impl Resident {
         for class in 0..2 {
             let words = p.words(class);
             let at = state.used;
-            if !words.is_empty() {
-                state.pending.push((at, words.to_vec()));
+            // Words are placed one after another, so those placed since the last batch
+            // are one upload: uploads into one buffer wait for each other, a dependent
+            // step each.
+            match state.pending.last_mut() {
+                _ if words.is_empty() => {}
+                Some((start, run)) if *start + run.len() as u64 == at => {
+                    run.extend_from_slice(words)
+                }
+                _ => state.pending.push((at, words.to_vec())),
             }
             state.at.insert((p.stamp(), class), at as u32);
             state.used += words.len() as u64;
@@ -86,7 +93,7 @@ impl Resident {
         state.at.get(&(p.stamp(), class)).copied()
     }
 
-    /// The words placed since the last call, each with its first word: the feeder records
+    /// The words placed since the last call, each run with its first word: the feeder records
     /// their upload into the next batch's command encoder, ahead of its passes.
     pub(crate) fn take_pending(&self) -> Vec<(u64, Vec<u64>)> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);

@@ -2,7 +2,7 @@
 //!
 //! A mask file has one line per row and one cell per column: `1` or `.` for an allowed cell,
 //! `0` or `#` for a blocked one; spaces and tabs between cells are ignored, and so are blank
-//! lines at the end. [`count_masked`] counts the placements of N mutually non-attacking queens
+//! lines before the first row and after the last. [`count_masked`] counts the placements of N mutually non-attacking queens
 //! on allowed cells with the shared kernel (`crate::engine::kernel`), in parallel on the plan
 //! executor. When the mask is left-right symmetric (or top-bottom symmetric, which becomes
 //! left-right after transposing the board) only half the first row is searched.
@@ -38,7 +38,13 @@ impl Mask {
     /// # Errors
     /// [`Error::BoardSize`] unless there are 1 to 32 rows.
     pub fn from_rows(rows: &[u32]) -> Result<Mask, Error> {
-        let n = u32::try_from(rows.len()).unwrap_or(u32::MAX);
+        let Ok(n) = u32::try_from(rows.len()) else {
+            return Err(Error::BoardSize {
+                n: rows.len() as i128,
+                min: 1,
+                max: MAX_MASK_N,
+            });
+        };
         check_mask_n(n)?;
         let rows = rows.iter().map(|r| r & full_mask(n)).collect();
         Ok(Mask { rows })
@@ -51,7 +57,10 @@ impl Mask {
     /// than `1 . 0 #` and blanks, a row of the wrong width, too few or too many rows.
     pub fn parse(text: &str, n: u32, source: &str) -> Result<Mask, Error> {
         check_mask_n(n)?;
-        let lines: Vec<&str> = text.lines().collect();
+        let all: Vec<&str> = text.lines().collect();
+        // Blank lines before the first row and after the last are not rows.
+        let skipped = all.iter().take_while(|l| l.trim().is_empty()).count();
+        let lines = &all[skipped..];
         let used = lines
             .iter()
             .rposition(|l| !l.trim().is_empty())
@@ -63,9 +72,9 @@ impl Mask {
                     .take_while(|l| l.trim().is_empty())
                     .count();
             let message = format!("extra row: the mask must have {n} rows");
-            return Err(parse_error(source, extra + 1, None, message));
+            return Err(parse_error(source, skipped + extra + 1, None, message));
         }
-        let rows = parse_rows(&lines[..used], n, source, 1)?;
+        let rows = parse_rows(&lines[..used], n, source, skipped + 1)?;
         Ok(Mask { rows })
     }
 
@@ -79,9 +88,10 @@ impl Mask {
         &self.rows
     }
 
-    /// Whether cell (`row`, `col`) is allowed.
+    /// Whether cell (`row`, `col`) is allowed (`false` for a cell off the board).
     pub fn is_allowed(&self, row: u32, col: u32) -> bool {
-        self.rows[row as usize] >> col & 1 == 1
+        let cells = self.rows.get(row as usize).copied().unwrap_or(0);
+        cells.checked_shr(col).is_some_and(|rest| rest & 1 == 1)
     }
 
     /// Whether every cell is allowed.
@@ -121,7 +131,7 @@ fn check_mask_n(n: u32) -> Result<(), Error> {
         Ok(())
     } else {
         Err(Error::BoardSize {
-            n: i64::from(n),
+            n: i128::from(n),
             min: 1,
             max: MAX_MASK_N,
         })
@@ -204,8 +214,10 @@ pub struct MaskPlan {
 }
 
 impl MaskPlan {
-    /// Builds the plan for `mask`, with enough tasks for `threads` workers.
+    /// Builds the plan for `mask`, with enough tasks for `threads` workers (taken as 1 to
+    /// [`MAX_THREADS`](crate::MAX_THREADS): more tasks would only cost memory).
     pub fn new(mask: &Mask, threads: usize) -> Self {
+        let threads = threads.clamp(1, crate::MAX_THREADS);
         let (mask, transposed) =
             if !mask.is_mirror_symmetric() && mask.transpose().is_mirror_symmetric() {
                 (mask.transpose(), true)
@@ -219,7 +231,7 @@ impl MaskPlan {
         } else {
             vec![(Node::ROOT, 1)]
         };
-        let want = TASKS_PER_THREAD * threads.max(1);
+        let want = TASKS_PER_THREAD * threads;
         let mut tasks = Vec::new();
         for (start, weight) in starts {
             let nodes = expand_at_least(&rows, vec![start], want);
@@ -410,6 +422,12 @@ mod tests {
     }
 
     #[test]
+    fn blank_lines_around_the_rows_are_not_rows() {
+        let mask = Mask::parse("\n \n1111\n1011\n1111\n1111\n\n", 4, "m").unwrap();
+        assert_eq!(mask.row_masks(), &[0b1111, 0b1101, 0b1111, 0b1111]);
+    }
+
+    #[test]
     fn parsing_accepts_both_alphabets_and_blanks() {
         let text = "1 . 1 .\n0#00\n\t1111\n....\n\n";
         let mask = Mask::parse(text, 4, "m").unwrap();
@@ -429,6 +447,14 @@ mod tests {
             ("1111\n111\n1111\n1111\n", 2, None, "too few cells"),
             ("1111\n1111\n1111\n", 4, None, "missing rows"),
             ("1111\n1111\n1111\n1111\n1111\n", 5, None, "extra row"),
+            ("\n\n1111\n1111\n1111\n1111\n1111\n", 7, None, "extra row"),
+            (
+                "\n1111\n11x1\n1111\n1111\n",
+                3,
+                Some(3),
+                "unexpected character",
+            ),
+            ("\n1111\n\n1111\n1111\n", 3, None, "too few cells"),
         ];
         for (text, line, column, what) in cases {
             match Mask::parse(text, 4, "m") {
@@ -443,6 +469,15 @@ mod tests {
                 }
                 other => panic!("{text:?}: {other:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn cells_off_the_board_are_not_allowed() {
+        let mask = Mask::full(5).unwrap();
+        assert!(mask.is_allowed(4, 4));
+        for (r, c) in [(5, 0), (0, 5), (0, 31), (0, 32), (u32::MAX, u32::MAX)] {
+            assert!(!mask.is_allowed(r, c), "({r}, {c})");
         }
     }
 

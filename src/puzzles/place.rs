@@ -22,7 +22,7 @@ pub const MAX_PLACE_N: u64 = u32::MAX as u64;
 pub fn check_place_n(n: u64) -> Result<u32, Error> {
     if n == 0 || n > MAX_PLACE_N {
         return Err(Error::BoardSize {
-            n: i64::try_from(n).unwrap_or(i64::MAX),
+            n: i128::from(n),
             min: 1,
             max: u32::MAX,
         });
@@ -66,12 +66,24 @@ impl Construction {
         self.n
     }
 
-    /// The 1-based row of the queen in 0-based column `col` (`col < n`).
+    /// The 1-based row of the queen in 0-based column `col`; `None` for `col ≥ n`, a column
+    /// off the board.
     ///
     /// The list is the even rows 2, 4, … then the odd rows 1, 3, …; for n mod 6 = 2 the odd
     /// part starts 3, 1 and 5 moves to its end; for n mod 6 = 3 the 2 moves to the end of the
     /// even part and 1, 3 to the end of the odd part.
-    pub fn row(&self, col: u32) -> u32 {
+    ///
+    /// ```
+    /// use nqueens::puzzles::place::Construction;
+    /// let c = Construction::new(8).unwrap();
+    /// assert_eq!((c.row(0), c.row(7), c.row(8)), (Some(2), Some(5), None));
+    /// ```
+    pub fn row(&self, col: u32) -> Option<u32> {
+        (col < self.n).then(|| self.row_on_board(col))
+    }
+
+    /// [`Construction::row`] for a column on the board (`col < n`).
+    fn row_on_board(&self, col: u32) -> u32 {
         let n = self.n;
         let evens = n / 2;
         let odds = n - evens;
@@ -92,7 +104,7 @@ impl Construction {
 
     /// The rows of all columns, in column order.
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..self.n).map(|c| self.row(c))
+        (0..self.n).map(|c| self.row_on_board(c))
     }
 
     /// The solution as at most nine runs `(first row, length)` in column order; within a run
@@ -119,7 +131,7 @@ impl Construction {
         cuts.sort_unstable();
         cuts.dedup();
         cuts.windows(2)
-            .map(|w| (self.row(w[0]), w[1] - w[0]))
+            .map(|w| (self.row_on_board(w[0]), w[1] - w[0]))
             .collect()
     }
 
@@ -228,10 +240,23 @@ pub fn write_joined(
 }
 
 /// The board of a placement given as 1-based rows per column: one line per row.
+///
+/// # Errors
+/// An [`io::ErrorKind::InvalidInput`] error, before anything is written, unless `rows` is a
+/// permutation of 1..=n (n = its length); otherwise `out`'s errors.
 pub fn write_board(out: &mut impl Write, rows: &[u32]) -> io::Result<()> {
-    let mut col_of_row = vec![0u32; rows.len()];
+    let n = rows.len();
+    let mut col_of_row = vec![u32::MAX; n];
     for (c, &r) in rows.iter().enumerate() {
-        col_of_row[r as usize - 1] = c as u32;
+        match col_of_row.get_mut((r as usize).wrapping_sub(1)) {
+            Some(slot) if *slot == u32::MAX => *slot = c as u32,
+            _ => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("not a permutation of 1..={n}: row {r} in column {}", c + 1),
+                ))
+            }
+        }
     }
     crate::puzzles::solutions::write_board(out, &col_of_row)
 }
@@ -447,6 +472,37 @@ mod tests {
         for n in [100_000_007, 100_000_010, 100_000_011] {
             let rows: Vec<u32> = Construction::new(n).unwrap().iter().collect();
             assert!(check(&rows, Some(n)).is_valid(), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn rows_off_the_board_are_none() {
+        for n in [1, 4, 8, 9, 1000, u64::from(u32::MAX)] {
+            let c = Construction::new(n).unwrap();
+            assert!(c.row(c.n() - 1).is_some(), "n = {n}");
+            assert_eq!(c.row(c.n()), None, "n = {n}");
+            assert_eq!(c.row(u32::MAX), None, "n = {n}");
+        }
+        let c = Construction::new(u64::from(u32::MAX)).unwrap();
+        let last = c.row(u32::MAX - 1).unwrap();
+        assert!((1..=u32::MAX).contains(&last));
+    }
+
+    #[test]
+    fn boards_of_non_permutations_are_errors_not_panics() {
+        for rows in [&[0u32, 1][..], &[1, 3], &[2, 2], &[u32::MAX]] {
+            let mut out = Vec::new();
+            let err = write_board(&mut out, rows).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{rows:?}");
+            assert!(out.is_empty(), "{rows:?}");
+        }
+    }
+
+    #[test]
+    fn the_size_error_names_the_size_asked_for() {
+        for n in [0, u64::from(u32::MAX) + 1, u64::MAX] {
+            let message = Construction::new(n).unwrap_err().to_string();
+            assert!(message.ends_with(&format!("got {n}")), "{message}");
         }
     }
 

@@ -120,8 +120,18 @@ pub fn write_perm(out: &mut impl Write, cols: &[u32]) -> io::Result<()> {
 }
 
 /// Writes a solution as a board: one line per row, `Q` for the queen, `.` elsewhere.
+///
+/// # Errors
+/// An [`io::ErrorKind::InvalidInput`] error, before anything is written, for a column not
+/// on the board (`≥` the number of rows); otherwise `out`'s errors.
 pub fn write_board(out: &mut impl Write, cols: &[u32]) -> io::Result<()> {
     let n = cols.len();
+    if let Some((r, c)) = cols.iter().enumerate().find(|(_, &c)| c as usize >= n) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("row {r} has its queen in column {c}, off a board of {n} columns"),
+        ));
+    }
     let mut line = vec![b'.'; n + 1];
     line[n] = b'\n';
     for &c in cols {
@@ -170,6 +180,14 @@ mod tests {
         let masked: Vec<Vec<u32>> = Solutions::with_mask(&mask).collect();
         let plain: Vec<Vec<u32>> = Solutions::new(5).unwrap().filter(|s| s[0] != 0).collect();
         assert_eq!(masked, plain);
+    }
+
+    #[test]
+    fn a_column_off_the_board_is_an_error_not_a_panic() {
+        let mut out = Vec::new();
+        let err = write_board(&mut out, &[1, 4, 0]).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert!(out.is_empty());
     }
 
     #[test]

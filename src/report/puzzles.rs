@@ -84,21 +84,27 @@ pub const VERDICT_SCHEMA: &str = "nqueens.verdict/1";
 
 /// The verdict on one claimed solution, as `verify` prints it.
 ///
-/// JSON fields: `conflicts`, `line`, `n`, `problems` (the first few, in words), `schema`
+/// JSON fields: `checked` (false for a `no solution` line without a board size to check it
+/// against), `claim` (`solution`, or `no solution` for that line), `conflicts`, `line`, `n`
+/// (`null` for an unchecked `no solution`), `problems` (the first few, in words), `schema`
 /// ([`VERDICT_SCHEMA`]), `valid`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Verdict {
+    /// Whether the line could be checked.
+    pub checked: bool,
+    /// What the line claims: `solution` or `no solution`.
+    pub claim: &'static str,
     /// The total number of problems.
     pub conflicts: u64,
     /// The input line of the permutation (1-based).
     pub line: usize,
-    /// The board size.
-    pub n: u64,
+    /// The board size, if known.
+    pub n: Option<u64>,
     /// The first problems, in words.
     pub problems: Vec<String>,
     /// Schema tag, [`VERDICT_SCHEMA`].
     pub schema: &'static str,
-    /// Whether the permutation is a solution.
+    /// Whether the line is a right answer.
     pub valid: bool,
 }
 
@@ -106,12 +112,37 @@ impl Verdict {
     /// The verdict on the permutation read from `line`.
     pub fn new(line: usize, check: &PermutationCheck) -> Self {
         Verdict {
+            checked: true,
+            claim: "solution",
             conflicts: check.conflicts,
             line,
-            n: check.n,
+            n: Some(check.n),
             problems: check.problems.iter().map(ToString::to_string).collect(),
             schema: VERDICT_SCHEMA,
             valid: check.is_valid(),
+        }
+    }
+
+    /// The verdict on a `no solution` line, for a board of `size` if known: right for
+    /// n = 2 and 3 only, and not checked without a size.
+    pub fn no_solution(line: usize, size: Option<u64>) -> Self {
+        let valid = size.is_some_and(|n| n == 2 || n == 3);
+        let problem = match size {
+            None => Some(
+                "not checked: right only for n = 2 and 3 (give --size to check it)".to_string(),
+            ),
+            Some(n) if !valid => Some(format!("n = {n} has solutions")),
+            Some(_) => None,
+        };
+        Verdict {
+            checked: size.is_some(),
+            claim: "no solution",
+            conflicts: u64::from(size.is_some() && !valid),
+            line,
+            n: size,
+            problems: problem.into_iter().collect(),
+            schema: VERDICT_SCHEMA,
+            valid,
         }
     }
 }
@@ -123,15 +154,23 @@ pub fn render_verdict(v: &Verdict, format: Format, out: &mut dyn Write) -> io::R
         return writeln!(out);
     }
     let line = v.line;
-    if v.valid {
-        return writeln!(out, "line {line}: valid, n = {}", v.n);
+    let n = v.n.map_or("unknown".to_string(), |n| n.to_string());
+    match (v.claim, v.checked, v.valid) {
+        ("no solution", true, true) => {
+            return writeln!(out, "line {line}: valid, no solution for n = {n}")
+        }
+        ("no solution", true, false) => writeln!(out, "line {line}: INVALID, no solution claimed")?,
+        ("no solution", false, _) => writeln!(out, "line {line}: no solution claimed")?,
+        (_, _, true) => return writeln!(out, "line {line}: valid, n = {n}"),
+        _ => {
+            let conflicts = plural(v.conflicts, "conflict");
+            writeln!(out, "line {line}: INVALID, n = {n}, {conflicts}")?;
+        }
     }
-    let conflicts = plural(v.conflicts, "conflict");
-    writeln!(out, "line {line}: INVALID, n = {}, {conflicts}", v.n)?;
     for p in &v.problems {
         writeln!(out, "  {p}")?;
     }
-    let more = v.conflicts - v.problems.len() as u64;
+    let more = v.conflicts.saturating_sub(v.problems.len() as u64);
     if more > 0 {
         writeln!(out, "  ... and {more} more")?;
     }

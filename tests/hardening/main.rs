@@ -1,6 +1,7 @@
 //! Every bad input gets a clear error, nothing is clobbered, faults are caught.
 //! One module per kind of hardening; the helpers they share are here.
 
+mod api;
 #[path = "../common/mod.rs"]
 mod common;
 mod files;

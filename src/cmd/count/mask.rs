@@ -28,8 +28,14 @@ pub(super) fn run(n: u32, path: &Path, global: &Global) -> anyhow::Result<ExitCo
 /// One line for people: the board, the method, the time.
 fn commentary(c: &Count, mask: &Mask) -> String {
     let blocked: u32 = mask.row_masks().iter().map(|r| c.n - r.count_ones()).sum();
+    // Only a full mask has a published total to match.
+    let check = match c.verified {
+        Some(true) => "; matches OEIS A000170",
+        Some(false) => "; DOES NOT MATCH OEIS A000170",
+        None => "",
+    };
     format!(
-        "N = {} with {}: {}; {} ({}), {}, {:.3} s",
+        "N = {} with {}: {}; {} ({}), {}, {:.3} s{check}",
         c.n,
         plural(blocked, "blocked cell"),
         plural(c.total, "placement"),

@@ -86,7 +86,9 @@ impl Engine for Symmetry {
 /// depth has more than [`MAX_AUTO_TASKS`] (then one less). Tasks are counted, not built,
 /// and counting stops past the cap (so plan setup stays small at any N).
 fn auto_depth(n: u32, starts: &[Start], threads: usize) -> u32 {
-    let want = (TASKS_PER_THREAD * threads.max(1)).max(min_tasks(n));
+    let want = TASKS_PER_THREAD
+        .saturating_mul(threads.max(1))
+        .max(min_tasks(n));
     let cap = MAX_AUTO_DEPTH.min(n);
     let mut depth = MIN_SPLIT_DEPTH;
     while depth < cap {
@@ -187,8 +189,10 @@ pub struct SymmetryPlan {
 }
 
 impl SymmetryPlan {
-    /// The plan for an `n`×`n` board split at `depth`.
-    pub fn new(n: u32, depth: u32) -> Self {
+    /// The plan for an `n`×`n` board split at `depth` (`n` and `depth` unchecked: the
+    /// public way in is [`crate::engine::plan`]).
+    #[cfg(test)]
+    pub(crate) fn new(n: u32, depth: u32) -> Self {
         Self::with_starts(n, depth, starts(n))
     }
 

@@ -163,10 +163,10 @@ fn sampled_tasks_of_18_to_22_are_fed_in_batches() {
     let mut all = Work::default();
     for n in 18..=22 {
         // The cheapest tasks (at the plan's end), a worker's step of them, for the feeding
-        // budgets: a batch takes some 40 steps, so a step of tasks spread over the plan,
-        // whose costliest fill batches sooner, makes more a task than a whole count, whose
-        // many cheap tasks share batches (N = 19's: 1.24 steps a task; a whole count of
-        // N = 18, 0.28). (Tasks of N = 22 before them read more shared quarters than
+        // budgets: a batch takes some 30 steps (the quarters its tasks are the first to
+        // read, one upload), so a step of tasks spread over the plan, whose costliest fill
+        // batches sooner, makes more a task than a whole count, whose many cheap tasks
+        // share batches (here 0.21 to 0.45 steps a task, counted as recorded). (Tasks of N = 22 before them read more shared quarters than
         // lavapipe's resident room holds, and carry the rest in joins that go in batches
         // of their own.)
         let len = crate::engine::plan("mitm", n, &crate::engine::PlanOptions::default())

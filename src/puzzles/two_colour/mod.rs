@@ -4,12 +4,22 @@
 //! each other, and no cell holds two queens. So the answer is the number of ordered pairs
 //! (A, B) of solutions fitting the mask with `A[r] ≠ B[r]` in every row r.
 //!
-//! Method: enumerate the set S of fitting solutions once; give every cell a bitset
-//! over S of the solutions with a queen there. The solutions meeting A somewhere are the union
-//! of the bitsets of A's n cells, so A has `|S| − |union|` partners. That is n·|S|/64 word
-//! operations per A, run in parallel. The mask's own symmetries (among the 8 of the square)
-//! map disjoint pairs to disjoint pairs, so only one A per orbit is processed, weighted by the
-//! orbit size.
+//! Method: a join of the fitting solutions S with themselves, one side kept and the other
+//! streamed. The white side is an index: for every cell, a bitset over S of the solutions
+//! with a queen there (n²·|S|/8 bytes, the only memory that grows with the board). The black
+//! side is streamed from the search, in parallel by prefix of its first rows: the white
+//! solutions meeting A somewhere are the union of the bitsets of A's n cells, so A has
+//! `|S| − |union|` partners. Consecutive black solutions share their first rows, so the
+//! unions of those rows are reused (a few rows recomputed per solution instead of n). The
+//! mask's own symmetries (among the 8 of the square) map disjoint pairs to disjoint pairs,
+//! so only one A per orbit is processed, weighted by the orbit size.
+//!
+//! The time grows as |S|², the memory as |S|: an open 16×16 board (14,772,512 solutions)
+//! takes a 473 MB index. [`cost`] says before a count what its index will take. Where the
+//! index does not fit in the memory this process may use ([`crate::memory`], or a limit
+//! given), it is built and matched a slice at a time, the black side streamed again for
+//! each slice (which costs little next to the matching). Boards whose matching would take
+//! decades are refused up front.
 
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -17,9 +27,16 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use crate::error::Error;
-use crate::plan;
+use crate::plan::{self, NoProgress, Progress};
 use crate::puzzles::mask::{parse_rows, Mask};
-use crate::puzzles::solutions::Solutions;
+
+mod cost;
+mod index;
+mod join;
+mod symmetry;
+
+pub use cost::{cost, Cost};
+use symmetry::{symmetries, Symmetry, SQUARE};
 
 /// The result of a two-colour count.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,6 +96,53 @@ fn parse_error(source: &str, line: usize, message: String) -> Error {
     }
 }
 
+/// How a two-colour count runs: threads, the symmetry reduction, a memory limit. Build it
+/// with the chained setters; every value is accepted, and [`count_with`] checks them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TwoColourOptions {
+    threads: usize,
+    symmetry: bool,
+    memory_limit: Option<u64>,
+}
+
+impl Default for TwoColourOptions {
+    fn default() -> Self {
+        TwoColourOptions {
+            threads: num_cpus::get().min(crate::MAX_THREADS),
+            symmetry: true,
+            memory_limit: None,
+        }
+    }
+}
+
+impl TwoColourOptions {
+    /// All logical CPUs, the symmetry reduction, the memory this process may use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Worker threads (1 to [`MAX_THREADS`](crate::MAX_THREADS); others are refused by the
+    /// count with [`Error::Threads`]).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// With `false`, every solution is processed as black instead of one per symmetry orbit
+    /// (a slower cross-check of the reduction).
+    pub fn symmetry(mut self, symmetry: bool) -> Self {
+        self.symmetry = symmetry;
+        self
+    }
+
+    /// The most bytes the index may take; `None` (the default): what [`crate::memory`]
+    /// says this process may still take. The smaller of the two holds.
+    pub fn memory_limit(mut self, bytes: Option<u64>) -> Self {
+        self.memory_limit = bytes;
+        self
+    }
+}
+
 /// Counts the ordered pairs of disjoint mask-fitting solutions on `threads` workers.
 ///
 /// ```
@@ -88,7 +152,7 @@ fn parse_error(source: &str, line: usize, message: String) -> Error {
 /// ```
 ///
 /// # Errors
-/// [`Error::Threads`] or [`Error::ThreadPool`].
+/// As [`count_with`].
 pub fn count(mask: &Mask, threads: usize) -> Result<TwoColour, Error> {
     count_with_symmetry(mask, threads, true)
 }
@@ -97,232 +161,175 @@ pub fn count(mask: &Mask, threads: usize) -> Result<TwoColour, Error> {
 /// cross-check of the symmetry reduction).
 ///
 /// # Errors
-/// [`Error::Threads`] or [`Error::ThreadPool`].
+/// As [`count_with`].
 pub fn count_with_symmetry(
     mask: &Mask,
     threads: usize,
     use_symmetry: bool,
 ) -> Result<TwoColour, Error> {
+    let options = TwoColourOptions::new()
+        .threads(threads)
+        .symmetry(use_symmetry);
+    count_with(mask, &options, &NoProgress)
+}
+
+/// Counts the ordered pairs of disjoint mask-fitting solutions as `options` say, telling
+/// `progress` of each task (a prefix of the black solutions' first rows, matched against one
+/// slice of the index; its cost is the prefix's fitting solutions, its count its weighted
+/// pairs).
+///
+/// # Errors
+/// [`Error::Threads`] or [`Error::ThreadPool`]; [`Error::Unsupported`] for a board whose
+/// pairs would take more than [`MAX_WORK`] word operations (decades of CPU time), refused
+/// up front by sampling or once the count of its solutions passes it; [`Error::Memory`]
+/// when not even a sliver of the index fits in the memory limit, or an allocation fails;
+/// [`Error::Interrupted`] when `progress` asks to stop.
+pub fn count_with(
+    mask: &Mask,
+    options: &TwoColourOptions,
+    progress: &dyn Progress,
+) -> Result<TwoColour, Error> {
     let start = Instant::now();
     let threads = crate::CountOptions::new()
-        .threads(threads)
+        .threads(options.threads)
         .checked_threads()?;
-    let n = mask.n() as usize;
     let pool = plan::thread_pool(threads)?;
-    let set = pool.install(|| SolutionSet::new(mask));
-    let group = if use_symmetry {
+    let group = if options.symmetry {
         symmetries(mask)
     } else {
         vec![SQUARE[0]]
     };
-    let (pairs, representatives) = pool.install(|| {
-        let reps: Vec<(usize, u128)> = (0..set.len)
-            .into_par_iter()
-            .with_min_len(256)
-            .filter_map(|a| orbit_size(set.solution(a), &group, n).map(|size| (a, size)))
-            .collect();
-        let batch = (reps.len() / (threads * 8)).clamp(16, 1024);
-        let pairs: u128 = reps
-            .par_chunks(batch)
-            .map(|chunk| set.weighted_disjoint(chunk))
-            .sum();
-        (pairs, reps.len() as u64)
-    });
+    cost::check_estimate(mask, group.len())?;
+    let mut prefixes = index::prefixes(mask, TASKS_PER_THREAD * threads);
+    let tasks = tasks(&prefixes, &group, mask.n());
+    let most = cost::most_solutions(mask.n(), group.len());
+    let solutions = pool
+        .install(|| index::number(mask, &mut prefixes, &tasks, &group, most))
+        .map_err(|counted| cost::refusal(mask.n(), counted.into(), "at least ", group.len()))?;
+    let slices = cost::slices(mask.n(), solutions, &cost::limit(options.memory_limit))?;
+    let tasks = by_cost(tasks, &prefixes, solutions);
+    let board = Board {
+        mask,
+        prefixes: &prefixes,
+        tasks: &tasks,
+        group: &group,
+        solutions,
+    };
+    let sums = pool.install(|| board.run(&slices, progress))?;
     Ok(TwoColour {
         n: mask.n(),
-        solutions: set.len as u64,
-        pairs,
+        solutions,
+        pairs: sums.pairs,
         symmetries: group.len(),
-        representatives,
+        representatives: sums.representatives,
         threads,
         elapsed: start.elapsed(),
     })
 }
 
-/// Words of every cell bitset handled together: the block of all n² cells stays in L2
-/// (n = 14: 196 × 4 KB) while a batch of black solutions is matched against it.
-const BLOCK: usize = 512;
+pub use cost::MAX_WORK;
 
-/// The fitting solutions and, per cell, the bitset of solutions with a queen there.
-struct SolutionSet {
-    n: usize,
-    len: usize,
-    /// Columns of solution `s` at `cols[s * n .. (s + 1) * n]`.
-    cols: Vec<u8>,
-    /// Words per bitset.
-    words: usize,
-    /// Bitset of cell (r, c) at `cells[(r * n + c) * words ..][.. words]`.
-    cells: Vec<u64>,
-}
+/// Black-side tasks per worker thread, so that the biggest-first order can balance them.
+const TASKS_PER_THREAD: usize = 64;
 
-impl SolutionSet {
-    /// Enumerates the solutions fitting `mask`, in parallel on the current rayon pool (one
-    /// task per first-row column; concatenated in order, so still lexicographic).
-    fn new(mask: &Mask) -> SolutionSet {
-        let n = mask.n() as usize;
-        let rows = mask.row_masks();
-        let cols: Vec<u8> = (0..n)
-            .into_par_iter()
-            .filter(|&c| rows[0] >> c & 1 == 1)
-            .flat_map_iter(|c| {
-                let mut first = rows.to_vec();
-                first[0] = 1 << c;
-                let mut walk = Solutions::with_mask(&Mask::from_rows(&first).expect("same size"));
-                let mut part = Vec::new();
-                while let Some(s) = walk.next_solution() {
-                    part.extend(s.iter().map(|&c| c as u8));
-                }
-                part
-            })
-            .collect();
-        let len = cols.len() / n;
-        let words = len.div_ceil(64);
-        let mut cells = vec![0u64; n * n * words];
-        for (s, sol) in cols.chunks_exact(n).enumerate() {
-            for (r, &c) in sol.iter().enumerate() {
-                cells[(r * n + c as usize) * words + s / 64] |= 1 << (s % 64);
-            }
-        }
-        SolutionSet {
-            n,
-            len,
-            cols,
-            words,
-            cells,
-        }
-    }
-
-    fn solution(&self, s: usize) -> &[u8] {
-        &self.cols[s * self.n..(s + 1) * self.n]
-    }
-
-    fn cell(&self, r: usize, c: u8) -> &[u64] {
-        let start = (r * self.n + c as usize) * self.words;
-        &self.cells[start..start + self.words]
-    }
-
-    /// Σ weight × (number of solutions sharing no cell with solution `a`) over `(a, weight)`
-    /// in `chunk`, one word block at a time for the whole chunk (cache blocking).
-    fn weighted_disjoint(&self, chunk: &[(usize, u128)]) -> u128 {
-        let mut hits = vec![0u64; chunk.len()];
-        let mut acc = vec![0u64; BLOCK];
-        let mut start = 0;
-        while start < self.words {
-            let end = (start + BLOCK).min(self.words);
-            for (h, &(a, _)) in hits.iter_mut().zip(chunk) {
-                *h += union_count(self, self.solution(a), start..end, &mut acc);
-            }
-            start = end;
-        }
-        let len = self.len as u64;
-        chunk
-            .iter()
-            .zip(hits)
-            .map(|(&(_, weight), h)| weight * u128::from(len - h))
-            .sum()
-    }
-}
-
-/// The number of solutions in `words` that share a cell with `sol`: the popcount of the
-/// union of its cells' bitsets over that word range.
-fn union_count(set: &SolutionSet, sol: &[u8], words: Range<usize>, acc: &mut [u64]) -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("popcnt")
-        {
-            // SAFETY: the features the function was compiled for were just detected.
-            return unsafe { union_count_avx2(set, sol, words, acc) };
-        }
-    }
-    union_count_generic(set, sol, words, acc)
-}
-
-/// [`union_count`] compiled for AVX2 and POPCNT.
-///
-/// # Safety
-/// The CPU must support `avx2` and `popcnt`.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,popcnt")]
-unsafe fn union_count_avx2(
-    set: &SolutionSet,
-    sol: &[u8],
-    words: Range<usize>,
-    acc: &mut [u64],
-) -> u64 {
-    union_count_generic(set, sol, words, acc)
-}
-
-#[inline(always)]
-fn union_count_generic(set: &SolutionSet, sol: &[u8], words: Range<usize>, acc: &mut [u64]) -> u64 {
-    let acc = &mut acc[..words.len()];
-    let cell = |r: usize| &set.cell(r, sol[r])[words.clone()];
-    acc.copy_from_slice(cell(0));
-    // Four cells per pass: a quarter of the loads and stores of `acc`.
-    let mut r = 1;
-    while r + 4 <= sol.len() {
-        let (a, b, c, d) = (cell(r), cell(r + 1), cell(r + 2), cell(r + 3));
-        for ((((x, a), b), c), d) in acc.iter_mut().zip(a).zip(b).zip(c).zip(d) {
-            *x |= a | b | c | d;
-        }
-        r += 4;
-    }
-    for r in r..sol.len() {
-        for (x, a) in acc.iter_mut().zip(cell(r)) {
-            *x |= a;
-        }
-    }
-    acc.iter().map(|x| u64::from(x.count_ones())).sum()
-}
-
-/// A symmetry of the square, as a map of (row, column) on an `n`×`n` board.
-type Symmetry = fn(usize, usize, usize) -> (usize, usize);
-
-/// The 8 symmetries of the square; the identity first.
-const SQUARE: [Symmetry; 8] = [
-    |_, r, c| (r, c),
-    |n, r, c| (r, n - 1 - c),
-    |n, r, c| (n - 1 - r, c),
-    |n, r, c| (n - 1 - r, n - 1 - c),
-    |_, r, c| (c, r),
-    |n, r, c| (n - 1 - c, n - 1 - r),
-    |n, r, c| (c, n - 1 - r),
-    |n, r, c| (n - 1 - c, r),
-];
-
-/// The symmetries of the square that leave `mask` unchanged (the identity always).
-fn symmetries(mask: &Mask) -> Vec<Symmetry> {
-    let n = mask.n() as usize;
-    SQUARE
-        .iter()
-        .copied()
-        .filter(|g| {
-            (0..n).all(|r| {
-                (0..n).all(|c| {
-                    let (r2, c2) = g(n, r, c);
-                    mask.is_allowed(r as u32, c as u32) == mask.is_allowed(r2 as u32, c2 as u32)
-                })
-            })
+/// The prefixes that may hold a black solution (one per orbit: the least of it, so under the
+/// mirror its first queen is in the left half).
+fn tasks(prefixes: &[index::Prefix], group: &[Symmetry], n: u32) -> Vec<usize> {
+    let n = n as usize;
+    let mirrored = group.iter().any(|g| g.map(n, 0, 0) == (0, n - 1));
+    (0..prefixes.len())
+        .filter(|&t| {
+            !mirrored
+                || prefixes[t]
+                    .cols
+                    .first()
+                    .is_none_or(|&c| 2 * (c as usize) < n)
         })
         .collect()
 }
 
-/// The size of `sol`'s orbit under `group` if `sol` is its least member, else `None`.
-fn orbit_size(sol: &[u8], group: &[Symmetry], n: usize) -> Option<u128> {
-    let mut image = [0u8; 32];
-    let mut fixed = 0u128;
-    for g in group {
-        for (r, &c) in sol.iter().enumerate() {
-            let (r2, c2) = g(n, r, c as usize);
-            image[r2] = c2 as u8;
+/// The tasks that hold black solutions, biggest first, with their costs: the words of the
+/// index after their orbits, about.
+fn by_cost(tasks: Vec<usize>, prefixes: &[index::Prefix], solutions: u64) -> Vec<(usize, u64)> {
+    let mut costed: Vec<(usize, u64)> = tasks
+        .into_iter()
+        .filter(|&t| prefixes[t].reps > 0)
+        .map(|t| {
+            let p = &prefixes[t];
+            let later = solutions - p.first - p.solutions / 2;
+            (t, p.reps.saturating_mul(later.div_ceil(64)))
+        })
+        .collect();
+    costed.sort_by_key(|&(_, cost)| std::cmp::Reverse(cost));
+    costed
+}
+
+/// What the join runs on: the board, its prefixes, the black side's tasks with their costs,
+/// the symmetries.
+struct Board<'a> {
+    mask: &'a Mask,
+    prefixes: &'a [index::Prefix],
+    tasks: &'a [(usize, u64)],
+    group: &'a [Symmetry],
+    /// The fitting solutions.
+    solutions: u64,
+}
+
+impl Board<'_> {
+    /// Matches every black task against every slice of the index, in turn, on the current
+    /// pool, telling `progress`: task `t` of slice `i` is task `i * prefixes + t`.
+    fn run(&self, slices: &[Range<u64>], progress: &dyn Progress) -> Result<join::Sums, Error> {
+        let tasks = self.tasks.len() * slices.len();
+        progress.start(tasks, tasks);
+        let work: u128 = self.tasks.iter().map(|&(_, cost)| u128::from(cost)).sum();
+        progress.start_work(work);
+        let mut index = index::Index::allocate(self.mask.n(), cost::largest(slices))?;
+        let mut all = join::Sums::default();
+        for (i, slice) in slices.iter().enumerate() {
+            index.fill(self.mask, self.prefixes, self.group, slice.clone());
+            let sums = self.slice(&index, slice, i * self.prefixes.len(), progress)?;
+            all.pairs += sums.pairs;
+            // Every slice meets the same black solutions.
+            all.representatives = sums.representatives;
         }
-        match image[..n].cmp(sol) {
-            std::cmp::Ordering::Less => return None,
-            std::cmp::Ordering::Equal => fixed += 1,
-            std::cmp::Ordering::Greater => {}
-        }
+        Ok(all)
     }
-    Some(group.len() as u128 / fixed)
+
+    /// Matches every black task against `index`, the index of the solutions numbered
+    /// `slice`; task ids start at `first`. A task's cost is shared among the slices.
+    fn slice(
+        &self,
+        index: &index::Index,
+        slice: &Range<u64>,
+        first: usize,
+        progress: &dyn Progress,
+    ) -> Result<join::Sums, Error> {
+        let total = self.solutions.max(1);
+        let sums = self
+            .tasks
+            .par_iter()
+            .with_max_len(1)
+            .map(|&(t, cost)| {
+                let share =
+                    u128::from(cost) * u128::from(slice.end - slice.start) / u128::from(total);
+                let (id, cost) = (first + t, share as u64);
+                if progress.should_stop() {
+                    return Err(Error::Interrupted);
+                }
+                progress.task_started(id, cost);
+                let p = &self.prefixes[t];
+                let sums = join::prefix(index, slice, self.mask, p, self.group, progress)?;
+                progress.task_done(id, sums.pairs);
+                progress.work_done(id, cost);
+                Ok(sums)
+            })
+            .collect::<Result<Vec<join::Sums>, Error>>()?;
+        Ok(sums.into_iter().fold(join::Sums::default(), |mut all, s| {
+            all.pairs += s.pairs;
+            all.representatives += s.representatives;
+            all
+        }))
+    }
 }
 
 #[cfg(test)]

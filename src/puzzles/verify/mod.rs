@@ -55,6 +55,23 @@ pub enum Problem {
         /// The later queen's column and row.
         second: (u64, u64),
     },
+    /// A queen on a row or diagonal an earlier queen holds, in a line checked as it streamed
+    /// (see [`check_answers`]), where the earlier queen is not known.
+    Taken {
+        /// The queen's column.
+        column: u64,
+        /// Its row.
+        row: u64,
+        /// `row` or `diagonal`.
+        line: &'static str,
+    },
+    /// Queens with rows above n, in a line checked as it streamed: how many distinct rows.
+    RowsAbove {
+        /// The number of distinct rows above n that queens take.
+        count: u64,
+        /// The board size.
+        n: u64,
+    },
 }
 
 impl fmt::Display for Problem {
@@ -79,12 +96,19 @@ impl fmt::Display for Problem {
                  along a diagonal",
                 first.0, first.1, second.0, second.1
             ),
+            Problem::Taken { column, row, line } => write!(
+                f,
+                "the queen at (column {column}, row {row}) is on a {line} an earlier queen holds"
+            ),
+            Problem::RowsAbove { count, n } => {
+                write!(f, "queens on {count} rows above n = {n}, outside 1..={n}")
+            }
         }
     }
 }
 
 /// The outcome of checking one permutation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PermutationCheck {
     /// The number of values checked (the board size).
     pub n: u64,
@@ -92,6 +116,8 @@ pub struct PermutationCheck {
     pub problems: Vec<Problem>,
     /// The total number of problems: each queen that is out of range or shares a row or
     /// diagonal with an earlier queen counts once per shared line, plus one for a wrong length.
+    /// (In a line checked as it streamed, queens out of range count once per distinct row
+    /// above n, and also for the lines they share.)
     pub conflicts: u64,
 }
 
@@ -210,131 +236,86 @@ fn diagonal(rows: &[u32], col: usize, on_line: impl Fn(usize, usize) -> bool) ->
 /// 1-based line number and the values. Streams: memory is one line's values.
 ///
 /// # Errors
-/// [`Error::Parse`] with line and column for anything but digits and blanks, a number that
-/// does not fit 32 bits or a line of more than [`MAX_LINE_VALUES`] numbers; [`Error::Io`] if reading fails; and whatever `each` returns.
+/// [`Error::Parse`] with line and column for anything but digits and blanks (a `no
+/// solution` line included: [`check_answers`] reads those), a number that does not fit 32
+/// bits or a line of more than [`MAX_LINE_VALUES`] numbers; [`Error::Io`] if reading fails;
+/// and whatever `each` returns.
 pub fn read_perms<R: BufRead>(
-    mut input: R,
+    input: R,
     source: &str,
     mut each: impl FnMut(usize, &[u32]) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    let mut reader = PermReader::new(source);
-    loop {
-        let buf = input.fill_buf().map_err(|e| Error::Io {
-            path: source.into(),
-            error: e,
-        })?;
-        if buf.is_empty() {
-            break;
-        }
-        let len = buf.len();
-        reader.feed(buf, &mut each)?;
-        input.consume(len);
-    }
-    reader.feed(b"\n", &mut each)
+    let reader = PermReader::new(source, None);
+    reader.read(input, &mut |line, read| match read {
+        Line::Values(values) => each(line, values),
+        Line::Checked(_) | Line::NoSolution => unreachable!("only answers stream or claim"),
+    })
 }
 
-/// The state of the streaming tokenizer.
-struct PermReader<'a> {
-    source: &'a str,
-    values: Vec<u32>,
-    line: usize,
-    column: usize,
-    /// The number being read, and the column where it started (0: none).
-    value: u64,
-    start: usize,
+/// One line of answers, as [`check_answers`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Answer {
+    /// A permutation, checked.
+    Checked(PermutationCheck),
+    /// The line `no solution` (what `place --stdin` prints for n = 2 and 3).
+    NoSolution,
 }
 
-impl<'a> PermReader<'a> {
-    fn new(source: &'a str) -> Self {
-        PermReader {
-            source,
-            values: Vec::new(),
-            line: 1,
-            column: 0,
-            value: 0,
-            start: 0,
-        }
-    }
+/// Lines longer than this many values are checked as they are read, in a few bits per
+/// value, instead of being kept: a line of `place 4294967295` (43 GB of text) takes 2.7 GB.
+/// Their problems then name only the later queen of each attacking pair.
+pub const STREAM_FROM: usize = 1 << 24;
 
-    /// Takes a block of input, calling `each` for every non-empty line it completes.
-    fn feed(
-        &mut self,
-        bytes: &[u8],
-        each: &mut impl FnMut(usize, &[u32]) -> Result<(), Error>,
-    ) -> Result<(), Error> {
-        // Locals, not fields, in the hot loop: the pushes would otherwise force reloads.
-        let (mut value, mut start, mut column) = (self.value, self.start, self.column);
-        for (i, &byte) in bytes.iter().enumerate() {
-            column += 1;
-            let digit = byte.wrapping_sub(b'0');
-            if digit < 10 {
-                start = if start == 0 { column } else { start };
-                value = value * 10 + u64::from(digit);
-                if value > u64::from(u32::MAX) {
-                    self.column = column;
-                    return Err(self.error(start, "number too large".to_string()));
-                }
-                continue;
-            }
-            if start != 0 {
-                if self.values.len() >= MAX_LINE_VALUES {
-                    self.column = column;
-                    let message = format!("more than {MAX_LINE_VALUES} numbers on one line");
-                    return Err(self.error(start, message));
-                }
-                self.values.push(value as u32);
-                (start, value) = (0, 0);
-            }
-            match byte {
-                b' ' | b'\t' | b'\r' => {}
-                b'\n' => {
-                    if !self.values.is_empty() {
-                        each(self.line, &self.values)?;
-                        self.values.clear();
-                    }
-                    self.line += 1;
-                    column = 0;
-                }
-                _ => {
-                    let message = format!(
-                        "unexpected character {}: expected numbers separated by blanks",
-                        describe_char(&bytes[i..])
-                    );
-                    return Err(self.error(column, message));
-                }
-            }
-        }
-        (self.value, self.start, self.column) = (value, start, column);
-        Ok(())
-    }
-
-    fn error(&self, column: usize, message: String) -> Error {
-        Error::Parse {
-            source_name: self.source.to_string(),
-            line: self.line,
-            column: Some(column),
-            message,
-        }
-    }
+/// Reads and checks answers, one per non-empty line: permutations (checked as [`check`]
+/// does, against `expected` values if given) or the line `no solution`; calls `each` with
+/// the 1-based line number and the answer. Lines of any length up to 2^32 − 1 values are
+/// checked: up to [`STREAM_FROM`] values as [`check`] does, longer ones as they stream
+/// (every queen that repeats a row or diagonal is counted and at most [`MAX_REPORTED`] are
+/// named, by their own column; rows above n are counted together).
+///
+/// # Errors
+/// [`Error::Parse`] with line and column for anything but digits and blanks (or a whole
+/// line `no solution`), or a number that does not fit 32 bits; [`Error::Memory`] when a
+/// streamed line's bitsets cannot be allocated; [`Error::Io`] if reading fails; and
+/// whatever `each` returns.
+pub fn check_answers<R: BufRead>(
+    input: R,
+    source: &str,
+    expected: Option<u64>,
+    mut each: impl FnMut(usize, &Answer) -> Result<(), Error>,
+) -> Result<(), Error> {
+    check_answers_from(input, source, expected, STREAM_FROM, &mut each)
 }
 
-/// The character that starts `bytes`, quoted, decoded as UTF-8 (so `é` reads as `'é'`, not as
-/// its first byte); a byte that starts no valid character is shown in hex.
-fn describe_char(bytes: &[u8]) -> String {
-    let head = &bytes[..bytes.len().min(4)];
-    let valid = match std::str::from_utf8(head) {
-        Ok(text) => text,
-        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or_default(),
-    };
-    match valid.chars().next() {
-        Some(c) => format!("{c:?}"),
-        None => format!("byte 0x{:02X} (not UTF-8 text)", bytes[0]),
-    }
+/// [`check_answers`], streaming lines from `stream_from` values (tests make it small).
+pub(crate) fn check_answers_from<R: BufRead>(
+    input: R,
+    source: &str,
+    expected: Option<u64>,
+    stream_from: usize,
+    each: &mut dyn FnMut(usize, &Answer) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let reader = PermReader::new(source, Some((expected, stream_from)));
+    reader.read(input, &mut |line, read| {
+        let answer = match read {
+            Line::Values(values) => Answer::Checked(check(values, expected)),
+            Line::Checked(check) => Answer::Checked(check),
+            Line::NoSolution => Answer::NoSolution,
+        };
+        each(line, &answer)
+    })
 }
+
+mod read;
+mod stream;
+
+use read::{Line, PermReader};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy;
 
     #[test]
     fn non_ascii_characters_are_named_whole() {
@@ -520,6 +501,122 @@ mod tests {
             all,
             vec![(1, vec![2, 4, 1, 3]), (3, vec![1]), (4, vec![3, 1, 4, 2])]
         );
+    }
+
+    /// The answers of `text`, read in blocks of `block` bytes, lines streaming from
+    /// `stream_from` values.
+    fn answers(
+        text: &str,
+        block: usize,
+        stream_from: usize,
+    ) -> Result<Vec<(usize, Answer)>, Error> {
+        let mut all = Vec::new();
+        let input = std::io::BufReader::with_capacity(block, text.as_bytes());
+        check_answers_from(input, "t", None, stream_from, &mut |line, answer| {
+            all.push((line, answer.clone()));
+            Ok(())
+        })?;
+        Ok(all)
+    }
+
+    #[test]
+    fn no_solution_lines_are_answers_in_any_block_size() {
+        let text = "2 4 1 3\nno solution\n\n  no solution \r\n3 1 4 2\nno solution";
+        for block in [1, 3, 7, 64] {
+            let all = answers(text, block, STREAM_FROM).unwrap();
+            let lines: Vec<usize> = all.iter().map(|(line, _)| *line).collect();
+            assert_eq!(lines, [1, 2, 4, 5, 6], "block {block}");
+            assert_eq!(all[1].1, Answer::NoSolution);
+            assert_eq!(all[2].1, Answer::NoSolution);
+            assert_eq!(all[4].1, Answer::NoSolution);
+            assert!(matches!(&all[3].1, Answer::Checked(c) if c.is_valid()));
+        }
+        for (bad, line, column) in [
+            ("no solutions\n", 1, 1),
+            ("4\n  no solution 3\n", 2, 3),
+            ("1 no solution\n", 1, 3),
+            ("nope\n", 1, 1),
+        ] {
+            match answers(bad, 2, STREAM_FROM) {
+                Err(Error::Parse {
+                    line: l, column: c, ..
+                }) => {
+                    assert_eq!((l, c), (line, Some(column)), "{bad:?}")
+                }
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+        let endless = "n".repeat(10_000);
+        assert!(answers(&endless, 16, STREAM_FROM).is_err());
+        assert!(
+            read("no solution\n").is_err(),
+            "read_perms reads permutations only"
+        );
+    }
+
+    #[test]
+    fn a_streamed_line_names_the_later_queen_and_counts_rows_above_n() {
+        let verdict = |text: &str| match answers(text, 64, 2).unwrap().remove(0).1 {
+            Answer::Checked(check) => check,
+            other => panic!("{other:?}"),
+        };
+        let valid = verdict("2 4 6 8 3 1 7 5\n");
+        assert!(valid.is_valid());
+        assert_eq!(valid.n, 8);
+        let twice = verdict("2 4 1 3 2\n");
+        assert!(twice.problems.contains(&Problem::Taken {
+            column: 5,
+            row: 2,
+            line: "row"
+        }));
+        let above = verdict("1 9 9 3\n");
+        assert!(above
+            .problems
+            .contains(&Problem::RowsAbove { count: 1, n: 4 }));
+        let zero = verdict("0 2 4 1 3\n");
+        assert!(zero.problems.contains(&Problem::OutOfRange {
+            column: 1,
+            row: 0,
+            n: 5
+        }));
+        let mut short = Vec::new();
+        check_answers_from("2 4 1 3\n".as_bytes(), "t", Some(5), 2, &mut |_, a| {
+            short.push(a.clone());
+            Ok(())
+        })
+        .unwrap();
+        assert!(matches!(&short[0], Answer::Checked(c)
+            if c.problems[0] == Problem::WrongLength { expected: 5, found: 4 }));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn streamed_lines_agree_with_kept_ones(
+            rows in proptest::collection::vec(1u32..=12, 1..=12),
+            stream_from in 1usize..=6,
+        ) {
+            let text: Vec<String> = rows.iter().map(u32::to_string).collect();
+            let text = text.join(" ");
+            let Answer::Checked(streamed) = answers(&text, 5, stream_from).unwrap().remove(0).1 else {
+                panic!("a permutation line");
+            };
+            let kept = check(&rows, None);
+            proptest::prop_assert_eq!(streamed.is_valid(), kept.is_valid());
+            proptest::prop_assert_eq!(streamed.n, kept.n);
+            if rows.iter().all(|&r| r as usize <= rows.len()) {
+                proptest::prop_assert_eq!(streamed.conflicts, kept.conflicts);
+            }
+        }
+
+        #[test]
+        fn permutations_shuffled_verify_as_the_pairwise_definition_says(
+            rows in (1usize..=10).prop_flat_map(|n| {
+                proptest::strategy::Just((1..=n as u32).collect::<Vec<u32>>()).prop_shuffle()
+            }),
+        ) {
+            let verdict = check(&rows, None);
+            proptest::prop_assert_eq!(verdict.is_valid(), brute_is_valid(&rows));
+        }
     }
 
     #[test]
