@@ -59,7 +59,7 @@ pub(crate) const TREE: &[Access] = &[
     Read, Write, Write, Read, Write, Write, Write, Write, Write, Write,
 ];
 pub(crate) const TABLES: &[Access] = &[Read, Read, Read, Read, Write, Write, Write];
-pub(crate) const ROUTE: &[Access] = &[Write, Read, Read, Read, Read, Write, Write];
+pub(crate) const ROUTE: &[Access] = &[Write, Read, Read, Read, Read, Write, Write, Write];
 pub(crate) const COUNT: &[Access] = &[Write, Read, Read, Read, Read, Read];
 pub(crate) const TIES: &[Access] = &[Write, Read, Read, Read];
 pub(crate) const SCAN: &[Access] = &[Write];
@@ -78,8 +78,8 @@ pub(crate) const MODULES: [(&str, Option<u32>); 8] = [
 ];
 
 impl Kernels {
-    /// Compiles every kernel for `device` (`software`: a CPU driver, whose routing walks
-    /// fewer queries an invocation and whose block count checks its visits; shader.rs).
+    /// Compiles every kernel for `device` (`software`: a CPU driver, whose block count
+    /// checks its visits; shader.rs).
     pub(crate) fn new(device: &wgpu::Device, software: bool) -> Self {
         let m = |i: usize, trusted| {
             let (file, results_at) = MODULES[i];

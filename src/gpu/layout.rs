@@ -107,14 +107,16 @@ pub(crate) const RESULT_BLOCKS: u32 = 10;
 pub(crate) const RESULT_ROUTES: u32 = 11;
 pub(crate) const RESULT_STATUS: u32 = 12;
 
-/// The header of `scan`: the batch's queries, blocks, routes and tie workgroups, the
-/// lengths of the lists of tree nodes to build (tree.wgsl: top levels 1 to
-/// `TOP_LEVELS - 1`, the subtrees, and the leaves of two blocks), and the tiles each top
-/// level hands out to split its largest nodes across workgroups.
+/// The header of `scan`: the batch's queries, blocks, routes and tie workgroups, the room
+/// the routing workgroups' histograms have taken (route.wgsl), the lengths of the lists of
+/// tree nodes to build (tree.wgsl: top levels 1 to `TOP_LEVELS - 1`, the subtrees, and the
+/// leaves of two blocks), and the tiles each top level hands out to split its largest
+/// nodes across workgroups.
 pub(crate) const HEAD_QUERIES: u32 = 0;
 pub(crate) const HEAD_BLOCKS: u32 = 1;
 pub(crate) const HEAD_ROUTES: u32 = 2;
 pub(crate) const HEAD_TIE_GROUPS: u32 = 3;
+pub(crate) const HEAD_KEPT: u32 = 5;
 pub(crate) const HEAD_LISTS: u32 = 16;
 pub(crate) const HEAD_TILES: u32 = HEAD_LISTS + TOP_LEVELS + 1;
 pub(crate) const HEAD_WORDS: u32 = HEAD_TILES + TOP_LEVELS;
@@ -223,6 +225,7 @@ pub(crate) fn prelude() -> String {
         ("HEAD_BLOCKS", HEAD_BLOCKS),
         ("HEAD_ROUTES", HEAD_ROUTES),
         ("HEAD_TIE_GROUPS", HEAD_TIE_GROUPS),
+        ("HEAD_KEPT", HEAD_KEPT),
         ("HEAD_WORDS", HEAD_WORDS),
         ("ARGS_ROUTE", ARGS_ROUTE),
         ("ARGS_TABLES", ARGS_TABLES),

@@ -16,27 +16,12 @@ use super::layout::{CHUNK_WORDS, GROUP_SIZE, PAIR_WORDS, TOP_LEVELS};
 /// would take more routes (on an H200, 8,192 ran 2% faster); this is lavapipe's bound.
 pub(crate) const ROUTES_PER_GROUP: u64 = 2048;
 
-/// Queries each routing invocation walks on a GPU: more queries per workgroup meet each
-/// block more often, so its per-workgroup histogram saves more global atomics.
-const ROUTE_QUERIES_PER_INVOCATION: u64 = 8;
-
-/// The same on a software driver: lavapipe's loop limit (above) counts every walk of every
-/// query of one invocation, and `write_routes` walks each twice; a query of a large fill
-/// makes thousands of tests (2,600 each at N = 22), so eight of them pass the limit and the
-/// routes they did not write are counted as they lay.
-const ROUTE_QUERIES_SOFTWARE: u64 = 1;
-
-/// Queries each routing invocation walks on a device (`software`: a CPU driver).
-pub(crate) fn route_queries(software: bool) -> u64 {
-    if software {
-        ROUTE_QUERIES_SOFTWARE
-    } else {
-        ROUTE_QUERIES_PER_INVOCATION
-    }
-}
-
 /// Slots of a routing workgroup's block histogram (a power of two; three words each, as
-/// much workgroup memory as the block count's tables).
+/// much workgroup memory as the block count's tables). Routing walks one query an
+/// invocation, on every device: a walk is a chain of dependent loads, so the routing steps
+/// last as long as their longest invocation's walks, and eight queries an invocation made
+/// the longest 2.2–3.4 times the mean's (and passed a software driver's loop limit). The
+/// histogram is shared by the workgroup's 256 queries.
 const ROUTE_SLOTS: u32 = 2048;
 
 /// Slots a block looks at in the histogram before it counts with global atomics.
@@ -192,12 +177,11 @@ pub(crate) const STATS_WORDS: u64 =
 const MODES: [&str; 3] = ["plain", "exception", "queries"];
 
 /// The constants the routing and the block count share with the host, for a device
-/// (`software`: a CPU driver) whose routing walks [`route_queries`] queries per invocation
-/// and whose block count tallies its visits where a loop limit may stop it
-/// (`VISIT_TALLY`, count.wgsl).
+/// (`software`: a CPU driver) whose block count tallies its visits where a loop limit may
+/// stop it (`VISIT_TALLY`, count.wgsl).
 fn prelude(software: bool) -> String {
     let mut s = super::layout::prelude();
-    let consts: [(&str, u64); 11] = [
+    let consts: [(&str, u64); 10] = [
         ("CHUNK_WORDS", u64::from(CHUNK_WORDS)),
         ("PAIR_WORDS", u64::from(PAIR_WORDS)),
         ("STAGE", u64::from(STAGE)),
@@ -205,7 +189,6 @@ fn prelude(software: bool) -> String {
         ("CLASS_SETS", u64::from(CHUNK_WORDS) + 16),
         ("INFO", BLOCK_INFO),
         ("ROUTES", ROUTES_PER_GROUP),
-        ("ROUTE_QUERIES", route_queries(software)),
         ("VISIT_TALLY", u64::from(software)),
         ("ROUTE_SLOTS", u64::from(ROUTE_SLOTS)),
         ("ROUTE_PROBES", u64::from(ROUTE_PROBES)),

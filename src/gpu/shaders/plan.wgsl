@@ -262,7 +262,8 @@ fn join_sizes(@builtin(local_invocation_index) li: u32) {
         let groups = carry[5];
         scan[HEAD_QUERIES] = queries;
         scan[HEAD_TIE_GROUPS] = groups;
-        let route = row_args(ceil_div(queries, GROUP_SIZE * ROUTE_QUERIES));
+        // Routing walks one query an invocation (route.wgsl).
+        let route = row_args(ceil_div(queries, GROUP_SIZE));
         args[ARGS_ROUTE] = route.x;
         args[ARGS_ROUTE + 1u] = route.y;
         args[ARGS_ROUTE + 2u] = route.z;

@@ -6,14 +6,24 @@
 // (the query's class in the top two bits; on odd slots each pair of chunks exchanged, the
 // block count's bank swizzle, count.wgsl), in no particular order.
 //
-// Global atomics. A workgroup's invocations walk ROUTE_QUERIES queries each and gather the
-// blocks met in a histogram in workgroup memory (a hash table of ROUTE_SLOTS blocks, open
-// addressing): `count_routes` then adds each block's count with one global atomic, and
-// `write_routes` walks its queries twice, first counting as `count_routes` did, then, once
-// each block's slots are reserved with one global atomic, handing them out from workgroup
-// memory. A block that finds no free slot within ROUTE_PROBES counts and reserves route by
-// route with global atomics (exact either way; every global atomic made is counted in
-// STAT_ROUTE_ATOMICS).
+// One query an invocation, two walks. A walk is a chain of dependent loads (a node, then
+// the child it names), so the routing steps last as long as their longest walk: each
+// invocation walks one query, once in `count_routes` and once in `write_routes`.
+//
+// Global atomics. A workgroup gathers the blocks its queries meet in a histogram in
+// workgroup memory (a hash table of ROUTE_SLOTS blocks, open addressing): `count_routes`
+// adds each block's count to the block's total with one global atomic and keeps the
+// histogram (block, slot, count) in `kept`, and `write_routes` puts it back in workgroup
+// memory as it was, reserves each block's routes with one global atomic and hands them out
+// from workgroup memory as it walks. A block that finds no free slot within ROUTE_PROBES
+// counts and reserves route by route with global atomics; a workgroup whose histogram
+// finds no room in `kept` walks its queries twice in `write_routes`, first counting them
+// again (exact either way; every global atomic made is counted in STAT_ROUTE_ATOMICS).
+//
+// `kept`: the histograms, in the partition scratch of the tree build (free by now): first
+// a header for each of the dispatch's workgroups (where its histogram starts, KEPT_NONE
+// where it found no room; its length), then the histograms, each taking its room with one
+// global atomic on scan[HEAD_KEPT].
 
 @group(0) @binding(0) var<uniform> p: Batch;
 // binding 1: `results` (results.wgsl): each fill's tests, and the work counters.
@@ -23,10 +33,13 @@
 @group(0) @binding(5) var<storage, read> info: array<vec4<u32>>;
 @group(0) @binding(6) var<storage, read_write> scan: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read_write> routes: array<vec2<u32>>;
+@group(0) @binding(8) var<storage, read_write> kept: array<vec2<u32>>;
 
 const EMPTY: u32 = 0xffffffffu;
 // Where a walk ends (tree.wgsl's NONE).
 const LAST: u32 = 0xffffffffu;
+// A histogram that found no room in `kept`.
+const KEPT_NONE: u32 = 0xffffffffu;
 
 // What a walk does at each block met.
 const COUNT: u32 = 0u;
@@ -34,10 +47,12 @@ const TALLY: u32 = 1u;
 const EMIT: u32 = 2u;
 
 // The histogram: each slot's block, its routes (counted up, then handed out down), and
-// where its reserved routes start (before and after, the sums of `add_up`).
+// where its reserved routes start (before and after, the sums of `add_up`); and how many
+// slots are taken.
 var<workgroup> slot_block: array<atomic<u32>, ROUTE_SLOTS>;
 var<workgroup> slot_count: array<atomic<u32>, ROUTE_SLOTS>;
 var<workgroup> slot_base: array<u32, ROUTE_SLOTS>;
+var<workgroup> taken: atomic<u32>;
 
 // The fill whose queries hold query i.
 fn fill_of_query(i: u32) -> u32 {
@@ -74,7 +89,11 @@ fn take(b: u32) -> u32 {
         }
         if (held == EMPTY) {
             let r = atomicCompareExchangeWeak(&slot_block[s], EMPTY, b);
-            if (r.exchanged || r.old_value == b) {
+            if (r.exchanged) {
+                atomicAdd(&taken, 1u);
+                return s;
+            }
+            if (r.old_value == b) {
                 return s;
             }
             if (r.old_value == EMPTY) {
@@ -224,29 +243,23 @@ var<workgroup> fill_tests: array<atomic<u32>, 8>;
 var<workgroup> walkers: atomic<u32>;
 var<workgroup> tests_peak: atomic<u32>;
 
-// Walks this invocation's queries (those of the workgroup's ROUTE_QUERIES · GROUP_SIZE
-// that route somewhere): returns the global atomics; with `tally_tests`, adds up the tests
-// by fill and to the span counters.
-fn walk_all(g: u32, li: u32, action: u32, tally_tests: bool) -> u32 {
-    var atomics = 0u;
-    var tests = 0u;
-    for (var k = 0u; k < ROUTE_QUERIES; k = k + 1u) {
-        let i = (g * ROUTE_QUERIES + k) * GROUP_SIZE + li;
-        let fid = routed_fill(i);
-        if (fid == NO_FILL) {
-            continue;
-        }
-        let walked = route(i, fid, action);
-        atomics = atomics + walked.y;
-        tests = tests + walked.x;
-        if (walked.z == 0u) {
-            // Lavapipe stops an invocation's loops after 65,535 iterations, silently: a
-            // walk cut short left routes out, so the join is not counted here but cut.
-            atomicOr(&results[row(fid) + RESULT_STATUS], FILL_UNFINISHED);
-        }
-        if (!tally_tests) {
-            continue;
-        }
+// Walks this invocation's query, if it routes somewhere: returns the global atomics; with
+// `tally_tests`, adds up the tests by fill and to the span counters.
+fn walk(g: u32, li: u32, action: u32, tally_tests: bool) -> u32 {
+    let i = g * GROUP_SIZE + li;
+    let fid = routed_fill(i);
+    if (fid == NO_FILL) {
+        return 0u;
+    }
+    let walked = route(i, fid, action);
+    if (walked.z == 0u) {
+        // Lavapipe stops an invocation's loops after 65,535 iterations, silently: a walk
+        // cut short left routes out, so the join is not counted here but cut.
+        atomicOr(&results[row(fid) + RESULT_STATUS], FILL_UNFINISHED);
+    }
+    if (tally_tests) {
+        atomicAdd(&walkers, 1u);
+        atomicMax(&tests_peak, walked.x);
         let slot = fid - fill0;
         if (fid >= fill0 && slot < 8u) {
             atomicAdd(&fill_tests[slot], walked.x);
@@ -254,11 +267,7 @@ fn walk_all(g: u32, li: u32, action: u32, tally_tests: bool) -> u32 {
             add64_at(row(fid) + RESULT_TESTS, vec2<u32>(walked.x, 0u));
         }
     }
-    if (tally_tests && tests > 0u) {
-        atomicAdd(&walkers, 1u);
-        atomicMax(&tests_peak, tests);
-    }
-    return atomics;
+    return walked.y;
 }
 
 // Readies the workgroup's tests by fill: the first fill is that of its first query.
@@ -267,7 +276,7 @@ fn start_tests(g: u32, li: u32) {
         atomicStore(&fill_tests[li], 0u);
     }
     if (li == 0u) {
-        fill0 = fill_of_query(g * ROUTE_QUERIES * GROUP_SIZE);
+        fill0 = fill_of_query(g * GROUP_SIZE);
         atomicStore(&walkers, 0u);
         atomicStore(&tests_peak, 0u);
     }
@@ -294,7 +303,53 @@ fn clear_slots(li: u32) {
         atomicStore(&slot_block[s], EMPTY);
         atomicStore(&slot_count[s], 0u);
     }
+    if (li == 0u) {
+        atomicStore(&taken, 0u);
+    }
     workgroupBarrier();
+}
+
+// The routing dispatch's workgroups that hold queries (each of them has a header in
+// `kept`, where the histograms have room after them).
+fn route_groups() -> u32 {
+    return (atomicLoad(&scan[HEAD_QUERIES]) + GROUP_SIZE - 1u) / GROUP_SIZE;
+}
+
+// Where workgroup g's histogram of `n` slots goes in `kept`, its room taken with a global
+// atomic and its header written; KEPT_NONE where there is no room (nor then a header,
+// where `kept` cannot hold the headers). Returns it and the global atomics made.
+fn keep_room(g: u32, n: u32) -> vec2<u32> {
+    let groups = route_groups();
+    let len = arrayLength(&kept);
+    if (g >= groups || groups >= len) {
+        return vec2<u32>(KEPT_NONE, 0u);
+    }
+    let room = len - groups;
+    var at = select(KEPT_NONE, groups, n == 0u);
+    var atomics = 0u;
+    // Past the room, no more is taken (so the count never wraps).
+    if (n > 0u && atomicLoad(&scan[HEAD_KEPT]) <= room) {
+        let start = atomicAdd(&scan[HEAD_KEPT], n);
+        atomics = 1u;
+        if (start <= room && n <= room - start) {
+            at = groups + start;
+        }
+    }
+    kept[g] = vec2<u32>(at, n);
+    return vec2<u32>(at, atomics);
+}
+
+// Workgroup g's histogram as `count_routes` kept it: (where it starts, its length); a start
+// of KEPT_NONE where it found no room. A workgroup past the queries kept an empty one.
+fn kept_head(g: u32) -> vec2<u32> {
+    let groups = route_groups();
+    if (g >= groups) {
+        return vec2<u32>(0u, 0u);
+    }
+    if (groups >= arrayLength(&kept)) {
+        return vec2<u32>(KEPT_NONE, 0u);
+    }
+    return kept[g];
 }
 
 // The workgroup's sum of every invocation's global atomics, in slot_base (free by then),
@@ -314,41 +369,95 @@ fn add_up(li: u32, mine: u32) {
     }
 }
 
+// Where the workgroup's histogram goes in `kept` (`count_routes`), its header
+// (`write_routes`), and the next of its entries to write.
+var<workgroup> kept_at: u32;
+var<workgroup> head: vec2<u32>;
+var<workgroup> entry: atomic<u32>;
+
 @compute @workgroup_size(GROUP_SIZE)
 fn count_routes(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let g = flat_group(wg);
     clear_slots(li);
     start_tests(g, li);
-    var atomics = walk_all(g, li, COUNT, true);
+    var atomics = walk(g, li, COUNT, true);
     workgroupBarrier();
     send_tests(li);
+    if (li == 0u) {
+        let room = keep_room(g, atomicLoad(&taken));
+        kept_at = room.x;
+        atomics = atomics + room.y;
+        atomicStore(&entry, 0u);
+    }
+    let at = workgroupUniformLoad(&kept_at);
     for (var s = li; s < ROUTE_SLOTS; s = s + GROUP_SIZE) {
         let b = atomicLoad(&slot_block[s]);
         if (b != EMPTY) {
-            atomicAdd(&scan[p.block_routes_at + b], atomicLoad(&slot_count[s]));
+            let n = atomicLoad(&slot_count[s]);
+            atomicAdd(&scan[p.block_routes_at + b], n);
             atomics = atomics + 1u;
+            if (at != KEPT_NONE) {
+                kept[at + atomicAdd(&entry, 1u)] = vec2<u32>(b, s | (n << ROUTE_SLOT_BITS));
+            }
         }
     }
     add_up(li, atomics);
+}
+
+// Reserves the routes of block b's `n` slots in the histogram's slot s (one global
+// atomic).
+fn reserve(s: u32, b: u32, n: u32) {
+    slot_base[s] = atomicLoad(&scan[p.block_routes_at + b])
+        + atomicAdd(&scan[p.block_cursor_at + b], n);
+}
+
+// Puts back the histogram `count_routes` kept (`n` slots from `at`) as it was, each
+// block's routes reserved; returns the global atomics.
+fn restore(at: u32, n: u32, li: u32) -> u32 {
+    var atomics = 0u;
+    for (var e = li; e < n; e = e + GROUP_SIZE) {
+        let k = kept[at + e];
+        let s = k.y & (ROUTE_SLOTS - 1u);
+        let count = k.y >> ROUTE_SLOT_BITS;
+        atomicStore(&slot_block[s], k.x);
+        atomicStore(&slot_count[s], count);
+        reserve(s, k.x, count);
+        atomics = atomics + 1u;
+    }
+    return atomics;
+}
+
+// Counts the workgroup's queries again into the histogram and reserves each block's
+// routes; returns the global atomics.
+fn tally(g: u32, li: u32) -> u32 {
+    _ = walk(g, li, TALLY, false);
+    workgroupBarrier();
+    var atomics = 0u;
+    for (var s = li; s < ROUTE_SLOTS; s = s + GROUP_SIZE) {
+        let b = atomicLoad(&slot_block[s]);
+        if (b != EMPTY) {
+            reserve(s, b, atomicLoad(&slot_count[s]));
+            atomics = atomics + 1u;
+        }
+    }
+    return atomics;
 }
 
 @compute @workgroup_size(GROUP_SIZE)
 fn write_routes(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let g = flat_group(wg);
     clear_slots(li);
-    _ = walk_all(g, li, TALLY, false);
-    workgroupBarrier();
+    if (li == 0u) {
+        head = kept_head(g);
+    }
+    let h = workgroupUniformLoad(&head);
     var atomics = 0u;
-    for (var s = li; s < ROUTE_SLOTS; s = s + GROUP_SIZE) {
-        let b = atomicLoad(&slot_block[s]);
-        if (b != EMPTY) {
-            let n = atomicLoad(&slot_count[s]);
-            slot_base[s] = atomicLoad(&scan[p.block_routes_at + b])
-                + atomicAdd(&scan[p.block_cursor_at + b], n);
-            atomics = atomics + 1u;
-        }
+    if (h.x == KEPT_NONE) {
+        atomics = tally(g, li);
+    } else {
+        atomics = restore(h.x, h.y, li);
     }
     workgroupBarrier();
-    atomics = atomics + walk_all(g, li, EMIT, false);
+    atomics = atomics + walk(g, li, EMIT, false);
     add_up(li, atomics);
 }

@@ -189,6 +189,7 @@ impl Slot {
             results: make("results", z.results, input | wgpu::BufferUsages::COPY_SRC),
             fills: make("fills", z.joins, storage),
             stored: make("stored keys", z.stored, storage),
+            // The tree build's partition scratch, and routing's kept histograms after it.
             temp: make("partition scratch", z.stored, storage),
             queries: make("queries", z.queries, storage),
             ties: make("tied halves", z.ties, storage),
@@ -305,7 +306,7 @@ impl Groups {
                 d,
                 p,
                 &[
-                    &b.results, &b.fills, &b.tree, &b.queries, &b.info, &b.scan, &b.routes,
+                    &b.results, &b.fills, &b.tree, &b.queries, &b.info, &b.scan, &b.routes, &b.temp,
                 ],
             ),
             count: k.count.bind(

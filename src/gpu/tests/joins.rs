@@ -124,6 +124,43 @@ fn nodes_split_across_workgroups_build_the_same_tree() {
     assert_eq!(same(&wide), same(&narrow));
 }
 
+/// Routing keeps each workgroup's histogram of blocks for its second walk in the slot's
+/// partition scratch, sized by its stored keys: where that runs out, the workgroups without
+/// room count their queries again, and every count stays exact. (Those workgroups take no
+/// room, each a global atomic fewer.)
+#[test]
+fn routing_histograms_without_room_are_counted_again_and_exact() {
+    let Some(gpu) = gpu("routing_histograms_without_room_are_counted_again_and_exact") else {
+        return;
+    };
+    let mut rng = fastrand::Rng::with_seed(29);
+    let live = (1u64 << 61) - 1;
+    let factors = [1, 2, 3, 4];
+    let west = keys(&mut rng, 1_500, 48, 0.15);
+    let east = keys(&mut rng, 120_000, 48, 0.15);
+    let want = brute(&west, &east, factors, live);
+    let run = |stored: Option<u32>| {
+        let mut cap = Capacity::of_budget(&gpu.device, 64 << 20);
+        cap.stored = stored.unwrap_or(cap.stored);
+        let joiner = GpuJoiner::with_capacity(Arc::clone(&gpu.device), cap, 1 << 12, None);
+        let (got, work) = join_keys(&joiner, &west, &east, factors, live, 0);
+        assert_eq!((got, work.hits), (Some(want.0), want.1), "{stored:?}");
+        assert_eq!(work.regenerations, 0, "{stored:?}");
+        work
+    };
+    let roomy = run(None);
+    // Room for 1,500 entries: the 469 workgroups' headers, and histograms of a few blocks
+    // each for some of them.
+    let tight = run(Some(west.len() as u32));
+    assert_eq!(tight.visited_pairs, roomy.visited_pairs);
+    assert!(
+        tight.route_atomics < roomy.route_atomics,
+        "{} against {}",
+        tight.route_atomics,
+        roomy.route_atomics
+    );
+}
+
 /// A join whose blocks pass a batch's room is cut into parts that fit, their counts adding
 /// up to its count. (Splitting it as its tree's root splits it visited 0.996 of the whole's
 /// blocks, against 1.19 for this cut, but counted a join of N = 28 short.)
