@@ -221,7 +221,10 @@ pub(crate) fn source(file: &str, results_at: Option<u32>, software: bool) -> Str
         "scan.wgsl" => include_str!("shaders/scan.wgsl"),
         "gen.wgsl" => include_str!("shaders/gen.wgsl"),
         "plan.wgsl" => include_str!("shaders/plan.wgsl"),
-        "tree.wgsl" => include_str!("shaders/tree.wgsl"),
+        "tree.wgsl" => concat!(
+            include_str!("shaders/tree.wgsl"),
+            include_str!("shaders/subtrees.wgsl")
+        ),
         "tables.wgsl" => include_str!("shaders/tables.wgsl"),
         "route.wgsl" => include_str!("shaders/route.wgsl"),
         "count.wgsl" => include_str!("shaders/count.wgsl"),
