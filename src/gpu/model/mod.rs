@@ -8,8 +8,9 @@
 //!   it over the batches it formed (`count --json`'s `gpu` object), an estimate over the
 //!   batches its plan would form (`estimate --gpu --json`'s `gpu_span_seconds`).
 //! - **The throughput sum** ([`model_seconds`], `gpu_model_seconds`): every kind of work at
-//!   the whole GPU's rate and a few microseconds a step. It cannot see a narrow step, so it
-//!   stays only as a lower bound.
+//!   the whole GPU's rate and a few microseconds a step, every batch charged the most steps
+//!   a batch may record. It cannot see a narrow step; it stays for comparison with earlier
+//!   rounds, not as a bound.
 //!
 //! `docs/gpu.md` has the figures and what they were checked against.
 
@@ -136,7 +137,7 @@ const TABLE_KEY_TESTS_PER_SECOND: f64 = 1e12;
 /// for the barriers between a subtree's nodes and the top levels' few large nodes.
 const TREE_TESTS_PER_SECOND: f64 = 2e11;
 
-/// The throughput sum, a lower bound of the span: the modelled GPU seconds of a run of
+/// The throughput sum (the model before the span model): the modelled GPU seconds of a run of
 /// `tasks` tasks whose work, scaled to the whole run, is `counters` (by [`crate::Work`]
 /// field name). Steps are those of the run's batches: a
 /// count hands a batch at least a worker's step of tasks (`TASKS_IN_FLIGHT`), whatever the
