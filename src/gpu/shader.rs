@@ -44,7 +44,7 @@ pub(crate) const WORKGROUP_BYTES: u32 = CHUNK_WORDS * 4 + STAGE * 8 + 16;
 /// words (low, high) each. A sum is added to with `stat_add` (64 bits); a peak, the most one
 /// workgroup or invocation did in the batch, with `stat_max` (its low word). The peaks and
 /// the tree's levels (below) are what the span model needs: how long a step's longest
-/// workgroup runs beside how much the step does in all (`src/gpu/model.rs`).
+/// workgroup runs beside how much the step does in all (`src/gpu/model/`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Stat {
     /// Keys the table build read and tested, one chunk (or the classes) of one key each.

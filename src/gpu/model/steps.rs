@@ -2,8 +2,8 @@
 //! a barrier between two dispatches that share a read-write buffer, and every kernel of a
 //! batch writes `scan` or `results`), each lasting the longest of the step latency, its
 //! longest workgroup, and its work spread over the whole GPU. The list follows what
-//! `slot.rs` records; a test on a GPU (lavapipe in CI) checks that a batch's recorded steps
-//! are the ones listed here.
+//! `slot/record.rs` records; debug builds (every GPU test, on lavapipe in CI) check each
+//! batch's recorded steps against it (`feeder/run.rs`).
 
 use super::rates::*;
 use crate::gpu::layout::{SCAN_SEGMENT, TILE, TOP_LEVELS, WIDE_TILE};
