@@ -139,7 +139,8 @@ pub(crate) enum LevelStat {
     Nodes,
     /// Their accesses (as [`Stat::RestAccesses`] counts them).
     Accesses,
-    /// The most accesses of one of its workgroups.
+    /// The most accesses of one of its workgroups (the low word), and the most keys of one
+    /// of its nodes (the high word).
     AccessesPeak,
     /// Tiles handed out to split its largest nodes across workgroups.
     Tiles,

@@ -23,6 +23,11 @@ pub(crate) struct Recorded {
     pub(crate) steps: u64,
     pub(crate) top_levels: u32,
     pub(crate) wide_levels: u32,
+    /// The stored keys its largest fill was expected to hold.
+    pub(crate) largest: u64,
+    /// Whether it was packed by estimates a batch before it had taught (the first batch's
+    /// are bounds: its wide levels say nothing of a count's).
+    pub(crate) learned: bool,
     /// Values of the scan over the blocks' route counts.
     pub(crate) block_scan: u32,
     /// Whether wgpu checks indirect dispatches' arguments with dispatches of its own.
@@ -39,6 +44,15 @@ fn sum(stats: &[u32], slot: u32) -> u64 {
 /// The peak in counter slot `slot` (its low word).
 fn peak(stats: &[u32], slot: u32) -> u64 {
     u64::from(stats[2 * slot as usize])
+}
+
+/// The most keys of one node at each top level of the batch's trees (0 past the levels
+/// it built one by one): the high word of the level's accesses peak (tree.wgsl `top`).
+pub(crate) fn level_keys_peaks(stats: &[u32]) -> [u64; TOP_LEVELS as usize] {
+    std::array::from_fn(|d| {
+        let at = 2 * LevelStat::AccessesPeak.slot(d as u32) as usize + 1;
+        u64::from(stats[at])
+    })
 }
 
 /// The batch's counters from its `stats` words, its results `rows` and what the host
@@ -113,7 +127,11 @@ pub(crate) fn read(stats: &[u32], rows: &[&[u32]], recorded: &Recorded) -> (Work
         gpu_count_loads: s(Stat::CountLoads),
         gpu_top_chain_peak: chain as u64,
         gpu_top_levels_peak: u64::from(recorded.top_levels),
-        gpu_wide_levels_peak: u64::from(recorded.wide_levels),
+        gpu_wide_levels_peak: if recorded.learned {
+            u64::from(recorded.wide_levels)
+        } else {
+            0
+        },
         gpu_rest_iterations_peak: p(Stat::RestIterationsPeak),
         gpu_rest_accesses_peak: p(Stat::RestAccessesPeak),
         gpu_pair_rounds_peak: p(Stat::PairRoundsPeak),

@@ -13,6 +13,7 @@ use super::cut::{cut_plan, larger_role, past_room, portion_plan, stored_role};
 use super::room::{Room, Sizes};
 use super::shares::{joined_work, pass_seconds, Shares};
 use super::submission::{Reply, Submission, Whole, STOPPED};
+use super::wide::WideLevels;
 use crate::gpu::device::Device;
 use crate::gpu::layout::{
     wide, Job, Side, CARRIED, FILL_EMPTY, FILL_ERRORS, FILL_REFUSED, FILL_TOO_LARGE,
@@ -22,9 +23,7 @@ use crate::gpu::layout::{
 use crate::gpu::model::host_steps;
 use crate::gpu::request::Request;
 use crate::gpu::resident::Resident;
-use crate::gpu::slot::{
-    top_levels, upload, wide_levels, Capacity, Packed, Slot, STAT_WORDS, WIDE_STEPS,
-};
+use crate::gpu::slot::{top_levels, upload, Capacity, Packed, Slot, STAT_WORDS, WIDE_STEPS};
 use crate::gpu::stats::{self, Recorded};
 use crate::work::Work;
 
@@ -71,6 +70,7 @@ pub(super) struct Loop {
     /// The error that stopped the GPU, if one did: every later join gets it.
     failed: Option<String>,
     sizes: Sizes,
+    wide: WideLevels,
     /// One past the last submission a worker waits for
     /// ([`Ticket::wait`](super::submission::Ticket::wait)).
     flush: Arc<AtomicU64>,
@@ -116,6 +116,7 @@ impl Loop {
             totals,
             failed: None,
             sizes: Sizes::default(),
+            wide: WideLevels::default(),
             flush,
             packed: Packed::default(),
             stopped,
@@ -245,7 +246,7 @@ impl Loop {
         }
         let recording = self.slots[slot].record(dev, &mut encoder, &mut self.belt, &packed);
         let bytes_up = resident_bytes + recording.bytes_up;
-        let wide = wide_levels(packed.largest, self.cap.wide_keys);
+        let wide = packed.wide;
         let wide_steps = WIDE_STEPS * u64::from(wide);
         // Uploads into the resident words wait for each other.
         let extra_uploads = resident_uploads.max(1) - 1;
@@ -259,6 +260,8 @@ impl Loop {
             steps,
             top_levels: top_levels(packed.largest),
             wide_levels: wide,
+            largest: packed.largest,
+            learned: self.sizes.learned(),
             block_scan: self.cap.blocks + 1,
             validation: dev.indirect_validation,
             timed: self.slots[slot].timed(),
@@ -332,6 +335,8 @@ impl Loop {
             add(&mut packed, &s.request);
             entries.push(s);
         }
+        let top = top_levels(packed.largest);
+        packed.wide = self.wide.levels(packed.largest, self.cap.wide_keys, top);
         let end = packed.items;
         packed.jobs.push(Job {
             first_item: end,
@@ -404,6 +409,11 @@ impl Loop {
         let (stats, rows) = words[..stamps_at].split_at(STAT_WORDS as usize);
         let rows: Vec<&[u32]> = rows.chunks_exact(RESULT_WORDS as usize).collect();
         let (kernels, shape) = stats::read(stats, &rows, &batch.recorded);
+        let r = &batch.recorded;
+        if r.learned {
+            let peaks = stats::level_keys_peaks(stats);
+            self.wide.learn(r.largest, r.top_levels, &peaks);
+        }
         // The span model lists a batch's steps as the slot records them; every GPU test
         // (a debug build) holds each batch to that. wgpu's checks of indirect dispatches
         // are the model's to add: the host does not record them.

@@ -35,6 +35,13 @@ fn stat_max(slot: u32, v: u32) {
     }
 }
 
+// Raises the second peak a peak counter `slot` keeps, in its high word, to v.
+fn stat_max_high(slot: u32, v: u32) {
+    if (v != 0u) {
+        atomicMax(&results[p.result_stats + 2u * slot + 1u], v);
+    }
+}
+
 // The slot of counter `kind` (LEVEL_*) of tree level `level`.
 fn level_stat(level: u32, kind: u32) -> u32 {
     return STAT_LEVELS + level * LEVEL_STATS + kind;

@@ -15,4 +15,4 @@ mod scan;
 
 pub(crate) use buffers::{Sizes, Slot, PASSES, STAT_WORDS};
 pub(crate) use capacity::{binding, Capacity};
-pub(crate) use record::{batch_steps, top_levels, upload, wide_levels, Packed, WIDE_STEPS};
+pub(crate) use record::{batch_steps, top_levels, upload, Packed, WIDE_STEPS};

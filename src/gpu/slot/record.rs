@@ -56,6 +56,9 @@ pub(crate) struct Packed {
     /// The stored keys its largest fill is expected to hold: how many top levels of the
     /// trees are built level by level.
     pub(crate) largest: u64,
+    /// The top levels, from the roots, that split their nodes of more than the slot's
+    /// `wide_keys` across workgroups (the feeder's guess from the batches before).
+    pub(crate) wide: u32,
 }
 
 impl Packed {
@@ -68,6 +71,7 @@ impl Packed {
         self.words.clear();
         self.items = 0;
         self.largest = 0;
+        self.wide = 0;
     }
 }
 
@@ -77,18 +81,6 @@ impl Packed {
 pub(crate) fn top_levels(largest: u64) -> u32 {
     let halvings = (largest as f64 / f64::from(SUBTREE_KEYS)).log2().max(0.0);
     (1 + (halvings / (1.5f64).log2()).ceil() as u32).min(TOP_LEVELS)
-}
-
-/// The top levels, from the roots, that split their nodes of more than `wide_keys` keys
-/// across workgroups, for fills of at most `largest` keys: while a node may still hold
-/// more, where splits are as uneven as a quarter to three quarters. A larger node at a
-/// later level is partitioned by its own workgroup, as every node once was.
-pub(crate) fn wide_levels(largest: u64, wide_keys: u32) -> u32 {
-    if largest <= u64::from(wide_keys) {
-        return 0;
-    }
-    let shrinks = (largest as f64 / f64::from(wide_keys)).log2() / (4.0f64 / 3.0).log2();
-    (1 + shrinks.ceil() as u32).min(top_levels(largest))
 }
 
 impl Slot {
@@ -124,7 +116,7 @@ impl Slot {
             top_levels: top_levels(packed.largest),
             subtree_cap: cap.subtrees(),
             pair_cap: cap.pairs(),
-            wide: if level < wide_levels(packed.largest, cap.wide_keys) {
+            wide: if level < packed.wide {
                 cap.wide_keys
             } else {
                 0
@@ -155,7 +147,7 @@ impl Slot {
                 _ => params.push(bytemuck::bytes_of(&self.uniform(packed, d))),
             })
             .collect();
-        let wide = wide_levels(packed.largest, self.cap.wide_keys) as usize;
+        let wide = packed.wide as usize;
         let k = &dev.kernels;
         let scans = [
             scan_steps(&mut params, self.regions.items_at, packed.items + 1),
