@@ -106,6 +106,8 @@ pub(crate) fn read(stats: &[u32], rows: &[&[u32]], recorded: &Recorded) -> (Work
     };
     let spans = LATENCIES.map(|latency| span(&shape, latency));
     let chain: f64 = levels.iter().map(|l| l.accesses_peak).sum();
+    // The levels a batch packed by bounds records say nothing of a count's batches.
+    let learned = |levels: u32| u64::from(levels) * u64::from(recorded.learned);
     let work = Work {
         table_key_tests: s(Stat::TableKeyTests),
         table_chunks: s(Stat::TableChunks),
@@ -126,12 +128,8 @@ pub(crate) fn read(stats: &[u32], rows: &[&[u32]], recorded: &Recorded) -> (Work
         gpu_count_groups: s(Stat::CountGroups),
         gpu_count_loads: s(Stat::CountLoads),
         gpu_top_chain_peak: chain as u64,
-        gpu_top_levels_peak: u64::from(recorded.top_levels),
-        gpu_wide_levels_peak: if recorded.learned {
-            u64::from(recorded.wide_levels)
-        } else {
-            0
-        },
+        gpu_top_levels_peak: learned(recorded.top_levels),
+        gpu_wide_levels_peak: learned(recorded.wide_levels),
         gpu_rest_iterations_peak: p(Stat::RestIterationsPeak),
         gpu_rest_accesses_peak: p(Stat::RestAccessesPeak),
         gpu_pair_rounds_peak: p(Stat::PairRoundsPeak),
