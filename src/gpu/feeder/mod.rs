@@ -13,14 +13,15 @@
 //! - [`cut`]: how a join too large for a batch is cut;
 //! - [`room`]: a batch's room and what a join is expected to take of it;
 //! - [`shares`]: what each join did, and its share of its batch's counters;
-//! - [`wide`]: which top levels of a batch's trees split their nodes across workgroups.
+//! - [`levels`]: how many top levels of a batch's trees are built one by one, and which
+//!   split their nodes across workgroups.
 
 mod cut;
+mod levels;
 mod room;
 mod run;
 mod shares;
 mod submission;
-mod wide;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, SyncSender};

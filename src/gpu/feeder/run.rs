@@ -10,10 +10,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use super::cut::{cut_plan, larger_role, past_room, portion_plan, stored_role};
+use super::levels::Levels;
 use super::room::{Room, Sizes};
 use super::shares::{joined_work, pass_seconds, Shares};
 use super::submission::{Reply, Submission, Whole, STOPPED};
-use super::wide::WideLevels;
 use crate::gpu::device::Device;
 use crate::gpu::layout::{
     wide, Job, Side, CARRIED, FILL_EMPTY, FILL_ERRORS, FILL_REFUSED, FILL_TOO_LARGE,
@@ -70,7 +70,7 @@ pub(super) struct Loop {
     /// The error that stopped the GPU, if one did: every later join gets it.
     failed: Option<String>,
     sizes: Sizes,
-    wide: WideLevels,
+    levels: Levels,
     /// One past the last submission a worker waits for
     /// ([`Ticket::wait`](super::submission::Ticket::wait)).
     flush: Arc<AtomicU64>,
@@ -116,7 +116,7 @@ impl Loop {
             totals,
             failed: None,
             sizes: Sizes::default(),
-            wide: WideLevels::default(),
+            levels: Levels::default(),
             flush,
             packed: Packed::default(),
             stopped,
@@ -258,7 +258,7 @@ impl Loop {
             bytes_up,
             extra_uploads,
             steps,
-            top_levels: top_levels(packed.largest),
+            top_levels: packed.top,
             wide_levels: wide,
             largest: packed.largest,
             learned: self.sizes.learned(),
@@ -335,8 +335,10 @@ impl Loop {
             add(&mut packed, &s.request);
             entries.push(s);
         }
-        let top = top_levels(packed.largest);
-        packed.wide = self.wide.levels(packed.largest, self.cap.wide_keys, top);
+        packed.top = self.levels.top(packed.largest, top_levels(packed.largest));
+        packed.wide = self
+            .levels
+            .wide(packed.largest, self.cap.wide_keys, packed.top);
         let end = packed.items;
         packed.jobs.push(Job {
             first_item: end,
@@ -412,7 +414,7 @@ impl Loop {
         let r = &batch.recorded;
         if r.learned {
             let peaks = stats::level_keys_peaks(stats);
-            self.wide.learn(r.largest, r.top_levels, &peaks);
+            self.levels.learn(r.largest, r.top_levels, &peaks);
         }
         // The span model lists a batch's steps as the slot records them; every GPU test
         // (a debug build) holds each batch to that. wgpu's checks of indirect dispatches

@@ -56,8 +56,10 @@ pub(crate) struct Packed {
     /// The stored keys its largest fill is expected to hold: how many top levels of the
     /// trees are built level by level.
     pub(crate) largest: u64,
-    /// The top levels, from the roots, that split their nodes of more than the slot's
-    /// `wide_keys` across workgroups (the feeder's guess from the batches before).
+    /// The top levels of its trees built one by one, at most [`top_levels`] of `largest`,
+    /// and of those, from the roots, the ones that split their nodes of more than the slot's
+    /// `wide_keys` across workgroups (the feeder's guesses from the batches before).
+    pub(crate) top: u32,
     pub(crate) wide: u32,
 }
 
@@ -71,6 +73,7 @@ impl Packed {
         self.words.clear();
         self.items = 0;
         self.largest = 0;
+        self.top = 0;
         self.wide = 0;
     }
 }
@@ -113,7 +116,7 @@ impl Slot {
             key_sample: KEY_SAMPLE,
             query_sample: QUERY_SAMPLE,
             level,
-            top_levels: top_levels(packed.largest),
+            top_levels: packed.top,
             subtree_cap: cap.subtrees(),
             pair_cap: cap.pairs(),
             wide: if level < packed.wide {
@@ -140,7 +143,7 @@ impl Slot {
         let b = &self.buffers;
         let mut params = Params::default();
         params.push(bytemuck::bytes_of(&self.uniform(packed, 0)));
-        let levels = top_levels(packed.largest);
+        let levels = packed.top;
         let level_params: Vec<u32> = (0..levels)
             .map(|d| match d {
                 0 => 0,
