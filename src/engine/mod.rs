@@ -4,7 +4,7 @@
 //! [`crate::plan`] runs any plan in parallel. Adding an engine means adding a module and a
 //! line to [`ENGINES`]; the CLI lists the names from here.
 //!
-//! How each engine works, with measured figures per N: docs/algorithms.md in the repository.
+//! How each engine works: docs/algorithms.md; what each costs per N: docs/benchmarks.md.
 
 pub(crate) mod kernel;
 pub mod mirror;
