@@ -158,17 +158,15 @@ pub(crate) const WIDE_FIRST: u32 = 2;
 pub(crate) const WIDE_TILES: u32 = 3;
 pub(crate) const WIDE_MID: u32 = 4;
 /// Each fill's tree counters in `scan`: nodes, leaves and blocks handed out, leaf slots
-/// reserved, whether its tree is unfinished, the keys and sampled queries its build read
-/// (64-bit, low word first), and its root's bit plus one (0: the root is no split; written
-/// by tree.wgsl, read by nothing since no join is cut on its root's bit).
+/// reserved, whether its tree is unfinished, and the keys and sampled queries its build read
+/// (64-bit, low word first).
 pub(crate) const TREE_NODES: u32 = 0;
 pub(crate) const TREE_LEAVES: u32 = 1;
 pub(crate) const TREE_BLOCKS: u32 = 2;
 pub(crate) const TREE_RESERVED: u32 = 3;
 pub(crate) const TREE_UNFINISHED: u32 = 4;
 pub(crate) const TREE_TESTS: u32 = 5;
-pub(crate) const TREE_ROOT: u32 = 7;
-pub(crate) const TREE_WORDS: u32 = 8;
+pub(crate) const TREE_WORDS: u32 = 7;
 
 /// A job's word offset that points into the words its batch carries rather than the
 /// resident ones.
@@ -250,7 +248,6 @@ pub(crate) fn prelude() -> String {
         ("TREE_RESERVED", TREE_RESERVED),
         ("TREE_UNFINISHED", TREE_UNFINISHED),
         ("TREE_TESTS", TREE_TESTS),
-        ("TREE_ROOT", TREE_ROOT),
         ("TREE_WORDS", TREE_WORDS),
         ("NO_FILL", NO_FILL),
         ("CARRIED", CARRIED),

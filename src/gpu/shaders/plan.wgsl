@@ -148,7 +148,6 @@ fn start_tree(j: u32) {
     scan[at + TREE_UNFINISHED] = 0u;
     scan[at + TREE_TESTS] = 0u;
     scan[at + TREE_TESTS + 1u] = 0u;
-    scan[at + TREE_ROOT] = 0u;
 }
 
 // Fill j's tree as its counters say, once built: its nodes, leaves and blocks, or marked

@@ -317,9 +317,6 @@ fn split_node(li: u32, f: Fill, e: Node, bit: u32) -> bool {
         tested(e.fill, e.keys.y - e.keys.x);
         acc = acc + 3u * (e.keys.y - e.keys.x);
         kids = split(e, bit, e.keys.x + zeros, a);
-        if (e.node == f.root) {
-            atomicStore(&scan[counter(e.fill, TREE_ROOT)], bit + 1u);
-        }
     }
     return true;
 }
@@ -587,9 +584,6 @@ fn wide_scan(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
         let bit = atomicLoad(&scan[wide_word(g, WIDE_BIT)]);
         tested(e.fill, e.keys.y - e.keys.x);
         let two = split(e, bit, mid, atomicLoad(&scan[wide_word(g, WIDE_SLOTS)]));
-        if (e.node == fills[e.fill].root) {
-            atomicStore(&scan[counter(e.fill, TREE_ROOT)], bit + 1u);
-        }
         place(two[0]);
         place(two[1]);
     }
