@@ -142,21 +142,19 @@ pub(crate) const TOP_LEVELS: u32 = 16;
 pub(crate) const SUBTREE_KEYS: u32 = 1 << 14;
 /// The most keys of a node one workgroup partitions at a top level that splits its large
 /// nodes across workgroups (tree.wgsl, `wide_*`): a larger one is partitioned in tiles of
-/// `WIDE_TILE` keys, a workgroup each, in four dispatches. Not tuned on a GPU: one
+/// `WIDE_TILE` keys, a workgroup each, in three dispatches. Not tuned on a GPU: one
 /// workgroup reads a node of this size three times over (some 1,500 loads an invocation),
-/// long against the four steps (about 12 µs) it takes to spread the node instead.
+/// long against the three steps it takes to spread the node instead.
 pub(crate) const WIDE_KEYS: u32 = 1 << 17;
 /// Keys of one tile of a node split across workgroups: 16 an invocation.
 pub(crate) const WIDE_TILE: u32 = 4096;
 /// Words per node of a level's region of wide splits in `scan`: its bit, its first node
-/// slot, its first tile, its tiles (0: not split across workgroups) and where its keys with
-/// the bit start.
-pub(crate) const WIDE_WORDS: u32 = 5;
+/// slot, its first tile and its tiles (0: not split across workgroups).
+pub(crate) const WIDE_WORDS: u32 = 4;
 pub(crate) const WIDE_BIT: u32 = 0;
 pub(crate) const WIDE_SLOTS: u32 = 1;
 pub(crate) const WIDE_FIRST: u32 = 2;
 pub(crate) const WIDE_TILES: u32 = 3;
-pub(crate) const WIDE_MID: u32 = 4;
 /// Each fill's tree counters in `scan`: nodes, leaves and blocks handed out, leaf slots
 /// reserved, whether its tree is unfinished, and the keys and sampled queries its build read
 /// (64-bit, low word first).
@@ -239,7 +237,6 @@ pub(crate) fn prelude() -> String {
         ("WIDE_SLOTS", WIDE_SLOTS),
         ("WIDE_FIRST", WIDE_FIRST),
         ("WIDE_TILES", WIDE_TILES),
-        ("WIDE_MID", WIDE_MID),
         ("TOP_LEVELS", TOP_LEVELS),
         ("SUBTREE_KEYS", SUBTREE_KEYS),
         ("TREE_NODES", TREE_NODES),

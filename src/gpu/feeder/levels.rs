@@ -1,5 +1,5 @@
 //! How many top levels of a batch's trees to build one by one (a dependent step each), and
-//! which of them split their large nodes across workgroups (four more a level,
+//! which of them split their large nodes across workgroups (three more a level,
 //! [`WIDE_STEPS`](crate::gpu::slot::WIDE_STEPS)). The host knows a batch's largest fill only
 //! as estimated, so it learns, level by level, how large the largest node the GPU built
 //! there was against that estimate, and records the levels and wide steps those nodes need.

@@ -14,9 +14,9 @@
 // their workgroups work side by side. `rest` then builds each subtree in one workgroup,
 // depth first. At a wide level (`p.wide`), a node of more than `p.wide` keys is not
 // partitioned by its own workgroup: `top` chooses its bit and hands out tiles of WIDE_TILE
-// keys, `wide_count` counts each tile's keys without the bit, `wide_scan` scans a node's
-// counts and writes its split, and `wide_move` and `wide_back` partition it through `temp`
-// a tile a workgroup, as stably as `part_stored` does. A large fill's top levels so spread
+// keys, `wide_count` counts each tile's keys without the bit, `wide_move` (each tile
+// summing its node's counts before it) and `wide_back` partition it through `temp` a tile a
+// workgroup, as stably as `part_stored` does, and the node's first tile writes its split. A large fill's top levels so spread
 // over many workgroups, and no invocation's loops run long (a software driver stops them: lavapipe after 65,535
 // iterations of an invocation, every loop together).
 //
@@ -548,49 +548,26 @@ fn wide_count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
     }
 }
 
-// For each node split across workgroups: its tiles' counts scanned (each tile's keys
-// without the bit before it, in its node), then the split written and its children placed,
-// as `split_node` and `top` do.
-@compute @workgroup_size(GROUP_SIZE)
-fn wide_scan(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let g = flat_group(wg);
-    let e = top_node(g);
-    if (e.fill == NONE || p.wide == 0u) {
-        return;
-    }
-    let tiles = atomicLoad(&scan[wide_word(g, WIDE_TILES)]);
-    if (tiles == 0u) {
-        return;
-    }
+// The keys without its node's bit in the tiles of node g (the level's) before tile t, and
+// in all of them: each tile's workgroup sums its node's counts itself (a node has at most a
+// few hundred tiles), so no step of its own scans them.
+fn zeros_around(li: u32, g: u32, t: u32) -> vec2<u32> {
     let first = atomicLoad(&scan[wide_word(g, WIDE_FIRST)]);
-    let chunk = (tiles + GROUP_SIZE - 1u) / GROUP_SIZE;
-    let a = min(li * chunk, tiles);
-    let b = min(a + chunk, tiles);
-    var zeros = 0u;
-    for (var i = a; i < b; i = i + 1u) {
-        zeros = zeros + atomicLoad(&scan[p.tiles_at + 2u * (first + i) + 1u]);
+    let tiles = atomicLoad(&scan[wide_word(g, WIDE_TILES)]);
+    var before = 0u;
+    var all = 0u;
+    for (var i = li; i < tiles; i = i + GROUP_SIZE) {
+        let z = atomicLoad(&scan[p.tiles_at + 2u * (first + i) + 1u]);
+        all = all + z;
+        before = before + select(0u, z, first + i < t);
     }
-    let s = excl_scan(li, zeros);
-    var before = s.x;
-    for (var i = a; i < b; i = i + 1u) {
-        let at = p.tiles_at + 2u * (first + i) + 1u;
-        let z = atomicLoad(&scan[at]);
-        atomicStore(&scan[at], before);
-        before = before + z;
-    }
-    if (li == 0u) {
-        let mid = e.keys.x + s.y;
-        atomicStore(&scan[wide_word(g, WIDE_MID)], mid);
-        let bit = atomicLoad(&scan[wide_word(g, WIDE_BIT)]);
-        tested(e.fill, e.keys.y - e.keys.x);
-        let two = split(e, bit, mid, atomicLoad(&scan[wide_word(g, WIDE_SLOTS)]));
-        place(two[0]);
-        place(two[1]);
-    }
+    return vec2<u32>(excl_scan(li, before).y, excl_scan(li, all).y);
 }
 
 // Moves each tile's keys to `temp`, where its node's keys go once partitioned: those
-// without the bit first, in order, then those with it, in order (as `part_stored`).
+// without the bit first, in order, then those with it, in order (as `part_stored`). The
+// node's first tile also writes its split and places its children, as `split_node` and
+// `top` do.
 @compute @workgroup_size(GROUP_SIZE)
 fn wide_move(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let t = flat_group(wg);
@@ -599,9 +576,16 @@ fn wide_move(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
         return;
     }
     let bit = atomicLoad(&scan[wide_word(x.g, WIDE_BIT)]);
-    let zeros_before = atomicLoad(&scan[p.tiles_at + 2u * t + 1u]);
-    var z = x.e.keys.x + zeros_before;
-    var o = atomicLoad(&scan[wide_word(x.g, WIDE_MID)]) + (x.keys.x - x.e.keys.x - zeros_before);
+    let zeros = zeros_around(li, x.g, t);
+    let mid = x.e.keys.x + zeros.y;
+    if (li == 0u && t == atomicLoad(&scan[wide_word(x.g, WIDE_FIRST)])) {
+        tested(x.e.fill, x.e.keys.y - x.e.keys.x);
+        let two = split(x.e, bit, mid, atomicLoad(&scan[wide_word(x.g, WIDE_SLOTS)]));
+        place(two[0]);
+        place(two[1]);
+    }
+    var z = x.e.keys.x + zeros.x;
+    var o = mid + (x.keys.x - x.e.keys.x - zeros.x);
     for (var base = x.keys.x; base < x.keys.y; base = base + GROUP_SIZE) {
         let i = base + li;
         var k = vec2<u32>(0u);
