@@ -127,11 +127,11 @@ pub struct Work {
     /// Peak (the most of any one batch; peaks combine by the largest, never by the sum): the
     /// top levels' chain, each level's busiest workgroup's accesses added over the levels.
     pub gpu_top_chain_peak: u64,
-    /// Peak: top levels built level by level, of the batches packed by learned estimates
-    /// (not a run's first batch, packed by bounds).
+    /// Peak: top levels a batch's trees needed built level by level (up to the first whose
+    /// nodes all were subtrees, that one included), by the largest node built at each.
     pub gpu_top_levels_peak: u64,
-    /// Peak: top levels that split their largest nodes across workgroups, of the batches
-    /// packed by learned estimates.
+    /// Peak: of those, the levels, from the roots, that needed their largest nodes split
+    /// across workgroups.
     pub gpu_wide_levels_peak: u64,
     /// Peak: node iterations of one subtree's workgroup.
     pub gpu_rest_iterations_peak: u64,

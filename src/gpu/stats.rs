@@ -4,7 +4,7 @@
 
 use super::layout::{
     FILL_ERRORS, FILL_SWAPPED, GROUP_SIZE, RESULT_BLOCKS, RESULT_ROUTES, RESULT_SIZES,
-    RESULT_STATUS, RESULT_TESTS, TIE_EAST, TOP_LEVELS,
+    RESULT_STATUS, RESULT_TESTS, SUBTREE_KEYS, TIE_EAST, TOP_LEVELS,
 };
 use super::model::{span, Level, Shape, LATENCIES};
 use super::shader::{LevelStat, Stat};
@@ -25,9 +25,11 @@ pub(crate) struct Recorded {
     pub(crate) wide_levels: u32,
     /// The stored keys its largest fill was expected to hold.
     pub(crate) largest: u64,
-    /// Whether it was packed by estimates a batch before it had taught (the first batch's
-    /// are bounds: its wide levels say nothing of a count's).
+    /// Whether it was packed by estimates a batch before it had taught (the first batches'
+    /// are bounds).
     pub(crate) learned: bool,
+    /// The slot's `wide_keys`: a node past it needs a level's wide steps.
+    pub(crate) wide_keys: u32,
     /// Values of the scan over the blocks' route counts.
     pub(crate) block_scan: u32,
     /// Whether wgpu checks indirect dispatches' arguments with dispatches of its own.
@@ -53,6 +55,30 @@ pub(crate) fn level_keys_peaks(stats: &[u32]) -> [u64; TOP_LEVELS as usize] {
         let at = 2 * LevelStat::AccessesPeak.slot(d as u32) as usize + 1;
         u64::from(stats[at])
     })
+}
+
+/// The top levels a batch's trees needed built one by one, and of those the ones that needed
+/// wide steps, by the largest node it built at each level (`peaks`): what a feeder that had
+/// learned its nodes records (`feeder/levels.rs`), whatever this one recorded (the first
+/// batches, packed by bounds, record more). Levels up to the first whose nodes were all
+/// subtrees, that one included (past the levels it built: one more); those, from the
+/// roots, that held a node past the slot's `wide_keys`.
+fn needed_levels(peaks: &[u64], recorded: &Recorded) -> (u32, u32) {
+    let built = (recorded.top_levels as usize).min(peaks.len());
+    let small = |d: usize| peaks[d] <= u64::from(SUBTREE_KEYS);
+    let top = if built == 0 || small(0) {
+        1
+    } else {
+        (1..built)
+            .find(|&d| small(d))
+            .map_or(built + 1, |d| d + 1)
+            .min(TOP_LEVELS as usize)
+    };
+    let wide = peaks[..built]
+        .iter()
+        .take_while(|&&k| k > u64::from(recorded.wide_keys))
+        .count();
+    (top as u32, wide.min(top) as u32)
 }
 
 /// The batch's counters from its `stats` words, its results `rows` and what the host
@@ -106,8 +132,7 @@ pub(crate) fn read(stats: &[u32], rows: &[&[u32]], recorded: &Recorded) -> (Work
     };
     let spans = LATENCIES.map(|latency| span(&shape, latency));
     let chain: f64 = levels.iter().map(|l| l.accesses_peak).sum();
-    // The levels a batch packed by bounds records say nothing of a count's batches.
-    let learned = |levels: u32| u64::from(levels) * u64::from(recorded.learned);
+    let (top_needed, wide_needed) = needed_levels(&level_keys_peaks(stats), recorded);
     let work = Work {
         table_key_tests: s(Stat::TableKeyTests),
         table_chunks: s(Stat::TableChunks),
@@ -128,8 +153,8 @@ pub(crate) fn read(stats: &[u32], rows: &[&[u32]], recorded: &Recorded) -> (Work
         gpu_count_groups: s(Stat::CountGroups),
         gpu_count_loads: s(Stat::CountLoads),
         gpu_top_chain_peak: chain as u64,
-        gpu_top_levels_peak: learned(recorded.top_levels),
-        gpu_wide_levels_peak: learned(recorded.wide_levels),
+        gpu_top_levels_peak: u64::from(top_needed),
+        gpu_wide_levels_peak: u64::from(wide_needed),
         gpu_rest_iterations_peak: p(Stat::RestIterationsPeak),
         gpu_rest_accesses_peak: p(Stat::RestAccessesPeak),
         gpu_pair_rounds_peak: p(Stat::PairRoundsPeak),
@@ -190,6 +215,23 @@ mod tests {
     use super::*;
     use crate::gpu::layout::RESULT_WORDS;
     use crate::gpu::shader::STATS_WORDS;
+
+    #[test]
+    fn the_levels_a_batch_needed_follow_its_largest_nodes_not_what_it_recorded() {
+        let peaks = [500_000, 300_000, 140_000, 60_000, 20_000, 9_000, 0, 0];
+        let recorded = |top_levels| Recorded {
+            top_levels,
+            wide_keys: 1 << 17,
+            ..Recorded::default()
+        };
+        // Level 5's nodes were all subtrees: six levels; three held a node past 2^17.
+        assert_eq!(needed_levels(&peaks, &recorded(8)), (6, 3));
+        assert_eq!(needed_levels(&peaks, &recorded(12)), (6, 3));
+        // Built three levels, the last still splitting: one more at least.
+        assert_eq!(needed_levels(&peaks, &recorded(3)), (4, 3));
+        // Roots small enough to be subtrees: the roots' level alone.
+        assert_eq!(needed_levels(&[10_000, 0], &recorded(2)), (1, 0));
+    }
 
     /// Each counter is read from its own slot: sums over two words, peaks from the low one,
     /// every level's into its own level.

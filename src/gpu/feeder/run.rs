@@ -262,6 +262,7 @@ impl Loop {
             wide_levels: wide,
             largest: packed.largest,
             learned: self.sizes.learned(),
+            wide_keys: self.cap.wide_keys,
             block_scan: self.cap.blocks + 1,
             validation: dev.indirect_validation,
             timed: self.slots[slot].timed(),
