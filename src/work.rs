@@ -127,11 +127,12 @@ pub struct Work {
     /// Peak (the most of any one batch; peaks combine by the largest, never by the sum): the
     /// top levels' chain, each level's busiest workgroup's accesses added over the levels.
     pub gpu_top_chain_peak: u64,
-    /// Peak: top levels a batch's trees needed built level by level (up to the first whose
-    /// nodes all were subtrees, that one included), by the largest node built at each.
+    /// Peak: top levels a batch built level by level (for a run's first batches, packed by
+    /// bounds, the levels its nodes needed: up to the first whose nodes all were subtrees,
+    /// that one included).
     pub gpu_top_levels_peak: u64,
-    /// Peak: of those, the levels, from the roots, that needed their largest nodes split
-    /// across workgroups.
+    /// Peak: of those, the levels, from the roots, that split their largest nodes across
+    /// workgroups (for the first batches, that held a node past the slot's `wide_keys`).
     pub gpu_wide_levels_peak: u64,
     /// Peak: node iterations of one subtree's workgroup.
     pub gpu_rest_iterations_peak: u64,

@@ -58,9 +58,8 @@ pub(crate) fn level_keys_peaks(stats: &[u32]) -> [u64; TOP_LEVELS as usize] {
 }
 
 /// The top levels a batch's trees needed built one by one, and of those the ones that needed
-/// wide steps, by the largest node it built at each level (`peaks`): what a feeder that had
-/// learned its nodes records (`feeder/levels.rs`), whatever this one recorded (the first
-/// batches, packed by bounds, record more). Levels up to the first whose nodes were all
+/// wide steps, by the largest node it built at each level (`peaks`): about what a feeder that
+/// had learned its nodes records (`feeder/levels.rs`), whatever this one recorded. Levels up to the first whose nodes were all
 /// subtrees, that one included (past the levels it built: one more); those, from the
 /// roots, that held a node past the slot's `wide_keys`.
 fn needed_levels(peaks: &[u64], recorded: &Recorded) -> (u32, u32) {
@@ -132,7 +131,13 @@ pub(crate) fn read(stats: &[u32], rows: &[&[u32]], recorded: &Recorded) -> (Work
     };
     let spans = LATENCIES.map(|latency| span(&shape, latency));
     let chain: f64 = levels.iter().map(|l| l.accesses_peak).sum();
-    let (top_needed, wide_needed) = needed_levels(&level_keys_peaks(stats), recorded);
+    // What the batch recorded, or for one packed by bounds (which records more than a
+    // count's later batches), what its nodes needed.
+    let (top, wide) = if recorded.learned {
+        (recorded.top_levels, recorded.wide_levels)
+    } else {
+        needed_levels(&level_keys_peaks(stats), recorded)
+    };
     let work = Work {
         table_key_tests: s(Stat::TableKeyTests),
         table_chunks: s(Stat::TableChunks),
@@ -153,8 +158,8 @@ pub(crate) fn read(stats: &[u32], rows: &[&[u32]], recorded: &Recorded) -> (Work
         gpu_count_groups: s(Stat::CountGroups),
         gpu_count_loads: s(Stat::CountLoads),
         gpu_top_chain_peak: chain as u64,
-        gpu_top_levels_peak: u64::from(top_needed),
-        gpu_wide_levels_peak: u64::from(wide_needed),
+        gpu_top_levels_peak: u64::from(top),
+        gpu_wide_levels_peak: u64::from(wide),
         gpu_rest_iterations_peak: p(Stat::RestIterationsPeak),
         gpu_rest_accesses_peak: p(Stat::RestAccessesPeak),
         gpu_pair_rounds_peak: p(Stat::PairRoundsPeak),
