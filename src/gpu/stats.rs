@@ -23,9 +23,7 @@ pub(crate) struct Recorded {
     pub(crate) steps: u64,
     pub(crate) top_levels: u32,
     pub(crate) wide_levels: u32,
-    /// The stored keys its largest fill was expected to hold.
-    pub(crate) largest: u64,
-    /// Whether it was packed by estimates a batch before it had taught (the first batches'
+    /// Whether its levels were chosen by the nodes of batches before it (the first batches'
     /// are bounds).
     pub(crate) learned: bool,
     /// The slot's `wide_keys`: a node past it needs a level's wide steps.

@@ -92,11 +92,6 @@ impl Default for Sizes {
 pub(crate) const MARGIN: f64 = 1.25;
 
 impl Sizes {
-    /// Whether a batch has taught it anything yet (before: bounds and guesses).
-    pub(super) fn learned(&self) -> bool {
-        self.learned
-    }
-
     pub(super) fn need(&self, r: &Request) -> Need {
         let keys = |role| r.pairs(role) as f64 * self.keys_per_pair;
         let (west, east) = (keys(ROLE_WEST), keys(ROLE_EAST));

@@ -260,8 +260,7 @@ impl Loop {
             steps,
             top_levels: packed.top,
             wide_levels: wide,
-            largest: packed.largest,
-            learned: self.sizes.learned(),
+            learned: self.levels.learned(),
             wide_keys: self.cap.wide_keys,
             block_scan: self.cap.blocks + 1,
             validation: dev.indirect_validation,
@@ -336,7 +335,7 @@ impl Loop {
             add(&mut packed, &s.request);
             entries.push(s);
         }
-        packed.top = self.levels.top(packed.largest, top_levels(packed.largest));
+        packed.top = self.levels.top(top_levels(packed.largest));
         packed.wide = self
             .levels
             .wide(packed.largest, self.cap.wide_keys, packed.top);
@@ -412,11 +411,8 @@ impl Loop {
         let (stats, rows) = words[..stamps_at].split_at(STAT_WORDS as usize);
         let rows: Vec<&[u32]> = rows.chunks_exact(RESULT_WORDS as usize).collect();
         let (kernels, shape) = stats::read(stats, &rows, &batch.recorded);
-        let r = &batch.recorded;
-        if r.learned {
-            let peaks = stats::level_keys_peaks(stats);
-            self.levels.learn(r.largest, r.top_levels, &peaks);
-        }
+        let peaks = stats::level_keys_peaks(stats);
+        self.levels.learn(batch.recorded.top_levels, &peaks);
         // The span model lists a batch's steps as the slot records them; every GPU test
         // (a debug build) holds each batch to that. wgpu's checks of indirect dispatches
         // are the model's to add: the host does not record them.
