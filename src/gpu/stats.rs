@@ -57,9 +57,9 @@ pub(crate) fn level_keys_peaks(stats: &[u32]) -> [u64; TOP_LEVELS as usize] {
 
 /// The top levels a batch's trees needed built one by one, and of those the ones that needed
 /// wide steps, by the largest node it built at each level (`peaks`): about what a feeder that
-/// had learned its nodes records (`feeder/levels.rs`), whatever this one recorded. Levels up to the first whose nodes were all
-/// subtrees, that one included (past the levels it built: one more); those, from the
-/// roots, that held a node past the slot's `wide_keys`.
+/// had learned its nodes records (`feeder/levels.rs`), whatever this one recorded. Levels up
+/// to the first whose nodes were all subtrees, that one included (past the levels it built:
+/// one more); those, from the roots, that held a node past the slot's `wide_keys`.
 fn needed_levels(peaks: &[u64], recorded: &Recorded) -> (u32, u32) {
     let built = (recorded.top_levels as usize).min(peaks.len());
     let small = |d: usize| peaks[d] <= u64::from(SUBTREE_KEYS);
