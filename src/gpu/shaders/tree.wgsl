@@ -16,9 +16,10 @@
 // partitioned by its own workgroup: `top` chooses its bit and hands out tiles of WIDE_TILE
 // keys, `wide_count` counts each tile's keys without the bit, `wide_move` (each tile
 // summing its node's counts before it) and `wide_back` partition it through `temp` a tile a
-// workgroup, as stably as `part_stored` does, and the node's first tile writes its split. A large fill's top levels so spread
-// over many workgroups, and no invocation's loops run long (a software driver stops them: lavapipe after 65,535
-// iterations of an invocation, every loop together).
+// workgroup, as stably as `part_stored` does, and the node's first tile writes its split.
+// A large fill's top levels so spread over many workgroups, and no invocation's loops run
+// long (a software driver stops them: lavapipe after 65,535 iterations of an invocation,
+// every loop together).
 //
 // A node of at most two blocks' keys is a leaf, as in the CPU's trie. One of more than a
 // block's keys is listed, and `pairs` orders its keys, a workgroup each, so that every key
