@@ -137,8 +137,12 @@ impl Subsample {
 /// Draws `count` of the pieces whose expected work is `weights`, with replacement, each
 /// draw picking piece `i` with probability `weights[i] / Σ weights`: the distinct pieces
 /// drawn, ascending, with that probability and how often each was drawn. Pieces of weight 0
-/// (or a non-finite weight) get a small share, so that no piece is out of reach.
+/// (or a non-finite weight) get a small share, so that no piece is out of reach. No pieces:
+/// nothing drawn. It takes time in proportion to `count` times the pieces.
 pub fn draw(weights: &[f64], count: usize, seed: u64) -> Vec<(usize, f64, usize)> {
+    if weights.is_empty() {
+        return Vec::new();
+    }
     let clean: Vec<f64> = weights
         .iter()
         .map(|&w| if w.is_finite() && w > 0.0 { w } else { 0.0 })
@@ -238,6 +242,12 @@ mod tests {
             .sum::<f64>()
             / runs as f64;
         assert!((mean / total - 1.0).abs() < 0.01, "{mean} vs {total}");
+    }
+
+    #[test]
+    fn no_pieces_draw_nothing() {
+        assert!(draw(&[], 5, 1).is_empty());
+        assert!(draw(&[1.0, 2.0], 0, 1).is_empty());
     }
 
     #[test]
