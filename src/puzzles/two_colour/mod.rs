@@ -233,10 +233,12 @@ pub use cost::MAX_WORK;
 const TASKS_PER_THREAD: usize = 64;
 
 /// The prefixes that may hold a black solution (one per orbit: the least of it, so under the
-/// mirror its first queen is in the left half).
+/// mirror its first queen is in the left half). Only the mirror keeps each row and flips its
+/// columns: a quarter turn also takes (0, 0) to (0, n − 1), but the least of an orbit under
+/// it may start in the right half.
 fn tasks(prefixes: &[index::Prefix], group: &[Symmetry], n: u32) -> Vec<usize> {
     let n = n as usize;
-    let mirrored = group.iter().any(|g| g.map(n, 0, 0) == (0, n - 1));
+    let mirrored = group.contains(&SQUARE[1]);
     (0..prefixes.len())
         .filter(|&t| {
             !mirrored

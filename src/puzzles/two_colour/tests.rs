@@ -359,3 +359,15 @@ proptest! {
         prop_assert_eq!(result.pairs, count(&mask, 2).unwrap().pairs);
     }
 }
+
+/// A board kept by the quarter turns, not the mirror: the least member of its one orbit of
+/// solutions starts in the right half (a quarter turn also takes (0, 0) to (0, n − 1)), and
+/// its two solutions are each other's partners.
+#[test]
+fn a_board_kept_by_quarter_turns_counts_every_orbit() {
+    let mask = Mask::from_rows(&[59, 55, 29, 46, 59, 55]).unwrap();
+    assert_eq!(symmetries(&mask).len(), 4);
+    assert!(!symmetries(&mask).contains(&SQUARE[1]));
+    assert_eq!(brute(&mask), 2);
+    assert_eq!(count(&mask, 1).unwrap().pairs, 2);
+}
