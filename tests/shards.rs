@@ -149,11 +149,14 @@ fn sigterm_saves_then_a_resume_on_other_threads_finishes() {
         "--checkpoint",
         s(&ckpt),
     ]);
-    resume
-        .assert()
-        .success()
-        .stdout("14772512\n")
-        .stderr(contains("resuming"));
+    let resumed = resume.assert().success().stdout("14772512\n");
+    // A machine slow enough may take the signal before the first task is saved: then there
+    // is nothing to resume, and the run must not say it resumed.
+    if saved.done.is_empty() {
+        resumed.stderr(contains("resuming").not());
+    } else {
+        resumed.stderr(contains("resuming"));
+    }
 }
 
 #[test]
