@@ -212,8 +212,7 @@ mod with_gpu {
         (code, text(&out.stdout), text(&out.stderr))
     }
 
-    /// `NQUEENS_GPU_SLOT_MIB`: the least batch slot, 16 MiB, still counts exactly, in more
-    /// submissions than the default slot (one worker: the same batches every run); a value
+    /// `NQUEENS_GPU_SLOT_MIB`: the least batch slot, 16 MiB, still counts exactly; a value
     /// outside 16 to 65,536 is refused with status 2, naming the variable (an empty one is
     /// unset: `every_slot_size_counts_or_is_refused_in_one_line`).
     #[test]
@@ -229,9 +228,10 @@ mod with_gpu {
             assert_eq!(v["total"], "365596", "{slot:?}: {out}");
             v["gpu"]["gpu_submits"].as_u64().unwrap()
         };
+        // How many batches each takes depends on when the worker waits (15 against 16 by
+        // default on a loaded machine): only the counts are asserted.
         let (small, default) = (submits(Some("16")), submits(None));
         eprintln!("N = 14: {small} submissions with a 16 MiB slot, {default} by default");
-        assert!(small > default, "{small} <= {default}");
         for bad in ["8", "65537", "lots", "-16"] {
             let (code, out, err) = run_with_slot(Some(bad), &["count", "13", "--gpu"]);
             assert_eq!(code, 2, "{bad:?}: {err}");
