@@ -95,6 +95,9 @@ pub struct Work {
     pub gpu_ties_seconds: f64,
     /// Batches the GPU ran: one command buffer each.
     pub gpu_batches: u64,
+    /// Joins the GPU ran, each run of one counted (a join run again, whole or as parts,
+    /// after it found no room counts each time): each carries its quarter words up.
+    pub gpu_joins: u64,
     /// Dependent steps of those batches: every dispatch (wgpu's own checks of indirect
     /// arguments included, where they are on), and each group of uploads, clears and copies,
     /// each of which the next waits for.
@@ -224,7 +227,7 @@ impl Work {
         ]
     }
 
-    fn counts(&self) -> [u64; 40] {
+    fn counts(&self) -> [u64; 41] {
         [
             self.quarter_placements,
             self.half_pairs_tested,
@@ -253,6 +256,7 @@ impl Work {
             self.host_tree_keys,
             self.host_joins,
             self.gpu_batches,
+            self.gpu_joins,
             self.gpu_dependent_steps,
             self.gpu_top_nodes,
             self.gpu_top_accesses,
@@ -269,7 +273,7 @@ impl Work {
         ]
     }
 
-    fn counts_mut(&mut self) -> [&mut u64; 40] {
+    fn counts_mut(&mut self) -> [&mut u64; 41] {
         [
             &mut self.quarter_placements,
             &mut self.half_pairs_tested,
@@ -298,6 +302,7 @@ impl Work {
             &mut self.host_tree_keys,
             &mut self.host_joins,
             &mut self.gpu_batches,
+            &mut self.gpu_joins,
             &mut self.gpu_dependent_steps,
             &mut self.gpu_top_nodes,
             &mut self.gpu_top_accesses,
@@ -420,7 +425,10 @@ pub struct GpuWork {
     /// Batches run.
     #[serde(default)]
     pub gpu_batches: u64,
-    /// Their dependent steps, all of them (see [`Work::gpu_dependent_steps`]).
+    /// Joins run, each run of one counted (see [`Work::gpu_joins`]).
+    #[serde(default)]
+    pub gpu_joins: u64,
+    /// The batches' dependent steps, all of them (see [`Work::gpu_dependent_steps`]).
     #[serde(default)]
     pub gpu_dependent_steps: u64,
     /// The span model's GPU seconds over the batches this run formed, by a dependent step's
@@ -467,6 +475,7 @@ impl From<&Work> for GpuWork {
                 .map(|&(name, s)| (name.to_string(), s))
                 .collect(),
             gpu_batches: w.gpu_batches,
+            gpu_joins: w.gpu_joins,
             gpu_dependent_steps: w.gpu_dependent_steps,
             gpu_span_seconds: SpanSeconds {
                 step_5us: w.gpu_span_5us_seconds,
@@ -499,7 +508,7 @@ const PEAK_NAMES: [&str; 11] = [
 ];
 
 /// The names of the counts, in [`Work::counters`] order (the field names).
-const COUNT_NAMES: [&str; 40] = [
+const COUNT_NAMES: [&str; 41] = [
     "quarter_placements",
     "half_pairs_tested",
     "keys_built",
@@ -527,6 +536,7 @@ const COUNT_NAMES: [&str; 40] = [
     "host_tree_keys",
     "host_joins",
     "gpu_batches",
+    "gpu_joins",
     "gpu_dependent_steps",
     "gpu_top_nodes",
     "gpu_top_accesses",

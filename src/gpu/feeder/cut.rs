@@ -27,7 +27,7 @@ pub(super) fn stored_role(row: &[u32]) -> u32 {
 }
 
 /// Of a batch's room, the share a part of a cut join aims at: parts come out uneven.
-const CUT_SHARE: f64 = 0.5;
+pub(crate) const CUT_SHARE: f64 = 0.5;
 
 /// How to cut a join: the role to cut, and into how many parts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

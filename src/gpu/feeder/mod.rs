@@ -36,6 +36,7 @@ use crate::work::Work;
 use run::Loop;
 use submission::{Reply, Submission};
 
+pub(crate) use cut::CUT_SHARE;
 pub(crate) use room::MARGIN;
 pub(crate) use run::FEED_DEPTH;
 pub(crate) use submission::{Ticket, STOPPED};

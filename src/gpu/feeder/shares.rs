@@ -27,6 +27,7 @@ pub(super) fn joined_work(request: &Request, row: &[u32]) -> Work {
     let mut work = Work {
         half_pairs_tested: request.all_pairs(),
         keys_built: sizes.iter().sum(),
+        gpu_joins: 1,
         ..Work::default()
     };
     if counted {

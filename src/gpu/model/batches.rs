@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::steps::{Level, Shape};
-use crate::gpu::feeder::{FEED_DEPTH, MARGIN};
+use crate::gpu::feeder::{CUT_SHARE, FEED_DEPTH, MARGIN};
 use crate::gpu::join::TASKS_IN_FLIGHT;
 use crate::gpu::layout::{GROUP_SIZE, TIE_EAST, TILE, TOP_LEVELS};
 use crate::gpu::slot::Capacity;
@@ -37,6 +37,9 @@ pub(crate) struct Packing {
     /// Tasks a batch holds (below 1: a task takes `1 / tasks` batches, its joins cut).
     pub(crate) tasks: f64,
     pub(crate) batches: f64,
+    /// Joins a task runs: one where it fits a batch; else its first, which finds no room,
+    /// and the parts it is cut into, each aiming at `CUT_SHARE` of the room.
+    pub(crate) joins: f64,
 }
 
 /// How many of `s`'s tasks share a batch of capacity `cap` when `workers` workers each keep
@@ -61,12 +64,27 @@ pub(crate) fn packing(s: &StratumWork, cap: &Capacity, workers: usize) -> Packin
         room(cap.routes, "visited_pairs"),
     ];
     let tasks = fits.into_iter().fold(handed, f64::min);
-    let batches = if tasks >= 1.0 {
-        (s.tasks / tasks).ceil()
+    let (batches, joins) = if tasks >= 1.0 {
+        ((s.tasks / tasks).ceil(), 1.0)
     } else {
-        s.tasks * (1.0 / tasks).ceil()
+        let parts = (1.0 / (tasks * CUT_SHARE)).ceil();
+        (s.tasks * (1.0 / tasks).ceil(), 1.0 + parts)
     };
-    Packing { tasks, batches }
+    Packing {
+        tasks,
+        batches,
+        joins,
+    }
+}
+
+/// The bytes one join carries up, by the sample: its uploads over the joins it ran. A
+/// sample on a software driver, whose bindings hold 128 MiB, cuts a large task into many
+/// more joins than a GPU's slot does, and every part carries the whole's quarter words: its
+/// uploads per task are not a GPU's. (Without a count of joins, a task's uploads are one
+/// join's.)
+fn bytes_per_join(s: &StratumWork) -> f64 {
+    let carried = s.per_task("gpu_bytes_up") - s.per_task("gpu_resident_bytes");
+    carried / s.per_task("gpu_joins").max(1.0)
 }
 
 /// One batch of `s`'s tasks packed by `p`: its sums, the stratum's per task times the tasks
@@ -101,11 +119,11 @@ pub(crate) fn shape(s: &StratumWork, p: Packing) -> Shape {
     let items = sum("half_pairs_tested") / f64::from(TILE);
     let tie_pairs = sum("direct_pairs");
     Shape {
-        joins: sum("gpu_batches").max(1.0),
+        joins: share * p.joins,
         // Jobs are not counted: a work item's search for its job is bounded by the items'.
         jobs: items,
         items,
-        bytes_up: sum("gpu_bytes_up") - sum("gpu_resident_bytes"),
+        bytes_up: bytes_per_join(s) * share * p.joins,
         extra_uploads: 0.0,
         block_scan: 0.0,
         top_levels,
@@ -177,6 +195,54 @@ mod tests {
         assert_eq!(p.batches, 10.0 * (3.0 * MARGIN).ceil());
         let s = shape(&huge, p);
         assert!((s.blocks - 3.0 * f64::from(cap.blocks) / (3.0 * MARGIN).ceil()).abs() < 1e-6);
+        // Its first join finds no room; its parts aim at a share of the room each.
+        let parts = (3.0 * MARGIN / CUT_SHARE).ceil();
+        assert_eq!(p.joins, 1.0 + parts);
+    }
+
+    /// A sample on a software driver cut its tasks into many joins, each carrying the same
+    /// words; a GPU's batch carries them once a join it runs.
+    #[test]
+    fn uploads_follow_the_joins_a_gpu_runs_not_the_samples() {
+        let cap = Capacity::of(3 << 30, u64::from(u32::MAX));
+        // Twenty joins a task on the sample, a megabyte each; a GPU's batch holds tasks whole.
+        let cut = stratum(
+            100_000.0,
+            &[
+                ("blocks_built", 100.0),
+                ("gpu_joins", 20.0),
+                ("gpu_bytes_up", 20e6),
+            ],
+        );
+        let p = packing(&cut, &cap, 16);
+        assert!(p.tasks >= 1.0 && p.joins == 1.0, "{p:?}");
+        let s = shape(&cut, p);
+        assert!((s.bytes_up - p.tasks * 1e6).abs() < 1e-3, "{}", s.bytes_up);
+        assert_eq!(s.joins, p.tasks);
+        // A task past a batch: its first join and its parts each carry a join's words.
+        let huge = stratum(
+            10.0,
+            &[
+                ("visited_pairs", 3.0 * f64::from(cap.routes)),
+                ("gpu_joins", 40.0),
+                ("gpu_bytes_up", 40e6),
+            ],
+        );
+        let p = packing(&huge, &cap, 16);
+        let s = shape(&huge, p);
+        let batches_a_task = (1.0 / p.tasks).ceil();
+        assert!((s.bytes_up - 1e6 * p.joins / batches_a_task).abs() < 1e-3);
+        // Resident words are not carried.
+        let resident = stratum(
+            100_000.0,
+            &[
+                ("gpu_joins", 2.0),
+                ("gpu_bytes_up", 3e6),
+                ("gpu_resident_bytes", 1e6),
+            ],
+        );
+        let p = packing(&resident, &cap, 16);
+        assert!((shape(&resident, p).bytes_up - p.tasks * 1e6).abs() < 1e-3);
     }
 
     #[test]
@@ -194,6 +260,7 @@ mod tests {
         let p = Packing {
             tasks: 10.0,
             batches: 100.0,
+            joins: 1.0,
         };
         let b = shape(&s, p);
         assert_eq!(b.routes, 500.0);
