@@ -95,9 +95,10 @@ pub struct Work {
     pub gpu_ties_seconds: f64,
     /// Batches the GPU ran: one command buffer each.
     pub gpu_batches: u64,
-    /// Joins the GPU ran, each run of one counted (a join run again, whole or as parts,
-    /// after it found no room counts each time): each carries its quarter words up.
-    pub gpu_joins: u64,
+    /// Sets of quarter words carried up to the GPU: a join's, each time it ran (a join run
+    /// again after it found no room, whole or as parts, carries every word of the whole),
+    /// once a batch however many of its parts or portions the batch holds.
+    pub gpu_word_sets: u64,
     /// Dependent steps of those batches: every dispatch (wgpu's own checks of indirect
     /// arguments included, where they are on), and each group of uploads, clears and copies,
     /// each of which the next waits for.
@@ -256,7 +257,7 @@ impl Work {
             self.host_tree_keys,
             self.host_joins,
             self.gpu_batches,
-            self.gpu_joins,
+            self.gpu_word_sets,
             self.gpu_dependent_steps,
             self.gpu_top_nodes,
             self.gpu_top_accesses,
@@ -302,7 +303,7 @@ impl Work {
             &mut self.host_tree_keys,
             &mut self.host_joins,
             &mut self.gpu_batches,
-            &mut self.gpu_joins,
+            &mut self.gpu_word_sets,
             &mut self.gpu_dependent_steps,
             &mut self.gpu_top_nodes,
             &mut self.gpu_top_accesses,
@@ -425,9 +426,9 @@ pub struct GpuWork {
     /// Batches run.
     #[serde(default)]
     pub gpu_batches: u64,
-    /// Joins run, each run of one counted (see [`Work::gpu_joins`]).
+    /// Sets of quarter words carried up (see [`Work::gpu_word_sets`]).
     #[serde(default)]
-    pub gpu_joins: u64,
+    pub gpu_word_sets: u64,
     /// The batches' dependent steps, all of them (see [`Work::gpu_dependent_steps`]).
     #[serde(default)]
     pub gpu_dependent_steps: u64,
@@ -475,7 +476,7 @@ impl From<&Work> for GpuWork {
                 .map(|&(name, s)| (name.to_string(), s))
                 .collect(),
             gpu_batches: w.gpu_batches,
-            gpu_joins: w.gpu_joins,
+            gpu_word_sets: w.gpu_word_sets,
             gpu_dependent_steps: w.gpu_dependent_steps,
             gpu_span_seconds: SpanSeconds {
                 step_5us: w.gpu_span_5us_seconds,
@@ -536,7 +537,7 @@ const COUNT_NAMES: [&str; 41] = [
     "host_tree_keys",
     "host_joins",
     "gpu_batches",
-    "gpu_joins",
+    "gpu_word_sets",
     "gpu_dependent_steps",
     "gpu_top_nodes",
     "gpu_top_accesses",

@@ -44,6 +44,8 @@ struct InFlight {
     bytes_up: u64,
     /// Of those, resident quarter words.
     resident_bytes: u64,
+    /// Sets of carried words uploaded.
+    word_sets: u64,
     steps: u64,
     /// Of those, the tree levels' split across workgroups.
     wide_steps: u64,
@@ -246,6 +248,7 @@ impl Loop {
         }
         let recording = self.slots[slot].record(dev, &mut encoder, &mut self.belt, &packed);
         let bytes_up = resident_bytes + recording.bytes_up;
+        let word_sets = packed.word_sets;
         let wide = packed.wide;
         let wide_steps = WIDE_STEPS * u64::from(wide);
         // Uploads into the resident words wait for each other.
@@ -282,6 +285,7 @@ impl Loop {
             mapped,
             bytes_up,
             resident_bytes,
+            word_sets,
             steps,
             wide_steps,
             recorded,
@@ -302,7 +306,10 @@ impl Loop {
                 self.queue.pop_front();
                 continue;
             }
-            let need = self.sizes.need(&s.request);
+            let mut need = self.sizes.need(&s.request);
+            if packed.shared_words(&s.request.words).is_some() {
+                need[4] = 0;
+            }
             if entries.is_empty() {
                 if need[4] > u64::from(self.cap.words) {
                     // Cutting a join keeps every word it carries: it can never fit.
@@ -428,6 +435,7 @@ impl Loop {
             gpu_wide_steps: batch.wide_steps,
             gpu_bytes_up: batch.bytes_up,
             gpu_resident_bytes: batch.resident_bytes,
+            gpu_word_sets: batch.word_sets,
             gpu_bytes_down: 4 * stamps_at as u64 + if passes.is_some() { 8 * 12 } else { 0 },
             ..kernels
         };
@@ -532,7 +540,7 @@ fn add(packed: &mut Packed, request: &Request) {
     let join = packed.joins.len() as u32;
     let job0 = packed.jobs.len() as u32;
     let side0 = packed.sides.len() as u32;
-    let word0 = packed.words.len() as u32;
+    let word0 = packed.carry(&request.words);
     let item0 = packed.items;
     packed
         .sides
@@ -554,7 +562,6 @@ fn add(packed: &mut Packed, request: &Request) {
         });
     }
     packed.items += request.items() as u32;
-    packed.words.extend_from_slice(&request.words);
     let mut desc = request.desc;
     let r = request.roles;
     desc.jobs = [r[0] + job0, r[1] + job0, r[2] + job0, r[3] + job0];

@@ -27,7 +27,6 @@ pub(super) fn joined_work(request: &Request, row: &[u32]) -> Work {
     let mut work = Work {
         half_pairs_tested: request.all_pairs(),
         keys_built: sizes.iter().sum(),
-        gpu_joins: 1,
         ..Work::default()
     };
     if counted {
@@ -92,7 +91,7 @@ impl Shares {
         let n = self.uploads.len();
         let even = vec![1.0; n];
         let mut parts = vec![Work::default(); n];
-        let counters: [(Counter, &[f64]); 25] = [
+        let counters: [(Counter, &[f64]); 26] = [
             (|w| &mut w.tree_tests, &self.weights[1].0),
             (|w| &mut w.gpu_top_nodes, &self.weights[1].0),
             (|w| &mut w.gpu_top_accesses, &self.weights[1].0),
@@ -113,6 +112,7 @@ impl Shares {
             (|w| &mut w.route_atomics, &self.weights[3].0),
             (|w| &mut w.gpu_bytes_up, &self.uploads),
             (|w| &mut w.gpu_resident_bytes, &self.uploads),
+            (|w| &mut w.gpu_word_sets, &self.uploads),
             (|w| &mut w.gpu_submits, &even),
             (|w| &mut w.gpu_waits, &even),
             (|w| &mut w.gpu_steps, &even),

@@ -40,6 +40,9 @@ pub(crate) struct Packing {
     /// Joins a task runs: one where it fits a batch; else its first, which finds no room,
     /// and the parts it is cut into, each aiming at `CUT_SHARE` of the room.
     pub(crate) joins: f64,
+    /// Sets of quarter words a task carries up: one a join, but a batch's parts of one cut
+    /// join share theirs (its first, then one a batch of its parts).
+    pub(crate) word_sets: f64,
 }
 
 /// How many of `s`'s tasks share a batch of capacity `cap` when `workers` workers each keep
@@ -64,27 +67,30 @@ pub(crate) fn packing(s: &StratumWork, cap: &Capacity, workers: usize) -> Packin
         room(cap.routes, "visited_pairs"),
     ];
     let tasks = fits.into_iter().fold(handed, f64::min);
-    let (batches, joins) = if tasks >= 1.0 {
-        ((s.tasks / tasks).ceil(), 1.0)
-    } else {
-        let parts = (1.0 / (tasks * CUT_SHARE)).ceil();
-        (s.tasks * (1.0 / tasks).ceil(), 1.0 + parts)
-    };
+    if tasks >= 1.0 {
+        return Packing {
+            tasks,
+            batches: (s.tasks / tasks).ceil(),
+            joins: 1.0,
+            word_sets: 1.0,
+        };
+    }
+    let batches_a_task = (1.0 / tasks).ceil();
     Packing {
         tasks,
-        batches,
-        joins,
+        batches: s.tasks * batches_a_task,
+        joins: 1.0 + (1.0 / (tasks * CUT_SHARE)).ceil(),
+        word_sets: 1.0 + batches_a_task,
     }
 }
 
-/// The bytes one join carries up, by the sample: its uploads over the joins it ran. A
+/// The bytes one set of carried words takes up, with its joins' jobs, by the sample. A
 /// sample on a software driver, whose bindings hold 128 MiB, cuts a large task into many
-/// more joins than a GPU's slot does, and every part carries the whole's quarter words: its
-/// uploads per task are not a GPU's. (Without a count of joins, a task's uploads are one
-/// join's.)
-fn bytes_per_join(s: &StratumWork) -> f64 {
+/// more joins than a GPU's slot does, each carrying every word of the whole: its uploads per
+/// task are not a GPU's.
+fn bytes_per_set(s: &StratumWork) -> f64 {
     let carried = s.per_task("gpu_bytes_up") - s.per_task("gpu_resident_bytes");
-    carried / s.per_task("gpu_joins").max(1.0)
+    carried / s.per_task("gpu_word_sets").max(1.0)
 }
 
 /// One batch of `s`'s tasks packed by `p`: its sums, the stratum's per task times the tasks
@@ -123,7 +129,7 @@ pub(crate) fn shape(s: &StratumWork, p: Packing) -> Shape {
         // Jobs are not counted: a work item's search for its job is bounded by the items'.
         jobs: items,
         items,
-        bytes_up: bytes_per_join(s) * share * p.joins,
+        bytes_up: bytes_per_set(s) * share * p.word_sets,
         extra_uploads: 0.0,
         block_scan: 0.0,
         top_levels,
@@ -198,24 +204,27 @@ mod tests {
         // Its first join finds no room; its parts aim at a share of the room each.
         let parts = (3.0 * MARGIN / CUT_SHARE).ceil();
         assert_eq!(p.joins, 1.0 + parts);
+        // Its parts in one batch share their words: one set a batch, and its first's.
+        assert_eq!(p.word_sets, 1.0 + (3.0 * MARGIN).ceil());
     }
 
     /// A sample on a software driver cut its tasks into many joins, each carrying the same
-    /// words; a GPU's batch carries them once a join it runs.
+    /// words; a GPU's batch carries them once a task it holds, or once for a cut task's
+    /// parts in it.
     #[test]
     fn uploads_follow_the_joins_a_gpu_runs_not_the_samples() {
         let cap = Capacity::of(3 << 30, u64::from(u32::MAX));
-        // Twenty joins a task on the sample, a megabyte each; a GPU's batch holds tasks whole.
+        // Twenty sets of words a task on the sample, a megabyte each; a GPU's batch holds tasks whole.
         let cut = stratum(
             100_000.0,
             &[
                 ("blocks_built", 100.0),
-                ("gpu_joins", 20.0),
+                ("gpu_word_sets", 20.0),
                 ("gpu_bytes_up", 20e6),
             ],
         );
         let p = packing(&cut, &cap, 16);
-        assert!(p.tasks >= 1.0 && p.joins == 1.0, "{p:?}");
+        assert!(p.tasks >= 1.0 && p.word_sets == 1.0, "{p:?}");
         let s = shape(&cut, p);
         assert!((s.bytes_up - p.tasks * 1e6).abs() < 1e-3, "{}", s.bytes_up);
         assert_eq!(s.joins, p.tasks);
@@ -224,19 +233,19 @@ mod tests {
             10.0,
             &[
                 ("visited_pairs", 3.0 * f64::from(cap.routes)),
-                ("gpu_joins", 40.0),
+                ("gpu_word_sets", 40.0),
                 ("gpu_bytes_up", 40e6),
             ],
         );
         let p = packing(&huge, &cap, 16);
         let s = shape(&huge, p);
         let batches_a_task = (1.0 / p.tasks).ceil();
-        assert!((s.bytes_up - 1e6 * p.joins / batches_a_task).abs() < 1e-3);
+        assert!((s.bytes_up - 1e6 * (1.0 + batches_a_task) / batches_a_task).abs() < 1e-3);
         // Resident words are not carried.
         let resident = stratum(
             100_000.0,
             &[
-                ("gpu_joins", 2.0),
+                ("gpu_word_sets", 2.0),
                 ("gpu_bytes_up", 3e6),
                 ("gpu_resident_bytes", 1e6),
             ],
@@ -261,6 +270,7 @@ mod tests {
             tasks: 10.0,
             batches: 100.0,
             joins: 1.0,
+            word_sets: 1.0,
         };
         let b = shape(&s, p);
         assert_eq!(b.routes, 500.0);

@@ -2,6 +2,8 @@
 //! the copy of its results, with no readback in between (each stage's sizes stay on the
 //! GPU: [`crate::gpu::layout`], `plan.wgsl`); and the steps that makes.
 
+use std::sync::Arc;
+
 use super::buffers::{Params, Slot, PASSES, STAT_WORDS};
 use super::scan::{run_scan, scan_steps};
 use crate::gpu::device::Device;
@@ -9,6 +11,7 @@ use crate::gpu::layout::{
     Batch, Job, JoinDesc, Side, ARGS_COUNT, ARGS_PAIRS, ARGS_ROUTE, ARGS_SUBTREES, ARGS_TABLES,
     ARGS_TIES, ARGS_WORDS, BLOCK_KEYS, GROUP_SIZE, RESULT_WORDS, SUBTREE_KEYS, TILE, TOP_LEVELS,
 };
+use crate::gpu::request::Words;
 
 /// Keys sampled at a tree node to choose its bit (as the CPU trie's).
 pub(crate) const KEY_SAMPLE: u32 = 512;
@@ -62,6 +65,12 @@ pub(crate) struct Packed {
     /// `wide_keys` across workgroups (the feeder's guesses from the batches before).
     pub(crate) top: u32,
     pub(crate) wide: u32,
+    /// Sets of carried quarter words uploaded: a join's, once however many of its parts
+    /// follow it in the batch (they share its words).
+    pub(crate) word_sets: u64,
+    /// The last set added, by its address (its join holds it while the batch packs), and
+    /// where it starts in `words`.
+    pub(crate) last_words: Option<(usize, u32)>,
 }
 
 impl Packed {
@@ -76,6 +85,29 @@ impl Packed {
         self.largest = 0;
         self.top = 0;
         self.wide = 0;
+        self.word_sets = 0;
+        self.last_words = None;
+    }
+
+    /// Where `words` start in the batch's carried words if the join added last carries the
+    /// same set: the parts of a cut join and the portions of a side come one after another,
+    /// and each carries every word of the whole.
+    pub(crate) fn shared_words(&self, words: &Arc<Words>) -> Option<u32> {
+        let key = Arc::as_ptr(words) as usize;
+        self.last_words.filter(|&(k, _)| k == key).map(|(_, at)| at)
+    }
+
+    /// Adds `words`, or finds them already added by the join before; returns where they
+    /// start.
+    pub(crate) fn carry(&mut self, words: &Arc<Words>) -> u32 {
+        if let Some(at) = self.shared_words(words) {
+            return at;
+        }
+        let at = self.words.len() as u32;
+        self.words.extend_from_slice(words);
+        self.word_sets += 1;
+        self.last_words = Some((Arc::as_ptr(words) as usize, at));
+        at
     }
 }
 
@@ -294,4 +326,32 @@ pub(crate) fn upload(
     let mut view = belt.write_buffer(encoder, target, offset, size);
     view.slice(..bytes.len()).copy_from_slice(bytes);
     len
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::layout::ROLE_WEST;
+    use crate::gpu::request::Request;
+
+    /// The parts of a cut join, one after another in a batch, carry their words once; a
+    /// set that is not the last one added is carried again (exact, only larger).
+    #[test]
+    fn parts_of_one_join_carry_their_words_once_a_batch() {
+        let whole = Request::of_keys(&[1, 2, 3, 4], &[8; 6], JoinDesc::default());
+        let parts = whole.cut(ROLE_WEST, 2);
+        assert!(parts.len() >= 2, "{}", parts.len());
+        let other = Request::of_keys(&[5], &[6], JoinDesc::default());
+        let mut packed = Packed::default();
+        let first = packed.carry(&parts[0].words);
+        assert_eq!(packed.carry(&parts[1].words), first);
+        assert_eq!(packed.words.len(), whole.words.len());
+        assert_eq!(packed.carry(&other.words) as usize, whole.words.len());
+        assert_eq!(packed.word_sets, 2);
+        packed.carry(&parts[0].words);
+        assert_eq!(packed.word_sets, 3);
+        packed.clear();
+        assert_eq!(packed.shared_words(&parts[1].words), None);
+        assert_eq!(packed.word_sets, 0);
+    }
 }
