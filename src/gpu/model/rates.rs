@@ -28,7 +28,10 @@ pub(crate) const BARRIER: f64 = 60e-9;
 /// The tree build, calibrated on the H200's one measurement (a sieve of 48 ms for one task
 /// of N = 26 built by one workgroup per fill): 2 µs a node iteration of one workgroup (its
 /// choice, partition and barriers), and 71 ns a sequential access of one invocation to a
-/// key or a sampled query. The pair fitted with 1 µs and 4 µs gave 84 and 45 ns.
+/// key or a sampled query. The pair fitted with 1 µs and 4 µs gave 84 and 45 ns. That fit
+/// went through counters converted from a later build; that build's own counters, replayed
+/// against the H200's wall times, fit only with a tree three to four times slower
+/// (`docs/gpu.md`), so these may be optimistic by that much.
 pub(crate) const NODE: f64 = 2e-6;
 pub(crate) const ACCESS: f64 = 71e-9;
 

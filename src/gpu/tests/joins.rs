@@ -259,6 +259,10 @@ fn an_east_side_past_its_cap_is_stored_in_portions() {
         let counted = work.queries / west.len() as u64;
         assert_eq!(work.queries, west.len() as u64 * counted);
         assert!(counted >= parts, "{counted} portions");
+        if parts == 5 {
+            // Portions in one batch carry the whole's words once: fewer sets than runs.
+            assert!(work.gpu_word_sets < 1 + counted, "{work:?}");
+        }
     }
     // Routes past a batch's: a portion's queries are cut by jobs, its stored range kept.
     let work = join(&joiner(|c| c.routes = 200));
