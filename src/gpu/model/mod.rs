@@ -22,6 +22,7 @@ use std::collections::BTreeMap;
 
 pub use batches::StratumWork;
 pub(crate) use rates::LATENCIES;
+use rates::{BYTES_UP_PER_SECOND, ROUTING_TESTS_PER_SECOND, VISITS_PER_SECOND};
 pub(crate) use steps::{span, Level, Shape};
 
 use super::join::{RESIDENT_BYTES, SLOT_BYTES, TASKS_IN_FLIGHT};
@@ -114,17 +115,6 @@ pub fn span_model(strata: &[StratumWork], workers: usize) -> Option<SpanEstimate
 /// microseconds on a discrete GPU, the figure until `scripts/gpu-check.sh` times
 /// 1,000 empty ones in a row.
 pub(crate) const STEP_SECONDS: f64 = 3e-6;
-
-/// (query, block) visits per second of the block count: the microbenchmark's rate on an
-/// H100 (22.8 G visits/s) rounded down; this block count reached 9.7 G on an H200 with its
-/// routes read one at a time, and runs at the microbenchmark's rate with them staged.
-const VISITS_PER_SECOND: f64 = 20e9;
-
-/// Bytes per second of uploads (PCIe 5 ×16, about 60% of its peak).
-const BYTES_UP_PER_SECOND: f64 = 20e9;
-
-/// Routing tests per second (each a few integer operations on data in L2).
-const ROUTING_TESTS_PER_SECOND: f64 = 1e12;
 
 /// Keys the table build tests per second (one workgroup memory read and five bit inserts
 /// each): predicted, not yet timed on a GPU.
