@@ -214,7 +214,8 @@ mod tests {
     #[test]
     fn uploads_follow_the_joins_a_gpu_runs_not_the_samples() {
         let cap = Capacity::of(3 << 30, u64::from(u32::MAX));
-        // Twenty sets of words a task on the sample, a megabyte each; a GPU's batch holds tasks whole.
+        // Twenty sets of words a task on the sample, a megabyte each; a GPU's batch holds
+        // tasks whole.
         let cut = stratum(
             100_000.0,
             &[
@@ -228,7 +229,7 @@ mod tests {
         let s = shape(&cut, p);
         assert!((s.bytes_up - p.tasks * 1e6).abs() < 1e-3, "{}", s.bytes_up);
         assert_eq!(s.joins, p.tasks);
-        // A task past a batch: its first join and its parts each carry a join's words.
+        // A task past a batch: its first join carries the words, then its parts once a batch.
         let huge = stratum(
             10.0,
             &[

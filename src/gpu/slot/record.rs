@@ -70,7 +70,7 @@ pub(crate) struct Packed {
     pub(crate) word_sets: u64,
     /// The last set added, by its address (its join holds it while the batch packs), and
     /// where it starts in `words`.
-    pub(crate) last_words: Option<(usize, u32)>,
+    last_words: Option<(usize, u32)>,
 }
 
 impl Packed {
