@@ -122,11 +122,17 @@ build_other() {
     printf '\n[profile.%s.package.nqueens]\ndebug = 0\n' "$profile" >>"$src/Cargo.toml"
     local from=$repo/target/$dir
     if [ ! -d "$target/$dir/deps" ] && [ -d "$from/deps" ]; then
-        # The dependencies' outputs and fingerprints, not the test executables beside them.
+        # The dependencies' outputs and fingerprints, not the test executables beside them:
+        # hard links where they can be (a few GB of disk otherwise; only this crate, under
+        # names of its own version, is built again), else copies.
         mkdir -p "$target/$dir/deps"
-        cp -a "$from/build" "$from/.fingerprint" "$target/$dir/" 2>/dev/null
+        local link=-al
+        cp $link "$from/build" "$from/.fingerprint" "$target/$dir/" 2>/dev/null || {
+            link=-a
+            cp $link "$from/build" "$from/.fingerprint" "$target/$dir/" 2>/dev/null
+        }
         find "$from/deps" -maxdepth 1 \( -name 'lib*' -o -name '*.d' \) \
-            -exec cp -a -t "$target/$dir/deps" {} + 2>/dev/null
+            -exec cp $link -t "$target/$dir/deps" {} + 2>/dev/null
     fi
     echo "chaos: building nqueens $version-chaos (the other version) in $top"
     now_ms
