@@ -166,12 +166,17 @@ impl GpuJoiner {
         let valid = device
             .device
             .push_error_scope(wgpu::ErrorFilter::Validation);
-        let joiner = Self::with_capacity(
+        let mut joiner = Self::with_capacity(
             Arc::clone(&device),
             cap,
             RESIDENT_BYTES[kind] / 8,
             fail_after,
         );
+        if slot_bytes.is_some() {
+            // Slots asked for are a GPU's: its fills too, whatever the driver, so that a
+            // sample on a software one stores its sides as that GPU would.
+            joiner.fill_cap = fill_cap(&cap, false);
+        }
         let invalid = pollster::block_on(valid.pop());
         let failed = invalid.or(pollster::block_on(memory.pop()));
         match failed {
@@ -196,11 +201,7 @@ impl GpuJoiner {
         // cap, not the CPU's fill (2^20 keys): a larger fill prunes more (the task at 0.3 of
         // N = 26's plan stored in one fill of 5.3·10^6 keys visited 0.52 times the CPU's
         // blocks).
-        let mut fill_cap = cap.stored.min(cap.leaves / 5 * BLOCK_KEYS);
-        if device.adapter.software {
-            fill_cap = fill_cap.min(SOFTWARE_FILL_KEYS);
-        }
-        let fill_cap = fill_cap.max(512);
+        let fill_cap = fill_cap(&cap, device.adapter.software);
         GpuJoiner {
             device,
             feeder,
@@ -271,8 +272,18 @@ pub(crate) fn wait(ticket: Ticket, work: &mut Work) -> Result<Option<u64>, Strin
     Ok(count)
 }
 
-/// The most keys of a fill on a software driver: the CPU's fill, so that its counters show
-/// the CPU's portions. (Past it, lavapipe once counted a piece of N = 28 short: its side of
+/// The most stored keys of one fill in a batch of capacity `cap`: what an empty batch's keys
+/// and tree slots hold, or (`cpu_fill`) the CPU's fill.
+fn fill_cap(cap: &Capacity, cpu_fill: bool) -> u32 {
+    let mut keys = cap.stored.min(cap.leaves / 5 * BLOCK_KEYS);
+    if cpu_fill {
+        keys = keys.min(SOFTWARE_FILL_KEYS);
+    }
+    keys.max(512)
+}
+
+/// The most keys of a fill on a software driver whose slots are its own default: the CPU's
+/// fill, so that its counters show the CPU's portions. (Past it, lavapipe once counted a piece of N = 28 short: its side of
 /// 1.6·10^7 keys passed lavapipe's blocks a batch and was split on its roots' bits, a split
 /// now off; docs/gpu.md.)
 const SOFTWARE_FILL_KEYS: u32 = 1 << 20;
@@ -380,5 +391,16 @@ mod tests {
         for bad in ["15", "65537", "1.5", "abc", "-16"] {
             assert!(matches!(of(bad), Err(Error::NoGpu(_))), "{bad}");
         }
+    }
+
+    /// A GPU's 3 GiB slot in a software driver's 128 MiB bindings still stores sides of
+    /// millions of keys in one fill, as that GPU would, where asked; by default the CPU's.
+    #[test]
+    fn an_asked_slot_stores_a_gpus_fills_on_a_software_driver() {
+        let cap = Capacity::of(3 << 30, 128 << 20);
+        assert_eq!(fill_cap(&cap, true), SOFTWARE_FILL_KEYS);
+        let gpu = fill_cap(&cap, false);
+        assert!(gpu >= 8 * SOFTWARE_FILL_KEYS, "{gpu} keys");
+        assert!(gpu <= fill_cap(&Capacity::of(3 << 30, u64::from(u32::MAX)), false));
     }
 }
