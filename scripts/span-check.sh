@@ -9,8 +9,8 @@
 #   - `estimate 24 --gpu -j 16` and `estimate 26 --gpu -j 16`: GPU idle share at most 0.30;
 #   - `estimate 27 --gpu` at most 300 and `estimate 28 --gpu` at most 4,000 H100-hours by the
 #     span at 30 µs (sampled tasks that do not finish within the time limit leave the row
-#     undetermined: a GPU finishes them; two sampled tasks of N = 27 took 23 minutes on
-#     lavapipe with 2 vCPUs: `--only 27 --samples 2 --time-limit 5400s`);
+#     undetermined: a GPU finishes them; on lavapipe with 2 vCPUs two sampled tasks of
+#     N = 27 took 23 minutes, N = 28's 32: `--only 27,28 --samples 2 --time-limit 3600s`);
 #   - a whole `count N --gpu` (N = 18 by default; --count-n) at most 32 dependent steps a
 #     batch, and exact.
 #
