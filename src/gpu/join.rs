@@ -166,17 +166,16 @@ impl GpuJoiner {
         let valid = device
             .device
             .push_error_scope(wgpu::ErrorFilter::Validation);
-        let mut joiner = Self::with_capacity(
+        // Slots asked for are a GPU's: its fills too, whatever the driver, so that a sample
+        // on a software one stores its sides as that GPU would.
+        let cpu_fill = device.adapter.software && slot_bytes.is_none();
+        let joiner = Self::with_fills(
             Arc::clone(&device),
             cap,
             RESIDENT_BYTES[kind] / 8,
             fail_after,
+            cpu_fill,
         );
-        if slot_bytes.is_some() {
-            // Slots asked for are a GPU's: its fills too, whatever the driver, so that a
-            // sample on a software one stores its sides as that GPU would.
-            joiner.fill_cap = fill_cap(&cap, false);
-        }
         let invalid = pollster::block_on(valid.pop());
         let failed = invalid.or(pollster::block_on(memory.pop()));
         match failed {
@@ -187,11 +186,24 @@ impl GpuJoiner {
 
     /// A joiner whose batch slots have capacity `cap` and whose resident words hold
     /// `resident` words (tests make them small, to run the overflow paths).
+    #[cfg(test)]
     pub(crate) fn with_capacity(
         device: Arc<Device>,
         cap: Capacity,
         resident: u64,
         fail_after: Option<u64>,
+    ) -> Self {
+        let cpu_fill = device.adapter.software;
+        Self::with_fills(device, cap, resident, fail_after, cpu_fill)
+    }
+
+    /// [`GpuJoiner::with_capacity`], its fills kept to the CPU's where `cpu_fill`.
+    fn with_fills(
+        device: Arc<Device>,
+        cap: Capacity,
+        resident: u64,
+        fail_after: Option<u64>,
+        cpu_fill: bool,
     ) -> Self {
         let resident = Arc::new(Resident::new(&device, resident));
         let feeder = Feeder::start(Arc::clone(&device), cap, Arc::clone(&resident));
@@ -201,7 +213,7 @@ impl GpuJoiner {
         // cap, not the CPU's fill (2^20 keys): a larger fill prunes more (the task at 0.3 of
         // N = 26's plan stored in one fill of 5.3·10^6 keys visited 0.52 times the CPU's
         // blocks).
-        let fill_cap = fill_cap(&cap, device.adapter.software);
+        let fill_cap = fill_cap(&cap, cpu_fill);
         GpuJoiner {
             device,
             feeder,
@@ -283,9 +295,9 @@ fn fill_cap(cap: &Capacity, cpu_fill: bool) -> u32 {
 }
 
 /// The most keys of a fill on a software driver whose slots are its own default: the CPU's
-/// fill, so that its counters show the CPU's portions. (Past it, lavapipe once counted a piece of N = 28 short: its side of
-/// 1.6·10^7 keys passed lavapipe's blocks a batch and was split on its roots' bits, a split
-/// now off; docs/gpu.md.)
+/// fill, so that its counters show the CPU's portions. (Past it, lavapipe once counted a
+/// piece of N = 28 short: its side of 1.6·10^7 keys passed lavapipe's blocks a batch and
+/// was split on its roots' bits, a split now off; docs/gpu.md.)
 const SOFTWARE_FILL_KEYS: u32 = 1 << 20;
 
 /// Tasks a worker hands over before it waits for their counts: with every worker doing so,
