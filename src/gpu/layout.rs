@@ -142,9 +142,9 @@ pub(crate) const TOP_LEVELS: u32 = 16;
 pub(crate) const SUBTREE_KEYS: u32 = 1 << 14;
 /// The most keys of a node one workgroup partitions at a top level that splits its large
 /// nodes across workgroups (tree.wgsl, `wide_*`): a larger one is partitioned in tiles of
-/// `WIDE_TILE` keys, a workgroup each, in three dispatches. Not tuned on a GPU: one
-/// workgroup reads a node of this size three times over (some 1,500 loads an invocation),
-/// long against the three steps it takes to spread the node instead.
+/// `WIDE_TILE` keys, a workgroup each, in two dispatches. Not tuned on a GPU: one
+/// workgroup reads a node of this size twice over (some 1,000 loads an invocation), long
+/// against the two steps it takes to spread the node instead.
 pub(crate) const WIDE_KEYS: u32 = 1 << 17;
 /// Keys of one tile of a node split across workgroups: 16 an invocation.
 pub(crate) const WIDE_TILE: u32 = 4096;

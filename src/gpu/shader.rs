@@ -57,7 +57,8 @@ pub(crate) enum Stat {
     TreeTests,
     /// Subtrees built (`rest` workgroups that built a node), their node iterations (each a
     /// chain of barriers) and their accesses: keys and sampled queries read or written in
-    /// global memory, every pass counted (a partition's count, move and copy back are three).
+    /// global memory, every pass counted (a partition's count, move and copy back are three;
+    /// a subtree's copy from `temp` of the keys a top level left there, one).
     Subtrees,
     RestIterations,
     RestAccesses,

@@ -1,5 +1,5 @@
 //! How many top levels of a batch's trees to build one by one (a dependent step each), and
-//! which of them split their large nodes across workgroups (three more a level,
+//! which of them split their large nodes across workgroups (two more a level,
 //! [`WIDE_STEPS`](crate::gpu::slot::WIDE_STEPS)). The host cannot know a batch's nodes
 //! before the GPU builds them, and its estimate of a batch's largest fill is rough (learned
 //! ratios of keys to pairs, with a margin), so it keeps, level by level, the largest node the

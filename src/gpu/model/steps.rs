@@ -200,9 +200,9 @@ fn sieve(s: &Shape, out: &mut Vec<Step>) {
     ));
 }
 
-/// The three steps of a top level whose largest nodes are split in tiles across workgroups:
-/// each tile's keys counted, moved (each tile first summing its node's counts, at most all
-/// the level's, in two scans) and copied back.
+/// The two steps of a top level whose largest nodes are split in tiles across workgroups:
+/// each tile's keys counted, and moved to the other key buffer (each tile first summing its
+/// node's counts, at most all the level's, in two scans).
 fn wide(level: &Level, out: &mut Vec<Step>) {
     let per = f64::from(WIDE_TILE) / GROUP;
     let keys = level.tiles * f64::from(WIDE_TILE);
@@ -216,9 +216,6 @@ fn wide(level: &Level, out: &mut Vec<Step>) {
     let moved = sums + per * (2.0 * ACCESS + 10.0 * BARRIER);
     let all = (level.tiles * moved / SLOTS).max(2.0 * keys / ACCESSES_PER_SECOND);
     out.push(step(SIEVE, moved, all));
-    let back = 2.0 * per * ACCESS;
-    let all = (level.tiles * back / SLOTS).max(2.0 * keys / ACCESSES_PER_SECOND);
-    out.push(step(SIEVE, back, all));
 }
 
 /// wgpu's check of an indirect dispatch's arguments, where it is on: one workgroup, a step
@@ -357,7 +354,7 @@ mod tests {
             5e-6,
         );
         assert_eq!(checked.steps, at5.steps + 7);
-        // A level split across workgroups adds its three steps.
+        // A level split across workgroups adds its two steps.
         let wide = span(
             &Shape {
                 wide_levels: 1,
@@ -365,7 +362,7 @@ mod tests {
             },
             5e-6,
         );
-        assert_eq!(wide.steps, at5.steps + 3);
+        assert_eq!(wide.steps, at5.steps + 2);
     }
 
     #[test]

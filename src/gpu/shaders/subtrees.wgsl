@@ -9,7 +9,7 @@ fn choose_listed(li: u32, f: Fill, e: Node) -> vec2<u32> {
     if (li == 0u) {
         atomicStore(&listing, 0u);
     }
-    let sampled = count_keys(li, f, e);
+    let sampled = count_keys(li, f, e, false);
     let s = sample_of(f);
     let mask = f.live & ~e.used;
     if (e.pad != NONE) {
@@ -112,6 +112,17 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     }
     let root = lists[list_at(TOP_LEVELS) + g];
     let f = fills[root.fill];
+    if (root.pad == 1u) {
+        // A top level left its keys in `temp`: back where the subtree, its leaves and
+        // blocks read them.
+        for (var i = root.keys.x + li; i < root.keys.y; i = i + GROUP_SIZE) {
+            stored[i] = temp[i];
+        }
+        storageBarrier();
+        if (li == 0u) {
+            acc = root.keys.y - root.keys.x;
+        }
+    }
     if (li == 0u) {
         stack[0] = root;
         // Its sampled queries are not listed yet.
@@ -147,7 +158,7 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
             bit = c.x;
             reach = c.y;
         }
-        if (!split_node(li, f, e, bit)) {
+        if (!split_node(li, f, e, bit, false)) {
             if (li == 0u) {
                 leaf(f, e);
             }

@@ -12,11 +12,16 @@
 // children join the next level's list; smaller nodes, and the children of the last level
 // the host recorded, join the list of subtrees. The nodes of a level hold disjoint keys, so
 // their workgroups work side by side. `rest` then builds each subtree in one workgroup,
-// depth first. At a wide level (`p.wide`), a node of more than `p.wide` keys is not
-// partitioned by its own workgroup: `top` chooses its bit and hands out tiles of WIDE_TILE
-// keys, `wide_count` counts each tile's keys without the bit, `wide_move` (each tile
-// summing its node's counts before it) and `wide_back` partition it through `temp` a tile a
-// workgroup, as stably as `part_stored` does, and the node's first tile writes its split.
+// depth first. The top levels partition from one key buffer into the other and leave the
+// keys there: a level's nodes hold their keys in `stored` at even levels and in `temp` at
+// odd ones (each key passes a level twice, read to count and moved, not copied back as
+// well), and a subtree whose keys lie in `temp` (its node's `pad` 1) first copies them
+// back to `stored`, where the subtrees, leaves and blocks read them. At a wide level
+// (`p.wide`), a node of more than `p.wide` keys is not partitioned by its own workgroup:
+// `top` chooses its bit and hands out tiles of WIDE_TILE keys, `wide_count` counts each
+// tile's keys without the bit, and `wide_move` (each tile summing its node's counts before
+// it) moves them to the other buffer, a tile a workgroup, as stably as `part_stored` does;
+// the node's first tile writes its split.
 // A large fill's top levels so spread over many workgroups, and no invocation's loops run
 // long (a software driver stops them: lavapipe after 65,535 iterations of an invocation,
 // every loop together).
@@ -108,8 +113,9 @@ var<workgroup> reached: atomic<u32>;
 var<workgroup> reach_len: u32;
 
 // Thread 0's tally of the keys and sampled queries its workgroup reads or writes in global
-// memory, every pass counted (a partition's count, move and copy back are three), for the
-// work counters it adds once at the end (`results.wgsl`).
+// memory, every pass counted (a subtree's partition's count, move and copy back are three; a
+// top level's count and move two), for the work counters it adds once at the end
+// (`results.wgsl`).
 var<private> acc: u32;
 
 // Query i gathered by `pairs`.
@@ -184,7 +190,7 @@ fn sample_of(f: Fill) -> vec2<u32> {
 // (sampled queries that reach the node with it), among those its path has not used and
 // some but not all of the sampled keys have; the lowest of equals.
 fn choose(li: u32, f: Fill, e: Node) -> u32 {
-    let sampled = count_keys(li, f, e);
+    let sampled = count_keys(li, f, e, level_in_temp());
     let s = sample_of(f);
     let mask = f.live & ~e.used;
     for (var i = li; i < s.x; i = i + GROUP_SIZE) {
@@ -196,9 +202,30 @@ fn choose(li: u32, f: Fill, e: Node) -> u32 {
     return pick(li, e, sampled, s.x);
 }
 
-// Clears `bits` and counts the set bits of node e's sampled keys (bits 0..63); returns how
-// many keys it sampled.
-fn count_keys(li: u32, f: Fill, e: Node) -> u32 {
+// Key i of `temp` where `in_temp`, else of `stored` (a workgroup's choice is uniform).
+fn key_at(in_temp: bool, i: u32) -> vec2<u32> {
+    if (in_temp) {
+        return temp[i];
+    }
+    return stored[i];
+}
+
+fn put_key(in_temp: bool, i: u32, k: vec2<u32>) {
+    if (in_temp) {
+        temp[i] = k;
+    } else {
+        stored[i] = k;
+    }
+}
+
+// Whether the nodes of the top level being built hold their keys in `temp`.
+fn level_in_temp() -> bool {
+    return (p.level & 1u) == 1u;
+}
+
+// Clears `bits` and counts the set bits of node e's sampled keys (bits 0..63), read from
+// `temp` where `in_temp`; returns how many keys it sampled.
+fn count_keys(li: u32, f: Fill, e: Node, in_temp: bool) -> u32 {
     if (li < 128u) {
         atomicStore(&bits[li], 0u);
     }
@@ -208,7 +235,7 @@ fn count_keys(li: u32, f: Fill, e: Node) -> u32 {
     let sampled = (n + step - 1u) / step;
     let mask = f.live & ~e.used;
     for (var i = li; i < sampled; i = i + GROUP_SIZE) {
-        count_bits(0u, stored[e.keys.x + i * step] & mask);
+        count_bits(0u, key_at(in_temp, e.keys.x + i * step) & mask);
     }
     return sampled;
 }
@@ -235,35 +262,45 @@ fn pick(li: u32, e: Node, sampled: u32, reads: u32) -> u32 {
     return workgroupUniformLoad(&chosen);
 }
 
-// Moves the keys of `stored[lo, hi)` without `bit` to the front, in order, and those with it
-// after them, in order; returns how many are without it.
-fn part_stored(li: u32, lo: u32, hi: u32, bit: u32) -> u32 {
+// Moves the keys of [lo, hi) of `temp` (where `from_temp`, else of `stored`) into the same
+// places of the other buffer, those without `bit` first, in order, and those with it after
+// them, in order; returns how many are without it.
+fn part_across(li: u32, lo: u32, hi: u32, bit: u32, from_temp: bool) -> u32 {
     let chunk = (hi - lo + GROUP_SIZE - 1u) / GROUP_SIZE;
     let a = min(lo + li * chunk, hi);
     let b = min(a + chunk, hi);
     var zeros = 0u;
     for (var i = a; i < b; i = i + 1u) {
-        zeros = zeros + select(1u, 0u, has_bit(stored[i], bit));
+        zeros = zeros + select(1u, 0u, has_bit(key_at(from_temp, i), bit));
     }
     let s = excl_scan(li, zeros);
     var z = lo + s.x;
     var o = lo + s.y + (a - lo - s.x);
     for (var i = a; i < b; i = i + 1u) {
-        let k = stored[i];
+        let k = key_at(from_temp, i);
         if (has_bit(k, bit)) {
-            temp[o] = k;
+            put_key(!from_temp, o, k);
             o = o + 1u;
         } else {
-            temp[z] = k;
+            put_key(!from_temp, z, k);
             z = z + 1u;
         }
     }
+    return s.y;
+}
+
+// Partitions `stored[lo, hi)` as `part_across` does, through `temp` and back.
+fn part_stored(li: u32, lo: u32, hi: u32, bit: u32) -> u32 {
+    let zeros = part_across(li, lo, hi, bit, false);
     storageBarrier();
+    let chunk = (hi - lo + GROUP_SIZE - 1u) / GROUP_SIZE;
+    let a = min(lo + li * chunk, hi);
+    let b = min(a + chunk, hi);
     for (var i = a; i < b; i = i + 1u) {
         stored[i] = temp[i];
     }
     storageBarrier();
-    return s.y;
+    return zeros;
 }
 
 // Two node slots for a split of fill fid (the first one's index), once a leaf slot is
@@ -303,9 +340,10 @@ fn split(e: Node, bit: u32, mid: u32, a: u32) -> array<Node, 2> {
 }
 
 // Splits node `e` on `bit` (every invocation, uniformly): reserves its slots, partitions
-// its keys and writes the split, its children left in `kids` for thread 0. False where it
-// does not split (no bit, or no leaf slot to spare).
-fn split_node(li: u32, f: Fill, e: Node, bit: u32) -> bool {
+// its keys (a top level's into the other buffer, where `top`; a subtree's in `stored`) and
+// writes the split, its children left in `kids` for thread 0. False where it does not split
+// (no bit, or no leaf slot to spare).
+fn split_node(li: u32, f: Fill, e: Node, bit: u32, top: bool) -> bool {
     if (li == 0u) {
         slots = select(NONE, reserve_split(e.fill, f), bit != NONE);
     }
@@ -313,10 +351,15 @@ fn split_node(li: u32, f: Fill, e: Node, bit: u32) -> bool {
     if (a == NONE) {
         return false;
     }
-    let zeros = part_stored(li, e.keys.x, e.keys.y, bit);
+    var zeros = 0u;
+    if (top) {
+        zeros = part_across(li, e.keys.x, e.keys.y, bit, level_in_temp());
+    } else {
+        zeros = part_stored(li, e.keys.x, e.keys.y, bit);
+    }
     if (li == 0u) {
         tested(e.fill, e.keys.y - e.keys.x);
-        acc = acc + 3u * (e.keys.y - e.keys.x);
+        acc = acc + select(3u, 2u, top) * (e.keys.y - e.keys.x);
         kids = split(e, bit, e.keys.x + zeros, a);
     }
     return true;
@@ -380,11 +423,21 @@ fn grow_args(at: u32, groups: u32) {
     atomicMax(&args_out[at + 1u], a.y);
 }
 
-// Sends a top-level child to the next level's list, or to the subtrees'.
+// Sends a top-level child to the next level's list, or to the subtrees', marked (`pad` 1)
+// where its keys lie in `temp`.
 fn place(e: Node) {
     let next = p.level + 1u;
     let big = e.keys.y - e.keys.x > SUBTREE_KEYS;
-    append(select(TOP_LEVELS, next, big && next < p.top_levels), e);
+    var kid = e;
+    kid.pad = select(0u, 1u, !level_in_temp());
+    append(select(TOP_LEVELS, next, big && next < p.top_levels), kid);
+}
+
+// Sends a top-level node that does not split to the subtrees', marked as `place` marks.
+fn unsplit(e: Node) {
+    var n = e;
+    n.pad = select(0u, 1u, level_in_temp());
+    append(TOP_LEVELS, n);
 }
 
 // No node: its fill is NONE.
@@ -441,7 +494,7 @@ fn build_top(li: u32, g: u32, e: Node) {
     let f = fills[e.fill];
     if (e.keys.y - e.keys.x <= SUBTREE_KEYS) {
         if (li == 0u) {
-            append(TOP_LEVELS, e);
+            unsplit(e);
         }
         return;
     }
@@ -450,10 +503,10 @@ fn build_top(li: u32, g: u32, e: Node) {
         go_wide(li, g, f, e, bit);
         return;
     }
-    if (!split_node(li, f, e, bit)) {
+    if (!split_node(li, f, e, bit, true)) {
         // Its subtree's workgroup finds it a leaf too.
         if (li == 0u) {
-            append(TOP_LEVELS, e);
+            unsplit(e);
         }
         return;
     }
@@ -482,7 +535,7 @@ fn go_wide(li: u32, g: u32, f: Fill, e: Node, bit: u32) {
     let a = workgroupUniformLoad(&slots);
     if (a == NONE) {
         if (li == 0u) {
-            append(TOP_LEVELS, e);
+            unsplit(e);
         }
         return;
     }
@@ -539,9 +592,10 @@ fn wide_count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
         return;
     }
     let bit = atomicLoad(&scan[wide_word(x.g, WIDE_BIT)]);
+    let from_temp = level_in_temp();
     var zeros = 0u;
     for (var i = x.keys.x + li; i < x.keys.y; i = i + GROUP_SIZE) {
-        zeros = zeros + select(1u, 0u, has_bit(stored[i], bit));
+        zeros = zeros + select(1u, 0u, has_bit(key_at(from_temp, i), bit));
     }
     let s = excl_scan(li, zeros);
     if (li == 0u) {
@@ -565,9 +619,9 @@ fn zeros_around(li: u32, g: u32, t: u32) -> vec2<u32> {
     return vec2<u32>(excl_scan(li, before).y, excl_scan(li, all).y);
 }
 
-// Moves each tile's keys to `temp`, where its node's keys go once partitioned: those
-// without the bit first, in order, then those with it, in order (as `part_stored`). The
-// node's first tile also writes its split and places its children, as `split_node` and
+// Moves each tile's keys to the other buffer, where its node's keys go once partitioned:
+// those without the bit first, in order, then those with it, in order (as `part_across`).
+// The node's first tile also writes its split and places its children, as `split_node` and
 // `top` do.
 @compute @workgroup_size(GROUP_SIZE)
 fn wide_move(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
@@ -585,34 +639,23 @@ fn wide_move(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
         place(two[0]);
         place(two[1]);
     }
+    let from_temp = level_in_temp();
     var z = x.e.keys.x + zeros.x;
     var o = mid + (x.keys.x - x.e.keys.x - zeros.x);
     for (var base = x.keys.x; base < x.keys.y; base = base + GROUP_SIZE) {
         let i = base + li;
         var k = vec2<u32>(0u);
         if (i < x.keys.y) {
-            k = stored[i];
+            k = key_at(from_temp, i);
         }
         let zero = i < x.keys.y && !has_bit(k, bit);
         let s = excl_scan(li, select(0u, 1u, zero));
         if (zero) {
-            temp[z + s.x] = k;
+            put_key(!from_temp, z + s.x, k);
         } else if (i < x.keys.y) {
-            temp[o + li - s.x] = k;
+            put_key(!from_temp, o + li - s.x, k);
         }
         z = z + s.y;
         o = o + min(GROUP_SIZE, x.keys.y - base) - s.y;
-    }
-}
-
-// Copies each tile's partitioned keys back from `temp`.
-@compute @workgroup_size(GROUP_SIZE)
-fn wide_back(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let x = tile_at(flat_group(wg));
-    if (x.e.fill == NONE) {
-        return;
-    }
-    for (var i = x.keys.x + li; i < x.keys.y; i = i + GROUP_SIZE) {
-        stored[i] = temp[i];
     }
 }

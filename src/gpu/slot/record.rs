@@ -36,9 +36,9 @@ pub(crate) fn batch_steps(top_levels: u32) -> u64 {
 }
 
 /// The steps each top level adds where it splits its largest nodes across workgroups
-/// ([`Slot::record`]): their tiles counted, moved (each tile summing the counts before it)
-/// and copied back.
-pub(crate) const WIDE_STEPS: u64 = 3;
+/// ([`Slot::record`]): their tiles counted, and moved to the other key buffer (each tile
+/// summing the counts before it).
+pub(crate) const WIDE_STEPS: u64 = 2;
 
 /// What recording a batch gave: the bytes it uploads and its dependent steps (dispatches,
 /// copies and the uploads as one), wgpu's own checks of indirect dispatches left out.
@@ -238,8 +238,7 @@ impl Slot {
                 if d < wide {
                     let tiles = self.cap.tiles();
                     n += k.wide_count.dispatch(pass, &g.tree, at, tiles)
-                        + k.wide_move.dispatch(pass, &g.tree, at, tiles)
-                        + k.wide_back.dispatch(pass, &g.tree, at, tiles);
+                        + k.wide_move.dispatch(pass, &g.tree, at, tiles);
                 }
             }
             n + k
