@@ -156,6 +156,8 @@ impl GpuJoiner {
         fail_after: Option<u64>,
     ) -> Result<Self, Error> {
         let kind = kind(&device);
+        // Slots asked for are a GPU's: its resident words too.
+        let resident_kind = if slot_bytes.is_some() { 0 } else { kind };
         let cap = match slot_bytes {
             Some(bytes) => asked_capacity(&device, bytes)?,
             None => Capacity::of_budget(&device, SLOT_BYTES[kind]),
@@ -172,7 +174,7 @@ impl GpuJoiner {
         let joiner = Self::with_fills(
             Arc::clone(&device),
             cap,
-            RESIDENT_BYTES[kind] / 8,
+            RESIDENT_BYTES[resident_kind] / 8,
             fail_after,
             cpu_fill,
         );
@@ -241,6 +243,13 @@ impl GpuJoiner {
             return Err(STOPPED.to_string());
         }
         Ok(count)
+    }
+
+    /// Keeps carried sets of `parts` words and more shared by several requests, and of `any`
+    /// and more whatever holds them ([`Resident::keep`]; tests: small ones).
+    #[cfg(test)]
+    pub(crate) fn keep_words_from(&self, parts: usize, any: usize) {
+        self.resident.keep_from(parts, any);
     }
 
     /// Whether `request` carries more quarter words than a batch holds.

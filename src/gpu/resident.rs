@@ -4,12 +4,29 @@
 //! batch it records after a worker placed them: a write queued from a worker's thread
 //! (`Queue::write_buffer`) was seen to be lost under load on lavapipe, so that a batch read
 //! zeros.
+//!
+//! The same buffer keeps, from its top down, the carried words of joins that run in several
+//! batches (the parts of a cut join, the portions of a side: each reads every word of the
+//! whole) while some request holds them, so that each later batch does not carry them
+//! again ([`Resident::keep`]).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::device::Device;
+use super::request::Words;
 use crate::engine::mitm::prepared::Prepared;
+
+/// The fewest carried words worth keeping for the parts of a join that follow it (128 KiB):
+/// an upload into the resident words is a dependent step of its own.
+pub(crate) const KEEP_PARTS_WORDS: usize = 1 << 14;
+
+/// The fewest carried words kept from a join's first batch on, cut or not (8 MiB, some
+/// 0.4 ms of uploads; a task of N = 27 carries 14.8 MB, and is cut): a join that carries
+/// as many is most likely cut, and its first batch then uploads them once for all its
+/// parts.
+pub(crate) const KEEP_WORDS: usize = 1 << 20;
 
 /// The resident quarter words: a buffer filled from the front, and where each quarter's
 /// class lies in it.
@@ -18,6 +35,8 @@ pub(crate) struct Resident {
     /// Words in the buffer.
     capacity: u64,
     state: Mutex<State>,
+    /// [`KEEP_PARTS_WORDS`] and [`KEEP_WORDS`] (tests make them small).
+    keep_from: [AtomicUsize; 2],
 }
 
 #[derive(Default)]
@@ -28,6 +47,40 @@ struct State {
     used: u64,
     /// Words placed but not yet uploaded, by their first word.
     pending: Vec<(u64, Vec<u64>)>,
+    /// Carried words kept, by their first word, and those placed but not yet uploaded.
+    kept: Vec<(u64, Arc<Words>)>,
+    kept_pending: Vec<(u64, Vec<u64>)>,
+}
+
+impl State {
+    /// The first word of the kept sets: the shared quarters stay below it.
+    fn floor(&self, capacity: u64) -> u64 {
+        self.kept.iter().map(|k| k.0).min().unwrap_or(capacity)
+    }
+
+    /// The highest first word of `len` words free above the shared quarters: kept sets are
+    /// placed from the top down, the shared quarters from the bottom up.
+    fn room_for(&mut self, len: u64, capacity: u64) -> Option<u64> {
+        self.kept.sort_unstable_by_key(|k| std::cmp::Reverse(k.0));
+        let mut end = capacity;
+        for (at, words) in &self.kept {
+            if end >= at + words.len() as u64 + len {
+                return Some(end - len);
+            }
+            end = *at;
+        }
+        (end >= self.used + len).then(|| end - len)
+    }
+}
+
+/// Uploads the feeder records ahead of a batch's passes, each a run of words with its first
+/// word in the resident buffer.
+#[derive(Debug, Default)]
+pub(crate) struct Pending {
+    /// Shared quarters' words (resident for the whole run).
+    pub(crate) shared: Vec<(u64, Vec<u64>)>,
+    /// Carried words kept while their joins run.
+    pub(crate) kept: Vec<(u64, Vec<u64>)>,
 }
 
 impl Resident {
@@ -50,7 +103,45 @@ impl Resident {
             buffer,
             capacity,
             state: Mutex::new(State::default()),
+            keep_from: [
+                AtomicUsize::new(KEEP_PARTS_WORDS),
+                AtomicUsize::new(KEEP_WORDS),
+            ],
         }
+    }
+
+    /// Keeps sets of `parts` words and more shared by several requests, and of `any` and
+    /// more whatever holds them (tests: small ones, to run the paths).
+    #[cfg(test)]
+    pub(crate) fn keep_from(&self, parts: usize, any: usize) {
+        self.keep_from[0].store(parts, Ordering::Relaxed);
+        self.keep_from[1].store(any, Ordering::Relaxed);
+    }
+
+    /// Where `words` (a request's carried words) start in the resident buffer, and whether
+    /// they were placed there just now (their upload goes ahead of the next batch the
+    /// feeder records): kept from the first batch that packs them while several requests
+    /// hold them (the parts of a cut join, or the portions of a side) or while they are
+    /// many ([`KEEP_WORDS`]), until no request does. `None`: too few to be worth an upload of
+    /// their own, or no room; the batch carries them.
+    pub(crate) fn keep(&self, words: &Arc<Words>) -> Option<(u32, bool)> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((at, _)) = state.kept.iter().find(|(_, w)| Arc::ptr_eq(w, words)) {
+            return Some((*at as u32, false));
+        }
+        let len = words.len();
+        let shared = Arc::strong_count(words) > 1;
+        let from = &self.keep_from[usize::from(!shared)];
+        if len == 0 || len < from.load(Ordering::Relaxed) {
+            return None;
+        }
+        // Sets no request holds: every batch that read them was recorded before this one,
+        // and wgpu orders the upload that overwrites them after those reads.
+        state.kept.retain(|(_, w)| Arc::strong_count(w) > 1);
+        let at = state.room_for(len as u64, self.capacity)?;
+        state.kept_pending.push((at, words.to_vec()));
+        state.kept.push((at, Arc::clone(words)));
+        Some((at as u32, true))
     }
 
     /// The buffer the half join reads resident words from.
@@ -71,7 +162,7 @@ impl Resident {
             return None;
         }
         let len = (p.words(0).len() + p.words(1).len()) as u64;
-        if state.used + len > self.capacity {
+        if state.used + len > state.floor(self.capacity) {
             return None;
         }
         for class in 0..2 {
@@ -95,8 +186,11 @@ impl Resident {
 
     /// The words placed since the last call, each run with its first word: the feeder records
     /// their upload into the next batch's command encoder, ahead of its passes.
-    pub(crate) fn take_pending(&self) -> Vec<(u64, Vec<u64>)> {
+    pub(crate) fn take_pending(&self) -> Pending {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        std::mem::take(&mut state.pending)
+        Pending {
+            shared: std::mem::take(&mut state.pending),
+            kept: std::mem::take(&mut state.kept_pending),
+        }
     }
 }

@@ -239,15 +239,26 @@ impl Loop {
         let dev = &self.dev;
         let mut encoder = dev.device.create_command_encoder(&Default::default());
         // The quarters its joins were the first to read, ahead of its passes.
+        // and the carried words kept for joins that run in several batches.
         let mut resident_bytes = 0;
+        let mut kept_bytes = 0;
         let mut resident_uploads = 0;
-        for (at, words) in self.resident.take_pending() {
-            let (target, bytes) = (self.resident.buffer(), bytemuck::cast_slice(&words));
-            resident_bytes += upload(&mut encoder, &mut self.belt, target, 8 * at, bytes);
-            resident_uploads += 1;
+        let pending = self.resident.take_pending();
+        let target = self.resident.buffer();
+        for (kept, runs) in [(false, pending.shared), (true, pending.kept)] {
+            for (at, words) in runs {
+                let bytes = bytemuck::cast_slice(&words);
+                let up = upload(&mut encoder, &mut self.belt, target, 8 * at, bytes);
+                *(if kept {
+                    &mut kept_bytes
+                } else {
+                    &mut resident_bytes
+                }) += up;
+                resident_uploads += 1;
+            }
         }
         let recording = self.slots[slot].record(dev, &mut encoder, &mut self.belt, &packed);
-        let bytes_up = resident_bytes + recording.bytes_up;
+        let bytes_up = resident_bytes + kept_bytes + recording.bytes_up;
         let word_sets = packed.word_sets;
         let wide = packed.wide;
         let wide_steps = WIDE_STEPS * u64::from(wide);
@@ -307,7 +318,12 @@ impl Loop {
                 continue;
             }
             let mut need = self.sizes.need(&s.request);
-            if packed.shared_words(&s.request.words).is_some() {
+            // Placed now, its words are uploaded with this batch, whichever batch it joins.
+            let kept = self.resident.keep(&s.request.words);
+            if let Some((_, true)) = kept {
+                packed.word_sets += 1;
+            }
+            if kept.is_some() || packed.shared_words(&s.request.words).is_some() {
                 need[4] = 0;
             }
             if entries.is_empty() {
@@ -339,7 +355,7 @@ impl Loop {
             let s = self.queue.pop_front().expect("a front");
             let fill = need[5].min(u64::from(s.request.desc.cap));
             packed.largest = packed.largest.max(fill);
-            add(&mut packed, &s.request);
+            add(&mut packed, &s.request, kept.map(|k| k.0));
             entries.push(s);
         }
         packed.top = self.levels.top(top_levels(packed.largest));
@@ -535,20 +551,23 @@ impl Loop {
     }
 }
 
-/// Adds `request`'s jobs, sides, description and carried words to `packed`.
-fn add(packed: &mut Packed, request: &Request) {
+/// Adds `request`'s jobs, sides, description and carried words to `packed`: its words
+/// read from the resident buffer where they are `kept` (from that word), else carried.
+fn add(packed: &mut Packed, request: &Request, kept: Option<u32>) {
     let join = packed.joins.len() as u32;
     let job0 = packed.jobs.len() as u32;
     let side0 = packed.sides.len() as u32;
-    let word0 = packed.carry(&request.words);
+    let (word0, mark) = match kept {
+        Some(at) => (at, 0),
+        None => (packed.carry(&request.words), CARRIED),
+    };
     let item0 = packed.items;
     packed
         .sides
         .extend(request.sides.iter().map(|s| Side { join, ..*s }));
-    let carried = CARRIED;
     let place = |at: u32| {
-        if at & carried != 0 {
-            carried | ((at & !carried) + word0)
+        if at & CARRIED != 0 {
+            mark | ((at & !CARRIED) + word0)
         } else {
             at
         }

@@ -8,6 +8,7 @@ use super::steps::{Level, Shape};
 use crate::gpu::feeder::{CUT_SHARE, FEED_DEPTH, MARGIN};
 use crate::gpu::join::TASKS_IN_FLIGHT;
 use crate::gpu::layout::{GROUP_SIZE, TIE_EAST, TILE, TOP_LEVELS};
+use crate::gpu::resident::{KEEP_PARTS_WORDS, KEEP_WORDS};
 use crate::gpu::slot::Capacity;
 
 /// One stratum of a plan: its tasks, and its work counters, sums scaled to the stratum and
@@ -41,8 +42,11 @@ pub(crate) struct Packing {
     /// and the parts it is cut into, each aiming at `CUT_SHARE` of the room.
     pub(crate) joins: f64,
     /// Sets of quarter words a task carries up: one a join, but a batch's parts of one cut
-    /// join share theirs (its first, then one a batch of its parts).
+    /// join share theirs (its first, then one a batch of its parts), and a set kept on the
+    /// GPU goes up once for all its joins (`resident::Resident::keep`).
     pub(crate) word_sets: f64,
+    /// Of those, the ones kept: uploads into the resident words, a dependent step each.
+    pub(crate) kept_sets: f64,
 }
 
 /// How many of `s`'s tasks share a batch of capacity `cap` when `workers` workers each keep
@@ -67,20 +71,33 @@ pub(crate) fn packing(s: &StratumWork, cap: &Capacity, workers: usize) -> Packin
         room(cap.routes, "visited_pairs"),
     ];
     let tasks = fits.into_iter().fold(handed, f64::min);
+    // A set this large is kept from its first batch on, cut or not; a smaller one once its
+    // join is cut, for its parts.
+    let words = bytes_per_set(s) / 8.0;
+    let kept_whole = words >= KEEP_WORDS as f64;
     if tasks >= 1.0 {
         return Packing {
             tasks,
             batches: (s.tasks / tasks).ceil(),
             joins: 1.0,
             word_sets: 1.0,
+            kept_sets: if kept_whole { 1.0 } else { 0.0 },
         };
     }
     let batches_a_task = (1.0 / tasks).ceil();
+    let (word_sets, kept_sets) = if kept_whole {
+        (1.0, 1.0)
+    } else if words >= KEEP_PARTS_WORDS as f64 {
+        (2.0, 1.0)
+    } else {
+        (1.0 + batches_a_task, 0.0)
+    };
     Packing {
         tasks,
         batches: s.tasks * batches_a_task,
         joins: 1.0 + (1.0 / (tasks * CUT_SHARE)).ceil(),
-        word_sets: 1.0 + batches_a_task,
+        word_sets,
+        kept_sets,
     }
 }
 
@@ -130,7 +147,8 @@ pub(crate) fn shape(s: &StratumWork, p: Packing) -> Shape {
         jobs: items,
         items,
         bytes_up: bytes_per_set(s) * share * p.word_sets,
-        extra_uploads: 0.0,
+        // Each kept set an upload into the resident words, after the first upload.
+        extra_uploads: (share * p.kept_sets).ceil(),
         block_scan: 0.0,
         top_levels,
         wide_levels,
@@ -229,19 +247,31 @@ mod tests {
         let s = shape(&cut, p);
         assert!((s.bytes_up - p.tasks * 1e6).abs() < 1e-3, "{}", s.bytes_up);
         assert_eq!(s.joins, p.tasks);
-        // A task past a batch: its first join carries the words, then its parts once a batch.
-        let huge = stratum(
-            10.0,
-            &[
-                ("visited_pairs", 3.0 * f64::from(cap.routes)),
-                ("gpu_word_sets", 40.0),
-                ("gpu_bytes_up", 40e6),
-            ],
-        );
-        let p = packing(&huge, &cap, 16);
-        let s = shape(&huge, p);
-        let batches_a_task = (1.0 / p.tasks).ceil();
-        assert!((s.bytes_up - 1e6 * (1.0 + batches_a_task) / batches_a_task).abs() < 1e-3);
+        // A task past a batch, its sets of `set` bytes: its first join carries the words,
+        // then its parts once a batch where the set is small; a larger one is kept on the
+        // GPU for the parts once they are cut, and one of 8 MiB and more from the first join
+        // on, each kept set an upload of its own.
+        let huge = |set: f64| {
+            let s = stratum(
+                10.0,
+                &[
+                    ("visited_pairs", 3.0 * f64::from(cap.routes)),
+                    ("gpu_word_sets", 40.0),
+                    ("gpu_bytes_up", 40.0 * set),
+                ],
+            );
+            let p = packing(&s, &cap, 16);
+            let batches_a_task = (1.0 / p.tasks).ceil();
+            let b = shape(&s, p);
+            let sets = b.bytes_up * batches_a_task / set;
+            assert!((sets - sets.round()).abs() < 1e-9, "{sets}");
+            (sets.round(), b.extra_uploads, batches_a_task)
+        };
+        let (sets, extra, batches_a_task) = huge(1e5);
+        assert_eq!((sets, extra), (1.0 + batches_a_task, 0.0));
+        assert!(batches_a_task > 2.0);
+        assert_eq!(huge(1e6), (2.0, 1.0, batches_a_task));
+        assert_eq!(huge(1e7), (1.0, 1.0, batches_a_task));
         // Resident words are not carried.
         let resident = stratum(
             100_000.0,
@@ -272,6 +302,7 @@ mod tests {
             batches: 100.0,
             joins: 1.0,
             word_sets: 1.0,
+            kept_sets: 0.0,
         };
         let b = shape(&s, p);
         assert_eq!(b.routes, 500.0);

@@ -270,6 +270,53 @@ fn an_east_side_past_its_cap_is_stored_in_portions() {
     assert!(work.regenerations > 5, "{}", work.regenerations);
 }
 
+/// A join that runs in several batches keeps its carried words on the GPU: uploaded once,
+/// not once a batch, every count exact; a set no request holds any more leaves its room to
+/// the next join's, and where there is no room the batches carry the words as before.
+#[test]
+fn a_cut_joins_words_go_up_once_for_all_its_batches() {
+    let Some(gpu) = gpu("a_cut_joins_words_go_up_once_for_all_its_batches") else {
+        return;
+    };
+    let mut rng = fastrand::Rng::with_seed(31);
+    let live = (1u64 << 61) - 1;
+    let factors = [1, 2, 3, 4];
+    let west = keys(&mut rng, 3000, 36, 0.2);
+    let east = keys(&mut rng, 400, 36, 0.2);
+    let want = brute(&west, &east, factors, live);
+    // A join's carried words: its keys and a zero.
+    let set = (west.len() + east.len() + 1) as u64;
+    // Three joins one after another, with routes for a few parts a batch, resident room
+    // for `room` words, keeping sets of `from` words and more.
+    let run = |from: usize, room: u64| {
+        let mut cap = Capacity::of_budget(&gpu.device, 64 << 20);
+        cap.routes = 300;
+        let joiner = GpuJoiner::with_capacity(Arc::clone(&gpu.device), cap, room, None);
+        joiner.keep_words_from(from, from);
+        let mut work = Work::default();
+        for _ in 0..3 {
+            let (got, did) = join_keys(&joiner, &west, &east, factors, live, 0);
+            assert_eq!(
+                (got, did.hits),
+                (Some(want.0), want.1),
+                "from {from}, room {room}"
+            );
+            work.add(&did);
+        }
+        work
+    };
+    let carried = run(usize::MAX, 2 * set);
+    assert!(carried.gpu_batches >= 9, "{carried:?}");
+    assert_eq!(carried.gpu_word_sets, carried.gpu_batches, "{carried:?}");
+    let kept = run(1, 2 * set);
+    assert_eq!(kept.gpu_word_sets, 3, "{kept:?}");
+    assert_eq!(kept.gpu_batches, carried.gpu_batches);
+    assert!(kept.gpu_bytes_up < carried.gpu_bytes_up);
+    // No room for a set: carried.
+    let no_room = run(1, set - 1);
+    assert_eq!(no_room.gpu_word_sets, no_room.gpu_batches, "{no_room:?}");
+}
+
 #[test]
 #[ignore = "minutes on a software driver"]
 fn a_fill_of_millions_of_keys_equals_brute_force() {
