@@ -188,6 +188,9 @@ impl Resident {
     /// their upload into the next batch's command encoder, ahead of its passes.
     pub(crate) fn take_pending(&self) -> Pending {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        // Sets no request holds go back to the host's spare buffers at once, not at the next
+        // set kept.
+        state.kept.retain(|(_, w)| Arc::strong_count(w) > 1);
         Pending {
             shared: std::mem::take(&mut state.pending),
             kept: std::mem::take(&mut state.kept_pending),
