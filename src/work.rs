@@ -97,7 +97,8 @@ pub struct Work {
     pub gpu_batches: u64,
     /// Sets of quarter words carried up to the GPU: a join's, each time it ran (a join run
     /// again after it found no room, whole or as parts, carries every word of the whole),
-    /// once a batch however many of its parts or portions the batch holds.
+    /// once a batch however many of its parts or portions the batch holds; a set kept on the
+    /// GPU for a join that runs in several batches, once.
     pub gpu_word_sets: u64,
     /// Dependent steps of those batches: every dispatch (wgpu's own checks of indirect
     /// arguments included, where they are on), and each group of uploads, clears and copies,
@@ -106,7 +107,7 @@ pub struct Work {
     /// GPU tree build, top levels: nodes taken, a workgroup each.
     pub gpu_top_nodes: u64,
     /// Their accesses: keys and sampled queries read or written in GPU memory, every pass
-    /// counted (a partition's count, move and copy back are three).
+    /// counted (a partition's count and its move into the other key buffer are two).
     pub gpu_top_accesses: u64,
     /// Tiles of 4,096 keys the top levels' largest nodes were split into across workgroups.
     pub gpu_wide_tiles: u64,
