@@ -62,15 +62,26 @@ impl State {
     /// placed from the top down, the shared quarters from the bottom up.
     fn room_for(&mut self, len: u64, capacity: u64) -> Option<u64> {
         self.kept.sort_unstable_by_key(|k| std::cmp::Reverse(k.0));
-        let mut end = capacity;
-        for (at, words) in &self.kept {
-            if end >= at + words.len() as u64 + len {
-                return Some(end - len);
-            }
-            end = *at;
-        }
-        (end >= self.used + len).then(|| end - len)
+        let taken: Vec<(u64, u64)> = self
+            .kept
+            .iter()
+            .map(|(at, w)| (*at, w.len() as u64))
+            .collect();
+        highest_gap(&taken, self.used, capacity, len)
     }
+}
+
+/// The highest first word of `len` free words in `[floor, capacity)` beside the `taken`
+/// runs (first word, length), which are disjoint and sorted from the top down.
+fn highest_gap(taken: &[(u64, u64)], floor: u64, capacity: u64, len: u64) -> Option<u64> {
+    let mut end = capacity;
+    for &(at, n) in taken {
+        if end >= at + n + len {
+            return Some(end - len);
+        }
+        end = at;
+    }
+    (end >= floor + len).then(|| end - len)
 }
 
 /// Uploads the feeder records ahead of a batch's passes, each a run of words with its first
@@ -195,5 +206,29 @@ impl Resident {
             shared: std::mem::take(&mut state.pending),
             kept: std::mem::take(&mut state.kept_pending),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::highest_gap;
+
+    #[test]
+    fn kept_sets_take_the_highest_room_that_fits_above_the_shared_words() {
+        // An empty buffer of 100 words, the shared quarters below 10.
+        assert_eq!(highest_gap(&[], 10, 100, 30), Some(70));
+        assert_eq!(highest_gap(&[], 10, 100, 90), Some(10));
+        assert_eq!(highest_gap(&[], 10, 100, 91), None);
+        // Below the sets kept, down to the shared words.
+        assert_eq!(highest_gap(&[(70, 30)], 10, 100, 30), Some(40));
+        assert_eq!(highest_gap(&[(70, 30), (40, 30)], 10, 100, 30), Some(10));
+        assert_eq!(highest_gap(&[(70, 30), (40, 30)], 10, 100, 31), None);
+        // A set gone leaves a hole, the highest taken first; one too small is passed by.
+        assert_eq!(highest_gap(&[(80, 20), (30, 20)], 10, 100, 20), Some(60));
+        assert_eq!(highest_gap(&[(80, 20), (30, 20)], 10, 100, 31), None);
+        assert_eq!(highest_gap(&[(90, 10), (30, 20)], 0, 100, 25), Some(65));
+        // The shared words grew up to the kept ones: no room below.
+        assert_eq!(highest_gap(&[(80, 20)], 50, 100, 40), None);
+        assert_eq!(highest_gap(&[(80, 20)], 50, 100, 30), Some(50));
     }
 }
