@@ -32,6 +32,7 @@ mod resident;
 mod shader;
 mod slot;
 mod stats;
+mod words;
 
 #[cfg(test)]
 mod tests;

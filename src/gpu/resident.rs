@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::device::Device;
-use super::request::Words;
+use super::words::Words;
 use crate::engine::mitm::prepared::Prepared;
 
 /// The fewest carried words worth keeping for the parts of a join that follow it (128 KiB):

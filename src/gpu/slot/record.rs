@@ -11,7 +11,7 @@ use crate::gpu::layout::{
     Batch, Job, JoinDesc, Side, ARGS_COUNT, ARGS_PAIRS, ARGS_ROUTE, ARGS_SUBTREES, ARGS_TABLES,
     ARGS_TIES, ARGS_WORDS, BLOCK_KEYS, GROUP_SIZE, RESULT_WORDS, SUBTREE_KEYS, TILE, TOP_LEVELS,
 };
-use crate::gpu::request::Words;
+use crate::gpu::words::Words;
 
 /// Keys sampled at a tree node to choose its bit (as the CPU trie's).
 pub(crate) const KEY_SAMPLE: u32 = 512;
