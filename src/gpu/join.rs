@@ -156,7 +156,8 @@ impl GpuJoiner {
         fail_after: Option<u64>,
     ) -> Result<Self, Error> {
         let kind = kind(&device);
-        // Slots asked for are a GPU's: its resident words too.
+        // Slots asked for are a GPU's: its fills and resident words too, whatever the driver,
+        // so that a sample on a software one stores and carries its sides as that GPU would.
         let resident_kind = if slot_bytes.is_some() { 0 } else { kind };
         let cap = match slot_bytes {
             Some(bytes) => asked_capacity(&device, bytes)?,
@@ -168,8 +169,6 @@ impl GpuJoiner {
         let valid = device
             .device
             .push_error_scope(wgpu::ErrorFilter::Validation);
-        // Slots asked for are a GPU's: its fills too, whatever the driver, so that a sample
-        // on a software one stores its sides as that GPU would.
         let cpu_fill = device.adapter.software && slot_bytes.is_none();
         let joiner = Self::with_fills(
             Arc::clone(&device),

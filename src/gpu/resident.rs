@@ -49,7 +49,7 @@ struct State {
     pending: Vec<(u64, Vec<u64>)>,
     /// Carried words kept, by their first word, and those placed but not yet uploaded.
     kept: Vec<(u64, Arc<Words>)>,
-    kept_pending: Vec<(u64, Vec<u64>)>,
+    kept_pending: Vec<(u64, Arc<Words>)>,
 }
 
 impl State {
@@ -90,8 +90,8 @@ fn highest_gap(taken: &[(u64, u64)], floor: u64, capacity: u64, len: u64) -> Opt
 pub(crate) struct Pending {
     /// Shared quarters' words (resident for the whole run).
     pub(crate) shared: Vec<(u64, Vec<u64>)>,
-    /// Carried words kept while their joins run.
-    pub(crate) kept: Vec<(u64, Vec<u64>)>,
+    /// Carried words kept while their joins run (uploaded from the requests' own buffers).
+    pub(crate) kept: Vec<(u64, Arc<Words>)>,
 }
 
 impl Resident {
@@ -150,7 +150,7 @@ impl Resident {
         // and wgpu orders the upload that overwrites them after those reads.
         state.kept.retain(|(_, w)| Arc::strong_count(w) > 1);
         let at = state.room_for(len as u64, self.capacity)?;
-        state.kept_pending.push((at, words.to_vec()));
+        state.kept_pending.push((at, Arc::clone(words)));
         state.kept.push((at, Arc::clone(words)));
         Some((at as u32, true))
     }

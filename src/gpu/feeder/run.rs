@@ -238,25 +238,22 @@ impl Loop {
         let slot = self.free.pop().expect("a free slot");
         let dev = &self.dev;
         let mut encoder = dev.device.create_command_encoder(&Default::default());
-        // The quarters its joins were the first to read, ahead of its passes.
-        // and the carried words kept for joins that run in several batches.
-        let mut resident_bytes = 0;
-        let mut kept_bytes = 0;
-        let mut resident_uploads = 0;
+        // The quarters its joins were the first to read, and the carried words kept for joins
+        // that run in several batches, ahead of its passes.
         let pending = self.resident.take_pending();
         let target = self.resident.buffer();
-        for (kept, runs) in [(false, pending.shared), (true, pending.kept)] {
-            for (at, words) in runs {
-                let bytes = bytemuck::cast_slice(&words);
-                let up = upload(&mut encoder, &mut self.belt, target, 8 * at, bytes);
-                *(if kept {
-                    &mut kept_bytes
-                } else {
-                    &mut resident_bytes
-                }) += up;
-                resident_uploads += 1;
-            }
-        }
+        let mut up = |at: u64, words: &[u64]| {
+            upload(
+                &mut encoder,
+                &mut self.belt,
+                target,
+                8 * at,
+                bytemuck::cast_slice(words),
+            )
+        };
+        let resident_bytes: u64 = pending.shared.iter().map(|(at, w)| up(*at, w)).sum();
+        let kept_bytes: u64 = pending.kept.iter().map(|(at, w)| up(*at, w)).sum();
+        let resident_uploads = (pending.shared.len() + pending.kept.len()) as u32;
         let recording = self.slots[slot].record(dev, &mut encoder, &mut self.belt, &packed);
         let bytes_up = resident_bytes + kept_bytes + recording.bytes_up;
         let word_sets = packed.word_sets;
