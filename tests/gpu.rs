@@ -240,6 +240,32 @@ mod with_gpu {
         }
     }
 
+    /// `gpus` says how much memory each Vulkan GPU has (the default slots take half of it),
+    /// in its text as in its JSON.
+    #[test]
+    fn gpus_state_each_vulkan_adapters_memory() {
+        if !have_gpu("gpus_state_each_vulkan_adapters_memory") {
+            return;
+        }
+        let (code, out, err) = run(&["gpus", "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let gpus = v["gpus"].as_array().unwrap();
+        for gpu in gpus {
+            if gpu["backend"] == "Vulkan" {
+                assert!(gpu["memory_bytes"].as_u64() > Some(0), "{gpu}");
+            }
+        }
+        let stated = gpus.iter().filter(|g| g["memory_bytes"].is_u64()).count();
+        let (code, text, err) = run(&["gpus"]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(
+            text.lines().filter(|l| l.ends_with(" GiB")).count(),
+            stated,
+            "{text}"
+        );
+    }
+
     /// `--gpu-device` with a real index: the first GPU `nqueens gpus` lists, by number.
     #[test]
     fn a_gpu_chosen_by_its_index_counts_and_estimates() {

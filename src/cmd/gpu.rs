@@ -204,6 +204,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
                     "backend": a.backend,
                     "driver": a.driver,
                     "software": a.software,
+                    "memory_bytes": a.memory,
                 })
             })
             .collect();
@@ -214,10 +215,19 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
             crate::cmd::messages::message!("{why}");
         }
         for a in &adapters {
-            writeln!(out, "{}: {a}", a.index)?;
+            match a.memory {
+                Some(bytes) => writeln!(out, "{}: {a}, {:.1} GiB", a.index, gib(bytes))?,
+                None => writeln!(out, "{}: {a}", a.index)?,
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `bytes` in GiB.
+#[cfg(feature = "gpu")]
+fn gib(bytes: u64) -> f64 {
+    bytes as f64 / f64::from(1u32 << 30)
 }
 
 /// Runs `nqueens gpus` in a build without GPU support: says so.

@@ -31,6 +31,9 @@ pub struct Adapter {
     pub driver: String,
     /// A software driver running on the CPU (Mesa's lavapipe): exact, but slow.
     pub software: bool,
+    /// Bytes of its own memory (its largest device-local heap), where its driver says
+    /// (Vulkan's do; wgpu does not): the default batch slots take half of it.
+    pub memory: Option<u64>,
 }
 
 impl std::fmt::Display for Adapter {
@@ -167,6 +170,7 @@ fn enumerate(instance: &wgpu::Instance) -> Vec<(wgpu::Adapter, Adapter)> {
                     .trim()
                     .to_string(),
                 software: info.device_type == wgpu::DeviceType::Cpu,
+                memory: super::memory::of_adapter(&a),
             };
             (a, described)
         })

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::device::Device;
 use super::feeder::{Feeder, Ticket, STOPPED};
 use super::layout::BLOCK_KEYS;
+use super::memory;
 use super::request::Request;
 use super::resident::Resident;
 use super::slot::{binding, Capacity, Sizes};
@@ -15,8 +16,8 @@ use crate::engine::mitm::simd::Level;
 use crate::error::Error;
 use crate::work::Work;
 
-/// Bytes of GPU memory one batch slot takes on a GPU of its own, on an integrated one, and
-/// on a software driver (which runs on the CPU, in the machine's memory, and is only ever
+/// Bytes of GPU memory one batch slot takes on a GPU of its own whose memory its driver does
+/// not state (else [`memory::sizes_for`]), on an integrated one, and on a software driver (which runs on the CPU, in the machine's memory, and is only ever
 /// used where there is no GPU: small enough for a CI machine).
 pub(crate) const SLOT_BYTES: [u64; 3] = [3 << 30, 1 << 30, 256 << 20];
 
@@ -61,15 +62,20 @@ impl std::fmt::Debug for GpuJoiner {
     }
 }
 
-/// Which of [`SLOT_BYTES`] an adapter gets.
-fn kind(dev: &Device) -> usize {
-    if dev.adapter.software {
+/// The bytes of a batch slot and of the resident words `dev` gets by default: a GPU of its
+/// own by its memory ([`memory::sizes_for`]) where its driver says how much it has, else
+/// by the kind of adapter ([`SLOT_BYTES`], [`RESIDENT_BYTES`]).
+fn default_sizes(dev: &Device) -> (u64, u64) {
+    let kind = if dev.adapter.software {
         2
     } else if dev.integrated {
         1
+    } else if let Some(bytes) = dev.adapter.memory {
+        return memory::sizes_for(bytes);
     } else {
         0
-    }
+    };
+    (SLOT_BYTES[kind], RESIDENT_BYTES[kind])
 }
 
 /// The bytes of one batch slot `NQUEENS_GPU_SLOT_MIB` asks for, if set (an empty value is
@@ -144,44 +150,71 @@ fn slots_failed(dev: &Device, asked: Option<u64>, error: &wgpu::Error) -> Error 
 }
 
 impl GpuJoiner {
-    /// A joiner on `device` whose batch slots take `slot_bytes` each (default: by the kind
-    /// of adapter).
+    /// A joiner on `device` whose batch slots take `slot_bytes` each (default: by the GPU's
+    /// memory, else by the kind of adapter).
     ///
     /// # Errors
     /// [`Error::NoGpu`] where the slots asked for are more than `device` takes or can make;
-    /// [`Error::Gpu`] where it cannot make the default ones (out of memory).
+    /// [`Error::Gpu`] where it cannot make the default ones, even of 256 MiB (out of memory).
     pub(crate) fn new(
         device: Arc<Device>,
         slot_bytes: Option<u64>,
         fail_after: Option<u64>,
     ) -> Result<Self, Error> {
-        let kind = kind(&device);
         // Slots asked for are a GPU's: its fills and resident words too, whatever the driver,
         // so that a sample on a software one stores and carries its sides as that GPU would.
-        let resident_kind = if slot_bytes.is_some() { 0 } else { kind };
-        let cap = match slot_bytes {
-            Some(bytes) => asked_capacity(&device, bytes)?,
-            None => Capacity::of_budget(&device, SLOT_BYTES[kind]),
+        let cpu_fill = device.adapter.software && slot_bytes.is_none();
+        let Some(asked) = slot_bytes else {
+            return Self::by_memory(device, fail_after, cpu_fill);
         };
+        let cap = asked_capacity(&device, asked)?;
+        Self::made(&device, cap, RESIDENT_BYTES[0], fail_after, cpu_fill)
+            .map_err(|(e, _)| slots_failed(&device, slot_bytes, &e))
+    }
+
+    /// A joiner with the default slots of `device` ([`default_sizes`]), halved while the
+    /// GPU runs out of memory making them (other work on it may hold some), down to 256 MiB.
+    fn by_memory(
+        device: Arc<Device>,
+        fail_after: Option<u64>,
+        cpu_fill: bool,
+    ) -> Result<Self, Error> {
+        let (mut slot, mut resident) = default_sizes(&device);
+        loop {
+            let cap = Capacity::of_budget(&device, slot);
+            match Self::made(&device, cap, resident, fail_after, cpu_fill) {
+                Ok(joiner) => return Ok(joiner),
+                Err((_, true)) if slot / 2 >= SLOT_BYTES[2] => {
+                    slot /= 2;
+                    resident /= 2;
+                }
+                Err((e, _)) => return Err(slots_failed(&device, None, &e)),
+            }
+        }
+    }
+
+    /// A joiner on `device` with slots of capacity `cap` and `resident` bytes of resident
+    /// words, or wgpu's error making them and whether it was for want of memory.
+    fn made(
+        device: &Arc<Device>,
+        cap: Capacity,
+        resident: u64,
+        fail_after: Option<u64>,
+        cpu_fill: bool,
+    ) -> Result<Self, (wgpu::Error, bool)> {
         let memory = device
             .device
             .push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let valid = device
             .device
             .push_error_scope(wgpu::ErrorFilter::Validation);
-        let cpu_fill = device.adapter.software && slot_bytes.is_none();
-        let joiner = Self::with_fills(
-            Arc::clone(&device),
-            cap,
-            RESIDENT_BYTES[resident_kind] / 8,
-            fail_after,
-            cpu_fill,
-        );
-        let invalid = pollster::block_on(valid.pop());
-        let failed = invalid.or(pollster::block_on(memory.pop()));
-        match failed {
+        let joiner = Self::with_fills(Arc::clone(device), cap, resident / 8, fail_after, cpu_fill);
+        if let Some(e) = pollster::block_on(valid.pop()) {
+            return Err((e, false));
+        }
+        match pollster::block_on(memory.pop()) {
             None => Ok(joiner),
-            Some(e) => Err(slots_failed(&device, slot_bytes, &e)),
+            Some(e) => Err((e, true)),
         }
     }
 

@@ -24,6 +24,7 @@ mod feeder;
 mod join;
 mod kernels;
 mod layout;
+mod memory;
 mod model;
 mod plan;
 mod probe;

@@ -38,7 +38,7 @@ use submission::{Reply, Submission};
 
 pub(crate) use cut::CUT_SHARE;
 pub(crate) use room::MARGIN;
-pub(crate) use run::FEED_DEPTH;
+pub(crate) use run::{FEED_DEPTH, SLOTS};
 pub(crate) use submission::{Ticket, STOPPED};
 
 /// The feeder's end of the channel and its thread.

@@ -28,7 +28,7 @@ use crate::gpu::stats::{self, Recorded};
 use crate::work::Work;
 
 /// Batches in flight at once: one running, one queued behind it, one being read.
-pub(super) const SLOTS: usize = 3;
+pub(crate) const SLOTS: usize = 3;
 
 /// Batches in flight that a batch not yet full waits behind ([`Loop::ready`]): one running
 /// and one queued. The span model forms a count's batches by the same rule.

@@ -25,8 +25,9 @@ pub(crate) use rates::LATENCIES;
 use rates::{BYTES_UP_PER_SECOND, ROUTING_TESTS_PER_SECOND, VISITS_PER_SECOND};
 pub(crate) use steps::{span, Level, Shape};
 
-use super::join::{RESIDENT_BYTES, SLOT_BYTES, TASKS_IN_FLIGHT};
+use super::join::{RESIDENT_BYTES, TASKS_IN_FLIGHT};
 use super::layout::TOP_LEVELS;
+use super::memory;
 use super::slot::{batch_steps, Capacity, WIDE_STEPS};
 
 /// What the span model says of a whole plan.
@@ -61,17 +62,18 @@ pub(crate) fn host_steps(shape: &Shape) -> u64 {
     steps::steps(&without).len() as u64
 }
 
-/// The slot a count on a discrete GPU gets: `NQUEENS_GPU_SLOT_MIB`, else the default.
+/// The slot a count on an H100 gets: `NQUEENS_GPU_SLOT_MIB`, else the default by its memory
+/// (12.5 GiB).
 fn gpu_capacity() -> Capacity {
     let bytes = super::join::slot_bytes()
         .ok()
         .flatten()
-        .unwrap_or(SLOT_BYTES[0]);
+        .unwrap_or(memory::sizes_for(memory::H100_BYTES).0);
     Capacity::of(bytes, GPU_BINDING)
 }
 
 /// The span of a plan whose strata are `strata`, counted by `workers` workers on one GPU of
-/// the H100 / H200 class with its default slot (or `NQUEENS_GPU_SLOT_MIB`'s). `None` where
+/// the H100 / H200 class with an H100's default slot (or `NQUEENS_GPU_SLOT_MIB`'s). `None` where
 /// the counters are not a GPU's.
 pub fn span_model(strata: &[StratumWork], workers: usize) -> Option<SpanEstimate> {
     if strata.iter().all(|s| !s.counters.contains_key("gpu_steps")) {

@@ -1,0 +1,98 @@
+//! How much memory a GPU has, and how much of it a count's batches take: wgpu does not say
+//! how large a GPU's memory is, so it is read from Vulkan (its largest device-local heap).
+
+use crate::gpu::feeder::SLOTS;
+
+/// The share of a GPU's own memory a count takes for its batch slots and resident words:
+/// the rest is for the driver, the display and anything else the GPU runs.
+const SHARE: f64 = 0.5;
+
+/// Slots are whole multiples of this.
+const GRAIN: u64 = 256 << 20;
+
+/// The largest slot a GPU's memory gives: past it a batch holds more tasks than a count's
+/// workers hand over while one runs (N = 21 and 22 take some 30 MB a task).
+const MOST_SLOT: u64 = 16 << 30;
+
+/// The largest resident words a GPU's memory gives.
+const MOST_RESIDENT: u64 = 2 << 30;
+
+/// The memory of an H100 (80 GB), as its driver states it: the GPU the span model prices.
+pub(crate) const H100_BYTES: u64 = 81_559 << 20;
+
+/// A batch slot's bytes and the resident words' bytes on a GPU of its own with `memory`
+/// bytes: half of it, an eighth of that (at most 2 GiB) for the resident words, the rest in
+/// the feeder's slots, whole multiples of 256 MiB, from 256 MiB to 16 GiB. An H100 (80 GB) gets
+/// slots of 12.5 GiB, an H200 16 GiB, a GPU of 24 GB 3.5 GiB, one of 8 GB 1 GiB.
+pub(crate) fn sizes_for(memory: u64) -> (u64, u64) {
+    let budget = (memory as f64 * SHARE) as u64;
+    let resident = (budget / 8).min(MOST_RESIDENT);
+    let slot = (budget - resident) / SLOTS as u64 / GRAIN * GRAIN;
+    (slot.clamp(GRAIN, MOST_SLOT), resident)
+}
+
+/// Bytes of `adapter`'s largest device-local memory heap, where it is a Vulkan one; `None`
+/// elsewhere (Metal, DX12).
+#[cfg(any(
+    windows,
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd"
+))]
+pub(crate) fn of_adapter(adapter: &wgpu::Adapter) -> Option<u64> {
+    use ash::vk::MemoryHeapFlags;
+    // SAFETY: the guard keeps the adapter alive while it is read, and nothing of it is
+    // destroyed or changed: its physical device's memory properties are only queried, with
+    // the instance that enumerated it.
+    let hal = unsafe { adapter.as_hal::<wgpu::hal::api::Vulkan>() }?;
+    let instance = hal.shared_instance().raw_instance();
+    // SAFETY: the physical device is the instance's own (wgpu enumerated it from it).
+    let properties =
+        unsafe { instance.get_physical_device_memory_properties(hal.raw_physical_device()) };
+    properties
+        .memory_heaps_as_slice()
+        .iter()
+        .filter(|heap| heap.flags.contains(MemoryHeapFlags::DEVICE_LOCAL))
+        .map(|heap| heap.size)
+        .max()
+}
+
+/// No Vulkan here: wgpu says nothing of a GPU's memory.
+#[cfg(not(any(
+    windows,
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd"
+)))]
+pub(crate) fn of_adapter(_adapter: &wgpu::Adapter) -> Option<u64> {
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each GPU's slots and resident words fit half its memory, in whole grains, within the
+    /// bounds, and a larger GPU never gets smaller slots.
+    #[test]
+    fn slots_take_half_a_gpus_memory_in_grains_within_bounds() {
+        const GIB: u64 = 1 << 30;
+        assert_eq!(sizes_for(H100_BYTES), (12 * GIB + GIB / 2, 2 * GIB));
+        assert_eq!(sizes_for(143_771 << 20).0, 16 * GIB);
+        assert_eq!(sizes_for(24 * GIB), (7 * GIB / 2, 3 * GIB / 2));
+        assert_eq!(sizes_for(8 * GIB), (GIB, GIB / 2));
+        assert_eq!(sizes_for(GIB).0, GRAIN);
+        let mut last = 0;
+        for gib in 1..=256 {
+            let memory = gib * GIB;
+            let (slot, resident) = sizes_for(memory);
+            assert_eq!(slot % GRAIN, 0);
+            assert!((GRAIN..=MOST_SLOT).contains(&slot) && resident <= MOST_RESIDENT);
+            if gib >= 2 {
+                assert!(SLOTS as u64 * slot + resident <= memory / 2, "{gib} GiB");
+            }
+            assert!(slot >= last, "{gib} GiB");
+            last = slot;
+        }
+    }
+}
