@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU span model's targets, from work counters on any adapter (Mesa's lavapipe included:
-# counters do not depend on the driver, and nothing here reads a clock), with a discrete
-# GPU's slots (NQUEENS_GPU_SLOT_MIB=3072 unless set). Prints one table, a row per target:
+# counters do not depend on the driver, and nothing here reads a clock), with an H100's
+# slots (NQUEENS_GPU_SLOT_MIB=12800 unless set: what an 80 GB GPU gets by default). Prints one table, a row per target:
 #
 #   - `count 21 --gpu`: the span at most 8 s at a dependent step of 5 µs, 12 s at 30 µs;
 #     `count 22 --gpu`: at most 45 s at both; batches at most 1,500 and 2,000 (`estimate N
@@ -40,7 +40,7 @@ nq=$bin/nqueens
 raw=${raw:-$(mktemp -d)}
 mkdir -p "$raw"
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$raw}"
-export NQUEENS_GPU_SLOT_MIB="${NQUEENS_GPU_SLOT_MIB:-3072}"
+export NQUEENS_GPU_SLOT_MIB="${NQUEENS_GPU_SLOT_MIB:-12800}"
 
 wanted() { [[ ",$only," == *",$1,"* ]]; }
 # A number from one-line JSON: the value of "KEY", or of "KEY":{"estimate": ...}.

@@ -262,8 +262,9 @@ impl GpuJoiner {
 
     /// `join` on this CPU, counted as such: for a join that carries more quarter words than
     /// a batch holds, which no batch could take (cutting a join keeps every word it reads).
-    /// A GPU's batch holds 2.4·10^7 words; lavapipe's, 2.0·10^6, fewer than some tasks of
-    /// N = 27 carry. Given up, between two of its portions, once the joiner is stopped.
+    /// An H100's batch holds 1.0·10^8 words (a 3 GiB slot 2.4·10^7); lavapipe's, 2.0·10^6,
+    /// fewer than some tasks of N = 27 carry. Given up, between two of its portions, once
+    /// the joiner is stopped.
     fn join_on_host(&self, join: Join<'_, '_>, work: &mut Work) -> Result<Option<u64>, String> {
         self.host_joins.fetch_add(1, Ordering::Relaxed);
         let mut keys = Keys::default();
