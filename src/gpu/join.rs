@@ -179,18 +179,11 @@ impl GpuJoiner {
         fail_after: Option<u64>,
         cpu_fill: bool,
     ) -> Result<Self, Error> {
-        let (mut slot, mut resident) = default_sizes(&device);
-        loop {
+        memory::halving(default_sizes(&device), |slot, resident| {
             let cap = Capacity::of_budget(&device, slot);
-            match Self::made(&device, cap, resident, fail_after, cpu_fill) {
-                Ok(joiner) => return Ok(joiner),
-                Err((_, true)) if slot / 2 >= SLOT_BYTES[2] => {
-                    slot /= 2;
-                    resident /= 2;
-                }
-                Err((e, _)) => return Err(slots_failed(&device, None, &e)),
-            }
-        }
+            Self::made(&device, cap, resident, fail_after, cpu_fill)
+        })
+        .map_err(|e| slots_failed(&device, None, &e))
     }
 
     /// A joiner on `device` with slots of capacity `cap` and `resident` bytes of resident

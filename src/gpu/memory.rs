@@ -31,6 +31,26 @@ pub(crate) fn sizes_for(memory: u64) -> (u64, u64) {
     (slot.clamp(GRAIN, MOST_SLOT), resident)
 }
 
+/// What `make` makes of a slot's and the resident words' bytes, from `sizes` on, both halved
+/// while it fails for want of memory (its error's flag), down to slots of 256 MiB; else its
+/// first other error, or the last.
+pub(crate) fn halving<T, E>(
+    sizes: (u64, u64),
+    mut make: impl FnMut(u64, u64) -> Result<T, (E, bool)>,
+) -> Result<T, E> {
+    let (mut slot, mut resident) = sizes;
+    loop {
+        match make(slot, resident) {
+            Ok(made) => return Ok(made),
+            Err((_, true)) if slot / 2 >= GRAIN => {
+                slot /= 2;
+                resident /= 2;
+            }
+            Err((e, _)) => return Err(e),
+        }
+    }
+}
+
 /// Bytes of `adapter`'s largest device-local memory heap, where it is a Vulkan one; `None`
 /// elsewhere (Metal, DX12).
 #[cfg(any(
@@ -94,5 +114,36 @@ mod tests {
             assert!(slot >= last, "{gib} GiB");
             last = slot;
         }
+    }
+
+    /// Out of memory, slots are halved down to 256 MiB, the resident words with them; any
+    /// other error ends the ladder at once.
+    #[test]
+    fn a_gpu_out_of_memory_gets_half_the_slots_down_to_a_grain() {
+        const GIB: u64 = 1 << 30;
+        let mut tried = Vec::new();
+        let made = halving((4 * GIB, 2 * GIB), |slot, resident| {
+            tried.push((slot, resident));
+            if slot > GIB {
+                Err(("out of memory", true))
+            } else {
+                Ok(slot)
+            }
+        });
+        assert_eq!(made, Ok(GIB));
+        assert_eq!(tried, [(4 * GIB, 2 * GIB), (2 * GIB, GIB), (GIB, GIB / 2)]);
+        let mut slots = Vec::new();
+        let never = halving((GIB, GIB / 8), |slot, _| -> Result<(), _> {
+            slots.push(slot);
+            Err(("out of memory", true))
+        });
+        assert_eq!(never, Err("out of memory"));
+        assert_eq!(slots, [GIB, GIB / 2, GRAIN]);
+        let mut calls = 0;
+        let invalid = halving((4 * GIB, GIB), |_, _| -> Result<(), _> {
+            calls += 1;
+            Err(("invalid", false))
+        });
+        assert_eq!((invalid, calls), (Err("invalid"), 1));
     }
 }
