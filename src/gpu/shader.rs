@@ -225,6 +225,7 @@ pub(crate) fn source(file: &str, results_at: Option<u32>, software: bool) -> Str
         "plan.wgsl" => include_str!("shaders/plan.wgsl"),
         "tree.wgsl" => concat!(
             include_str!("shaders/tree.wgsl"),
+            include_str!("shaders/wide.wgsl"),
             include_str!("shaders/subtrees.wgsl")
         ),
         "tables.wgsl" => include_str!("shaders/tables.wgsl"),
