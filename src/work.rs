@@ -125,6 +125,9 @@ pub struct Work {
     pub gpu_pair_accesses: u64,
     /// Routing invocations that walked queries.
     pub gpu_route_walkers: u64,
+    /// Half join pairs the GPU's write pass tested: those of its work items with keys in
+    /// the range their join keeps (all of a whole join's; a portion's own range).
+    pub gpu_pairs_written: u64,
     /// Block count workgroups.
     pub gpu_count_groups: u64,
     /// Blocks' tables they loaded.
@@ -229,7 +232,7 @@ impl Work {
         ]
     }
 
-    fn counts(&self) -> [u64; 41] {
+    fn counts(&self) -> [u64; 42] {
         [
             self.quarter_placements,
             self.half_pairs_tested,
@@ -270,12 +273,13 @@ impl Work {
             self.gpu_pair_rounds,
             self.gpu_pair_accesses,
             self.gpu_route_walkers,
+            self.gpu_pairs_written,
             self.gpu_count_groups,
             self.gpu_count_loads,
         ]
     }
 
-    fn counts_mut(&mut self) -> [&mut u64; 41] {
+    fn counts_mut(&mut self) -> [&mut u64; 42] {
         [
             &mut self.quarter_placements,
             &mut self.half_pairs_tested,
@@ -316,6 +320,7 @@ impl Work {
             &mut self.gpu_pair_rounds,
             &mut self.gpu_pair_accesses,
             &mut self.gpu_route_walkers,
+            &mut self.gpu_pairs_written,
             &mut self.gpu_count_groups,
             &mut self.gpu_count_loads,
         ]
@@ -510,7 +515,7 @@ const PEAK_NAMES: [&str; 11] = [
 ];
 
 /// The names of the counts, in [`Work::counters`] order (the field names).
-const COUNT_NAMES: [&str; 41] = [
+const COUNT_NAMES: [&str; 42] = [
     "quarter_placements",
     "half_pairs_tested",
     "keys_built",
@@ -550,6 +555,7 @@ const COUNT_NAMES: [&str; 41] = [
     "gpu_pair_rounds",
     "gpu_pair_accesses",
     "gpu_route_walkers",
+    "gpu_pairs_written",
     "gpu_count_groups",
     "gpu_count_loads",
 ];

@@ -51,7 +51,7 @@ pub(crate) struct Kernels {
 }
 
 /// The storage bindings (from binding 1) of each module's kernels, in binding order.
-pub(crate) const GEN: &[Access] = &[Read, Read, Read, Read, Write, Write, Write, Write];
+pub(crate) const GEN: &[Access] = &[Read, Read, Read, Read, Write, Write, Write, Write, Write];
 pub(crate) const PLAN: &[Access] = &[Write, Read, Read, Write, Write, Read, Write, Read, Write];
 pub(crate) const TREE: &[Access] = &[
     Read, Write, Write, Read, Write, Write, Write, Write, Write, Write,
@@ -63,10 +63,10 @@ pub(crate) const TIES: &[Access] = &[Write, Read, Read, Read];
 pub(crate) const SCAN: &[Access] = &[Write];
 
 /// Every module, and the binding of its `results` (the join rows and work counters) where
-/// its kernels add to them: binding 1, or for the tables and the tree the last.
+/// its kernels add to them: binding 1, or for the half join, the tables and the tree the last.
 pub(crate) const MODULES: [(&str, Option<u32>); 8] = [
     ("scan.wgsl", None),
-    ("gen.wgsl", None),
+    ("gen.wgsl", Some(GEN.len() as u32)),
     ("plan.wgsl", Some(1)),
     ("tree.wgsl", Some(TREE.len() as u32)),
     ("tables.wgsl", Some(TABLES.len() as u32)),

@@ -76,6 +76,8 @@ pub(crate) enum Stat {
     /// all its queries (its dependent chain: each test a load the next one waits on).
     RouteWalkers,
     RouteTestsPeak,
+    /// Half join pairs the write pass tested (items with keys in their join's kept range).
+    PairsWritten,
     /// Block count workgroups that counted, the blocks' tables they loaded, and the most
     /// tables one loaded.
     CountGroups,
@@ -84,7 +86,7 @@ pub(crate) enum Stat {
 }
 
 impl Stat {
-    pub(crate) const ALL: [Stat; 19] = [
+    pub(crate) const ALL: [Stat; 20] = [
         Stat::TableKeyTests,
         Stat::TableChunks,
         Stat::RouteAtomics,
@@ -101,6 +103,7 @@ impl Stat {
         Stat::PairAccessesPeak,
         Stat::RouteWalkers,
         Stat::RouteTestsPeak,
+        Stat::PairsWritten,
         Stat::CountGroups,
         Stat::CountLoads,
         Stat::CountLoadsPeak,
@@ -125,6 +128,7 @@ impl Stat {
             Stat::PairAccessesPeak => "STAT_PAIR_ACCESSES_PEAK",
             Stat::RouteWalkers => "STAT_ROUTE_WALKERS",
             Stat::RouteTestsPeak => "STAT_ROUTE_TESTS_PEAK",
+            Stat::PairsWritten => "STAT_PAIRS_WRITTEN",
             Stat::CountGroups => "STAT_COUNT_GROUPS",
             Stat::CountLoads => "STAT_COUNT_LOADS",
             Stat::CountLoadsPeak => "STAT_COUNT_LOADS_PEAK",

@@ -140,12 +140,19 @@ pub(crate) fn shape(s: &StratumWork, p: Packing) -> Shape {
     }
     // Each half join work item tests a north word against a tile of south words.
     let items = sum("half_pairs_tested") / f64::from(TILE);
+    // A sample from before the write pass counted its pairs: all of them, as it was priced.
+    let written_pairs = if s.counters.contains_key("gpu_pairs_written") {
+        sum("gpu_pairs_written")
+    } else {
+        sum("half_pairs_tested")
+    };
     let tie_pairs = sum("direct_pairs");
     Shape {
         joins: share * p.joins,
         // Jobs are not counted: a work item's search for its job is bounded by the items'.
         jobs: items,
         items,
+        written_pairs,
         bytes_up: bytes_per_set(s) * share * p.word_sets,
         // Each kept set an upload into the resident words, after the first upload.
         extra_uploads: (share * p.kept_sets).ceil(),

@@ -17,6 +17,9 @@ pub(crate) struct Shape {
     pub(crate) jobs: f64,
     /// Work items of the half join (a north word and a tile of 32 south words each).
     pub(crate) items: f64,
+    /// Pairs its write pass tests: those of the items with keys their join keeps (a
+    /// portion's items outside its range only look up their job).
+    pub(crate) written_pairs: f64,
     pub(crate) bytes_up: f64,
     /// Uploads into buffers already written by another upload of the batch (each waits).
     pub(crate) extra_uploads: f64,
@@ -121,12 +124,14 @@ fn half_join(s: &Shape, out: &mut Vec<Step>) {
     }
     let pairs = s.items * f64::from(TILE);
     let search = (s.jobs + 1.0).log2().ceil() * DEPENDENT_LOAD;
-    let gen = step(HALF_JOIN, search + PAIR_RUN, pairs / PAIRS_PER_SECOND);
-    out.push(gen);
+    out.push(step(HALF_JOIN, search + PAIR_RUN, pairs / PAIRS_PER_SECOND));
     scan(HALF_JOIN, s.items + 1.0, out);
     out.push(plan_step(HALF_JOIN, s.joins));
     out.push(even(HALF_JOIN, s.jobs / GROUP, 8.0 * DEPENDENT_LOAD));
-    out.push(gen);
+    // Every item looks up its job; those with keys to keep test their pairs again.
+    let lookups = s.items * search / (GROUP * SLOTS);
+    let written = s.written_pairs / PAIRS_PER_SECOND;
+    out.push(step(HALF_JOIN, search + PAIR_RUN, written.max(lookups)));
 }
 
 /// The steps of an in-place scan of `len` values.
@@ -299,6 +304,7 @@ mod tests {
             joins: 4.0,
             jobs: 40.0,
             items: 2000.0,
+            written_pairs: 2000.0 * f64::from(TILE),
             bytes_up: 1e5,
             block_scan: 54_000.0,
             top_levels: 2,

@@ -4,7 +4,9 @@
 // extra bits. Work items are (job, north word, tile of south words), numbered across every
 // job of the batch. `count_pairs` writes each item's number of halves; once those are
 // scanned into offsets and each job's destination is known (`job_dest`), `write_pairs`
-// writes the keys in item order, which is the CPU's order: north word by north word.
+// writes the keys in item order, which is the CPU's order: north word by north word, and
+// counts the pairs it tested (STAT_PAIRS_WRITTEN: a portion's items outside its range test
+// none).
 
 @group(0) @binding(0) var<uniform> p: Batch;
 // Quarter words: those the batch carries, and those resident on the GPU for the whole run.
@@ -107,12 +109,28 @@ fn count_pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
     scan[p.items_at + item] = kept;
 }
 
+// Pairs this workgroup's write pass tested, for the work counters.
+var<workgroup> written: atomic<u32>;
+
 @compute @workgroup_size(GROUP_SIZE)
 fn write_pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let item = flat_group(wg) * GROUP_SIZE + li;
-    if (item >= p.items) {
-        return;
+    if (li == 0u) {
+        atomicStore(&written, 0u);
     }
+    workgroupBarrier();
+    let item = flat_group(wg) * GROUP_SIZE + li;
+    if (item < p.items) {
+        atomicAdd(&written, write_item(item));
+    }
+    workgroupBarrier();
+    if (li == 0u) {
+        stat_add(STAT_PAIRS_WRITTEN, atomicLoad(&written));
+    }
+}
+
+// Writes the keys of work item `item` that its job keeps; returns the pairs it tested (none
+// where its job keeps none of its keys: a portion's items outside its range).
+fn write_item(item: u32) -> u32 {
     let span = item_span(item);
     let j = jobs[span.x];
     let at = p.dest_at + DEST_WORDS * span.x;
@@ -126,13 +144,13 @@ fn write_pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
     let k_end = scan[p.items_at + item + 1u] - scan[p.items_at + j.first_item];
     let past = k >= skip && k - skip >= keep;
     if (arena == DEST_NONE || k_end <= skip || past) {
-        return;
+        return 0u;
     }
     let d = sides[j.side_tag & JOB_SIDE_MASK];
     let extra = job_extra(j, d);
     let n = word(span.y);
     if (!disjoint(n, d.forbid)) {
-        return;
+        return 0u;
     }
     let base = dest & DEST_OFFSET;
     for (var s = span.z; s < span.w; s = s + 1u) {
@@ -151,4 +169,5 @@ fn write_pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
             k = k + 1u;
         }
     }
+    return span.w - span.z;
 }

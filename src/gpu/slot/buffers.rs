@@ -282,7 +282,7 @@ impl Groups {
                 p,
                 &[
                     &b.carried, resident, &b.jobs, &b.sides, &b.scan, &b.stored, &b.queries,
-                    &b.ties,
+                    &b.ties, &b.results,
                 ],
             ),
             plan: k.join_sizes.bind(

@@ -48,12 +48,17 @@ fn batched_joins_equal_brute_force_on_random_keys() {
                 .unwrap();
             pending.push((rx, brute(&west, &east, factors, live), (w, e, bits)));
         }
+        let mut all = Work::default();
         for (rx, want, case) in pending {
             let mut work = Work::default();
             let got = wait(rx, &mut work).unwrap();
             assert_eq!(got, Some(want.0), "{case:?}");
             assert_eq!(work.hits, want.1, "{case:?}");
+            all.add(&work);
         }
+        // Whole joins write every item with keys: at most the pairs tested, and most of them.
+        let (written, tested) = (all.gpu_pairs_written, all.half_pairs_tested);
+        assert!(2 * written > tested && written <= tested, "{all:?}");
     }
 }
 
@@ -262,6 +267,10 @@ fn an_east_side_past_its_cap_is_stored_in_portions() {
         if parts == 5 {
             // Portions in one batch carry the whole's words once: fewer sets than runs.
             assert!(work.gpu_word_sets < 1 + counted, "{work:?}");
+            // Each portion makes all the east side's keys to keep a fifth or so of them:
+            // its write pass tests the pairs of the items with keys in its range only.
+            let (written, tested) = (work.gpu_pairs_written, work.half_pairs_tested);
+            assert!(written > 0 && 2 * written < tested, "{work:?}");
         }
     }
     // Routes past a batch's: a portion's queries are cut by jobs, its stored range kept.
