@@ -525,6 +525,12 @@ mod with_gpu {
         );
         let model = report["work"]["counters"]["gpu_model_seconds"].as_f64();
         assert!(model.is_some_and(|s| s > 0.0), "{out}");
+        // The span model prices an H100's slot (half its 80 GB in three slots), whatever
+        // GPU sampled the work, unless a slot is asked for.
+        if std::env::var_os("NQUEENS_GPU_SLOT_MIB").is_none() {
+            let slot = &report["work"]["counters"]["gpu_model_slot_bytes"];
+            assert_eq!(slot.as_u64(), Some(12_800 << 20), "{out}");
+        }
         let passes = report["speed"]["phases"]["gpu_pass_seconds"].as_object();
         let names: Vec<&str> = passes
             .iter()

@@ -176,6 +176,9 @@ pub struct GpuSpanReport {
     pub gpu_span_seconds: crate::work::SpanSeconds,
     /// The share of the span (at 5 µs) in which the GPU does not work at its full width.
     pub gpu_idle_share: f64,
+    /// Bytes of the GPU's batch slots the count would have: an H100's default, or
+    /// `NQUEENS_GPU_SLOT_MIB`'s.
+    pub gpu_model_slot_bytes: u64,
     /// Batches the count would form.
     pub gpu_model_batches: f64,
     /// Their dependent steps.
@@ -199,6 +202,7 @@ impl From<crate::gpu::SpanEstimate> for GpuSpanReport {
                 step_30us: e.seconds[1],
             },
             gpu_idle_share: e.idle_share,
+            gpu_model_slot_bytes: e.slot_bytes,
             gpu_model_batches: e.batches,
             gpu_model_steps: e.steps,
             gpu_full_width_seconds: e.full_width_seconds,

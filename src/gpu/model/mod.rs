@@ -33,6 +33,8 @@ use super::slot::{batch_steps, Capacity, WIDE_STEPS};
 /// What the span model says of a whole plan.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SpanEstimate {
+    /// Bytes of the batch slots the count has: an H100's by default.
+    pub slot_bytes: u64,
     /// The batches a count of the plan forms.
     pub batches: f64,
     /// The GPU's critical path, seconds, at each of the reported step latencies (5, 30 µs).
@@ -62,14 +64,13 @@ pub(crate) fn host_steps(shape: &Shape) -> u64 {
     steps::steps(&without).len() as u64
 }
 
-/// The slot a count on an H100 gets: `NQUEENS_GPU_SLOT_MIB`, else the default by its memory
-/// (12.5 GiB).
-fn gpu_capacity() -> Capacity {
-    let bytes = super::join::slot_bytes()
+/// The bytes of the slot a count on an H100 gets: `NQUEENS_GPU_SLOT_MIB`, else the default
+/// by its memory (12.5 GiB).
+fn gpu_slot_bytes() -> u64 {
+    super::join::slot_bytes()
         .ok()
         .flatten()
-        .unwrap_or(memory::sizes_for(memory::H100_BYTES).0);
-    Capacity::of(bytes, GPU_BINDING)
+        .unwrap_or(memory::sizes_for(memory::H100_BYTES).0)
 }
 
 /// The span of a plan whose strata are `strata`, counted by `workers` workers on one GPU of
@@ -79,8 +80,10 @@ pub fn span_model(strata: &[StratumWork], workers: usize) -> Option<SpanEstimate
     if strata.iter().all(|s| !s.counters.contains_key("gpu_steps")) {
         return None;
     }
-    let cap = gpu_capacity();
+    let slot_bytes = gpu_slot_bytes();
+    let cap = Capacity::of(slot_bytes, GPU_BINDING);
     let mut out = SpanEstimate {
+        slot_bytes,
         batches: 0.0,
         seconds: [0.0; 2],
         full_width_seconds: 0.0,
