@@ -170,11 +170,48 @@ fn enumerate(instance: &wgpu::Instance) -> Vec<(wgpu::Adapter, Adapter)> {
                     .trim()
                     .to_string(),
                 software: info.device_type == wgpu::DeviceType::Cpu,
-                memory: super::memory::of_adapter(&a),
+                memory: memory_of(&a),
             };
             (a, described)
         })
         .collect()
+}
+
+/// Bytes of `adapter`'s largest device-local memory heap, where it is a Vulkan one; `None`
+/// elsewhere (Metal, DX12).
+#[cfg(any(
+    windows,
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd"
+))]
+fn memory_of(adapter: &wgpu::Adapter) -> Option<u64> {
+    use ash::vk::MemoryHeapFlags;
+    // SAFETY: the guard keeps the adapter alive while it is read, and nothing of it is
+    // destroyed or changed: its physical device's memory properties are only queried, with
+    // the instance that enumerated it.
+    let hal = unsafe { adapter.as_hal::<wgpu::hal::api::Vulkan>() }?;
+    let instance = hal.shared_instance().raw_instance();
+    // SAFETY: the physical device is the instance's own (wgpu enumerated it from it).
+    let properties =
+        unsafe { instance.get_physical_device_memory_properties(hal.raw_physical_device()) };
+    properties
+        .memory_heaps_as_slice()
+        .iter()
+        .filter(|heap| heap.flags.contains(MemoryHeapFlags::DEVICE_LOCAL))
+        .map(|heap| heap.size)
+        .max()
+}
+
+/// No Vulkan here: wgpu says nothing of a GPU's memory.
+#[cfg(not(any(
+    windows,
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd"
+)))]
+fn memory_of(_adapter: &wgpu::Adapter) -> Option<u64> {
+    None
 }
 
 /// The first hardware adapter, else a software one.

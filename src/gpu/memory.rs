@@ -1,5 +1,5 @@
-//! How much memory a GPU has, and how much of it a count's batches take: wgpu does not say
-//! how large a GPU's memory is, so it is read from Vulkan (its largest device-local heap).
+//! How much of a GPU's memory a count's batches take, from what its driver says it has
+//! ([`crate::gpu::Adapter::memory`]).
 
 use crate::gpu::feeder::SLOTS;
 
@@ -49,43 +49,6 @@ pub(crate) fn halving<T, E>(
             Err((e, _)) => return Err(e),
         }
     }
-}
-
-/// Bytes of `adapter`'s largest device-local memory heap, where it is a Vulkan one; `None`
-/// elsewhere (Metal, DX12).
-#[cfg(any(
-    windows,
-    target_os = "linux",
-    target_os = "android",
-    target_os = "freebsd"
-))]
-pub(crate) fn of_adapter(adapter: &wgpu::Adapter) -> Option<u64> {
-    use ash::vk::MemoryHeapFlags;
-    // SAFETY: the guard keeps the adapter alive while it is read, and nothing of it is
-    // destroyed or changed: its physical device's memory properties are only queried, with
-    // the instance that enumerated it.
-    let hal = unsafe { adapter.as_hal::<wgpu::hal::api::Vulkan>() }?;
-    let instance = hal.shared_instance().raw_instance();
-    // SAFETY: the physical device is the instance's own (wgpu enumerated it from it).
-    let properties =
-        unsafe { instance.get_physical_device_memory_properties(hal.raw_physical_device()) };
-    properties
-        .memory_heaps_as_slice()
-        .iter()
-        .filter(|heap| heap.flags.contains(MemoryHeapFlags::DEVICE_LOCAL))
-        .map(|heap| heap.size)
-        .max()
-}
-
-/// No Vulkan here: wgpu says nothing of a GPU's memory.
-#[cfg(not(any(
-    windows,
-    target_os = "linux",
-    target_os = "android",
-    target_os = "freebsd"
-)))]
-pub(crate) fn of_adapter(_adapter: &wgpu::Adapter) -> Option<u64> {
-    None
 }
 
 #[cfg(test)]
