@@ -229,6 +229,7 @@ pub(crate) fn source(file: &str, results_at: Option<u32>, software: bool) -> Str
         "plan.wgsl" => include_str!("shaders/plan.wgsl"),
         "tree.wgsl" => concat!(
             include_str!("shaders/tree.wgsl"),
+            include_str!("shaders/top.wgsl"),
             include_str!("shaders/wide.wgsl"),
             include_str!("shaders/subtrees.wgsl")
         ),

@@ -2,14 +2,15 @@
 // module): `rest` builds each subtree the top levels listed in one workgroup, depth first;
 // `pairs` orders each leaf of two blocks so that the second block's keys share skip bits.
 
-// As `choose`, for a node of `rest`: reads the queries listed for it (`e.pad` of them), or
-// lists them from the fill's sample (NONE). Returns the bit and how many queries reach the
+// The bit to split node `e` of `rest` on, by the rule of a top level's (top.wgsl) with
+// `p.key_sample` keys: reads the queries listed for it (`e.pad` of them), or lists them
+// from the fill's sample (NONE). Returns the bit and how many queries reach the
 // node (more than LISTED: not all are listed).
 fn choose_listed(li: u32, f: Fill, e: Node) -> vec2<u32> {
     if (li == 0u) {
         atomicStore(&listing, 0u);
     }
-    let sampled = count_keys(li, f, e, false);
+    let sampled = count_keys(li, f, e, false, p.key_sample);
     let s = sample_of(f);
     let mask = f.live & ~e.used;
     if (e.pad != NONE) {
@@ -158,7 +159,7 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
             bit = c.x;
             reach = c.y;
         }
-        if (!split_node(li, f, e, bit, false)) {
+        if (!split_node(li, f, e, bit)) {
             if (li == 0u) {
                 leaf(f, e);
             }

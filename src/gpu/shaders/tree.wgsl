@@ -74,13 +74,17 @@ const BUILD_PAIR: u32 = 3u;
 // The list of leaves of two blocks (after the top levels' and the subtrees').
 const PAIRS: u32 = TOP_LEVELS + 1u;
 
-// Set bits among the sampled keys (0..63) and the sampled queries (64..127) of a node.
-var<workgroup> bits: array<atomic<u32>, 128>;
+// Set bits among the sampled keys (0..63) and the sampled queries (64..127) of a node; a
+// top level's node also counts its children's (top.wgsl): keys of the child without its
+// bit (128..191) and with it (192..255), and the queries that reach the latter (256..319).
+var<workgroup> bits: array<atomic<u32>, 320>;
 var<workgroup> part: array<u32, GROUP_SIZE>;
 var<workgroup> chosen: u32;
-// The first of a split's two node slots, or NONE; the split's children (thread 0's).
+// The first of a split's two node slots, or NONE; the split's children (thread 0's: a
+// top level's node makes up to four, `kid_count` of them).
 var<workgroup> slots: u32;
-var<workgroup> kids: array<Node, 2>;
+var<workgroup> kids: array<Node, 4>;
+var<workgroup> kid_count: u32;
 // `rest`: the nodes waiting to be built, the one being built and what to do with it.
 var<workgroup> stack: array<Node, STACK>;
 var<workgroup> depth: u32;
@@ -186,22 +190,6 @@ fn sample_of(f: Fill) -> vec2<u32> {
     return vec2<u32>(qs, max(q / max(qs, 1u), 1u));
 }
 
-// The bit to split node `e` on, or NONE: the one with the most (sampled keys with it) ×
-// (sampled queries that reach the node with it), among those its path has not used and
-// some but not all of the sampled keys have; the lowest of equals.
-fn choose(li: u32, f: Fill, e: Node) -> u32 {
-    let sampled = count_keys(li, f, e, level_in_temp());
-    let s = sample_of(f);
-    let mask = f.live & ~e.used;
-    for (var i = li; i < s.x; i = i + GROUP_SIZE) {
-        let q = queries[f.queries + i * s.y] & f.live;
-        if (disjoint(q, e.taken)) {
-            count_bits(64u, q & mask);
-        }
-    }
-    return pick(li, e, sampled, s.x);
-}
-
 // Key i of `temp` where `in_temp`, else of `stored` (a workgroup's choice is uniform).
 fn key_at(in_temp: bool, i: u32) -> vec2<u32> {
     if (in_temp) {
@@ -223,15 +211,15 @@ fn level_in_temp() -> bool {
     return (p.level & 1u) == 1u;
 }
 
-// Clears `bits` and counts the set bits of node e's sampled keys (bits 0..63), read from
-// `temp` where `in_temp`; returns how many keys it sampled.
-fn count_keys(li: u32, f: Fill, e: Node, in_temp: bool) -> u32 {
+// Clears `bits` and counts the set bits of node e's sampled keys (bits 0..63: at most
+// `most` keys, by stride), read from `temp` where `in_temp`; returns how many it sampled.
+fn count_keys(li: u32, f: Fill, e: Node, in_temp: bool, most: u32) -> u32 {
     if (li < 128u) {
         atomicStore(&bits[li], 0u);
     }
     workgroupBarrier();
     let n = e.keys.y - e.keys.x;
-    let step = max(n / p.key_sample, 1u);
+    let step = max(n / most, 1u);
     let sampled = (n + step - 1u) / step;
     let mask = f.live & ~e.used;
     for (var i = li; i < sampled; i = i + GROUP_SIZE) {
@@ -339,11 +327,10 @@ fn split(e: Node, bit: u32, mid: u32, a: u32) -> array<Node, 2> {
     return array<Node, 2>(zero, one);
 }
 
-// Splits node `e` on `bit` (every invocation, uniformly): reserves its slots, partitions
-// its keys (a top level's into the other buffer, where `top`; a subtree's in `stored`) and
-// writes the split, its children left in `kids` for thread 0. False where it does not split
-// (no bit, or no leaf slot to spare).
-fn split_node(li: u32, f: Fill, e: Node, bit: u32, top: bool) -> bool {
+// Splits subtree node `e` on `bit` (every invocation, uniformly): reserves its slots,
+// partitions its keys in `stored` and writes the split, its children left in `kids` for
+// thread 0. False where it does not split (no bit, or no leaf slot to spare).
+fn split_node(li: u32, f: Fill, e: Node, bit: u32) -> bool {
     if (li == 0u) {
         slots = select(NONE, reserve_split(e.fill, f), bit != NONE);
     }
@@ -351,16 +338,13 @@ fn split_node(li: u32, f: Fill, e: Node, bit: u32, top: bool) -> bool {
     if (a == NONE) {
         return false;
     }
-    var zeros = 0u;
-    if (top) {
-        zeros = part_across(li, e.keys.x, e.keys.y, bit, level_in_temp());
-    } else {
-        zeros = part_stored(li, e.keys.x, e.keys.y, bit);
-    }
+    let zeros = part_stored(li, e.keys.x, e.keys.y, bit);
     if (li == 0u) {
         tested(e.fill, e.keys.y - e.keys.x);
-        acc = acc + select(3u, 2u, top) * (e.keys.y - e.keys.x);
-        kids = split(e, bit, e.keys.x + zeros, a);
+        acc = acc + 3u * (e.keys.y - e.keys.x);
+        let two = split(e, bit, e.keys.x + zeros, a);
+        kids[0] = two[0];
+        kids[1] = two[1];
     }
     return true;
 }
@@ -421,97 +405,4 @@ fn grow_args(at: u32, groups: u32) {
     let a = row_args(groups);
     atomicMax(&args_out[at], a.x);
     atomicMax(&args_out[at + 1u], a.y);
-}
-
-// Sends a top-level child to the next level's list, or to the subtrees', marked (`pad` 1)
-// where its keys lie in `temp`.
-fn place(e: Node) {
-    let next = p.level + 1u;
-    let big = e.keys.y - e.keys.x > SUBTREE_KEYS;
-    var kid = e;
-    kid.pad = select(0u, 1u, !level_in_temp());
-    append(select(TOP_LEVELS, next, big && next < p.top_levels), kid);
-}
-
-// Sends a top-level node that does not split to the subtrees', marked as `place` marks.
-fn unsplit(e: Node) {
-    var n = e;
-    n.pad = select(0u, 1u, level_in_temp());
-    append(TOP_LEVELS, n);
-}
-
-// No node: its fill is NONE.
-fn no_node() -> Node {
-    return Node(vec2<u32>(0u), 0u, NONE, vec2<u32>(0u), vec2<u32>(0u), NONE, 0u);
-}
-
-// The node top-level workgroup g takes, with `fill` NONE where it takes none.
-fn top_node(g: u32) -> Node {
-    var e = no_node();
-    if (p.level > 0u) {
-        // The level's dispatch has room for its whole list; its length is known now.
-        let len = min(atomicLoad(&scan[list_len(p.level)]), p.level_cap);
-        if (g < len) {
-            e = lists[list_at(p.level) + g];
-        }
-        return e;
-    }
-    if (g < p.joins) {
-        let f = fills[g];
-        if ((f.status & FILL_ERRORS) == 0u && f.stored < f.stored_end) {
-            e = Node(vec2<u32>(f.stored, f.stored_end), f.root, NONE, vec2<u32>(0u),
-                vec2<u32>(0u), g, 0u);
-        }
-    }
-    return e;
-}
-
-// One top level (`p.level`): each of its large nodes split, a workgroup each; at a wide
-// level, a node of more than `p.wide` keys only chooses its bit and reserves its slots
-// here, and hands out the tiles `wide_*` partition it in.
-@compute @workgroup_size(GROUP_SIZE)
-fn top(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let g = flat_group(wg);
-    let e = top_node(g);
-    if (e.fill == NONE) {
-        return;
-    }
-    build_top(li, g, e);
-    if (li == 0u) {
-        stat_add(level_stat(p.level, LEVEL_NODES), 1u);
-        stat_add(level_stat(p.level, LEVEL_ACCESSES), acc);
-        stat_max(level_stat(p.level, LEVEL_ACCESSES_PEAK), acc);
-        // The host learns from it which levels to split across workgroups.
-        stat_max_high(level_stat(p.level, LEVEL_ACCESSES_PEAK), e.keys.y - e.keys.x);
-    }
-}
-
-// Builds top-level node `e`, the level's g-th (every invocation, uniformly).
-fn build_top(li: u32, g: u32, e: Node) {
-    if (p.wide != 0u && li == 0u) {
-        atomicStore(&scan[wide_word(g, WIDE_TILES)], 0u);
-    }
-    let f = fills[e.fill];
-    if (e.keys.y - e.keys.x <= SUBTREE_KEYS) {
-        if (li == 0u) {
-            unsplit(e);
-        }
-        return;
-    }
-    let bit = choose(li, f, e);
-    if (p.wide != 0u && e.keys.y - e.keys.x > p.wide) {
-        go_wide(li, g, f, e, bit);
-        return;
-    }
-    if (!split_node(li, f, e, bit, true)) {
-        // Its subtree's workgroup finds it a leaf too.
-        if (li == 0u) {
-            unsplit(e);
-        }
-        return;
-    }
-    if (li == 0u) {
-        place(kids[0]);
-        place(kids[1]);
-    }
 }

@@ -5,7 +5,7 @@
 use crate::gpu::device::Device;
 use crate::gpu::layout::{
     Job, Side, BLOCK_KEYS, DEST_WORDS, HEAD_WORDS, JOB_SIDE_MASK, SCAN_SEGMENT, SUBTREE_KEYS,
-    TABLE_WORDS, TOP_LEVELS, TREE_WORDS, WIDE_KEYS, WIDE_TILE, WIDE_WORDS,
+    TABLE_WORDS, TILE_WORDS, TOP_LEVELS, TREE_WORDS, WIDE_KEYS, WIDE_TILE, WIDE_WORDS,
 };
 use crate::gpu::shader::BLOCK_INFO;
 
@@ -41,11 +41,12 @@ impl Capacity {
         self.stored.div_ceil(SUBTREE_KEYS) + 1
     }
 
-    /// Room in the list of subtrees: each fill's root, and two per split of a top level,
-    /// within half of what one dispatch takes (appends that race may pass it by a few).
+    /// Room in the list of subtrees: each fill's root, and four per node of a top level
+    /// (it splits two levels at once), within half of what one dispatch takes (appends that
+    /// race may pass it by a few).
     pub(crate) fn subtrees(&self) -> u32 {
         let splits = TOP_LEVELS * self.level_nodes();
-        (self.joins + 2 * splits).min(1 << 15)
+        (self.joins + 4 * splits).min(1 << 15)
     }
 
     /// Nodes of one top level, each a workgroup of its dispatch: the fills' roots at the
@@ -267,7 +268,7 @@ impl Regions {
         let tree_at = ties_at + 4 * u64::from(cap.joins);
         let wide_at = tree_at + u64::from(TREE_WORDS * cap.joins);
         let tiles_at = wide_at + u64::from(WIDE_WORDS) * u64::from(cap.top_nodes());
-        let end = tiles_at + 2 * u64::from(cap.tiles());
+        let end = tiles_at + u64::from(TILE_WORDS) * u64::from(cap.tiles());
         let w = |x: u64| u32::try_from(x).expect("a slot's scan regions fit 2^32 words");
         Regions {
             items_at: w(items_at),
