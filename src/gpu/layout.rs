@@ -148,18 +148,17 @@ pub(crate) const SUBTREE_KEYS: u32 = 1 << 14;
 pub(crate) const WIDE_KEYS: u32 = 1 << 17;
 /// Keys of one tile of a node split across workgroups: 16 an invocation.
 pub(crate) const WIDE_TILE: u32 = 4096;
-/// Words per node of a level's region of wide splits in `scan`: its bit, its node slots
-/// (its split's, then each child's, NONE where that child is not split with it), its first
-/// tile, its tiles (0: not split across workgroups) and its children's bits (top.wgsl).
-pub(crate) const WIDE_WORDS: u32 = 8;
-pub(crate) const WIDE_BIT: u32 = 0;
-pub(crate) const WIDE_SLOTS: u32 = 1;
-pub(crate) const WIDE_FIRST: u32 = 4;
-pub(crate) const WIDE_TILES: u32 = 5;
-pub(crate) const WIDE_CUTS: u32 = 6;
+/// Words per node of a level's region of wide splits in `scan`: its first tile, its tiles
+/// (0: not split across workgroups), and its pass's cuts and their slots (top.wgsl: eight
+/// each, a heap's nodes from 1).
+pub(crate) const WIDE_WORDS: u32 = 18;
+pub(crate) const WIDE_FIRST: u32 = 0;
+pub(crate) const WIDE_TILES: u32 = 1;
+pub(crate) const WIDE_CUTS: u32 = 2;
+pub(crate) const WIDE_SLOTS: u32 = 10;
 /// Words per tile of a wide node: its node's number in the level, then the keys of each of
-/// the node's four parts in it, two to a word.
-pub(crate) const TILE_WORDS: u32 = 3;
+/// the eight parts of the node's pass in it, two to a word.
+pub(crate) const TILE_WORDS: u32 = 5;
 /// Each fill's tree counters in `scan`: nodes, leaves and blocks handed out, leaf slots
 /// reserved, whether its tree is unfinished, and the keys and sampled queries its build read
 /// (64-bit, low word first).
@@ -238,7 +237,6 @@ pub(crate) fn prelude() -> String {
         ("HEAD_TILES", HEAD_TILES),
         ("WIDE_TILE", WIDE_TILE),
         ("WIDE_WORDS", WIDE_WORDS),
-        ("WIDE_BIT", WIDE_BIT),
         ("WIDE_SLOTS", WIDE_SLOTS),
         ("WIDE_FIRST", WIDE_FIRST),
         ("WIDE_TILES", WIDE_TILES),

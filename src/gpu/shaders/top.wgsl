@@ -1,89 +1,163 @@
 // The tree's top levels (tree.wgsl's, in the same module), a dispatch each and a workgroup
-// a node: a node splits on its bit and, where a child is large, that child on its own,
-// both levels in one pass over the keys, into up to four nodes of the next level. A top
-// level's pass reads and writes every key of the fill (HBM's traffic, not L2's), so two
-// levels a pass halve the tree's largest cost.
+// a node: a node splits on its bit, and where a child is large that child on its own, and
+// so on for TOP_DEPTH of the tree's levels, all in one pass over the keys, into up to
+// TOP_PARTS nodes of the next level. A top level's pass reads and writes every key of the
+// fill (HBM's traffic, not L2's), so several of the tree's levels a pass cut the tree's
+// largest cost by as much.
 //
-// The node's bit is chosen as every node's is (tree.wgsl), from TOP_SAMPLE keys by stride
-// (four times a subtree's node's); each child's from the sampled keys that fall in it and
-// the sampled queries that reach it, by the same rule. A child is split in the same pass
-// where those keys say it holds more than SUBTREE_KEYS keys (it would go on to the next
-// level) and a bit splits them; every split's children are not empty (some but not all of
-// its sampled keys have its bit). The partition is stable: keys without the node's bit
-// first, each child's without its own bit before those with it. Wide nodes (wide.wgsl)
-// split the same way across workgroups, so the tree does not depend on which did.
+// Each node of a pass chooses its bit as every node does (tree.wgsl), from keys sampled by
+// stride: the pass's first node from TOP_SAMPLE of its keys, each node below it from those
+// of them that fall in it, with the sampled queries that reach it. A node below the first
+// is split in the same pass where those keys say it holds more than SUBTREE_KEYS keys (it
+// would go on to the next level) and a bit splits them; every split's children are not
+// empty (some but not all of its sampled keys have its bit). The nodes of a pass are
+// numbered as in a heap (1 the first, 2i and 2i + 1 the children of i without and with its
+// bit), and a key goes to the part below the last split on its path: the parts in order are
+// a stable partition. Wide nodes (wide.wgsl) split the same way across workgroups, so the
+// tree does not depend on which did.
 
-// Keys sampled by stride at a top level's node to choose its bit and its children's.
-const TOP_SAMPLE: u32 = 2048u;
+// The tree's levels one top pass splits, the parts it moves keys into, and the keys sampled
+// by stride at its first node.
+const TOP_DEPTH: u32 = 3u;
+const TOP_PARTS: u32 = 8u;
+const TOP_SAMPLE: u32 = 4096u;
 
-// The node's bit and its children's (NONE: no split there), and the children's slots.
-var<workgroup> kid_cuts: vec2<u32>;
-var<workgroup> reserved: vec3<u32>;
-// Sampled keys without and with the node's bit.
-var<workgroup> kid_sampled: array<atomic<u32>, 2>;
-var<workgroup> part4: array<vec4<u32>, GROUP_SIZE>;
-
-// The exclusive prefix of `v` over the workgroup, four counts at once (`before`), and the
-// workgroup's totals.
-struct Scan4 {
-    before: vec4<u32>,
-    total: vec4<u32>,
+// The pass's cuts (the bit of each node of the heap, NONE: not split, or not a node) and
+// the first of each split's node slots.
+var<workgroup> cuts: array<u32, TOP_PARTS>;
+var<workgroup> cut_slots: array<u32, TOP_PARTS>;
+// The sampled keys of each node of the depth being chosen, and each node's path: the bits
+// it used and took (xy, zw), where it is a node (`on`).
+var<workgroup> node_sampled: array<atomic<u32>, 4>;
+var<workgroup> paths: array<vec4<u32>, 4>;
+var<workgroup> path_on: array<u32, 4>;
+// A pass's cuts, as a value.
+struct Cuts {
+    c: array<u32, TOP_PARTS>,
 }
 
-fn excl_scan4(li: u32, v: vec4<u32>) -> Scan4 {
-    part4[li] = v;
-    workgroupBarrier();
-    for (var stride = 1u; stride < GROUP_SIZE; stride = stride * 2u) {
-        var add = vec4<u32>(0u);
-        if (li >= stride) {
-            add = part4[li - stride];
+fn cuts_now() -> Cuts {
+    return Cuts(cuts);
+}
+
+// The part key k goes to in a pass cut by `x`.
+fn part_of(k: vec2<u32>, x: Cuts) -> u32 {
+    var cs = x.c;
+    var i = 1u;
+    for (var d = 0u; d < TOP_DEPTH; d = d + 1u) {
+        let c = cs[i];
+        i = 2u * i + select(0u, 1u, c != NONE && has_bit(k, c));
+    }
+    return i - TOP_PARTS;
+}
+
+// The first part below heap node i of depth d, and past its last.
+fn parts_below(i: u32, d: u32) -> vec2<u32> {
+    let s = TOP_DEPTH - d;
+    return vec2<u32>((i << s) - TOP_PARTS, ((i + 1u) << s) - TOP_PARTS);
+}
+
+// The keys of parts [r.x, r.y) of counts `t` (8 parts: two vectors).
+fn keys_in(t: array<u32, TOP_PARTS>, r: vec2<u32>) -> u32 {
+    var c = t;
+    var n = 0u;
+    for (var j = r.x; j < r.y; j = j + 1u) {
+        n = n + c[j];
+    }
+    return n;
+}
+
+// The path of each node of depth d of the pass from node `e` (thread 0): where every node
+// above it on its way splits, the bits its way used and those whose child with the bit it
+// took.
+fn set_paths(e: Node, d: u32) {
+    let first = 1u << d;
+    for (var j = 0u; j < first; j = j + 1u) {
+        let i = first + j;
+        var used = e.used;
+        var taken = e.taken;
+        var on = 1u;
+        for (var up = d; up > 0u; up = up - 1u) {
+            let c = cuts[i >> up];
+            if (c == NONE) {
+                on = 0u;
+                break;
+            }
+            used = with_bit(used, c);
+            if (((i >> (up - 1u)) & 1u) == 1u) {
+                taken = with_bit(taken, c);
+            }
         }
-        workgroupBarrier();
-        part4[li] = part4[li] + add;
-        workgroupBarrier();
+        paths[j] = vec4<u32>(used, taken);
+        path_on[j] = on;
     }
-    let total = part4[GROUP_SIZE - 1u];
-    let before = part4[li] - v;
+}
+
+// The node of depth d (its index among that depth's) key k reaches, by the cuts so far.
+fn node_at(k: vec2<u32>, d: u32) -> u32 {
+    var i = 1u;
+    for (var up = 0u; up < d; up = up + 1u) {
+        i = 2u * i + select(0u, 1u, has_bit(k, cuts[i]));
+    }
+    return i - (1u << d);
+}
+
+// Chooses the cuts of the nodes of depth d >= 1 of node `e`'s pass from its `sampled` keys
+// (by `step`) and its fill's sampled queries (every invocation, uniformly).
+fn choose_depth(li: u32, f: Fill, e: Node, d: u32, sampled: u32, step: u32) {
+    let first = 1u << d;
+    // Every invocation is done with the last depth's counts.
     workgroupBarrier();
-    return Scan4(before, total);
-}
-
-// The exclusive prefix of the four counts: where each part starts after the first.
-fn starts(t: vec4<u32>) -> vec4<u32> {
-    return vec4<u32>(0u, t.x, t.x + t.y, t.x + t.y + t.z);
-}
-
-// Which of a top node's four parts key k goes to: 2 if it has `bit`, plus 1 if it has
-// its child's cut (`cuts`: the child without the bit's, then the one with it's; NONE: none).
-fn part_of(k: vec2<u32>, bit: u32, cuts: vec2<u32>) -> u32 {
-    let c = select(0u, 1u, has_bit(k, bit));
-    let cut = cuts[c];
-    return 2u * c + select(0u, 1u, cut != NONE && has_bit(k, cut));
-}
-
-// The best bit for a child of a top node among its `sampled` keys' counts at `keys` in
-// `bits` and its queries' at `qs`, as `pick` chooses (thread 0); NONE where there is none
-// or the child is not large (its share of the node's `whole` sample of `n` keys).
-fn pick_kid(keys: u32, qs: u32, sampled: u32, whole: u32, n: u32) -> u32 {
-    if (f32(sampled) * f32(n) <= f32(SUBTREE_KEYS) * f32(whole)) {
-        return NONE;
+    if (li == 0u) {
+        set_paths(e, d);
     }
-    var best = NONE;
-    var score = 0u;
-    for (var b = 0u; b < 64u; b = b + 1u) {
-        let k = atomicLoad(&bits[keys + b]);
-        let s = k * atomicLoad(&bits[qs + b]);
-        if (k > 0u && k < sampled && s > score) {
-            best = b;
-            score = s;
+    for (var i = li; i < 128u * first; i = i + GROUP_SIZE) {
+        atomicStore(&bits[i], 0u);
+    }
+    if (li < first) {
+        atomicStore(&node_sampled[li], 0u);
+    }
+    workgroupBarrier();
+    let in_temp = level_in_temp();
+    for (var i = li; i < sampled; i = i + GROUP_SIZE) {
+        let k = key_at(in_temp, e.keys.x + i * step);
+        let j = node_at(k, d);
+        if (path_on[j] == 1u) {
+            atomicAdd(&node_sampled[j], 1u);
+            count_bits(128u * j, k & f.live & ~paths[j].xy);
         }
     }
-    return best;
+    let s = sample_of(f);
+    for (var i = li; i < s.x; i = i + GROUP_SIZE) {
+        let q = queries[f.queries + i * s.y] & f.live;
+        for (var j = 0u; j < first; j = j + 1u) {
+            if (path_on[j] == 1u && disjoint(q, paths[j].zw)) {
+                count_bits(128u * j + 64u, q & ~paths[j].xy);
+            }
+        }
+    }
+    workgroupBarrier();
+    if (li == 0u) {
+        tested(e.fill, sampled + s.x);
+        acc = acc + sampled + s.x;
+        let n = e.keys.y - e.keys.x;
+        for (var j = 0u; j < first; j = j + 1u) {
+            let m = atomicLoad(&node_sampled[j]);
+            // Large: by its share of the sample, more keys than a subtree takes.
+            let large = f32(m) * f32(n) > f32(SUBTREE_KEYS) * f32(sampled);
+            var c = NONE;
+            if (path_on[j] == 1u && large) {
+                c = best_bit(128u * j, m);
+            }
+            cuts[first + j] = c;
+        }
+    }
 }
 
-// The bit to split top node `e` on and its children's (`choose`'s rule for each), as
-// (bit, cut of the child without it, cut of the child with it), NONE where none.
-fn choose_top(li: u32, f: Fill, e: Node) -> vec3<u32> {
+// Chooses the cuts of top node `e`'s pass, and reserves their slots (every invocation,
+// uniformly): a node below the first is split only where a slot is left for it too. False
+// where `e` does not split.
+fn plan_top(li: u32, f: Fill, e: Node) -> bool {
     let in_temp = level_in_temp();
     let sampled = count_keys(li, f, e, in_temp, TOP_SAMPLE);
     let s = sample_of(f);
@@ -96,106 +170,110 @@ fn choose_top(li: u32, f: Fill, e: Node) -> vec3<u32> {
     }
     let bit = pick(li, e, sampled, s.x);
     if (bit == NONE) {
-        return vec3<u32>(NONE);
+        return false;
     }
-    // The children's counts: the child without the bit is reached by the node's queries
-    // (64..127 already), the other by those without the bit.
-    if (li < 192u) {
-        atomicStore(&bits[128u + li], 0u);
-    }
-    if (li < 2u) {
-        atomicStore(&kid_sampled[li], 0u);
-    }
-    workgroupBarrier();
-    let n = e.keys.y - e.keys.x;
-    let step = max(n / TOP_SAMPLE, 1u);
-    let kmask = mask & ~with_bit(vec2<u32>(0u), bit);
-    for (var i = li; i < sampled; i = i + GROUP_SIZE) {
-        let k = key_at(in_temp, e.keys.x + i * step);
-        let c = select(0u, 1u, has_bit(k, bit));
-        atomicAdd(&kid_sampled[c], 1u);
-        count_bits(128u + 64u * c, k & kmask);
-    }
-    for (var i = li; i < s.x; i = i + GROUP_SIZE) {
-        let q = queries[f.queries + i * s.y] & f.live;
-        if (disjoint(q, e.taken) && !has_bit(q, bit)) {
-            count_bits(256u, q & kmask);
-        }
-    }
-    workgroupBarrier();
     if (li == 0u) {
-        tested(e.fill, sampled + s.x);
-        acc = acc + sampled + s.x;
-        let s0 = atomicLoad(&kid_sampled[0]);
-        let s1 = atomicLoad(&kid_sampled[1]);
-        kid_cuts = vec2<u32>(pick_kid(128u, 64u, s0, sampled, n), pick_kid(192u, 256u, s1, sampled, n));
+        for (var i = 0u; i < TOP_PARTS; i = i + 1u) {
+            cuts[i] = NONE;
+        }
+        cuts[1] = bit;
     }
-    let cuts = workgroupUniformLoad(&kid_cuts);
-    return vec3<u32>(bit, cuts);
+    let step = max((e.keys.y - e.keys.x) / TOP_SAMPLE, 1u);
+    for (var d = 1u; d < TOP_DEPTH; d = d + 1u) {
+        choose_depth(li, f, e, d, sampled, step);
+    }
+    if (li == 0u) {
+        reserve_top(f, e);
+    }
+    return workgroupUniformLoad(&cuts[1]) != NONE;
 }
 
-// Reserves the slots of top node `e`'s split by `plan` (thread 0): its own, and each
-// child's that has a cut and a leaf slot to spare (else that child is not split here).
-fn reserve_top(f: Fill, e: Node, plan: vec3<u32>) {
-    var r = vec3<u32>(NONE);
-    if (plan.x != NONE) {
-        r.x = reserve_split(e.fill, f);
+// Reserves the slots of the pass's splits, from its first node down (thread 0): a node
+// whose parent did not split is none, and one without a slot to spare does not split.
+fn reserve_top(f: Fill, e: Node) {
+    for (var i = 1u; i < TOP_PARTS; i = i + 1u) {
+        if (i > 1u && cuts[i / 2u] == NONE) {
+            cuts[i] = NONE;
+        }
+        var a = NONE;
+        if (cuts[i] != NONE) {
+            a = reserve_split(e.fill, f);
+        }
+        if (a == NONE) {
+            cuts[i] = NONE;
+        }
+        cut_slots[i] = a;
     }
-    if (r.x != NONE && plan.y != NONE) {
-        r.y = reserve_split(e.fill, f);
-    }
-    if (r.x != NONE && plan.z != NONE) {
-        r.z = reserve_split(e.fill, f);
-    }
-    reserved = r;
 }
 
-// The children's cuts a split with slots `r` makes of `plan`'s.
-fn cuts_of(plan: vec3<u32>, r: vec3<u32>) -> vec2<u32> {
-    return vec2<u32>(select(NONE, plan.y, r.y != NONE), select(NONE, plan.z, r.z != NONE));
-}
-
-// Writes top node `e`'s split on `bit` into slots `r`, and its children's by `cuts`, its
-// parts holding `t` keys each; leaves the nodes of the next level in `kids` (thread 0).
-fn split_top(e: Node, bit: u32, cuts: vec2<u32>, r: vec3<u32>, t: vec4<u32>) {
-    let two = split(e, bit, e.keys.x + t.x + t.y, r.x);
+// Writes the splits of top node `e`'s pass cut by `x` into `slots`, its parts holding `t`
+// keys each; leaves the nodes of the next level in `kids` (thread 0).
+fn split_top(e: Node, x: Cuts, slots: array<u32, TOP_PARTS>, t: array<u32, TOP_PARTS>) {
+    var cs = x.c;
+    var sl = slots;
+    var nodes: array<Node, 16>;
+    nodes[1] = e;
     var n = 0u;
-    for (var c = 0u; c < 2u; c = c + 1u) {
-        if (cuts[c] == NONE) {
-            kids[n] = two[c];
-            n = n + 1u;
+    for (var i = 1u; i < 2u * TOP_PARTS; i = i + 1u) {
+        // A node of the pass where its parent splits.
+        if (i > 1u && cs[i / 2u] == NONE) {
+            continue;
+        }
+        if (i < TOP_PARTS && cs[i] != NONE) {
+            let d = firstLeadingBit(i);
+            let mid = nodes[i].keys.x + keys_in(t, parts_below(2u * i, d + 1u));
+            let two = split(nodes[i], cs[i], mid, sl[i]);
+            nodes[2u * i] = two[0];
+            nodes[2u * i + 1u] = two[1];
         } else {
-            let lo = two[c].keys.x + t[2u * c];
-            let four = split(two[c], cuts[c], lo, r[1u + c]);
-            kids[n] = four[0];
-            kids[n + 1u] = four[1];
-            n = n + 2u;
+            kids[n] = nodes[i];
+            n = n + 1u;
         }
     }
     kid_count = n;
 }
 
 // Moves the keys of [lo, hi) from the level's key buffer to the same places of the other,
-// in the four parts `part_of` names, each in order; returns each part's keys.
-fn part_top(li: u32, lo: u32, hi: u32, bit: u32, cuts: vec2<u32>) -> vec4<u32> {
+// in the parts `part_of` names, each in order; returns each part's keys.
+fn part_top(li: u32, lo: u32, hi: u32, x: Cuts) -> array<u32, TOP_PARTS> {
     let from_temp = level_in_temp();
     let chunk = (hi - lo + GROUP_SIZE - 1u) / GROUP_SIZE;
     let a = min(lo + li * chunk, hi);
     let b = min(a + chunk, hi);
-    var mine = vec4<u32>(0u);
+    var mine: array<u32, TOP_PARTS>;
     for (var i = a; i < b; i = i + 1u) {
-        let j = part_of(key_at(from_temp, i), bit, cuts);
+        let j = part_of(key_at(from_temp, i), x);
         mine[j] = mine[j] + 1u;
     }
-    let s = excl_scan4(li, mine);
-    var at = lo + starts(s.total) + s.before;
+    let low = excl_scan4(li, vec4<u32>(mine[0], mine[1], mine[2], mine[3]));
+    let high = excl_scan4(li, vec4<u32>(mine[4], mine[5], mine[6], mine[7]));
+    let t = eight(low.total, high.total);
+    var at = starts(lo, t, eight(low.before, high.before));
     for (var i = a; i < b; i = i + 1u) {
         let k = key_at(from_temp, i);
-        let j = part_of(k, bit, cuts);
+        let j = part_of(k, x);
         put_key(!from_temp, at[j], k);
         at[j] = at[j] + 1u;
     }
-    return s.total;
+    return t;
+}
+
+// Eight counts of two vectors.
+fn eight(a: vec4<u32>, b: vec4<u32>) -> array<u32, TOP_PARTS> {
+    return array<u32, TOP_PARTS>(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
+}
+
+// Where each part's keys go from `lo`, parts holding `t` keys, `before` of each ahead.
+fn starts(lo: u32, t: array<u32, TOP_PARTS>, before: array<u32, TOP_PARTS>) -> array<u32, TOP_PARTS> {
+    var c = t;
+    var b = before;
+    var out: array<u32, TOP_PARTS>;
+    var at = lo;
+    for (var j = 0u; j < TOP_PARTS; j = j + 1u) {
+        out[j] = at + b[j];
+        at = at + c[j];
+    }
+    return out;
 }
 
 // Sends a top-level child to the next level's list, or to the subtrees', marked (`pad` 1)
@@ -275,34 +353,23 @@ fn build_top(li: u32, g: u32, e: Node) {
     }
     let f = fills[e.fill];
     let n = e.keys.y - e.keys.x;
-    if (n <= SUBTREE_KEYS) {
+    if (n <= SUBTREE_KEYS || !plan_top(li, f, e)) {
+        // Its subtree's workgroup finds it a leaf where it does not split.
         if (li == 0u) {
             unsplit(e);
         }
         return;
     }
-    let plan = choose_top(li, f, e);
-    if (li == 0u) {
-        reserve_top(f, e, plan);
-    }
-    let r = workgroupUniformLoad(&reserved);
-    if (r.x == NONE) {
-        // Its subtree's workgroup finds it a leaf too.
-        if (li == 0u) {
-            unsplit(e);
-        }
-        return;
-    }
-    let cuts = cuts_of(plan, r);
     if (p.wide != 0u && n > p.wide) {
-        go_wide(li, g, e, plan.x, cuts, r);
+        go_wide(li, g, e);
         return;
     }
-    let t = part_top(li, e.keys.x, e.keys.y, plan.x, cuts);
+    let x = cuts_now();
+    let t = part_top(li, e.keys.x, e.keys.y, x);
     if (li == 0u) {
         tested(e.fill, n);
         acc = acc + 2u * n;
-        split_top(e, plan.x, cuts, r, t);
+        split_top(e, x, cut_slots, t);
         place_kids();
     }
 }

@@ -7,21 +7,22 @@
 // without any bit of the node's `taken` mask (the bits of the splits whose child with the
 // bit its path took).
 //
-// Level by level, then subtree by subtree. `top` takes the nodes of one level, a workgroup
-// each (level 0: each fill's root): a node of more than SUBTREE_KEYS keys is split, and its
-// children join the next level's list; smaller nodes, and the children of the last level
-// the host recorded, join the list of subtrees. The nodes of a level hold disjoint keys, so
-// their workgroups work side by side. `rest` then builds each subtree in one workgroup,
-// depth first. The top levels partition from one key buffer into the other and leave the
-// keys there: a level's nodes hold their keys in `stored` at even levels and in `temp` at
-// odd ones (each key passes a level twice, read to count and moved, not copied back as
-// well), and a subtree whose keys lie in `temp` (its node's `pad` 1) first copies them
-// back to `stored`, where the subtrees, leaves and blocks read them. At a wide level
-// (`p.wide`), a node of more than `p.wide` keys is not partitioned by its own workgroup:
-// `top` chooses its bit and hands out tiles of WIDE_TILE keys, `wide_count` counts each
-// tile's keys without the bit, and `wide_move` (each tile summing its node's counts before
-// it) moves them to the other buffer, a tile a workgroup, as stably as `part_stored` does;
-// the node's first tile writes its split (wide.wgsl).
+// Level by level, then subtree by subtree. `top` (top.wgsl) takes the nodes of one level,
+// a workgroup each (level 0: each fill's root): a node of more than SUBTREE_KEYS keys is
+// split, and a large child of it too in the same pass (a top level is two of the tree's
+// levels), and the nodes they make join the next level's list; smaller nodes, and those
+// the last level the host recorded makes, join the list of subtrees. The nodes of a level
+// hold disjoint keys, so their workgroups work side by side. `rest` then builds each
+// subtree in one workgroup, depth first. The top levels partition from one key buffer into
+// the other and leave the keys there: a level's nodes hold their keys in `stored` at even
+// levels and in `temp` at odd ones (each key passes a level twice, read to count and
+// moved, not copied back as well), and a subtree whose keys lie in `temp` (its node's
+// `pad` 1) first copies them back to `stored`, where the subtrees, leaves and blocks read
+// them. At a wide level (`p.wide`), a node of more than `p.wide` keys is not partitioned
+// by its own workgroup: `top` chooses its bits and hands out tiles of WIDE_TILE keys,
+// `wide_count` counts each tile's keys in each part, and `wide_move` (each tile summing its
+// node's counts before it) moves them to the other buffer, a tile a workgroup, as stably
+// as `top` does; the node's first tile writes its splits (wide.wgsl).
 // A large fill's top levels so spread over many workgroups, and no invocation's loops run
 // long (a software driver stops them: lavapipe after 65,535 iterations of an invocation,
 // every loop together).
@@ -75,15 +76,14 @@ const BUILD_PAIR: u32 = 3u;
 const PAIRS: u32 = TOP_LEVELS + 1u;
 
 // Set bits among the sampled keys (0..63) and the sampled queries (64..127) of a node; a
-// top level's node also counts its children's (top.wgsl): keys of the child without its
-// bit (128..191) and with it (192..255), and the queries that reach the latter (256..319).
-var<workgroup> bits: array<atomic<u32>, 320>;
-var<workgroup> part: array<u32, GROUP_SIZE>;
+// top level's node counts those of up to four nodes of its pass at once (top.wgsl), 128
+// words each.
+var<workgroup> bits: array<atomic<u32>, 512>;
 var<workgroup> chosen: u32;
 // The first of a split's two node slots, or NONE; the split's children (thread 0's: a
-// top level's node makes up to four, `kid_count` of them).
+// top level's node makes up to eight, `kid_count` of them).
 var<workgroup> slots: u32;
-var<workgroup> kids: array<Node, 4>;
+var<workgroup> kids: array<Node, 8>;
 var<workgroup> kid_count: u32;
 // `rest`: the nodes waiting to be built, the one being built and what to do with it.
 var<workgroup> stack: array<Node, STACK>;
@@ -134,21 +134,36 @@ fn set_reach(i: u32, q: vec2<u32>) {
 
 // The exclusive prefix of `v` over the workgroup, and the workgroup's total.
 fn excl_scan(li: u32, v: u32) -> vec2<u32> {
-    part[li] = v;
+    let s = excl_scan4(li, vec4<u32>(v, 0u, 0u, 0u));
+    return vec2<u32>(s.before.x, s.total.x);
+}
+
+// The workgroup's scans' values (top.wgsl scans four counts at once).
+var<workgroup> part4: array<vec4<u32>, GROUP_SIZE>;
+
+// The exclusive prefix of `v` over the workgroup, four counts at once (`before`), and the
+// workgroup's totals.
+struct Scan4 {
+    before: vec4<u32>,
+    total: vec4<u32>,
+}
+
+fn excl_scan4(li: u32, v: vec4<u32>) -> Scan4 {
+    part4[li] = v;
     workgroupBarrier();
     for (var stride = 1u; stride < GROUP_SIZE; stride = stride * 2u) {
-        var add = 0u;
+        var add = vec4<u32>(0u);
         if (li >= stride) {
-            add = part[li - stride];
+            add = part4[li - stride];
         }
         workgroupBarrier();
-        part[li] = part[li] + add;
+        part4[li] = part4[li] + add;
         workgroupBarrier();
     }
-    let total = part[GROUP_SIZE - 1u];
-    let before = part[li] - v;
+    let total = part4[GROUP_SIZE - 1u];
+    let before = part4[li] - v;
     workgroupBarrier();
-    return vec2<u32>(before, total);
+    return Scan4(before, total);
 }
 
 // Word w (TREE_*) of fill fid's counters in `scan`.
@@ -228,26 +243,33 @@ fn count_keys(li: u32, f: Fill, e: Node, in_temp: bool, most: u32) -> u32 {
     return sampled;
 }
 
-// Once every invocation has counted `bits`, the bit `choose` describes (`reads` sampled
+// Once every invocation has counted `bits`, the bit a node splits on (`reads` sampled
 // queries were read).
 fn pick(li: u32, e: Node, sampled: u32, reads: u32) -> u32 {
     workgroupBarrier();
     if (li == 0u) {
         tested(e.fill, sampled + reads);
         acc = acc + sampled + reads;
-        var best = NONE;
-        var score = 0u;
-        for (var b = 0u; b < 64u; b = b + 1u) {
-            let k = atomicLoad(&bits[b]);
-            let s = k * atomicLoad(&bits[64u + b]);
-            if (k > 0u && k < sampled && s > score) {
-                best = b;
-                score = s;
-            }
-        }
-        chosen = best;
+        chosen = best_bit(0u, sampled);
     }
     return workgroupUniformLoad(&chosen);
+}
+
+// The bit with the most (sampled keys with it) × (sampled queries that reach the node with
+// it), among those some but not all of its `sampled` keys have, the lowest of equals (NONE:
+// none), by the counts of `bits` from `at` (keys, then queries: 128 words).
+fn best_bit(at: u32, sampled: u32) -> u32 {
+    var best = NONE;
+    var score = 0u;
+    for (var b = 0u; b < 64u; b = b + 1u) {
+        let k = atomicLoad(&bits[at + b]);
+        let s = k * atomicLoad(&bits[at + 64u + b]);
+        if (k > 0u && k < sampled && s > score) {
+            best = b;
+            score = s;
+        }
+    }
+    return best;
 }
 
 // Moves the keys of [lo, hi) of `temp` (where `from_temp`, else of `stored`) into the same

@@ -118,10 +118,9 @@ struct Batch {
     subtree_cap: u32,
     pair_cap: u32,
     // At this level, nodes of more than `wide` keys are split across workgroups (0: none
-    // are); where
-    // its wide splits (WIDE_WORDS words per node of the level) and its tiles (two words
-    // each: the node's workgroup in the level, then its keys without the bit, scanned) lie
-    // in `scan`; room for its tiles.
+    // are); where its wide splits (WIDE_WORDS words per node of the level) and its tiles
+    // (TILE_WORDS each: the node's workgroup in the level, then its keys in each of the
+    // node's four parts) lie in `scan`; room for its tiles.
     wide: u32,
     wide_at: u32,
     tiles_at: u32,
