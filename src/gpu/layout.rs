@@ -146,19 +146,26 @@ pub(crate) const SUBTREE_KEYS: u32 = 1 << 14;
 /// workgroup reads a node of this size twice over (some 1,000 loads an invocation), long
 /// against the two steps it takes to spread the node instead.
 pub(crate) const WIDE_KEYS: u32 = 1 << 17;
+/// The tree's levels one top pass splits (top.wgsl: a node, and its large children and
+/// theirs, with one move of its keys), the parts it moves keys into, and the keys it samples
+/// by stride to choose them (512 a node of the deepest level, on average).
+pub(crate) const TOP_DEPTH: u32 = 3;
+pub(crate) const TOP_PARTS: u32 = 1 << TOP_DEPTH;
+pub(crate) const TOP_SAMPLE: u32 = 512 << TOP_DEPTH;
 /// Keys of one tile of a node split across workgroups: 16 an invocation.
 pub(crate) const WIDE_TILE: u32 = 4096;
 /// Words per node of a level's region of wide splits in `scan`: its first tile, its tiles
-/// (0: not split across workgroups), and its pass's cuts and their slots (top.wgsl: eight
-/// each, a heap's nodes from 1).
-pub(crate) const WIDE_WORDS: u32 = 18;
+/// (0: not split across workgroups), and its pass's cuts and their slots (top.wgsl:
+/// `TOP_PARTS` each, a heap's nodes from 1).
+pub(crate) const WIDE_WORDS: u32 = 2 + 2 * TOP_PARTS;
 pub(crate) const WIDE_FIRST: u32 = 0;
 pub(crate) const WIDE_TILES: u32 = 1;
 pub(crate) const WIDE_CUTS: u32 = 2;
-pub(crate) const WIDE_SLOTS: u32 = 10;
-/// Words per tile of a wide node: its node's number in the level, then the keys of each of
-/// the eight parts of the node's pass in it, two to a word.
-pub(crate) const TILE_WORDS: u32 = 5;
+pub(crate) const WIDE_SLOTS: u32 = 2 + TOP_PARTS;
+/// Words per tile of a wide node: its node's number in the level, then the keys of each
+/// part of the node's pass in it, two to a word (a tile's keys fit in 16 bits).
+pub(crate) const TILE_WORDS: u32 = 1 + TOP_PARTS / 2;
+const _: () = assert!(TOP_PARTS == 8 && WIDE_TILE < 1 << 16);
 /// Each fill's tree counters in `scan`: nodes, leaves and blocks handed out, leaf slots
 /// reserved, whether its tree is unfinished, and the keys and sampled queries its build read
 /// (64-bit, low word first).
@@ -241,6 +248,9 @@ pub(crate) fn prelude() -> String {
         ("WIDE_FIRST", WIDE_FIRST),
         ("WIDE_TILES", WIDE_TILES),
         ("WIDE_CUTS", WIDE_CUTS),
+        ("TOP_DEPTH", TOP_DEPTH),
+        ("TOP_PARTS", TOP_PARTS),
+        ("TOP_SAMPLE", TOP_SAMPLE),
         ("TILE_WORDS", TILE_WORDS),
         ("TOP_LEVELS", TOP_LEVELS),
         ("SUBTREE_KEYS", SUBTREE_KEYS),

@@ -6,7 +6,7 @@
 //! batch's recorded steps against it (`feeder/run.rs`).
 
 use super::rates::*;
-use crate::gpu::layout::{SCAN_SEGMENT, TILE, TOP_LEVELS, WIDE_TILE};
+use crate::gpu::layout::{SCAN_SEGMENT, TILE, TILE_WORDS, TOP_DEPTH, TOP_LEVELS, WIDE_TILE};
 use crate::gpu::shader::ROUTES_PER_GROUP;
 
 /// What the span model reads of one batch: sizes the host knows, the kernels' work counters
@@ -163,12 +163,15 @@ fn tree_step(accesses: f64, peak: f64, iterations: f64, total_iterations: f64, r
 
 /// The tree's top levels, subtrees and leaves of two blocks, and the blocks' placing.
 fn sieve(s: &Shape, out: &mut Vec<Step>) {
+    // A top node's workgroup chooses its pass's cuts depth by depth (an iteration each)
+    // before its one partition.
+    let depth = f64::from(TOP_DEPTH);
     for (d, level) in s.levels.iter().enumerate().take(s.top_levels as usize) {
         out.push(tree_step(
             level.accesses,
             level.accesses_peak,
-            1.0,
-            level.nodes,
+            depth,
+            level.nodes * depth,
             ACCESSES_PER_SECOND,
         ));
         if (d as u32) < s.wide_levels {
@@ -207,7 +210,7 @@ fn sieve(s: &Shape, out: &mut Vec<Step>) {
 
 /// The two steps of a top level whose largest nodes are split in tiles across workgroups:
 /// each tile's keys counted, and moved to the other key buffer (each tile first summing its
-/// node's counts, at most all the level's, in two scans).
+/// node's counts of each part, at most all the level's, four words a tile, in four scans).
 fn wide(level: &Level, out: &mut Vec<Step>) {
     let per = f64::from(WIDE_TILE) / GROUP;
     let keys = level.tiles * f64::from(WIDE_TILE);
@@ -217,7 +220,8 @@ fn wide(level: &Level, out: &mut Vec<Step>) {
         read,
         (level.tiles * read / SLOTS).max(keys / ACCESSES_PER_SECOND),
     ));
-    let sums = (level.tiles / GROUP).ceil() * ACCESS + 2.0 * SCAN_GROUP;
+    let words = f64::from(TILE_WORDS - 1);
+    let sums = words * (level.tiles / GROUP).ceil() * ACCESS + 4.0 * SCAN_GROUP;
     let moved = sums + per * (2.0 * ACCESS + 10.0 * BARRIER);
     let all = (level.tiles * moved / SLOTS).max(2.0 * keys / ACCESSES_PER_SECOND);
     out.push(step(SIEVE, moved, all));

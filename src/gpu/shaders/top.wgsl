@@ -16,11 +16,9 @@
 // a stable partition. Wide nodes (wide.wgsl) split the same way across workgroups, so the
 // tree does not depend on which did.
 
-// The tree's levels one top pass splits, the parts it moves keys into, and the keys sampled
-// by stride at its first node.
-const TOP_DEPTH: u32 = 3u;
-const TOP_PARTS: u32 = 8u;
-const TOP_SAMPLE: u32 = 4096u;
+// TOP_DEPTH, TOP_PARTS and TOP_SAMPLE (layout.rs): the tree's levels one top pass splits,
+// the parts it moves keys into (eight: the scans take them four at once), and the keys
+// sampled by stride at its first node.
 
 // The pass's cuts (the bit of each node of the heap, NONE: not split, or not a node) and
 // the first of each split's node slots.
