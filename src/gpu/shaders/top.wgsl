@@ -29,21 +29,36 @@ var<workgroup> cut_slots: array<u32, TOP_PARTS>;
 var<workgroup> node_sampled: array<atomic<u32>, 4>;
 var<workgroup> paths: array<vec4<u32>, 4>;
 var<workgroup> path_on: array<u32, 4>;
-// A pass's cuts, as a value.
-struct Cuts {
-    c: array<u32, TOP_PARTS>,
+
+// Counts of a pass's eight parts, four to a vector.
+struct Eight {
+    lo: vec4<u32>,
+    hi: vec4<u32>,
 }
 
-fn cuts_now() -> Cuts {
-    return Cuts(cuts);
+// One key of part j.
+fn unit(j: u32) -> Eight {
+    let v = vec4<u32>(j);
+    let one = vec4<u32>(1u);
+    let none = vec4<u32>(0u);
+    return Eight(select(none, one, v == vec4<u32>(0u, 1u, 2u, 3u)),
+        select(none, one, v == vec4<u32>(4u, 5u, 6u, 7u)));
 }
 
-// The part key k goes to in a pass cut by `x`.
-fn part_of(k: vec2<u32>, x: Cuts) -> u32 {
-    var cs = x.c;
+fn plus(a: Eight, b: Eight) -> Eight {
+    return Eight(a.lo + b.lo, a.hi + b.hi);
+}
+
+// Part j's count.
+fn in_part(a: Eight, j: u32) -> u32 {
+    return select(a.lo, a.hi, j >= 4u)[j & 3u];
+}
+
+// The part key k goes to by the pass's `cuts`.
+fn part_of(k: vec2<u32>) -> u32 {
     var i = 1u;
     for (var d = 0u; d < TOP_DEPTH; d = d + 1u) {
-        let c = cs[i];
+        let c = cuts[i];
         i = 2u * i + select(0u, 1u, c != NONE && has_bit(k, c));
     }
     return i - TOP_PARTS;
@@ -55,12 +70,11 @@ fn parts_below(i: u32, d: u32) -> vec2<u32> {
     return vec2<u32>((i << s) - TOP_PARTS, ((i + 1u) << s) - TOP_PARTS);
 }
 
-// The keys of parts [r.x, r.y) of counts `t` (8 parts: two vectors).
-fn keys_in(t: array<u32, TOP_PARTS>, r: vec2<u32>) -> u32 {
-    var c = t;
+// The keys of parts [r.x, r.y) of counts `t`.
+fn keys_in(t: Eight, r: vec2<u32>) -> u32 {
     var n = 0u;
     for (var j = r.x; j < r.y; j = j + 1u) {
-        n = n + c[j];
+        n = n + in_part(t, j);
     }
     return n;
 }
@@ -204,23 +218,21 @@ fn reserve_top(f: Fill, e: Node) {
     }
 }
 
-// Writes the splits of top node `e`'s pass cut by `x` into `slots`, its parts holding `t`
+// Writes the splits of top node `e`'s pass (`cuts`, `cut_slots`), its parts holding `t`
 // keys each; leaves the nodes of the next level in `kids` (thread 0).
-fn split_top(e: Node, x: Cuts, slots: array<u32, TOP_PARTS>, t: array<u32, TOP_PARTS>) {
-    var cs = x.c;
-    var sl = slots;
+fn split_top(e: Node, t: Eight) {
     var nodes: array<Node, 16>;
     nodes[1] = e;
     var n = 0u;
     for (var i = 1u; i < 2u * TOP_PARTS; i = i + 1u) {
         // A node of the pass where its parent splits.
-        if (i > 1u && cs[i / 2u] == NONE) {
+        if (i > 1u && cuts[i / 2u] == NONE) {
             continue;
         }
-        if (i < TOP_PARTS && cs[i] != NONE) {
+        if (i < TOP_PARTS && cuts[i] != NONE) {
             let d = firstLeadingBit(i);
             let mid = nodes[i].keys.x + keys_in(t, parts_below(2u * i, d + 1u));
-            let two = split(nodes[i], cs[i], mid, sl[i]);
+            let two = split(nodes[i], cuts[i], mid, cut_slots[i]);
             nodes[2u * i] = two[0];
             nodes[2u * i + 1u] = two[1];
         } else {
@@ -233,45 +245,36 @@ fn split_top(e: Node, x: Cuts, slots: array<u32, TOP_PARTS>, t: array<u32, TOP_P
 
 // Moves the keys of [lo, hi) from the level's key buffer to the same places of the other,
 // in the parts `part_of` names, each in order; returns each part's keys.
-fn part_top(li: u32, lo: u32, hi: u32, x: Cuts) -> array<u32, TOP_PARTS> {
+fn part_top(li: u32, lo: u32, hi: u32) -> Eight {
     let from_temp = level_in_temp();
     let chunk = (hi - lo + GROUP_SIZE - 1u) / GROUP_SIZE;
     let a = min(lo + li * chunk, hi);
     let b = min(a + chunk, hi);
-    var mine: array<u32, TOP_PARTS>;
+    var mine = Eight(vec4<u32>(0u), vec4<u32>(0u));
     for (var i = a; i < b; i = i + 1u) {
-        let j = part_of(key_at(from_temp, i), x);
-        mine[j] = mine[j] + 1u;
+        mine = plus(mine, unit(part_of(key_at(from_temp, i))));
     }
-    let low = excl_scan4(li, vec4<u32>(mine[0], mine[1], mine[2], mine[3]));
-    let high = excl_scan4(li, vec4<u32>(mine[4], mine[5], mine[6], mine[7]));
-    let t = eight(low.total, high.total);
-    var at = starts(lo, t, eight(low.before, high.before));
+    let low = excl_scan4(li, mine.lo);
+    let high = excl_scan4(li, mine.hi);
+    let t = Eight(low.total, high.total);
+    var at = starts(lo, t, Eight(low.before, high.before));
     for (var i = a; i < b; i = i + 1u) {
         let k = key_at(from_temp, i);
-        let j = part_of(k, x);
-        put_key(!from_temp, at[j], k);
-        at[j] = at[j] + 1u;
+        let j = part_of(k);
+        put_key(!from_temp, in_part(at, j), k);
+        at = plus(at, unit(j));
     }
     return t;
 }
 
-// Eight counts of two vectors.
-fn eight(a: vec4<u32>, b: vec4<u32>) -> array<u32, TOP_PARTS> {
-    return array<u32, TOP_PARTS>(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
-}
-
 // Where each part's keys go from `lo`, parts holding `t` keys, `before` of each ahead.
-fn starts(lo: u32, t: array<u32, TOP_PARTS>, before: array<u32, TOP_PARTS>) -> array<u32, TOP_PARTS> {
-    var c = t;
-    var b = before;
-    var out: array<u32, TOP_PARTS>;
-    var at = lo;
-    for (var j = 0u; j < TOP_PARTS; j = j + 1u) {
-        out[j] = at + b[j];
-        at = at + c[j];
-    }
-    return out;
+fn starts(lo: u32, t: Eight, before: Eight) -> Eight {
+    let x = t.lo;
+    let first = vec4<u32>(0u, x.x, x.x + x.y, x.x + x.y + x.z);
+    let low = vec4<u32>(lo) + first;
+    let high = vec4<u32>(low.w + x.w) + vec4<u32>(0u, t.hi.x, t.hi.x + t.hi.y,
+        t.hi.x + t.hi.y + t.hi.z);
+    return Eight(low + before.lo, high + before.hi);
 }
 
 // Sends a top-level child to the next level's list, or to the subtrees', marked (`pad` 1)
@@ -362,12 +365,11 @@ fn build_top(li: u32, g: u32, e: Node) {
         go_wide(li, g, e);
         return;
     }
-    let x = cuts_now();
-    let t = part_top(li, e.keys.x, e.keys.y, x);
+    let t = part_top(li, e.keys.x, e.keys.y);
     if (li == 0u) {
         tested(e.fill, n);
         acc = acc + 2u * n;
-        split_top(e, x, cut_slots, t);
+        split_top(e, t);
         place_kids();
     }
 }

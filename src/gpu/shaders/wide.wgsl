@@ -69,34 +69,27 @@ fn tile_at(t: u32) -> Tile {
     return Tile(e, g, vec2<u32>(lo, min(lo + WIDE_TILE, e.keys.y)));
 }
 
-// The cuts of node g's pass (WIDE_CUTS), and its splits' slots (WIDE_SLOTS).
-fn wide_cuts(g: u32) -> Cuts {
-    var c: array<u32, TOP_PARTS>;
-    for (var i = 0u; i < TOP_PARTS; i = i + 1u) {
-        c[i] = atomicLoad(&scan[wide_word(g, WIDE_CUTS + i)]);
+// Loads the cuts of node g's pass (WIDE_CUTS) into `cuts`, and its splits' slots
+// (WIDE_SLOTS) into `cut_slots` (every invocation, uniformly).
+fn load_cuts(li: u32, g: u32) {
+    if (li < TOP_PARTS) {
+        cuts[li] = atomicLoad(&scan[wide_word(g, WIDE_CUTS + li)]);
+        cut_slots[li] = atomicLoad(&scan[wide_word(g, WIDE_SLOTS + li)]);
     }
-    return Cuts(c);
+    workgroupBarrier();
 }
 
-fn wide_slots(g: u32) -> array<u32, TOP_PARTS> {
-    var c: array<u32, TOP_PARTS>;
-    for (var i = 0u; i < TOP_PARTS; i = i + 1u) {
-        c[i] = atomicLoad(&scan[wide_word(g, WIDE_SLOTS + i)]);
-    }
-    return c;
+// Counts packed as tiles keep them: part j in the low (even j) or high half of word j / 2
+// (a tile's or a round's counts stay below 65,536).
+fn packed(a: Eight) -> vec4<u32> {
+    return vec4<u32>(a.lo.x | (a.lo.y << 16u), a.lo.z | (a.lo.w << 16u),
+        a.hi.x | (a.hi.y << 16u), a.hi.z | (a.hi.w << 16u));
 }
 
-// One key counted in part j, packed as tiles keep their counts: part j in the low (even j)
-// or high half of word j / 2 (a tile's or a round's counts stay below 65,536).
-fn one_in(j: u32) -> vec4<u32> {
-    var v = vec4<u32>(0u);
-    v[j / 2u] = 1u << (16u * (j % 2u));
-    return v;
-}
-
-// Part j's count of packed counts `v`.
-fn count_in(v: vec4<u32>, j: u32) -> u32 {
-    return (v[j / 2u] >> (16u * (j % 2u))) & 0xffffu;
+fn unpacked(v: vec4<u32>) -> Eight {
+    let low = v & vec4<u32>(0xffffu);
+    let high = v >> vec4<u32>(16u);
+    return Eight(vec4<u32>(low.x, high.x, low.y, high.y), vec4<u32>(low.z, high.z, low.w, high.w));
 }
 
 // Counts each tile's keys in each part of its node's pass (its words 1 to 4, packed).
@@ -107,13 +100,13 @@ fn wide_count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
     if (x.e.fill == NONE) {
         return;
     }
-    let c = wide_cuts(x.g);
+    load_cuts(li, x.g);
     let from_temp = level_in_temp();
-    var mine = vec4<u32>(0u);
+    var mine = Eight(vec4<u32>(0u), vec4<u32>(0u));
     for (var i = x.keys.x + li; i < x.keys.y; i = i + GROUP_SIZE) {
-        mine = mine + one_in(part_of(key_at(from_temp, i), c));
+        mine = plus(mine, unit(part_of(key_at(from_temp, i))));
     }
-    let s = excl_scan4(li, mine);
+    let s = excl_scan4(li, packed(mine));
     if (li < 4u) {
         atomicStore(&scan[tile_word(t, 1u + li)], s.total[li]);
     }
@@ -122,27 +115,31 @@ fn wide_count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
 // Each part's keys in the tiles of node g (the level's) before tile t, and in all of them
 // (`before`, `total`): each tile's workgroup sums its node's counts itself, so no step of
 // its own scans them.
-fn parts_around(li: u32, g: u32, t: u32) -> array<array<u32, TOP_PARTS>, 2> {
+struct Around {
+    before: Eight,
+    total: Eight,
+}
+
+fn parts_around(li: u32, g: u32, t: u32) -> Around {
     let first = atomicLoad(&scan[wide_word(g, WIDE_FIRST)]);
     let tiles = atomicLoad(&scan[wide_word(g, WIDE_TILES)]);
-    var before: array<u32, TOP_PARTS>;
-    var all: array<u32, TOP_PARTS>;
+    let zero = Eight(vec4<u32>(0u), vec4<u32>(0u));
+    var before = zero;
+    var all = zero;
     for (var i = li; i < tiles; i = i + GROUP_SIZE) {
         var w = vec4<u32>(0u);
         for (var k = 0u; k < 4u; k = k + 1u) {
             w[k] = atomicLoad(&scan[tile_word(first + i, 1u + k)]);
         }
-        for (var j = 0u; j < TOP_PARTS; j = j + 1u) {
-            let z = count_in(w, j);
-            all[j] = all[j] + z;
-            before[j] = before[j] + select(0u, z, first + i < t);
+        let z = unpacked(w);
+        all = plus(all, z);
+        if (first + i < t) {
+            before = plus(before, z);
         }
     }
-    let b0 = excl_scan4(li, vec4<u32>(before[0], before[1], before[2], before[3])).total;
-    let b1 = excl_scan4(li, vec4<u32>(before[4], before[5], before[6], before[7])).total;
-    let a0 = excl_scan4(li, vec4<u32>(all[0], all[1], all[2], all[3])).total;
-    let a1 = excl_scan4(li, vec4<u32>(all[4], all[5], all[6], all[7])).total;
-    return array<array<u32, TOP_PARTS>, 2>(eight(b0, b1), eight(a0, a1));
+    let b = Eight(excl_scan4(li, before.lo).total, excl_scan4(li, before.hi).total);
+    let a = Eight(excl_scan4(li, all.lo).total, excl_scan4(li, all.hi).total);
+    return Around(b, a);
 }
 
 // Moves each tile's keys to the other buffer, where its node's keys go once partitioned
@@ -155,31 +152,30 @@ fn wide_move(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
     if (x.e.fill == NONE) {
         return;
     }
-    let c = wide_cuts(x.g);
+    load_cuts(li, x.g);
     let around = parts_around(li, x.g, t);
     if (li == 0u && t == atomicLoad(&scan[wide_word(x.g, WIDE_FIRST)])) {
         tested(x.e.fill, x.e.keys.y - x.e.keys.x);
-        split_top(x.e, c, wide_slots(x.g), around[1]);
+        split_top(x.e, around.total);
         place_kids();
     }
     let from_temp = level_in_temp();
-    var at = starts(x.e.keys.x, around[1], around[0]);
+    var at = starts(x.e.keys.x, around.total, around.before);
+    let zero = vec4<u32>(0u);
     for (var base = x.keys.x; base < x.keys.y; base = base + GROUP_SIZE) {
         let i = base + li;
         var k = vec2<u32>(0u);
-        var one = vec4<u32>(0u);
+        var one = zero;
         var j = 0u;
         if (i < x.keys.y) {
             k = key_at(from_temp, i);
-            j = part_of(k, c);
-            one = one_in(j);
+            j = part_of(k);
+            one = packed(unit(j));
         }
         let s = excl_scan4(li, one);
         if (i < x.keys.y) {
-            put_key(!from_temp, at[j] + count_in(s.before, j), k);
+            put_key(!from_temp, in_part(at, j) + in_part(unpacked(s.before), j), k);
         }
-        for (var q = 0u; q < TOP_PARTS; q = q + 1u) {
-            at[q] = at[q] + count_in(s.total, q);
-        }
+        at = plus(at, unpacked(s.total));
     }
 }
