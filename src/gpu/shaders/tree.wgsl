@@ -9,9 +9,10 @@
 //
 // Level by level, then subtree by subtree. `top` (top.wgsl) takes the nodes of one level,
 // a workgroup each (level 0: each fill's root): a node of more than SUBTREE_KEYS keys is
-// split, and a large child of it too in the same pass (a top level is two of the tree's
-// levels), and the nodes they make join the next level's list; smaller nodes, and those
-// the last level the host recorded makes, join the list of subtrees. The nodes of a level
+// split, and its large children and theirs in the same pass (a top level is up to
+// TOP_DEPTH of the tree's levels), and the nodes they make join the next level's list;
+// smaller nodes, and those the last level the host recorded makes, join the list of
+// subtrees. The nodes of a level
 // hold disjoint keys, so their workgroups work side by side. `rest` then builds each
 // subtree in one workgroup, depth first. The top levels partition from one key buffer into
 // the other and leave the keys there: a level's nodes hold their keys in `stored` at even

@@ -5,7 +5,7 @@
 use crate::gpu::device::Device;
 use crate::gpu::layout::{
     Job, Side, BLOCK_KEYS, DEST_WORDS, HEAD_WORDS, JOB_SIDE_MASK, SCAN_SEGMENT, SUBTREE_KEYS,
-    TABLE_WORDS, TILE_WORDS, TOP_LEVELS, TREE_WORDS, WIDE_KEYS, WIDE_TILE, WIDE_WORDS,
+    TABLE_WORDS, TILE_WORDS, TOP_LEVELS, TOP_PARTS, TREE_WORDS, WIDE_KEYS, WIDE_TILE, WIDE_WORDS,
 };
 use crate::gpu::shader::BLOCK_INFO;
 
@@ -41,12 +41,12 @@ impl Capacity {
         self.stored.div_ceil(SUBTREE_KEYS) + 1
     }
 
-    /// Room in the list of subtrees: each fill's root, and four per node of a top level
-    /// (it splits two levels at once), within half of what one dispatch takes (appends that
-    /// race may pass it by a few).
+    /// Room in the list of subtrees: each fill's root, and `TOP_PARTS` per node of a top
+    /// level (its pass splits up to `TOP_DEPTH` levels), within half of what one dispatch
+    /// takes (appends that race may pass it by a few).
     pub(crate) fn subtrees(&self) -> u32 {
-        let splits = TOP_LEVELS * self.level_nodes();
-        (self.joins + 4 * splits).min(1 << 15)
+        let nodes = TOP_LEVELS * self.level_nodes();
+        (self.joins + TOP_PARTS * nodes).min(1 << 15)
     }
 
     /// Nodes of one top level, each a workgroup of its dispatch: the fills' roots at the
