@@ -363,6 +363,23 @@ mod with_gpu {
         assert!(err.contains("are lost") && !err.contains("resume"), "{err}");
     }
 
+    /// An estimate whose GPU fails reports nothing: the sampled tasks' joins past the
+    /// failure counted nothing, so their counters and times would claim work not done.
+    #[test]
+    fn a_gpu_failure_in_an_estimate_gives_no_estimate() {
+        if !have_gpu("a_gpu_failure_in_an_estimate_gives_no_estimate") {
+            return;
+        }
+        let args = ["estimate", "14", "--gpu", "-j", "1", "--json"];
+        let (code, out, err) = run(&[&args[..], &["--test-gpu-fail-after", "20"]].concat());
+        assert_eq!(code, 1, "{out}{err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(
+            err.contains("no estimate") && err.contains("the GPU failed"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn a_small_board_on_the_gpu_says_the_cpu_counts_it() {
         if !have_gpu("a_small_board_on_the_gpu_says_the_cpu_counts_it") {

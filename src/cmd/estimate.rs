@@ -231,6 +231,13 @@ pub(crate) fn run(args: &Args, global: &Global) -> anyhow::Result<ExitCode> {
         limit: (args.time_limit.as_secs_f64() - started.elapsed().as_secs_f64()).max(0.0),
     };
     let cal = calibrate(&plan, &d, &pool, settings);
+    if let Some(fault) = plan.fault() {
+        // Its sampled tasks' joins counted nothing past the fault: no estimate from them.
+        return Err(anyhow::Error::new(fault).context(format!(
+            "estimating N = {}: a sampled task could not be solved, so there is no estimate",
+            args.n
+        )));
+    }
     if cal.tasks.is_empty() && !d.tasks().is_empty() {
         anyhow::bail!(
             "no sampled task of N = {} finished in the {:.1} s that --time-limit left for them \

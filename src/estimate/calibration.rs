@@ -474,7 +474,9 @@ fn first_round(
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let elapsed = start.elapsed().as_secs_f64();
-                if i >= order.len() || elapsed > hard || (i >= floor && elapsed > soft) {
+                let late = elapsed > hard || (i >= floor && elapsed > soft);
+                // A faulted plan counts nothing more: the estimate fails, so stop at once.
+                if i >= order.len() || late || plan.fault().is_some() {
                     break;
                 }
                 let (sample, counted) = solve_in_context(plan.as_ref(), order[i], draws, behind);
@@ -569,7 +571,10 @@ pub fn calibrate(
     // twice that after a warm-up, which solved no predecessors).
     let first_wall = started.elapsed().as_secs_f64();
     let longest = Cell::new(if warm { 2.0 * first_wall } else { first_wall });
-    let fits = || !cut && started.elapsed().as_secs_f64() + longest.get() <= settings.limit;
+    let fits = || {
+        !cut && plan.fault().is_none()
+            && started.elapsed().as_secs_f64() + longest.get() <= settings.limit
+    };
     // The budget holds for the wall time of the rounds too: on a loaded machine, or with
     // tasks of microseconds whose rounds cost more to deal out than to solve, the timed
     // seconds alone took 5× the budget to add up.
