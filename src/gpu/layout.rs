@@ -68,7 +68,8 @@ pub(crate) const JOIN_EAST_STORED: u32 = 16;
 /// for one fill, refused or to be cut into portions; no room left in the batch for its
 /// keys, blocks or routes (redone in a later batch); its tree not finished (a list of
 /// nodes to build ran out of room, or a software driver stopped a subtree's loops: the join
-/// is cut). Any of these is an error bit.
+/// is cut); a software driver stopped a block count workgroup that met its routes, and
+/// maybe other fills' (redone alone in a batch, then cut). Any of these is an error bit.
 pub(crate) const FILL_EMPTY: u32 = 1;
 pub(crate) const FILL_REFUSED: u32 = 2;
 pub(crate) const FILL_TOO_LARGE: u32 = 4;
@@ -76,6 +77,7 @@ pub(crate) const FILL_OVER_KEYS: u32 = 8;
 pub(crate) const FILL_OVER_BLOCKS: u32 = 16;
 pub(crate) const FILL_OVER_ROUTES: u32 = 32;
 pub(crate) const FILL_UNFINISHED: u32 = 64;
+pub(crate) const FILL_STOPPED: u32 = 128;
 pub(crate) const FILL_ERRORS: u32 = 0xffff;
 /// Not an error: the east side is stored.
 pub(crate) const FILL_SWAPPED: u32 = 0x1_0000;
@@ -210,6 +212,7 @@ pub(crate) fn prelude() -> String {
         ("FILL_OVER_BLOCKS", FILL_OVER_BLOCKS),
         ("FILL_OVER_ROUTES", FILL_OVER_ROUTES),
         ("FILL_UNFINISHED", FILL_UNFINISHED),
+        ("FILL_STOPPED", FILL_STOPPED),
         ("FILL_ERRORS", FILL_ERRORS),
         ("FILL_SWAPPED", FILL_SWAPPED),
         ("DEST_SHIFT", DEST_SHIFT),

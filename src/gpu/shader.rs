@@ -348,22 +348,22 @@ fn count_loops() -> String {
             s.push_str(&visit_fn(mode, chunks));
         }
     }
-    s.push_str(&mark_unfinished_fn());
+    s.push_str(&mark_stopped_fn());
     s
 }
 
-/// `mark_unfinished`: fills `first` to `last` marked unfinished (`FILL_UNFINISHED`), a
-/// workgroup's invocations taking one each in turn, without a loop (it runs where a
-/// software driver's loop limit has stopped every loop). A block count workgroup meets at
-/// most one fill per route.
-fn mark_unfinished_fn() -> String {
+/// `mark_stopped`: fills `first` to `last` marked stopped (`FILL_STOPPED`), a workgroup's
+/// invocations taking one each in turn, without a loop (it runs where a software driver's
+/// loop limit has stopped every loop). A block count workgroup meets at most one fill per
+/// route.
+fn mark_stopped_fn() -> String {
     const _: () = assert!(ROUTES_PER_GROUP.is_multiple_of(GROUP_SIZE as u64));
     let mut s = String::from(
-        "\nfn mark_unfinished(first: u32, last: u32, li: u32) {\n    var f = first + li;\n",
+        "\nfn mark_stopped(first: u32, last: u32, li: u32) {\n    var f = first + li;\n",
     );
     for _ in 0..ROUTES_PER_GROUP / u64::from(GROUP_SIZE) {
         s.push_str(
-            "    if (f <= last) {\n        atomicOr(&results[row(f) + RESULT_STATUS], FILL_UNFINISHED);\n    }\n    f = f + GROUP_SIZE;\n",
+            "    if (f <= last) {\n        atomicOr(&results[row(f) + RESULT_STATUS], FILL_STOPPED);\n    }\n    f = f + GROUP_SIZE;\n",
         );
     }
     s.push_str("}\n");

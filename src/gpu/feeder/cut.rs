@@ -2,7 +2,7 @@
 //! row measured before it ran out of room.
 
 use crate::gpu::layout::{
-    FILL_OVER_BLOCKS, FILL_OVER_ROUTES, FILL_SWAPPED, FILL_UNFINISHED, RESULT_BLOCKS,
+    FILL_OVER_BLOCKS, FILL_OVER_ROUTES, FILL_STOPPED, FILL_SWAPPED, FILL_UNFINISHED, RESULT_BLOCKS,
     RESULT_ROUTES, RESULT_SIZES, RESULT_STATUS, ROLE_EAST, ROLE_WEST,
 };
 use crate::gpu::request::Request;
@@ -50,10 +50,11 @@ pub(super) fn cut_plan(
     let (stored_role, query_role) = (stored_role(row), query_role(row));
     let size = |role: u32| row[(RESULT_SIZES + role) as usize];
     let (stored, queries) = (size(stored_role), size(query_role));
-    if status & FILL_UNFINISHED != 0 {
+    if status & (FILL_UNFINISHED | FILL_STOPPED) != 0 {
         // Fewer stored keys make a smaller tree: on a GPU (a list of nodes to build ran out
         // of room) halved until one is finished; on a software driver, whose loop limit
-        // stopped a subtree, cut at once to fills that one workgroup builds within it.
+        // stopped a subtree (or, alone in its batch, a block count workgroup), cut at once
+        // to fills that one workgroup builds within it.
         let parts = if software {
             u64::from(stored).div_ceil(SOFTWARE_TREE_KEYS).max(2)
         } else {

@@ -114,6 +114,7 @@ impl Feeder {
                 request,
                 reply: Reply::Worker(tx),
                 seq,
+                alone: false,
             })
             .map_err(|_| "the GPU feeder has stopped".to_string())?;
         let (flush, stopped) = (Arc::clone(&self.flush), Arc::clone(&self.stopped));

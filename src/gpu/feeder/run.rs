@@ -16,7 +16,7 @@ use super::shares::{joined_work, pass_seconds, Shares};
 use super::submission::{Reply, Submission, Whole, STOPPED};
 use crate::gpu::device::Device;
 use crate::gpu::layout::{
-    wide, Job, Side, CARRIED, FILL_EMPTY, FILL_ERRORS, FILL_REFUSED, FILL_TOO_LARGE,
+    wide, Job, Side, CARRIED, FILL_EMPTY, FILL_ERRORS, FILL_REFUSED, FILL_STOPPED, FILL_TOO_LARGE,
     FILL_UNFINISHED, JOIN_PORTION, RESULT_SIZES, RESULT_STATUS, RESULT_WEIGHTED, RESULT_WORDS,
     ROLE_EAST,
 };
@@ -314,6 +314,9 @@ impl Loop {
                 self.queue.pop_front();
                 continue;
             }
+            if s.alone && !entries.is_empty() {
+                break;
+            }
             let mut need = self.sizes.need(&s.request);
             // Placed now, its words are uploaded with this batch, whichever batch it joins.
             let kept = self.resident.keep(&s.request.words);
@@ -353,7 +356,11 @@ impl Loop {
             let fill = need[5].min(u64::from(s.request.desc.cap));
             packed.largest = packed.largest.max(fill);
             add(&mut packed, &s.request, kept.map(|k| k.0));
+            let alone = s.alone;
             entries.push(s);
+            if alone {
+                break;
+            }
         }
         packed.top = self.levels.top(top_levels(packed.largest));
         packed.wide = self
@@ -465,14 +472,15 @@ impl Loop {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .add(&work);
-            self.settle(s, row, work, i == 0);
+            self.settle(s, row, work, (i == 0, rows.len() == 1));
         }
         self.free.push(batch.slot);
     }
 
     /// Answers a join from its results row, or queues it again, whole or cut.
-    /// `first`: it was its batch's first join, which gets every arena's room first.
-    fn settle(&mut self, s: Submission, row: &[u32], work: Work, first: bool) {
+    /// `first`: it was its batch's first join, which gets every arena's room first;
+    /// `alone`: its batch's only one.
+    fn settle(&mut self, s: Submission, row: &[u32], work: Work, (first, alone): (bool, bool)) {
         let status = row[RESULT_STATUS as usize] & FILL_ERRORS;
         if status == 0 || status & FILL_EMPTY != 0 {
             let count = if status == 0 {
@@ -489,7 +497,16 @@ impl Loop {
             let keys = row[(RESULT_SIZES + role) as usize];
             let parts = s.request.portions(role == ROLE_EAST, keys);
             self.queue_parts(s, parts, work);
-        } else if !first && status & FILL_UNFINISHED == 0 && !past_room(row, &self.cap) {
+        } else if status == FILL_STOPPED && !alone {
+            // A software driver stopped a block count workgroup that met its routes beside
+            // other joins': a workgroup that meets many small fills' blocks may be stopped
+            // whoever they are, so cutting this one need not help (a join of N = 27 was
+            // cut down to one job this way, and the run failed). Alone, a stop is its own.
+            self.queue.push_front(Submission { alone: true, ..s });
+        } else if !first
+            && status & (FILL_UNFINISHED | FILL_STOPPED) == 0
+            && !past_room(row, &self.cap)
+        {
             // No room left in its batch after the joins before it: at the front of the
             // queue, so early in the next batch, with the joins after it. (A tree not
             // finished is the join's own, not its batch's: it is cut wherever it ran; so is
@@ -543,6 +560,7 @@ impl Loop {
                 request,
                 reply: Reply::Part(Arc::clone(&whole)),
                 seq: s.seq,
+                alone: false,
             });
         }
     }

@@ -19,6 +19,9 @@ pub(super) struct Submission {
     pub(super) reply: Reply,
     /// Its place in the order of submissions (parts of a cut join share their whole's).
     pub(super) seq: u64,
+    /// Whether it runs alone in a batch: a software driver stopped a block count workgroup
+    /// that met its routes beside other joins'.
+    pub(super) alone: bool,
 }
 
 /// What a join given up because the run is stopping answers.

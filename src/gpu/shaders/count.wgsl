@@ -56,12 +56,14 @@ var<workgroup> staged: array<vec2<u32>, STAGE>;
 // counts more than one invocation's rounds, src/gpu/shader.rs `ROUTES_PER_GROUP`). There
 // (VISIT_TALLY = 1) each invocation counts the routes it visits in the visit loops
 // themselves, and a workgroup one of whose invocations visited fewer than its share marks
-// every fill its routes reach unfinished (`mark_unfinished`, generated without a loop), so
-// that the host cuts them. A flag set on the loop's way out would show nothing: the
+// every fill its routes reach stopped (`mark_stopped`, generated without a loop): the host
+// runs each of their joins again alone in a batch (where it was with others: a workgroup
+// that meets many small fills' blocks may be stopped whoever they are), and cuts one
+// stopped alone. A flag set on the loop's way out would show nothing: the
 // compiler knows every exit of the loop sets it. On a GPU, VISIT_TALLY is 0 and the tally
 // costs nothing.
 var<private> visits: u32;
-var<workgroup> unfinished: atomic<u32>;
+var<workgroup> stopped: atomic<u32>;
 
 // The block holding route r: the last of the `n` blocks whose first route is not after r.
 fn block_of(r: u32, n: u32) -> u32 {
@@ -167,7 +169,7 @@ fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
         fills = vec2<u32>(info[INFO * b + 1u].y, info[INFO * block_of(hi - 1u, n) + 1u].y);
     }
     if (li == 0u) {
-        atomicStore(&unfinished, 0u);
+        atomicStore(&stopped, 0u);
     }
     // Blocks whose tables this workgroup loaded: its longest stretch is these loads.
     var loads = 0u;
@@ -241,10 +243,10 @@ fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     // Each of the workgroup's routes is visited by the 16 invocations of one half-warp.
     let share = select(0u, (hi - lo - half + 15u) / 16u, hi > lo + half);
     if (VISIT_TALLY == 1u && visits != share) {
-        atomicStore(&unfinished, 1u);
+        atomicStore(&stopped, 1u);
     }
     workgroupBarrier();
-    if (atomicLoad(&unfinished) == 1u) {
-        mark_unfinished(fills.x, fills.y, li);
+    if (atomicLoad(&stopped) == 1u) {
+        mark_stopped(fills.x, fills.y, li);
     }
 }

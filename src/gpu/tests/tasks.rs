@@ -147,3 +147,23 @@ fn larger_tasks_and_pieces_equal_the_cpu() {
     check_pieces(&gpu, 27, &[333, 500]);
     check_pieces(&gpu, 28, &[333, 500]);
 }
+
+/// A task of N = 27 whose batches, with an H100's slot, hold many small joins beside large
+/// fills: on a software driver a block count workgroup that met the blocks of many small
+/// fills was stopped by its loop limit, each join it met was cut, again and again, down to
+/// one job, and the run failed. Minutes on a CPU driver: `cargo test --features gpu --
+/// --ignored`.
+#[test]
+#[ignore]
+fn a_task_of_27_in_crowded_batches_equals_the_cpu() {
+    let Some(gpu) = gpu("a_task_of_27_in_crowded_batches_equals_the_cpu") else {
+        return;
+    };
+    let slot = Some(12_800 << 20);
+    let joiner = Arc::new(GpuJoiner::new(Arc::clone(&gpu.device), slot, None).unwrap());
+    let on_gpu = MitmPlan::with_joiner(27, joiner, SHARED_H);
+    let cpu = crate::engine::plan("mitm", 27, &crate::engine::PlanOptions::default()).unwrap();
+    let t = 14_462_878;
+    assert_eq!(on_gpu.solve(t), cpu.solve(t), "N = 27, task {t}");
+    assert!(on_gpu.fault().is_none(), "{:?}", on_gpu.fault());
+}
