@@ -42,11 +42,14 @@ impl Capacity {
     }
 
     /// Room in the list of subtrees: each fill's root, and `TOP_PARTS` per node of a top
-    /// level (its pass splits up to `TOP_DEPTH` levels), within half of what one dispatch
-    /// takes (appends that race may pass it by a few).
+    /// level (its pass splits up to `TOP_DEPTH` levels), so that the list never runs out.
+    /// Its dispatch lays its workgroups out in rows (`ROW`), so no dispatch bounds it: a
+    /// bound of 32,768 (one row) ran out in batches of many small joins beside large fills
+    /// (N = 27 on a 12,800 MiB slot), their trees then unfinished and cut until a join of
+    /// one job could be cut no more, and the run failed.
     pub(crate) fn subtrees(&self) -> u32 {
         let nodes = TOP_LEVELS * self.level_nodes();
-        (self.joins + TOP_PARTS * nodes).min(1 << 15)
+        self.joins + TOP_PARTS * nodes
     }
 
     /// Nodes of one top level, each a workgroup of its dispatch: the fills' roots at the
@@ -288,6 +291,7 @@ impl Regions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::layout::ROW;
     use crate::gpu::slot::Sizes;
 
     /// Every budget from the smallest `NQUEENS_GPU_SLOT_MIB` takes to the largest a GPU takes
@@ -317,5 +321,22 @@ mod tests {
         assert!((16 << 30..65_536 << 20).contains(&most), "{most}");
         let past = Capacity::within((128 << 20) - 16, 2 * most);
         assert_eq!(past, Capacity::within((128 << 20) - 16, most));
+    }
+
+    /// The subtrees' list holds every subtree a batch can make (each fill's root, and up to
+    /// `TOP_PARTS` from each node of each top level, whose nodes past the first hold more
+    /// than `SUBTREE_KEYS` keys each), and one dispatch, in rows, holds a workgroup for each.
+    #[test]
+    fn the_subtrees_list_holds_all_a_batch_makes() {
+        for bind in [128u64 << 20, (4 << 30) - 1] {
+            let bind = bind / 16 * 16 - 16;
+            for mib in [16u64, 3072, 12_800, 65_536] {
+                let cap = Capacity::within(bind, mib << 20);
+                let large = cap.stored / (SUBTREE_KEYS + 1);
+                let most = cap.joins + TOP_PARTS * TOP_LEVELS * large;
+                assert!(cap.subtrees() >= most, "{mib} MiB in {bind}: {cap:?}");
+                assert!(cap.subtrees().div_ceil(ROW) <= 65_535, "{cap:?}");
+            }
+        }
     }
 }
