@@ -3,14 +3,14 @@
 // `pairs` orders each leaf of two blocks so that the second block's keys share skip bits.
 
 // The bit to split node `e` of `rest` on, by the rule of a top level's (top.wgsl) with
-// `p.key_sample` keys: reads the queries listed for it (`e.pad` of them), or lists them
+// `p.key_sample` keys (in `temp` where `in_temp`): reads the queries listed for it (`e.pad` of them), or lists them
 // from the fill's sample (NONE). Returns the bit and how many queries reach the
 // node (more than LISTED: not all are listed).
-fn choose_listed(li: u32, f: Fill, e: Node) -> vec2<u32> {
+fn choose_listed(li: u32, f: Fill, e: Node, in_temp: bool) -> vec2<u32> {
     if (li == 0u) {
         atomicStore(&listing, 0u);
     }
-    let sampled = count_keys(li, f, e, false, p.key_sample);
+    let sampled = count_keys(li, f, e, in_temp, p.key_sample);
     let s = sample_of(f);
     let mask = f.live & ~e.used;
     if (e.pad != NONE) {
@@ -104,7 +104,15 @@ fn pop() {
     }
 }
 
-// Each subtree, depth first, a workgroup each.
+// The tree levels above node `e`: one bit of its path's `used` a split.
+fn depth_of(e: Node) -> u32 {
+    return countOneBits(e.used.x) + countOneBits(e.used.y);
+}
+
+// Each subtree, depth first, a workgroup each. Its keys pass from one buffer to the other
+// at each split, as the top levels' do (the root's lie in `temp` where its `pad` is 1), so
+// a node's buffer follows its depth; a leaf in `temp` copies its keys back to `stored`,
+// where leaves and blocks read them.
 @compute @workgroup_size(GROUP_SIZE)
 fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let g = flat_group(wg);
@@ -113,17 +121,9 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     }
     let root = lists[list_at(TOP_LEVELS) + g];
     let f = fills[root.fill];
-    if (root.pad == 1u) {
-        // A top level left its keys in `temp`: back where the subtree, its leaves and
-        // blocks read them.
-        for (var i = root.keys.x + li; i < root.keys.y; i = i + GROUP_SIZE) {
-            stored[i] = temp[i];
-        }
-        storageBarrier();
-        if (li == 0u) {
-            acc = root.keys.y - root.keys.x;
-        }
-    }
+    // The depth parity at which a node's keys lie in `temp`: the root's where its `pad` is
+    // 1, else the other.
+    let temp_parity = (depth_of(root) + root.pad + 1u) & 1u;
     if (li == 0u) {
         stack[0] = root;
         // Its sampled queries are not listed yet.
@@ -145,8 +145,11 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         }
         built = built + 1u;
         let e = workgroupUniformLoad(&cur);
+        let in_temp = (depth_of(e) & 1u) == temp_parity;
         if (m == BUILD_PAIR) {
+            let back = settle(li, e.keys.x, e.keys.y, in_temp);
             if (li == 0u) {
+                acc = acc + back;
                 leaf(f, e);
                 append(PAIRS, e);
             }
@@ -155,12 +158,14 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         var bit = NONE;
         var reach = NONE;
         if (m == BUILD_SPLIT) {
-            let c = choose_listed(li, f, e);
+            let c = choose_listed(li, f, e, in_temp);
             bit = c.x;
             reach = c.y;
         }
-        if (!split_node(li, f, e, bit)) {
+        if (!split_node(li, f, e, bit, in_temp)) {
+            let back = settle(li, e.keys.x, e.keys.y, in_temp);
             if (li == 0u) {
+                acc = acc + back;
                 leaf(f, e);
             }
             continue;
@@ -214,9 +219,17 @@ fn and_of(li: u32, f: Fill, e: Node) -> vec2<u32> {
 
 // The bit to add to a leaf's skip bits `mask` (or NONE): the one most sampled queries
 // reaching the leaf without the bits so far have, among those at least `need` of its keys
-// with them (`stored[lo, hi)`) have; not `all`, the bits every key has (a query with one
+// with them ([lo, hi) of `temp` where `in_temp`, else of `stored`) have; not `all`, the bits every key has (a query with one
 // skips both blocks anyway). The lowest of equals.
-fn skip_bit(li: u32, f: Fill, e: Node, lo: u32, need: u32, bits_so_far: vec4<u32>) -> u32 {
+fn skip_bit(
+    li: u32,
+    f: Fill,
+    e: Node,
+    lo: u32,
+    need: u32,
+    bits_so_far: vec4<u32>,
+    in_temp: bool,
+) -> u32 {
     let mask = bits_so_far.xy;
     let all = bits_so_far.zw;
     let s = sample_of(f);
@@ -232,7 +245,7 @@ fn skip_bit(li: u32, f: Fill, e: Node, lo: u32, need: u32, bits_so_far: vec4<u32
     workgroupBarrier();
     let open = f.live & ~(mask | all);
     for (var i = lo + li; i < e.keys.y; i = i + GROUP_SIZE) {
-        count_bits(0u, stored[i] & open);
+        count_bits(0u, key_at(in_temp, i) & open);
     }
     if (gathered) {
         for (var i = li; i < len; i = i + GROUP_SIZE) {
@@ -320,21 +333,29 @@ fn pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     var lo = e.keys.x;
     var mask = vec2<u32>(0u);
     var rounds = 0u;
+    // The keys from `lo` pass from one buffer to the other each round; those placed (the
+    // ones without the round's bit) go back to `stored` where they are in `temp`.
+    var in_temp = false;
     // Each round adds a bit the keys from `lo` do not all have: at most 64 rounds.
     for (var r = 0u; r < 64u; r = r + 1u) {
         rounds = r + 1u;
-        let b = skip_bit(li, f, e, lo, need, vec4<u32>(mask, all));
+        let b = skip_bit(li, f, e, lo, need, vec4<u32>(mask, all), in_temp);
         if (b == NONE) {
             break;
         }
+        let zeros = part_across(li, lo, e.keys.y, b, in_temp);
+        in_temp = !in_temp;
+        let back = settle(li, lo, lo + zeros, in_temp);
         if (li == 0u) {
-            acc = acc + 3u * (e.keys.y - lo);
+            acc = acc + 2u * (e.keys.y - lo) + back;
         }
-        lo = lo + part_stored(li, lo, e.keys.y, b);
+        lo = lo + zeros;
         mask = with_bit(mask, b);
         drop_queries(li, b);
     }
+    let back = settle(li, lo, e.keys.y, in_temp);
     if (li == 0u) {
+        acc = acc + back;
         stat_add(STAT_PAIR_LEAVES, 1u);
         stat_add(STAT_PAIR_ROUNDS, rounds);
         stat_max(STAT_PAIR_ROUNDS_PEAK, rounds);

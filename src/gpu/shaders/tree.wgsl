@@ -14,12 +14,12 @@
 // smaller nodes, and those the last level the host recorded makes, join the list of
 // subtrees. The nodes of a level
 // hold disjoint keys, so their workgroups work side by side. `rest` then builds each
-// subtree in one workgroup, depth first. The top levels partition from one key buffer into
-// the other and leave the keys there: a level's nodes hold their keys in `stored` at even
-// levels and in `temp` at odd ones (each key passes a level twice, read to count and
-// moved, not copied back as well), and a subtree whose keys lie in `temp` (its node's
-// `pad` 1) first copies them back to `stored`, where the subtrees, leaves and blocks read
-// them. At a wide level (`p.wide`), a node of more than `p.wide` keys is not partitioned
+// subtree in one workgroup, depth first. Every partition moves keys from one key buffer
+// into the other and leaves them there (each key passes a level twice, read to count and
+// moved, not copied back as well): a top level's nodes hold their keys in `stored` at even
+// levels and in `temp` at odd ones (a subtree's root in `temp` has `pad` 1), a subtree's
+// alternate with their depth, and a leaf whose keys lie in `temp` copies them back to
+// `stored`, where leaves and blocks read them. At a wide level (`p.wide`), a node of more than `p.wide` keys is not partitioned
 // by its own workgroup: `top` chooses its bits and hands out tiles of WIDE_TILE keys,
 // `wide_count` counts each tile's keys in each part, and `wide_move` (each tile summing its
 // node's counts before it) moves them to the other buffer, a tile a workgroup, as stably
@@ -118,8 +118,8 @@ var<workgroup> reached: atomic<u32>;
 var<workgroup> reach_len: u32;
 
 // Thread 0's tally of the keys and sampled queries its workgroup reads or writes in global
-// memory, every pass counted (a subtree's partition's count, move and copy back are three; a
-// top level's count and move two), for the work counters it adds once at the end
+// memory, every pass counted (a partition's count and move are two, a leaf's copy back to
+// `stored` one), for the work counters it adds once at the end
 // (`results.wgsl`).
 var<private> acc: u32;
 
@@ -275,7 +275,8 @@ fn best_bit(at: u32, sampled: u32) -> u32 {
 
 // Moves the keys of [lo, hi) of `temp` (where `from_temp`, else of `stored`) into the same
 // places of the other buffer, those without `bit` first, in order, and those with it after
-// them, in order; returns how many are without it.
+// them, in order; returns how many are without it. The keys stay there: the next split
+// moves them back, so a key passes each level twice (read to count, and moved).
 fn part_across(li: u32, lo: u32, hi: u32, bit: u32, from_temp: bool) -> u32 {
     let chunk = (hi - lo + GROUP_SIZE - 1u) / GROUP_SIZE;
     let a = min(lo + li * chunk, hi);
@@ -297,21 +298,21 @@ fn part_across(li: u32, lo: u32, hi: u32, bit: u32, from_temp: bool) -> u32 {
             z = z + 1u;
         }
     }
+    storageBarrier();
     return s.y;
 }
 
-// Partitions `stored[lo, hi)` as `part_across` does, through `temp` and back.
-fn part_stored(li: u32, lo: u32, hi: u32, bit: u32) -> u32 {
-    let zeros = part_across(li, lo, hi, bit, false);
-    storageBarrier();
-    let chunk = (hi - lo + GROUP_SIZE - 1u) / GROUP_SIZE;
-    let a = min(lo + li * chunk, hi);
-    let b = min(a + chunk, hi);
-    for (var i = a; i < b; i = i + 1u) {
+// Copies the keys of [lo, hi) from `temp` back to `stored`, where leaves and blocks read
+// them (every invocation; none where they are in `stored`). Returns the keys copied.
+fn settle(li: u32, lo: u32, hi: u32, in_temp: bool) -> u32 {
+    if (!in_temp) {
+        return 0u;
+    }
+    for (var i = lo + li; i < hi; i = i + GROUP_SIZE) {
         stored[i] = temp[i];
     }
     storageBarrier();
-    return zeros;
+    return hi - lo;
 }
 
 // Two node slots for a split of fill fid (the first one's index), once a leaf slot is
@@ -351,9 +352,10 @@ fn split(e: Node, bit: u32, mid: u32, a: u32) -> array<Node, 2> {
 }
 
 // Splits subtree node `e` on `bit` (every invocation, uniformly): reserves its slots,
-// partitions its keys in `stored` and writes the split, its children left in `kids` for
-// thread 0. False where it does not split (no bit, or no leaf slot to spare).
-fn split_node(li: u32, f: Fill, e: Node, bit: u32) -> bool {
+// partitions its keys from the buffer they are in (`temp` where `in_temp`) into the other
+// and writes the split, its children left in `kids` for thread 0. False where it does not
+// split (no bit, or no leaf slot to spare).
+fn split_node(li: u32, f: Fill, e: Node, bit: u32, in_temp: bool) -> bool {
     if (li == 0u) {
         slots = select(NONE, reserve_split(e.fill, f), bit != NONE);
     }
@@ -361,10 +363,10 @@ fn split_node(li: u32, f: Fill, e: Node, bit: u32) -> bool {
     if (a == NONE) {
         return false;
     }
-    let zeros = part_stored(li, e.keys.x, e.keys.y, bit);
+    let zeros = part_across(li, e.keys.x, e.keys.y, bit, in_temp);
     if (li == 0u) {
         tested(e.fill, e.keys.y - e.keys.x);
-        acc = acc + 3u * (e.keys.y - e.keys.x);
+        acc = acc + 2u * (e.keys.y - e.keys.x);
         let two = split(e, bit, e.keys.x + zeros, a);
         kids[0] = two[0];
         kids[1] = two[1];
