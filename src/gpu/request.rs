@@ -129,21 +129,15 @@ impl Request {
     }
 
     /// The requests whose counts add up to this one's: its jobs of role `role` cut into
-    /// runs of at most `most` pairs (a job of more is cut by its north words), each with
-    /// every job of the other side; the tied halves go with the first alone.
+    /// runs of at most `most` pairs (a job of more is cut by its north words, and a north
+    /// word with more south words than that by its south words), each with every job of the
+    /// other side; the tied halves go with the first alone.
     pub(crate) fn cut(&self, role: u32, most: u64) -> Vec<Request> {
         let r = role as usize;
         let (first, end) = (self.roles[r] as usize, self.roles[r + 1] as usize);
         let mut pieces: Vec<Job> = Vec::new();
         for job in &self.jobs[first..end] {
-            let step = (most / u64::from(job.south_len.max(1))).clamp(1, u64::from(u32::MAX));
-            for from in (0..job.north_len).step_by(step as usize) {
-                pieces.push(Job {
-                    north: job.north + from,
-                    north_len: (step as u32).min(job.north_len - from),
-                    ..*job
-                });
-            }
+            pieces.extend(cut_job(job, most));
         }
         let mut runs: Vec<Vec<Job>> = vec![Vec::new()];
         let mut pairs = 0;
@@ -287,6 +281,40 @@ impl Request {
             words: Arc::new(Words::new(words)),
         }
     }
+}
+
+/// `job` in pieces of at most `most` pairs where it can be: runs of its north words, each
+/// with all its south words; where one north word meets more than `most`, each north word
+/// with runs of its south words (a job of one north word, the last a join can be cut to,
+/// could otherwise not be cut at all). The pieces make the job's pairs once each.
+fn cut_job(job: &Job, most: u64) -> Vec<Job> {
+    let south = u64::from(job.south_len.max(1));
+    let most = most.clamp(1, u64::from(u32::MAX));
+    if south <= most {
+        let step = (most / south) as u32;
+        return (0..job.north_len)
+            .step_by(step as usize)
+            .map(|from| Job {
+                north: job.north + from,
+                north_len: step.min(job.north_len - from),
+                ..*job
+            })
+            .collect();
+    }
+    let step = most as u32;
+    (0..job.north_len)
+        .flat_map(|n| {
+            (0..job.south_len)
+                .step_by(step as usize)
+                .map(move |from| Job {
+                    north: job.north + n,
+                    north_len: 1,
+                    south: job.south + from,
+                    south_len: step.min(job.south_len - from),
+                    ..*job
+                })
+        })
+        .collect()
 }
 
 /// The join's flags, fill cap, weights, live bits and tie marks.
@@ -476,4 +504,55 @@ struct Jobs {
     all: Vec<Job>,
     tied: Vec<Job>,
     marks: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// Each (north, south) word pair of a role's jobs.
+    fn pairs_of(r: &Request, role: u32) -> Vec<(u32, u32)> {
+        let jobs = &r.jobs[r.roles[role as usize] as usize..r.roles[role as usize + 1] as usize];
+        jobs.iter()
+            .flat_map(|j| {
+                (0..j.north_len)
+                    .flat_map(move |n| (0..j.south_len).map(move |s| (j.north + n, j.south + s)))
+            })
+            .collect()
+    }
+
+    /// A cut makes every pair of the role once, in parts of at most `most` pairs (where a
+    /// north word meets more, its south words are cut), each part with all the other
+    /// side's: down to a join of one north word, which is still cut.
+    #[test]
+    fn a_cut_makes_each_pair_once_down_to_one_north_word() {
+        let mut whole = Request::of_keys(&[1, 2, 3], &[8; 5], JoinDesc::default());
+        whole.jobs[0].south_len = 40;
+        let one = {
+            let mut r = Request::of_keys(&[1], &[8; 5], JoinDesc::default());
+            r.jobs[0].south_len = 40;
+            r
+        };
+        for (r, most) in [(&whole, 50), (&whole, 7), (&one, 7), (&one, 40), (&one, 1)] {
+            let parts = r.cut(ROLE_WEST, most);
+            let want: BTreeSet<_> = pairs_of(r, ROLE_WEST).into_iter().collect();
+            let mut got = Vec::new();
+            for p in &parts {
+                let mine = pairs_of(p, ROLE_WEST);
+                assert!(mine.len() as u64 <= most, "{most}: {}", mine.len());
+                assert_eq!(pairs_of(p, ROLE_EAST), pairs_of(r, ROLE_EAST));
+                got.extend(mine);
+            }
+            assert_eq!(got.len(), want.len(), "{most}: a pair made twice");
+            assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), want, "{most}");
+            let pairs = r.pairs(ROLE_WEST);
+            assert_eq!(
+                parts.len() as u64 >= 2,
+                pairs > most,
+                "{most}: {}",
+                parts.len()
+            );
+        }
+    }
 }
