@@ -3,9 +3,9 @@
 // `pairs` orders each leaf of two blocks so that the second block's keys share skip bits.
 
 // The bit to split node `e` of `rest` on, by the rule of a top level's (top.wgsl) with
-// `p.key_sample` keys (in `temp` where `in_temp`): reads the queries listed for it (`e.pad` of them), or lists them
-// from the fill's sample (NONE). Returns the bit and how many queries reach the
-// node (more than LISTED: not all are listed).
+// `p.key_sample` keys (in `temp` where `in_temp`): reads the queries listed for it (`e.pad`
+// of them), or lists them from the fill's sample (NONE). Returns the bit and how many
+// queries reach the node (more than LISTED: not all are listed).
 fn choose_listed(li: u32, f: Fill, e: Node, in_temp: bool) -> vec2<u32> {
     if (li == 0u) {
         atomicStore(&listing, 0u);
@@ -219,7 +219,8 @@ fn and_of(li: u32, f: Fill, e: Node) -> vec2<u32> {
 
 // The bit to add to a leaf's skip bits `mask` (or NONE): the one most sampled queries
 // reaching the leaf without the bits so far have, among those at least `need` of its keys
-// with them ([lo, hi) of `temp` where `in_temp`, else of `stored`) have; not `all`, the bits every key has (a query with one
+// with them ([lo, hi) of `temp` where `in_temp`, else of `stored`) have; not `all`, the
+// bits every key has (a query with one
 // skips both blocks anyway). The lowest of equals.
 fn skip_bit(
     li: u32,

@@ -19,11 +19,12 @@
 // moved, not copied back as well): a top level's nodes hold their keys in `stored` at even
 // levels and in `temp` at odd ones (a subtree's root in `temp` has `pad` 1), a subtree's
 // alternate with their depth, and a leaf whose keys lie in `temp` copies them back to
-// `stored`, where leaves and blocks read them. At a wide level (`p.wide`), a node of more than `p.wide` keys is not partitioned
-// by its own workgroup: `top` chooses its bits and hands out tiles of WIDE_TILE keys,
-// `wide_count` counts each tile's keys in each part, and `wide_move` (each tile summing its
-// node's counts before it) moves them to the other buffer, a tile a workgroup, as stably
-// as `top` does; the node's first tile writes its splits (wide.wgsl).
+// `stored`, where leaves and blocks read them. At a wide level (`p.wide`), a node of more
+// than `p.wide` keys is not partitioned by its own workgroup: `top` chooses its bits and
+// hands out tiles of WIDE_TILE keys, `wide_count` counts each tile's keys in each part,
+// and `wide_move` (each tile summing its node's counts before it) moves them to the other
+// buffer, a tile a workgroup, as stably as `top` does; the node's first tile writes its
+// splits (wide.wgsl).
 // A large fill's top levels so spread over many workgroups, and no invocation's loops run
 // long (a software driver stops them: lavapipe after 65,535 iterations of an invocation,
 // every loop together).

@@ -43,10 +43,9 @@ impl Capacity {
 
     /// Room in the list of subtrees: each fill's root, and `TOP_PARTS` per node of a top
     /// level (its pass splits up to `TOP_DEPTH` levels), so that the list never runs out.
-    /// Its dispatch lays its workgroups out in rows (`ROW`), so no dispatch bounds it: a
-    /// bound of 32,768 (one row) ran out in batches of many small joins beside large fills
-    /// (N = 27 on a 12,800 MiB slot), their trees then unfinished and cut until a join of
-    /// one job could be cut no more, and the run failed.
+    /// Its dispatch lays its workgroups out in rows (`ROW`), so no dispatch bounds it: the
+    /// bound of 32,768 it had (one row) was fewer than a batch can make, and a list that runs
+    /// out leaves its fills unfinished, their joins cut.
     pub(crate) fn subtrees(&self) -> u32 {
         let nodes = TOP_LEVELS * self.level_nodes();
         self.joins + TOP_PARTS * nodes
