@@ -113,11 +113,12 @@ pub struct Work {
     pub gpu_wide_tiles: u64,
     /// Subtrees built, a workgroup each, depth first.
     pub gpu_subtrees: u64,
-    /// Their node iterations, each a chain of barriers.
+    /// Their node iterations, each a chain of barriers (a two-block leaf's rounds of
+    /// ordering included).
     pub gpu_rest_iterations: u64,
-    /// Their accesses.
+    /// Their accesses (two-block leaves' included).
     pub gpu_rest_accesses: u64,
-    /// Leaves of two blocks ordered, a workgroup each.
+    /// Leaves of two blocks the subtrees ordered.
     pub gpu_pair_leaves: u64,
     /// Their rounds (a skip bit chosen and the keys partitioned on it, each).
     pub gpu_pair_rounds: u64,
@@ -146,9 +147,9 @@ pub struct Work {
     pub gpu_rest_iterations_peak: u64,
     /// Peak: accesses of one subtree's workgroup.
     pub gpu_rest_accesses_peak: u64,
-    /// Peak: rounds of one two-block leaf's workgroup.
+    /// Peak: rounds of one two-block leaf.
     pub gpu_pair_rounds_peak: u64,
-    /// Peak: accesses of one two-block leaf's workgroup.
+    /// Peak: accesses of one two-block leaf.
     pub gpu_pair_accesses_peak: u64,
     /// Peak: routing tests one invocation made in one walk of its queries (a chain of
     /// dependent loads).

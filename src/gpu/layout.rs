@@ -120,20 +120,19 @@ pub(crate) const HEAD_ROUTES: u32 = 2;
 pub(crate) const HEAD_TIE_GROUPS: u32 = 3;
 pub(crate) const HEAD_KEPT: u32 = 5;
 pub(crate) const HEAD_LISTS: u32 = 16;
-pub(crate) const HEAD_TILES: u32 = HEAD_LISTS + TOP_LEVELS + 1;
+pub(crate) const HEAD_TILES: u32 = HEAD_LISTS + TOP_LEVELS;
 pub(crate) const HEAD_WORDS: u32 = HEAD_TILES + TOP_LEVELS;
 // `join_sizes` zeroes the header a word an invocation (plan.wgsl).
 const _: () = assert!(HEAD_WORDS <= GROUP_SIZE);
 
 /// The indirect dispatch arguments (three words each, in a buffer of their own) of
-/// routing, tables, the block count, ties, and the tree's subtrees and pairs of blocks.
+/// routing, tables, the block count, ties, and the tree's subtrees.
 pub(crate) const ARGS_ROUTE: u32 = 0;
 pub(crate) const ARGS_TABLES: u32 = 4;
 pub(crate) const ARGS_COUNT: u32 = 8;
 pub(crate) const ARGS_TIES: u32 = 12;
 pub(crate) const ARGS_SUBTREES: u32 = 16;
-pub(crate) const ARGS_PAIRS: u32 = 20;
-pub(crate) const ARGS_WORDS: u32 = 24;
+pub(crate) const ARGS_WORDS: u32 = 20;
 
 /// The most top levels of a tree a batch builds level by level (tree.wgsl): the lists
 /// of nodes to build are those of levels 1 to `TOP_LEVELS - 1`, then the subtrees'.
@@ -242,7 +241,6 @@ pub(crate) fn prelude() -> String {
         ("ARGS_COUNT", ARGS_COUNT),
         ("ARGS_TIES", ARGS_TIES),
         ("ARGS_SUBTREES", ARGS_SUBTREES),
-        ("ARGS_PAIRS", ARGS_PAIRS),
         ("HEAD_LISTS", HEAD_LISTS),
         ("HEAD_TILES", HEAD_TILES),
         ("WIDE_TILE", WIDE_TILE),
@@ -417,7 +415,6 @@ pub(crate) struct Batch {
     pub(crate) level: u32,
     pub(crate) top_levels: u32,
     pub(crate) subtree_cap: u32,
-    pub(crate) pair_cap: u32,
     /// At this top level, nodes of more than `wide` keys are split across workgroups (0:
     /// none are); where its region of wide splits and its tiles lie in `scan`, and room for
     /// its tiles.
@@ -515,8 +512,8 @@ mod tests {
             layout!(Batch; joins, jobs, items, tile, items_at, dest_at, leaf_blocks_at,
                 block_routes_at, block_cursor_at, ties_at, result_stats, tree_at, stored_cap,
                 queries_cap, ties_cap, level_cap, node_cap, leaf_cap, block_cap, route_cap,
-                leaf_keys, key_sample, query_sample, level, top_levels, subtree_cap,
-                pair_cap, wide, wide_at, tiles_at, tile_cap),
+                leaf_keys, key_sample, query_sample, level, top_levels, subtree_cap, wide,
+                wide_at, tiles_at, tile_cap),
             layout!(Node; keys, node, next, used, taken, fill, pad),
             layout!(ScanParams; off, len, sums, pad),
         ];

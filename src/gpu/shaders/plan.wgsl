@@ -270,10 +270,6 @@ fn join_sizes(@builtin(local_invocation_index) li: u32) {
         args[ARGS_TIES] = ties.x;
         args[ARGS_TIES + 1u] = ties.y;
         args[ARGS_TIES + 2u] = ties.z;
-        // No leaves of two blocks yet: the subtrees that list them raise it (tree.wgsl).
-        args[ARGS_PAIRS] = 0u;
-        args[ARGS_PAIRS + 1u] = 0u;
-        args[ARGS_PAIRS + 2u] = 1u;
     }
 }
 

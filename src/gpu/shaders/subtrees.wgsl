@@ -1,6 +1,8 @@
-// The tree's subtrees and leaves of two blocks (tree.wgsl's second half, in the same
-// module): `rest` builds each subtree the top levels listed in one workgroup, depth first;
-// `pairs` orders each leaf of two blocks so that the second block's keys share skip bits.
+// The tree's subtrees (tree.wgsl's second half, in the same module): `rest` builds each
+// subtree the top levels listed in one workgroup, depth first, and orders each leaf of two
+// blocks it makes so that the second block's keys share skip bits, from the sampled
+// queries it holds for the leaf (no dispatch of its own, and no read of the fill's sample
+// again).
 
 // The bit to split node `e` of `rest` on, by the rule of a top level's (top.wgsl) with
 // `p.key_sample` keys (in `temp` where `in_temp`): reads the queries listed for it (`e.pad`
@@ -147,11 +149,9 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         let e = workgroupUniformLoad(&cur);
         let in_temp = (depth_of(e) & 1u) == temp_parity;
         if (m == BUILD_PAIR) {
-            let back = settle(li, e.keys.x, e.keys.y, in_temp);
+            built = built + order_pair(li, f, e, in_temp);
             if (li == 0u) {
-                acc = acc + back;
                 leaf(f, e);
-                append(PAIRS, e);
             }
             continue;
         }
@@ -201,15 +201,15 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     }
 }
 
-// The AND of the keys of node `e`, over the fill's live bits.
-fn and_of(li: u32, f: Fill, e: Node) -> vec2<u32> {
+// The AND of the keys of node `e` (in `temp` where `in_temp`), over the fill's live bits.
+fn and_of(li: u32, f: Fill, e: Node, in_temp: bool) -> vec2<u32> {
     if (li < 2u) {
         atomicStore(&key_and[li], 0xffffffffu);
     }
     workgroupBarrier();
     var acc = f.live;
     for (var i = e.keys.x + li; i < e.keys.y; i = i + GROUP_SIZE) {
-        acc = acc & stored[i];
+        acc = acc & key_at(in_temp, i);
     }
     atomicAnd(&key_and[0], acc.x);
     atomicAnd(&key_and[1], acc.y);
@@ -217,11 +217,36 @@ fn and_of(li: u32, f: Fill, e: Node) -> vec2<u32> {
     return vec2<u32>(atomicLoad(&key_and[0]), atomicLoad(&key_and[1])) & f.live;
 }
 
-// The bit to add to a leaf's skip bits `mask` (or NONE): the one most sampled queries
-// reaching the leaf without the bits so far have, among those at least `need` of its keys
-// with them ([lo, hi) of `temp` where `in_temp`, else of `stored`) have; not `all`, the
-// bits every key has (a query with one
-// skips both blocks anyway). The lowest of equals.
+// Holds the sampled queries that reach leaf `e` in each invocation's `held_qs`, all
+// `alive`: those listed for it (`e.pad`), or, where its subtree listed none (a root), those
+// of the fill's sample it reaches. Returns the queries read.
+fn hold_reach(li: u32, f: Fill, e: Node) -> u32 {
+    if (e.pad != NONE) {
+        read_listed(li, f, e.pad);
+        alive = (1u << held) - 1u;
+        return e.pad;
+    }
+    let s = sample_of(f);
+    held = 0u;
+    for (var k = 0u; k < LISTED_EACH; k = k + 1u) {
+        let i = li + k * GROUP_SIZE;
+        if (i >= s.x) {
+            break;
+        }
+        let q = queries[f.queries + i * s.y] & f.live;
+        if (disjoint(q, e.taken)) {
+            held_qs[held] = q;
+            held = held + 1u;
+        }
+    }
+    alive = (1u << held) - 1u;
+    return s.x;
+}
+
+// The bit to add to a leaf's skip bits `mask` (or NONE): the one most held queries still
+// alive (those without the bits so far) have, among those at least `need` of its keys from
+// `lo` (in `temp` where `in_temp`) have; not `all`, the bits every key has (a query with
+// one skips both blocks anyway). The lowest of equals.
 fn skip_bit(
     li: u32,
     f: Fill,
@@ -231,46 +256,23 @@ fn skip_bit(
     bits_so_far: vec4<u32>,
     in_temp: bool,
 ) -> u32 {
-    let mask = bits_so_far.xy;
-    let all = bits_so_far.zw;
-    let s = sample_of(f);
-    let n = workgroupUniformLoad(&reach_len);
-    let gathered = n <= REACH;
-    let len = select(s.x, n, gathered);
+    let open = f.live & ~(bits_so_far.xy | bits_so_far.zw);
     if (li < 128u) {
         atomicStore(&bits[li], 0u);
     }
-    if (li == 0u) {
-        atomicStore(&reached, 0u);
-    }
     workgroupBarrier();
-    let open = f.live & ~(mask | all);
     for (var i = lo + li; i < e.keys.y; i = i + GROUP_SIZE) {
         count_bits(0u, key_at(in_temp, i) & open);
     }
-    if (gathered) {
-        for (var i = li; i < len; i = i + GROUP_SIZE) {
-            count_bits(64u, reach_at(i) & open);
-        }
-    } else {
-        for (var i = li; i < len; i = i + GROUP_SIZE) {
-            let q = queries[f.queries + i * s.y] & f.live;
-            if (disjoint(q, e.taken | mask)) {
-                let k = atomicAdd(&reached, 1u);
-                if (k < REACH) {
-                    set_reach(k, q);
-                }
-                count_bits(64u, q & open);
-            }
+    for (var k = 0u; k < held; k = k + 1u) {
+        if ((alive & (1u << k)) != 0u) {
+            count_bits(64u, held_qs[k] & open);
         }
     }
     workgroupBarrier();
     if (li == 0u) {
-        tested(e.fill, e.keys.y - lo + len);
-        acc = acc + e.keys.y - lo + len;
-        if (!gathered) {
-            reach_len = atomicLoad(&reached);
-        }
+        tested(e.fill, e.keys.y - lo);
+        acc = acc + e.keys.y - lo;
         var best = NONE;
         var most = 0u;
         for (var b = 0u; b < 64u; b = b + 1u) {
@@ -285,82 +287,58 @@ fn skip_bit(
     return workgroupUniformLoad(&chosen);
 }
 
-// Drops the gathered queries with `bit` (a skip bit now: they no longer reach the second
-// block's choices), so that the next round reads only the others.
-fn drop_queries(li: u32, bit: u32) {
-    let n = workgroupUniformLoad(&reach_len);
-    if (n > REACH) {
-        return;
-    }
-    var mine: array<vec2<u32>, REACH_EACH>;
-    var kept = 0u;
-    for (var k = 0u; k < REACH_EACH; k = k + 1u) {
-        let i = li + k * GROUP_SIZE;
-        if (i < n) {
-            let q = reach_at(i);
-            if (!has_bit(q, bit)) {
-                mine[kept] = q;
-                kept = kept + 1u;
-            }
+// Drops the held queries with `bit` (a skip bit now: they no longer reach the second
+// block's choices).
+fn drop_queries(bit: u32) {
+    for (var k = 0u; k < held; k = k + 1u) {
+        if (has_bit(held_qs[k], bit)) {
+            alive = alive & ~(1u << k);
         }
-    }
-    // Every invocation has read its entries before any writes (the scan's barriers).
-    let at = excl_scan(li, kept);
-    for (var k = 0u; k < kept; k = k + 1u) {
-        set_reach(at.x + k, mine[k]);
-    }
-    if (li == 0u) {
-        reach_len = at.y;
     }
 }
 
-// Each leaf of two blocks, a workgroup each: its keys ordered so that those of its second
-// block share the skip bits (see the top).
-@compute @workgroup_size(GROUP_SIZE)
-fn pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let g = flat_group(wg);
-    if (g >= min(atomicLoad(&scan[list_len(PAIRS)]), p.pair_cap)) {
-        return;
-    }
-    let e = lists[list_at(PAIRS) + g];
-    let f = fills[e.fill];
-    let all = and_of(li, f, e);
+// Orders leaf `e` of two blocks (its keys in `temp` where `in_temp`) so that its second
+// block's keys share skip bits: round by round the keys from `lo` pass from one buffer to
+// the other, those without the round's bit placed (back in `stored` where they are in
+// `temp`). Leaves every key in `stored`; returns its rounds (every invocation, uniformly).
+fn order_pair(li: u32, f: Fill, e: Node, in_temp: bool) -> u32 {
+    let before = acc;
+    let all = and_of(li, f, e, in_temp);
+    let reads = hold_reach(li, f, e);
     if (li == 0u) {
-        // None gathered yet: the first round reads the fill's sample.
-        reach_len = NONE;
-        acc = e.keys.y - e.keys.x;
+        tested(e.fill, reads);
+        acc = acc + e.keys.y - e.keys.x + reads;
     }
     let need = e.keys.y - e.keys.x - p.leaf_keys;
     var lo = e.keys.x;
     var mask = vec2<u32>(0u);
     var rounds = 0u;
-    // The keys from `lo` pass from one buffer to the other each round; those placed (the
-    // ones without the round's bit) go back to `stored` where they are in `temp`.
-    var in_temp = false;
+    var from_temp = in_temp;
     // Each round adds a bit the keys from `lo` do not all have: at most 64 rounds.
     for (var r = 0u; r < 64u; r = r + 1u) {
         rounds = r + 1u;
-        let b = skip_bit(li, f, e, lo, need, vec4<u32>(mask, all), in_temp);
+        let b = skip_bit(li, f, e, lo, need, vec4<u32>(mask, all), from_temp);
         if (b == NONE) {
             break;
         }
-        let zeros = part_across(li, lo, e.keys.y, b, in_temp);
-        in_temp = !in_temp;
-        let back = settle(li, lo, lo + zeros, in_temp);
+        let zeros = part_across(li, lo, e.keys.y, b, from_temp);
+        from_temp = !from_temp;
+        let back = settle(li, lo, lo + zeros, from_temp);
         if (li == 0u) {
             acc = acc + 2u * (e.keys.y - lo) + back;
         }
         lo = lo + zeros;
         mask = with_bit(mask, b);
-        drop_queries(li, b);
+        drop_queries(b);
     }
-    let back = settle(li, lo, e.keys.y, in_temp);
+    let back = settle(li, lo, e.keys.y, from_temp);
     if (li == 0u) {
         acc = acc + back;
         stat_add(STAT_PAIR_LEAVES, 1u);
         stat_add(STAT_PAIR_ROUNDS, rounds);
         stat_max(STAT_PAIR_ROUNDS_PEAK, rounds);
-        stat_add(STAT_PAIR_ACCESSES, acc);
-        stat_max(STAT_PAIR_ACCESSES_PEAK, acc);
+        stat_add(STAT_PAIR_ACCESSES, acc - before);
+        stat_max(STAT_PAIR_ACCESSES_PEAK, acc - before);
     }
+    return rounds;
 }

@@ -29,12 +29,12 @@
 // long (a software driver stops them: lavapipe after 65,535 iterations of an invocation,
 // every loop together).
 //
-// A node of at most two blocks' keys is a leaf, as in the CPU's trie. One of more than a
-// block's keys is listed, and `pairs` orders its keys, a workgroup each, so that every key
-// of its second block has some bits: a query with one of them skips that block (routing
-// tests each block's AND), and the queries with the bits chosen one by one, each the one
-// most sampled queries without the bits so far have, among those enough of the keys with
-// them have to fill the second block. Splitting such a node instead (the children each a
+// A node of at most two blocks' keys is a leaf, as in the CPU's trie. `rest` orders the
+// keys of one of more than a block's keys, so that every key of its second block has some
+// bits: a query with one of them skips that block (routing tests each block's AND), and
+// the queries with the bits chosen one by one, each the one most sampled queries without
+// the bits so far have, among those enough of the keys with them have to fill the second
+// block. Splitting such a node instead (the children each a
 // block or less) filled its blocks less, and its queries visited a quarter more blocks
 // than the CPU's at N = 22.
 //
@@ -58,11 +58,10 @@
 // The lists of nodes to build: each top level's after the first, then the subtrees'
 // (their lengths are HEAD_LISTS words of `scan`).
 @group(0) @binding(8) var<storage, read_write> lists: array<Node>;
-// The indirect dispatch arguments (ARGS_* words) of the list a kernel appends to, kept by
-// its appenders: the subtrees' (the top levels' kernels: a buffer of their own, the host
-// sets it to no workgroups) and the two-block leaves' (`rest`: `args`, which `join_sizes`
-// sets so). A dispatch cannot read its arguments from a buffer it binds to write, so each
-// list's are where the kernels dispatched from them do not bind.
+// The indirect dispatch arguments (ARGS_* words) of the subtrees' list, kept by the top
+// levels' kernels that append to it (a buffer of their own, which the host sets to no
+// workgroups): a dispatch cannot read its arguments from a buffer it binds to write, so
+// `rest` binds another here, and writes none.
 @group(0) @binding(9) var<storage, read_write> args_out: array<atomic<u32>>;
 
 const NONE: u32 = 0xffffffffu;
@@ -74,8 +73,6 @@ const BUILD_LEAF: u32 = 0u;
 const BUILD_SPLIT: u32 = 1u;
 const BUILD_DONE: u32 = 2u;
 const BUILD_PAIR: u32 = 3u;
-// The list of leaves of two blocks (after the top levels' and the subtrees').
-const PAIRS: u32 = TOP_LEVELS + 1u;
 
 // Set bits among the sampled keys (0..63) and the sampled queries (64..127) of a node; a
 // top level's node counts those of up to four nodes of its pass at once (top.wgsl), 128
@@ -98,7 +95,7 @@ var<workgroup> mode: u32;
 // the front, so the prefix of its child with the bit lies within its own, and the building
 // of that child's subtree, which goes first, only reorders that prefix. Each invocation
 // holds the entries it read (`held_*`, every GROUP_SIZE-th from its index) from choosing
-// the bit to partitioning them. `pairs` keeps its queries in the same workgroup memory.
+// the bit to partitioning them, and a leaf of two blocks its queries to order its keys.
 const LISTED: u32 = 4096u;
 const LISTED_EACH: u32 = LISTED / GROUP_SIZE;
 var<workgroup> listed: array<u32, LISTED>;
@@ -108,31 +105,16 @@ var<private> held: u32;
 var<private> held_ids: array<u32, LISTED_EACH>;
 var<private> held_qs: array<vec2<u32>, LISTED_EACH>;
 
-// `pairs`: the AND of a leaf's keys, and the sampled queries that reach it without its skip
-// bits so far: `reach_len` of them, in `listed` (two words each) if at most REACH (else each
-// round reads the fill's sample, and gathers them while it does).
+// A leaf of two blocks' AND of its keys, and which of the queries held for it (`held_qs`)
+// are still alive: without its skip bits so far (subtrees.wgsl).
 var<workgroup> key_and: array<atomic<u32>, 2>;
-const REACH: u32 = LISTED / 2u;
-// Entries each invocation moves when it drops queries.
-const REACH_EACH: u32 = REACH / GROUP_SIZE;
-var<workgroup> reached: atomic<u32>;
-var<workgroup> reach_len: u32;
+var<private> alive: u32;
 
 // Thread 0's tally of the keys and sampled queries its workgroup reads or writes in global
 // memory, every pass counted (a partition's count and move are two, a leaf's copy back to
 // `stored` one), for the work counters it adds once at the end
 // (`results.wgsl`).
 var<private> acc: u32;
-
-// Query i gathered by `pairs`.
-fn reach_at(i: u32) -> vec2<u32> {
-    return vec2<u32>(listed[2u * i], listed[2u * i + 1u]);
-}
-
-fn set_reach(i: u32, q: vec2<u32>) {
-    listed[2u * i] = q.x;
-    listed[2u * i + 1u] = q.y;
-}
 
 // The exclusive prefix of `v` over the workgroup, and the workgroup's total.
 fn excl_scan(li: u32, v: u32) -> vec2<u32> {
@@ -390,11 +372,8 @@ fn leaf(f: Fill, e: Node) {
 }
 
 // Where list `list` starts in `lists` (top level 1..TOP_LEVELS-1, the subtrees' at
-// TOP_LEVELS, the leaves of two blocks at PAIRS), its length's word in `scan`, and its room.
+// TOP_LEVELS), its length's word in `scan`, and its room.
 fn list_at(list: u32) -> u32 {
-    if (list == PAIRS) {
-        return (TOP_LEVELS - 1u) * p.level_cap + p.subtree_cap;
-    }
     return (list - 1u) * p.level_cap;
 }
 
@@ -403,9 +382,6 @@ fn list_len(list: u32) -> u32 {
 }
 
 fn list_cap(list: u32) -> u32 {
-    if (list == PAIRS) {
-        return p.pair_cap;
-    }
     return select(p.level_cap, p.subtree_cap, list == TOP_LEVELS);
 }
 
@@ -419,8 +395,6 @@ fn append(list: u32, e: Node) {
     lists[list_at(list) + i] = e;
     if (list == TOP_LEVELS) {
         grow_args(ARGS_SUBTREES, i + 1u);
-    } else if (list == PAIRS) {
-        grow_args(ARGS_PAIRS, i + 1u);
     }
 }
 

@@ -112,11 +112,10 @@ struct Batch {
     key_sample: u32,
     query_sample: u32,
     // The tree's top level this dispatch builds (tree.wgsl), the top levels recorded, and
-    // room in the lists of subtrees and of leaves of two blocks.
+    // room in the list of subtrees.
     level: u32,
     top_levels: u32,
     subtree_cap: u32,
-    pair_cap: u32,
     // At this level, nodes of more than `wide` keys are split across workgroups (0: none
     // are); where its wide splits (WIDE_WORDS words per node of the level) and its tiles
     // (TILE_WORDS each: the node's workgroup in the level, then its keys in each of the

@@ -113,8 +113,7 @@ impl Sizes {
             queries: 8 * n(cap.queries),
             ties: 8 * n(cap.ties),
             tree: 16 * n(cap.nodes),
-            lists: node
-                * (n(TOP_LEVELS - 1) * n(cap.level_nodes()) + n(cap.subtrees()) + n(cap.pairs())),
+            lists: node * (n(TOP_LEVELS - 1) * n(cap.level_nodes()) + n(cap.subtrees())),
             leaves: 8 * n(cap.leaves),
             blocks: 16 * n(cap.blocks),
             tables: 4 * n(TABLE_WORDS) * n(cap.blocks),

@@ -4,8 +4,8 @@
 
 use crate::gpu::device::Device;
 use crate::gpu::layout::{
-    Job, Side, BLOCK_KEYS, DEST_WORDS, HEAD_WORDS, JOB_SIDE_MASK, SCAN_SEGMENT, SUBTREE_KEYS,
-    TABLE_WORDS, TILE_WORDS, TOP_LEVELS, TOP_PARTS, TREE_WORDS, WIDE_KEYS, WIDE_TILE, WIDE_WORDS,
+    Job, Side, DEST_WORDS, HEAD_WORDS, JOB_SIDE_MASK, SCAN_SEGMENT, SUBTREE_KEYS, TABLE_WORDS,
+    TILE_WORDS, TOP_LEVELS, TOP_PARTS, TREE_WORDS, WIDE_KEYS, WIDE_TILE, WIDE_WORDS,
 };
 use crate::gpu::shader::BLOCK_INFO;
 
@@ -61,12 +61,6 @@ impl Capacity {
     /// their keys, all disjoint, in tiles of `WIDE_TILE`, each node's last one partial.
     pub(crate) fn tiles(&self) -> u32 {
         self.stored.div_ceil(WIDE_TILE) + self.stored / self.wide_keys.max(1) + 1
-    }
-
-    /// Room in the list of leaves of two blocks (tree.wgsl): each holds more than a block's
-    /// keys, all disjoint.
-    pub(crate) fn pairs(&self) -> u32 {
-        self.stored / (BLOCK_KEYS + 1) + 1
     }
 
     /// The capacity of `budget` bytes, each buffer within what one binding of `dev` holds.

@@ -8,8 +8,8 @@ use super::buffers::{Params, Slot, PASSES, STAT_WORDS};
 use super::scan::{run_scan, scan_steps};
 use crate::gpu::device::Device;
 use crate::gpu::layout::{
-    Batch, Job, JoinDesc, Side, ARGS_COUNT, ARGS_PAIRS, ARGS_ROUTE, ARGS_SUBTREES, ARGS_TABLES,
-    ARGS_TIES, ARGS_WORDS, BLOCK_KEYS, GROUP_SIZE, RESULT_WORDS, SUBTREE_KEYS, TILE, TOP_LEVELS,
+    Batch, Job, JoinDesc, Side, ARGS_COUNT, ARGS_ROUTE, ARGS_SUBTREES, ARGS_TABLES, ARGS_TIES,
+    ARGS_WORDS, BLOCK_KEYS, GROUP_SIZE, RESULT_WORDS, SUBTREE_KEYS, TILE, TOP_LEVELS,
 };
 use crate::gpu::words::Words;
 
@@ -151,7 +151,6 @@ impl Slot {
             level,
             top_levels: packed.top,
             subtree_cap: cap.subtrees(),
-            pair_cap: cap.pairs(),
             wide: if level < packed.wide {
                 cap.wide_keys
             } else {
@@ -244,8 +243,6 @@ impl Slot {
             n + k
                 .tree_rest
                 .dispatch_indirect(pass, &g.tree_rest, 0, &b.tree_args, ARGS_SUBTREES)
-                + k.tree_pairs
-                    .dispatch_indirect(pass, &g.tree, 0, &b.args, ARGS_PAIRS)
                 + k.alloc_blocks.dispatch(pass, &g.plan, 0, 1)
                 + k.place_blocks.dispatch(pass, &g.plan, 0, joins)
         });
