@@ -129,6 +129,9 @@ pub struct Work {
     /// Half join pairs the GPU's write pass tested: those of its work items with keys in
     /// the range their join keeps (all of a whole join's; a portion's own range).
     pub gpu_pairs_written: u64,
+    /// Half join jobs (a run of north words against a run of south ones) the batches held:
+    /// what each work item searches for its own.
+    pub gpu_jobs: u64,
     /// Block count workgroups.
     pub gpu_count_groups: u64,
     /// Blocks' tables they loaded.
@@ -233,7 +236,7 @@ impl Work {
         ]
     }
 
-    fn counts(&self) -> [u64; 42] {
+    fn counts(&self) -> [u64; 43] {
         [
             self.quarter_placements,
             self.half_pairs_tested,
@@ -275,12 +278,13 @@ impl Work {
             self.gpu_pair_accesses,
             self.gpu_route_walkers,
             self.gpu_pairs_written,
+            self.gpu_jobs,
             self.gpu_count_groups,
             self.gpu_count_loads,
         ]
     }
 
-    fn counts_mut(&mut self) -> [&mut u64; 42] {
+    fn counts_mut(&mut self) -> [&mut u64; 43] {
         [
             &mut self.quarter_placements,
             &mut self.half_pairs_tested,
@@ -322,6 +326,7 @@ impl Work {
             &mut self.gpu_pair_accesses,
             &mut self.gpu_route_walkers,
             &mut self.gpu_pairs_written,
+            &mut self.gpu_jobs,
             &mut self.gpu_count_groups,
             &mut self.gpu_count_loads,
         ]
@@ -516,7 +521,7 @@ const PEAK_NAMES: [&str; 11] = [
 ];
 
 /// The names of the counts, in [`Work::counters`] order (the field names).
-const COUNT_NAMES: [&str; 42] = [
+const COUNT_NAMES: [&str; 43] = [
     "quarter_placements",
     "half_pairs_tested",
     "keys_built",
@@ -557,6 +562,7 @@ const COUNT_NAMES: [&str; 42] = [
     "gpu_pair_accesses",
     "gpu_route_walkers",
     "gpu_pairs_written",
+    "gpu_jobs",
     "gpu_count_groups",
     "gpu_count_loads",
 ];

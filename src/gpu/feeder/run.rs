@@ -456,6 +456,7 @@ impl Loop {
             gpu_bytes_up: batch.bytes_up,
             gpu_resident_bytes: batch.resident_bytes,
             gpu_word_sets: batch.word_sets,
+            gpu_jobs: u64::from(batch.recorded.jobs),
             gpu_bytes_down: 4 * stamps_at as u64 + if passes.is_some() { 8 * 12 } else { 0 },
             ..kernels
         };

@@ -147,10 +147,15 @@ pub(crate) fn shape(s: &StratumWork, p: Packing) -> Shape {
         sum("half_pairs_tested")
     };
     let tie_pairs = sum("direct_pairs");
+    // A sample from before jobs were counted: as many as items, the most there can be.
+    let jobs = if s.counters.contains_key("gpu_jobs") {
+        sum("gpu_jobs")
+    } else {
+        items
+    };
     Shape {
         joins: share * p.joins,
-        // Jobs are not counted: a work item's search for its job is bounded by the items'.
-        jobs: items,
+        jobs,
         items,
         written_pairs,
         bytes_up: bytes_per_set(s) * share * p.word_sets,
