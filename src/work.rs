@@ -130,7 +130,7 @@ pub struct Work {
     /// the range their join keeps (all of a whole join's; a portion's own range).
     pub gpu_pairs_written: u64,
     /// Half join jobs (a run of north words against a run of south ones) the batches held:
-    /// what each work item searches for its own.
+    /// what each work item searches for its own (the span model's search).
     pub gpu_jobs: u64,
     /// Block count workgroups.
     pub gpu_count_groups: u64,

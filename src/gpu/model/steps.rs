@@ -127,20 +127,17 @@ fn half_join(s: &Shape, out: &mut Vec<Step>) {
         out.push(even(HALF_JOIN, s.jobs / GROUP, 8.0 * DEPENDENT_LOAD));
     }
     // Every item looks up its job; those with keys to keep test their pairs again.
-    let lookups = (s.items / GROUP).ceil() * search / SLOTS;
+    let lookups = s.items * search / (GROUP * SLOTS);
     let written = s.written_pairs / PAIRS_PER_SECOND;
     if s.items > 0.0 {
         out.push(step(HALF_JOIN, search + PAIR_RUN, written.max(lookups)));
     }
 }
 
-/// Seconds of a half join workgroup's search for its items' jobs: thread 0 searches every
-/// job for its first and last item's, then each item those its workgroup's items span
-/// (about one more than `GROUP` items' share of the jobs).
+/// Seconds of a half join item's search for its job among all the batch's: a chain of
+/// dependent loads (a warp's items, whose paths mostly coincide, load together).
 fn job_search(s: &Shape) -> f64 {
-    let loads = |among: f64| (among + 1.0).log2().ceil();
-    let spanned = (1.0 + GROUP * s.jobs / s.items.max(1.0)).min(s.jobs);
-    (2.0 * loads(s.jobs) + loads(spanned)) * DEPENDENT_LOAD
+    (s.jobs + 1.0).log2().ceil() * DEPENDENT_LOAD
 }
 
 /// The steps of an in-place scan of `len` values.
@@ -377,20 +374,23 @@ mod tests {
     }
 
     #[test]
-    fn an_item_searches_the_jobs_its_workgroup_spans_after_two_searches_of_all() {
-        let with = |jobs: f64| {
-            job_search(&Shape {
+    fn an_item_searches_the_batch_jobs_not_its_items() {
+        let write = |jobs: f64| {
+            let s = Shape {
                 jobs,
-                items: 1_048_576.0,
+                items: 1e8,
+                written_pairs: 0.0,
                 ..small()
-            }) / DEPENDENT_LOAD
+            };
+            let mut out = Vec::new();
+            half_join(&s, &mut out);
+            out.last().expect("the write step").full
         };
-        // One job: a load each search. A job every 16 items: 65,536 jobs, 17 loads each
-        // search of them all, and 17 spanned (5 loads).
-        assert_eq!(with(1.0), 3.0);
-        assert_eq!(with(65_536.0), 2.0 * 17.0 + 5.0);
-        // As many jobs as items: a workgroup spans 257.
-        assert_eq!(with(1_048_576.0), 2.0 * 21.0 + 9.0);
+        // A search of 2^16 jobs is 17 loads, of 10^8 (a sample from before jobs were
+        // counted: one an item) 27; every item searches.
+        let each = 1e8 / (GROUP * SLOTS) * DEPENDENT_LOAD;
+        assert!((write(65_536.0) - 17.0 * each).abs() < 1e-12);
+        assert!((write(1e8) - 27.0 * each).abs() < 1e-12);
     }
 
     #[test]

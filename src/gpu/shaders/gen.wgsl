@@ -27,12 +27,11 @@ fn word(at: u32) -> vec2<u32> {
     return resident[at];
 }
 
-// The job holding `item`, searched between jobs `lo` and `hi` (the first's first item not
-// above it, the last's above it): the last whose first item is not above it (the job list
-// ends with an empty job whose first item is the number of items).
-fn find_job(item: u32, lo0: u32, hi0: u32) -> u32 {
-    var lo = lo0;
-    var hi = hi0;
+// The job holding `item`: the last whose first item is not above it (the job list ends
+// with an empty job whose first item is the number of items).
+fn find_job(item: u32) -> u32 {
+    var lo = 0u;
+    var hi = p.jobs;
     loop {
         if (hi - lo <= 1u) {
             break;
@@ -73,30 +72,9 @@ fn half(n: vec2<u32>, s: vec2<u32>, extra: vec2<u32>, d: Side) -> vec3<u32> {
     return vec3<u32>(key, select(0u, 1u, ok));
 }
 
-// The jobs this workgroup's items lie in: from the first one's to one past the last one's.
-var<workgroup> group_jobs: vec2<u32>;
-
-// The jobs of the items from `first` on that a workgroup takes (every invocation,
-// uniformly): thread 0 searches all of them for its first and last item's, and each item
-// then searches only between those (a search over every job is a chain of log2(jobs)
-// dependent loads).
-fn jobs_of_group(li: u32, first: u32) -> vec2<u32> {
-    if (li == 0u) {
-        var r = vec2<u32>(0u, 0u);
-        if (first < p.items) {
-            let last = min(first + GROUP_SIZE, p.items) - 1u;
-            let lo = find_job(first, 0u, p.jobs);
-            r = vec2<u32>(lo, find_job(last, lo, p.jobs) + 1u);
-        }
-        group_jobs = r;
-    }
-    return workgroupUniformLoad(&group_jobs);
-}
-
-// Item `item`'s job (of `among`, its workgroup's), north word and first and last south
-// words.
-fn item_span(item: u32, among: vec2<u32>) -> vec4<u32> {
-    let jid = find_job(item, among.x, among.y);
+// Item `item`'s job, north word and first and last south words.
+fn item_span(item: u32) -> vec4<u32> {
+    let jid = find_job(item);
     let j = jobs[jid];
     let tiles = (j.south_len + p.tile - 1u) / p.tile;
     let local = item - j.first_item;
@@ -108,9 +86,7 @@ fn item_span(item: u32, among: vec2<u32>) -> vec4<u32> {
 
 @compute @workgroup_size(GROUP_SIZE)
 fn count_pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let first = flat_group(wg) * GROUP_SIZE;
-    let among = jobs_of_group(li, first);
-    let item = first + li;
+    let item = flat_group(wg) * GROUP_SIZE + li;
     if (item == p.items) {
         // The closing zero the scan of the counts ends with, their total (the host sizes
         // this dispatch for items + 1).
@@ -119,7 +95,7 @@ fn count_pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
     if (item >= p.items) {
         return;
     }
-    let span = item_span(item, among);
+    let span = item_span(item);
     let j = jobs[span.x];
     let d = sides[j.side_tag & JOB_SIDE_MASK];
     let extra = job_extra(j, d);
@@ -141,12 +117,10 @@ fn write_pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
     if (li == 0u) {
         atomicStore(&written, 0u);
     }
-    let first = flat_group(wg) * GROUP_SIZE;
-    // Its barrier orders the store above before the adds below.
-    let among = jobs_of_group(li, first);
-    let item = first + li;
+    workgroupBarrier();
+    let item = flat_group(wg) * GROUP_SIZE + li;
     if (item < p.items) {
-        atomicAdd(&written, write_item(item, among));
+        atomicAdd(&written, write_item(item));
     }
     workgroupBarrier();
     if (li == 0u) {
@@ -154,11 +128,10 @@ fn write_pairs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
     }
 }
 
-// Writes the keys of work item `item` (of the jobs `among`) that its job keeps; returns the
-// pairs it tested (none where its job keeps none of its keys: a portion's items outside its
-// range).
-fn write_item(item: u32, among: vec2<u32>) -> u32 {
-    let span = item_span(item, among);
+// Writes the keys of work item `item` that its job keeps; returns the pairs it tested (none
+// where its job keeps none of its keys: a portion's items outside its range).
+fn write_item(item: u32) -> u32 {
+    let span = item_span(item);
     let j = jobs[span.x];
     let at = p.dest_at + DEST_WORDS * span.x;
     let dest = scan[at];
