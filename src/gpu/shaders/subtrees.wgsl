@@ -221,26 +221,27 @@ fn and_of(li: u32, f: Fill, e: Node, in_temp: bool) -> vec2<u32> {
 // `alive`: those listed for it (`e.pad`), or, where its subtree listed none (a root), those
 // of the fill's sample it reaches. Returns the queries read.
 fn hold_reach(li: u32, f: Fill, e: Node) -> u32 {
+    var reads = e.pad;
     if (e.pad != NONE) {
         read_listed(li, f, e.pad);
-        alive = (1u << held) - 1u;
-        return e.pad;
-    }
-    let s = sample_of(f);
-    held = 0u;
-    for (var k = 0u; k < LISTED_EACH; k = k + 1u) {
-        let i = li + k * GROUP_SIZE;
-        if (i >= s.x) {
-            break;
-        }
-        let q = queries[f.queries + i * s.y] & f.live;
-        if (disjoint(q, e.taken)) {
-            held_qs[held] = q;
-            held = held + 1u;
+    } else {
+        let s = sample_of(f);
+        reads = s.x;
+        held = 0u;
+        for (var k = 0u; k < LISTED_EACH; k = k + 1u) {
+            let i = li + k * GROUP_SIZE;
+            if (i >= s.x) {
+                break;
+            }
+            let q = queries[f.queries + i * s.y] & f.live;
+            if (disjoint(q, e.taken)) {
+                held_qs[held] = q;
+                held = held + 1u;
+            }
         }
     }
     alive = (1u << held) - 1u;
-    return s.x;
+    return reads;
 }
 
 // The bit to add to a leaf's skip bits `mask` (or NONE): the one most held queries still

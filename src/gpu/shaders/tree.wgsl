@@ -34,9 +34,8 @@
 // bits: a query with one of them skips that block (routing tests each block's AND), and
 // the queries with the bits chosen one by one, each the one most sampled queries without
 // the bits so far have, among those enough of the keys with them have to fill the second
-// block. Splitting such a node instead (the children each a
-// block or less) filled its blocks less, and its queries visited a quarter more blocks
-// than the CPU's at N = 22.
+// block. Splitting such a node instead (the children each a block or less) filled its
+// blocks less, and its queries visited a quarter more blocks than the CPU's at N = 22.
 //
 // Nodes: a split is [bit, child without it, child with it, 0]; a leaf is [LEAF | leaf slot,
 // 0, 0, next], next being the node a walk goes to after it (NONE: the end), so that
