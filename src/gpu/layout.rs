@@ -81,6 +81,10 @@ pub(crate) const FILL_STOPPED: u32 = 128;
 pub(crate) const FILL_ERRORS: u32 = 0xffff;
 /// Not an error: the east side is stored.
 pub(crate) const FILL_SWAPPED: u32 = 0x1_0000;
+/// Not an error either: above this shift, the bit its tree's root split on, plus one (0:
+/// the root was not split in a top level), so that a join past a batch's blocks is split as
+/// its tree splits it.
+pub(crate) const FILL_ROOT_SHIFT: u32 = 24;
 
 /// A job's destination: arena (`DEST_*`) above `DEST_SHIFT`, offset below.
 pub(crate) const DEST_SHIFT: u32 = 30;
@@ -168,15 +172,16 @@ pub(crate) const WIDE_SLOTS: u32 = 2 + TOP_PARTS;
 pub(crate) const TILE_WORDS: u32 = 1 + TOP_PARTS / 2;
 const _: () = assert!(TOP_PARTS == 8 && WIDE_TILE < 1 << 16);
 /// Each fill's tree counters in `scan`: nodes, leaves and blocks handed out, leaf slots
-/// reserved, whether its tree is unfinished, and the keys and sampled queries its build read
-/// (64-bit, low word first).
+/// reserved, whether its tree is unfinished, the keys and sampled queries its build read
+/// (64-bit, low word first), and its root's bit plus one (0: not split in a top level).
 pub(crate) const TREE_NODES: u32 = 0;
 pub(crate) const TREE_LEAVES: u32 = 1;
 pub(crate) const TREE_BLOCKS: u32 = 2;
 pub(crate) const TREE_RESERVED: u32 = 3;
 pub(crate) const TREE_UNFINISHED: u32 = 4;
 pub(crate) const TREE_TESTS: u32 = 5;
-pub(crate) const TREE_WORDS: u32 = 7;
+pub(crate) const TREE_ROOT: u32 = 7;
+pub(crate) const TREE_WORDS: u32 = 8;
 
 /// A job's word offset that points into the words its batch carries rather than the
 /// resident ones.
@@ -214,6 +219,7 @@ pub(crate) fn prelude() -> String {
         ("FILL_STOPPED", FILL_STOPPED),
         ("FILL_ERRORS", FILL_ERRORS),
         ("FILL_SWAPPED", FILL_SWAPPED),
+        ("FILL_ROOT_SHIFT", FILL_ROOT_SHIFT),
         ("DEST_SHIFT", DEST_SHIFT),
         ("DEST_OFFSET", (1 << DEST_SHIFT) - 1),
         ("DEST_STORED", DEST_STORED),
@@ -261,6 +267,7 @@ pub(crate) fn prelude() -> String {
         ("TREE_RESERVED", TREE_RESERVED),
         ("TREE_UNFINISHED", TREE_UNFINISHED),
         ("TREE_TESTS", TREE_TESTS),
+        ("TREE_ROOT", TREE_ROOT),
         ("TREE_WORDS", TREE_WORDS),
         ("NO_FILL", NO_FILL),
         ("CARRIED", CARRIED),

@@ -156,6 +156,50 @@ impl Request {
             .collect()
     }
 
+    /// The two requests whose counts add up to this one's, its stored side (role `stored`)
+    /// split on key bit `bit`, as its tree's root splits it: the keys without the bit, met by
+    /// every query, and those with it, met by the queries without it. A cut into runs of
+    /// jobs makes parts that every query meets whole; this one keeps the tree's first split,
+    /// so its parts visit about the blocks the whole would. The first takes the tied halves.
+    /// `None` where the bit cannot split it: not a live bit, one a stored side fixes already
+    /// (so that a part split again takes a new bit), or a portion (a range of its keys).
+    pub(crate) fn split_on(&self, bit: u32, stored: u32) -> Option<[Request; 2]> {
+        let b = 1u64.checked_shl(bit)?;
+        let wide = |w: [u32; 2]| u64::from(w[0]) | u64::from(w[1]) << 32;
+        let fixed = |s: &Side| wide(s.exact_mask) & b != 0;
+        let carries = |s: &Side| (wide(s.extra) | wide(s.exact_mask) & wide(s.exact_bits)) & b != 0;
+        let stored_sides = || self.sides.iter().filter(|s| s.role == stored);
+        let splits = stored_sides().all(|s| !fixed(s) && wide(s.extra) & b == 0);
+        if wide(self.desc.live) & b == 0 || !splits || self.desc.flags & JOIN_PORTION != 0 {
+            return None;
+        }
+        let query = if stored == ROLE_WEST {
+            ROLE_EAST
+        } else {
+            ROLE_WEST
+        };
+        let part = |with: bool| {
+            let mut sides = self.sides.clone();
+            // A query side whose halves all carry the bit meets none of the keys with it.
+            let mut empty = vec![false; sides.len()];
+            for (s, empty) in sides.iter_mut().zip(&mut empty) {
+                if s.role == stored {
+                    s.exact_mask = split(wide(s.exact_mask) | b);
+                    s.exact_bits = split(wide(s.exact_bits) | if with { b } else { 0 });
+                } else if s.role == query && with {
+                    *empty = carries(s);
+                    s.exact_mask = split(wide(s.exact_mask) | b);
+                }
+            }
+            let mut roles = self.role_jobs();
+            for jobs in &mut roles {
+                jobs.retain(|j| !empty[j.side() as usize]);
+            }
+            self.rebuilt(roles, sides, !with)
+        };
+        Some([part(false), part(true)])
+    }
+
     /// The requests whose counts add up to this one's, its stored side (the east one where
     /// `east`) of `keys` keys, past its fill cap, stored a portion of at most the cap at a
     /// time (keys in the CPU's order), each portion met by every query, as the CPU stores

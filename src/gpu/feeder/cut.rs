@@ -2,8 +2,9 @@
 //! row measured before it ran out of room.
 
 use crate::gpu::layout::{
-    FILL_OVER_BLOCKS, FILL_OVER_ROUTES, FILL_STOPPED, FILL_SWAPPED, FILL_UNFINISHED, RESULT_BLOCKS,
-    RESULT_ROUTES, RESULT_SIZES, RESULT_STATUS, ROLE_EAST, ROLE_WEST,
+    FILL_ERRORS, FILL_OVER_BLOCKS, FILL_OVER_ROUTES, FILL_ROOT_SHIFT, FILL_STOPPED, FILL_SWAPPED,
+    FILL_UNFINISHED, RESULT_BLOCKS, RESULT_ROUTES, RESULT_SIZES, RESULT_STATUS, ROLE_EAST,
+    ROLE_WEST,
 };
 use crate::gpu::request::Request;
 use crate::gpu::slot::Capacity;
@@ -15,6 +16,20 @@ pub(super) fn past_room(row: &[u32], cap: &Capacity) -> bool {
     let over = |flag: u32, at: u32, room: u32| status & flag != 0 && row[at as usize] > room;
     over(FILL_OVER_BLOCKS, RESULT_BLOCKS, cap.blocks)
         || over(FILL_OVER_ROUTES, RESULT_ROUTES, cap.routes)
+}
+
+/// The two parts of a join whose blocks alone pass a batch's room, its stored side split on
+/// the bit its tree's root split on (its results row says which): parts that are the
+/// whole tree's two halves, so that they visit about the blocks the whole would (a cut into
+/// runs of jobs makes trees that every query meets, 1.19 times the visits on random keys).
+/// `None` where its tree did not get that far, or the bit cannot split it.
+pub(super) fn root_split(request: &Request, row: &[u32], cap: &Capacity) -> Option<[Request; 2]> {
+    let status = row[RESULT_STATUS as usize];
+    let bit = (status >> FILL_ROOT_SHIFT).checked_sub(1)?;
+    if status & FILL_ERRORS != FILL_OVER_BLOCKS || !past_room(row, cap) {
+        return None;
+    }
+    request.split_on(bit, stored_role(row))
 }
 
 /// The role a join's results row says it stored.

@@ -9,7 +9,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use super::cut::{cut_plan, larger_role, past_room, portion_plan, stored_role};
+use super::cut::{cut_plan, larger_role, past_room, portion_plan, root_split, stored_role};
 use super::levels::Levels;
 use super::room::{Room, Sizes};
 use super::shares::{joined_work, pass_seconds, Shares};
@@ -526,6 +526,10 @@ impl Loop {
                 let most = (s.request.pairs(plan.role) / plan.parts).max(1);
                 self.cut(s, plan.role, most, work);
             }
+        } else if let Some(parts) = root_split(&s.request, row, &self.cap) {
+            // Its blocks alone pass a batch's: its stored side split as its tree's root
+            // splits it.
+            self.queue_parts(s, parts.into(), work);
         } else {
             // No room even alone: cut the side that fills the arena it passed, into as many
             // parts as its measured sizes say.

@@ -148,6 +148,7 @@ fn start_tree(j: u32) {
     scan[at + TREE_UNFINISHED] = 0u;
     scan[at + TREE_TESTS] = 0u;
     scan[at + TREE_TESTS + 1u] = 0u;
+    scan[at + TREE_ROOT] = 0u;
 }
 
 // Fill j's tree as its counters say, once built: its nodes, leaves and blocks, or marked
@@ -160,6 +161,8 @@ fn end_tree(j: u32) {
     let at = p.tree_at + j * TREE_WORDS;
     add64_at(p.result_stats + 2u * STAT_TREE_TESTS, vec2<u32>(scan[at + TREE_TESTS],
         scan[at + TREE_TESTS + 1u]));
+    // The host splits a join past a batch's blocks on the bit its root split on.
+    atomicOr(&results[row(j) + RESULT_STATUS], scan[at + TREE_ROOT] << FILL_ROOT_SHIFT);
     if (scan[at + TREE_UNFINISHED] != 0u) {
         fills[j].status = f.status | FILL_UNFINISHED;
         return;

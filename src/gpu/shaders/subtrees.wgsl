@@ -170,6 +170,9 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
             }
             continue;
         }
+        if (li == 0u && e.node == f.root) {
+            atomicStore(&scan[counter(e.fill, TREE_ROOT)], bit + 1u);
+        }
         // The child without the bit is reached by the node's queries, the other by those
         // without it: moved to the front.
         var without = NONE;

@@ -361,6 +361,9 @@ fn build_top(li: u32, g: u32, e: Node) {
         }
         return;
     }
+    if (p.level == 0u && li == 0u) {
+        atomicStore(&scan[counter(e.fill, TREE_ROOT)], cuts[1] + 1u);
+    }
     if (p.wide != 0u && n > p.wide) {
         go_wide(li, g, e);
         return;
