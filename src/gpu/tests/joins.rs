@@ -197,7 +197,10 @@ fn a_join_past_the_blocks_room_is_cut_and_exact() {
     assert_eq!((got, parts.hits), (Some(want.0), want.1));
     assert!(parts.regenerations >= 2, "{}", parts.regenerations);
     let visits = parts.visited_pairs as f64 / whole.visited_pairs as f64;
-    eprintln!("cut in {} parts: {visits:.3} of the whole's visits", parts.regenerations + 1);
+    eprintln!(
+        "cut in {} parts: {visits:.3} of the whole's visits",
+        parts.regenerations + 1
+    );
     assert!(visits <= 1.05, "{visits:.3} times the whole's visits");
 }
 
