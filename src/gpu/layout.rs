@@ -82,7 +82,7 @@ pub(crate) const FILL_ERRORS: u32 = 0xffff;
 /// Not an error: the east side is stored.
 pub(crate) const FILL_SWAPPED: u32 = 0x1_0000;
 /// Not an error either: above this shift, the bit its tree's root split on, plus one (0:
-/// the root was not split in a top level), so that a join past a batch's blocks is split as
+/// the root did not split), so that a join past a batch's blocks is split as
 /// its tree splits it.
 pub(crate) const FILL_ROOT_SHIFT: u32 = 24;
 
@@ -173,7 +173,7 @@ pub(crate) const TILE_WORDS: u32 = 1 + TOP_PARTS / 2;
 const _: () = assert!(TOP_PARTS == 8 && WIDE_TILE < 1 << 16);
 /// Each fill's tree counters in `scan`: nodes, leaves and blocks handed out, leaf slots
 /// reserved, whether its tree is unfinished, the keys and sampled queries its build read
-/// (64-bit, low word first), and its root's bit plus one (0: not split in a top level).
+/// (64-bit, low word first), and its root's bit plus one (0: the root did not split).
 pub(crate) const TREE_NODES: u32 = 0;
 pub(crate) const TREE_LEAVES: u32 = 1;
 pub(crate) const TREE_BLOCKS: u32 = 2;
@@ -464,7 +464,12 @@ pub(crate) fn split(x: u64) -> [u32; 2] {
 
 /// The 64-bit value at word `at` of a results row (two words, low first: [`split`]'s).
 pub(crate) fn wide(row: &[u32], at: u32) -> u64 {
-    u64::from(row[at as usize]) | u64::from(row[at as usize + 1]) << 32
+    unsplit([row[at as usize], row[at as usize + 1]])
+}
+
+/// The 64-bit value of two words, low first: the inverse of [`split`].
+pub(crate) fn unsplit(w: [u32; 2]) -> u64 {
+    u64::from(w[0]) | u64::from(w[1]) << 32
 }
 
 #[cfg(test)]

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use super::layout::{
-    split, Job, JoinDesc, Side, CARRIED, CLASS_SHIFT, JOB_TAG_BITS, JOIN_EAST_STORED, JOIN_PORTION,
-    JOIN_REFUSE, JOIN_SWAP, JOIN_TIES, ROLE_EAST, ROLE_TIED_EAST, ROLE_TIED_WEST, ROLE_WEST,
+    split, unsplit, Job, JoinDesc, Side, CARRIED, CLASS_SHIFT, JOB_TAG_BITS, JOIN_EAST_STORED,
+    JOIN_PORTION, JOIN_REFUSE, JOIN_SWAP, JOIN_TIES, ROLE_EAST, ROLE_TIED_EAST, ROLE_TIED_WEST,
+    ROLE_WEST,
 };
 use super::resident::Resident;
 use super::words::{spare_buffer, Words};
@@ -165,12 +166,12 @@ impl Request {
     /// (so that a part split again takes a new bit), or a portion (a range of its keys).
     pub(crate) fn split_on(&self, bit: u32, stored: u32) -> Option<[Request; 2]> {
         let b = 1u64.checked_shl(bit)?;
-        let wide = |w: [u32; 2]| u64::from(w[0]) | u64::from(w[1]) << 32;
-        let fixed = |s: &Side| wide(s.exact_mask) & b != 0;
-        let carries = |s: &Side| (wide(s.extra) | wide(s.exact_mask) & wide(s.exact_bits)) & b != 0;
+        let fixed = |s: &Side| unsplit(s.exact_mask) & b != 0;
+        let carries =
+            |s: &Side| (unsplit(s.extra) | unsplit(s.exact_mask) & unsplit(s.exact_bits)) & b != 0;
         let stored_sides = || self.sides.iter().filter(|s| s.role == stored);
-        let splits = stored_sides().all(|s| !fixed(s) && wide(s.extra) & b == 0);
-        if wide(self.desc.live) & b == 0 || !splits || self.desc.flags & JOIN_PORTION != 0 {
+        let splits = stored_sides().all(|s| !fixed(s) && unsplit(s.extra) & b == 0);
+        if unsplit(self.desc.live) & b == 0 || !splits || self.desc.flags & JOIN_PORTION != 0 {
             return None;
         }
         let query = if stored == ROLE_WEST {
@@ -184,11 +185,11 @@ impl Request {
             let mut empty = vec![false; sides.len()];
             for (s, empty) in sides.iter_mut().zip(&mut empty) {
                 if s.role == stored {
-                    s.exact_mask = split(wide(s.exact_mask) | b);
-                    s.exact_bits = split(wide(s.exact_bits) | if with { b } else { 0 });
+                    s.exact_mask = split(unsplit(s.exact_mask) | b);
+                    s.exact_bits = split(unsplit(s.exact_bits) | if with { b } else { 0 });
                 } else if s.role == query && with {
                     *empty = carries(s);
-                    s.exact_mask = split(wide(s.exact_mask) | b);
+                    s.exact_mask = split(unsplit(s.exact_mask) | b);
                 }
             }
             let mut roles = self.role_jobs();
