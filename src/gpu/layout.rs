@@ -182,6 +182,14 @@ pub(crate) const TREE_UNFINISHED: u32 = 4;
 pub(crate) const TREE_TESTS: u32 = 5;
 pub(crate) const TREE_ROOT: u32 = 7;
 pub(crate) const TREE_WORDS: u32 = 8;
+/// `TREE_UNFINISHED`'s mark of a tree its root's pass stopped: its keys pass the batch's
+/// blocks' room whatever their tree (top.wgsl), so building the rest would be wasted.
+pub(crate) const TREE_PAST_ROOM: u32 = 2;
+/// Keys a block of a built tree holds, at most on average, for that stop: blocks hold
+/// `BLOCK_KEYS`, but a leaf's last block is partial (N = 28's trees averaged 395 to 430).
+/// A root above this times the blocks' room stops; one that would just have fitted is
+/// split, and costs a half join more, against a tree built in vain.
+pub(crate) const PAST_ROOM_KEYS: u32 = BLOCK_KEYS / 8 * 7;
 
 /// A job's word offset that points into the words its batch carries rather than the
 /// resident ones.
@@ -269,6 +277,8 @@ pub(crate) fn prelude() -> String {
         ("TREE_TESTS", TREE_TESTS),
         ("TREE_ROOT", TREE_ROOT),
         ("TREE_WORDS", TREE_WORDS),
+        ("TREE_PAST_ROOM", TREE_PAST_ROOM),
+        ("PAST_ROOM_KEYS", PAST_ROOM_KEYS),
         ("NO_FILL", NO_FILL),
         ("CARRIED", CARRIED),
         ("CLASS_SHIFT", CLASS_SHIFT),

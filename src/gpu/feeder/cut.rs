@@ -18,31 +18,38 @@ pub(super) fn past_room(row: &[u32], cap: &Capacity) -> bool {
         || over(FILL_OVER_ROUTES, RESULT_ROUTES, cap.routes)
 }
 
-/// The two parts of a join whose blocks alone pass a batch's room, its stored side split on
-/// the bit its tree's root split on (its results row says which): parts that are the
-/// whole tree's two halves, so that they visit about the blocks the whole would (a cut into
-/// runs of jobs makes trees that every query meets: 1.33 times the visits in the test).
-/// `None` where its tree did not get that far, the bit cannot split it, or its blocks pass
-/// [`ROOT_SPLIT_ROOMS`] batches' room.
+/// The two parts of a join whose blocks or routes alone pass a batch's room, its stored
+/// side split on the bit its tree's root split on (its results row says which): parts that
+/// are the whole tree's two halves, so that they visit about the blocks the whole would (a
+/// cut into runs of jobs makes trees that every query meets: 1.33 times the visits in the
+/// test), and share its routes. Past the routes' room, only where its stored side has the
+/// more pairs: a cut of its queries makes the whole tree again for each part, a split makes
+/// the queries' half join again for both. `None` where its tree did not get that far, the
+/// bit cannot split it, or it passes [`ROOT_SPLIT_ROOMS`] batches' room.
 pub(super) fn root_split(request: &Request, row: &[u32], cap: &Capacity) -> Option<[Request; 2]> {
     let status = row[RESULT_STATUS as usize];
     let bit = (status >> FILL_ROOT_SHIFT).checked_sub(1)?;
-    let blocks = u64::from(row[RESULT_BLOCKS as usize]);
-    if status & FILL_ERRORS != FILL_OVER_BLOCKS
-        || !past_room(row, cap)
-        || blocks > ROOT_SPLIT_ROOMS * u64::from(cap.blocks)
-    {
+    let stored = stored_role(row);
+    let (used, room) = match status & FILL_ERRORS {
+        FILL_OVER_BLOCKS => (row[RESULT_BLOCKS as usize], cap.blocks),
+        FILL_OVER_ROUTES if request.pairs(stored) >= request.pairs(query_role(row)) => {
+            (row[RESULT_ROUTES as usize], cap.routes)
+        }
+        _ => return None,
+    };
+    if !past_room(row, cap) || u64::from(used) > ROOT_SPLIT_ROOMS * u64::from(room) {
         return None;
     }
-    request.split_on(bit, stored_role(row))
+    request.split_on(bit, stored)
 }
 
-/// The most batches' blocks a join split on its root's bit may have: its parts, split
-/// again while they pass the room, fit within about two rounds. Each round makes every
-/// part's half join and tree again, so a join of more rooms is cut into runs of jobs at
-/// once. (Splitting them all, N = 28's sample on lavapipe's 5,391 blocks a batch, with
-/// joins of up to six rooms, visited 0.73 times the blocks but built 1.3 times the trees
-/// and tested 1.7 times the half join's pairs: more in all than it saved.)
+/// The most batches' blocks (or routes) a join split on its root's bit may take: its
+/// parts, split again while they pass the room, fit within about two rounds. Each round
+/// makes every part's half join again (and a part's tree, where its keys do not show it
+/// past the room at its root), so a join of more rooms is cut into runs of jobs at once.
+/// (Splitting them all, N = 28's sample on lavapipe's 5,391 blocks a batch, with joins of
+/// up to six rooms, visited 0.73 times the blocks but built 1.3 times the trees and tested
+/// 1.7 times the half join's pairs: more in all than it saved.)
 const ROOT_SPLIT_ROOMS: u64 = 4;
 
 /// The role a join's results row says it stored.
@@ -167,7 +174,7 @@ pub(super) fn larger_role(request: &Request) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::layout::{JoinDesc, FILL_OVER_KEYS, JOIN_PORTION, RESULT_WORDS};
+    use crate::gpu::layout::{split, JoinDesc, FILL_OVER_KEYS, JOIN_PORTION, RESULT_WORDS};
 
     /// A batch's room, its queries arena 1,000 keys.
     fn room() -> Capacity {
@@ -227,5 +234,35 @@ mod tests {
         // Its queries past the room: cut on them whatever its range.
         let cut = portion_plan(&portion(10), &row(10, 3000, status), status, &cap, false);
         assert_eq!(cut.role, ROLE_EAST);
+    }
+
+    /// A join past the routes' room is split on its root's bit where its stored side has
+    /// the more pairs (each part of a cut of its queries makes the whole tree again); where
+    /// its queries have, or past four rooms, it is not (a cut by jobs follows).
+    #[test]
+    fn a_join_past_the_routes_room_is_split_where_its_tree_weighs_most() {
+        let cap = room();
+        let desc = JoinDesc {
+            live: split(0xff),
+            ..JoinDesc::default()
+        };
+        let status = FILL_OVER_ROUTES | 4 << FILL_ROOT_SHIFT;
+        let over = |stored: u32, queries: u32, routes: u32| {
+            let mut r = row(stored, queries, status);
+            r[RESULT_ROUTES as usize] = routes;
+            r
+        };
+        let tall = Request::of_keys(&[1; 300], &[2; 10], desc);
+        let parts = root_split(&tall, &over(300, 10, 25_000), &cap).expect("split");
+        let fixed = |r: &Request| {
+            r.sides
+                .iter()
+                .all(|s| s.role != ROLE_WEST || s.exact_mask[0] & 8 != 0)
+        };
+        assert!(parts.iter().all(fixed));
+        assert!(root_split(&tall, &over(300, 10, 50_000), &cap).is_none());
+        assert!(root_split(&tall, &over(300, 10, 9_000), &cap).is_none());
+        let wide = Request::of_keys(&[1; 10], &[2; 300], desc);
+        assert!(root_split(&wide, &over(10, 300, 25_000), &cap).is_none());
     }
 }

@@ -527,8 +527,8 @@ impl Loop {
                 self.cut(s, plan.role, most, work);
             }
         } else if let Some(parts) = root_split(&s.request, row, &self.cap) {
-            // Its blocks alone pass a batch's: its stored side split as its tree's root
-            // splits it.
+            // Its blocks (or routes) alone pass a batch's: its stored side split as its
+            // tree's root splits it.
             self.queue_parts(s, parts.into(), work);
         } else {
             // No room even alone: cut the side that fills the arena it passed, into as many

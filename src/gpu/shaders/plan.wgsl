@@ -163,7 +163,14 @@ fn end_tree(j: u32) {
         scan[at + TREE_TESTS + 1u]));
     // The host splits a join past a batch's blocks on the bit its root split on.
     atomicOr(&results[row(j) + RESULT_STATUS], scan[at + TREE_ROOT] << FILL_ROOT_SHIFT);
-    if (scan[at + TREE_UNFINISHED] != 0u) {
+    let unfinished = scan[at + TREE_UNFINISHED];
+    if (unfinished == TREE_PAST_ROOM) {
+        // Stopped at its root: past the blocks' room by the blocks its keys need at least.
+        fills[j].status = f.status | FILL_OVER_BLOCKS;
+        fills[j].blocks = scan[at + TREE_BLOCKS];
+        return;
+    }
+    if (unfinished != 0u) {
         fills[j].status = f.status | FILL_UNFINISHED;
         return;
     }

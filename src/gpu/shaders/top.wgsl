@@ -364,6 +364,15 @@ fn build_top(li: u32, g: u32, e: Node) {
     if (p.level == 0u && li == 0u) {
         atomicStore(&scan[counter(e.fill, TREE_ROOT)], cuts[1] + 1u);
     }
+    if (p.level == 0u && n / PAST_ROOM_KEYS >= p.block_cap) {
+        // Its blocks would pass the batch's room alone: the host splits it on its root's
+        // bit, or cuts it, from these counts, without the rest of its tree.
+        if (li == 0u) {
+            atomicStore(&scan[counter(e.fill, TREE_BLOCKS)], n / PAST_ROOM_KEYS + 1u);
+            atomicOr(&scan[counter(e.fill, TREE_UNFINISHED)], TREE_PAST_ROOM);
+        }
+        return;
+    }
     if (p.wide != 0u && n > p.wide) {
         go_wide(li, g, e);
         return;

@@ -171,10 +171,10 @@ fn routing_histograms_without_room_are_counted_again_and_exact() {
     );
 }
 
-/// A join whose blocks pass a batch's room is split as its tree's root splits it, again
-/// where a part still passes it, into parts that fit, their counts adding up to its count
-/// and their visits about the whole's (a cut into runs of jobs, met by every query each,
-/// visited 1.19 times them).
+/// A join whose blocks (or routes) pass a batch's room is split as its tree's root splits
+/// it, again where a part still passes it, into parts that fit, their counts adding up to
+/// its count, their visits about the whole's (a cut into runs of jobs, met by every query
+/// each, visited 1.19 times them) and each stored key in one of them.
 #[test]
 fn a_join_past_the_blocks_room_is_cut_and_exact() {
     let Some(gpu) = gpu("a_join_past_the_blocks_room_is_cut_and_exact") else {
@@ -197,11 +197,33 @@ fn a_join_past_the_blocks_room_is_cut_and_exact() {
     assert_eq!((got, parts.hits), (Some(want.0), want.1));
     assert!(parts.regenerations >= 2, "{}", parts.regenerations);
     let visits = parts.visited_pairs as f64 / whole.visited_pairs as f64;
+    let trees = parts.tree_tests as f64 / whole.tree_tests as f64;
     eprintln!(
-        "cut in {} parts: {visits:.3} of the whole's visits",
+        "cut in {} parts: {visits:.3} of the whole's visits, {trees:.3} of its tree's tests",
         parts.regenerations + 1
     );
     assert!(visits <= 1.05, "{visits:.3} times the whole's visits");
+    // Its keys show it past the room at its root: the rest of its tree is not built (2.45
+    // times the whole's tree tests in all; 4.17 where it was, before its root was split).
+    assert!(trees <= 3.0, "{trees:.3} times the whole's tree tests");
+    assert_eq!(parts.stored_keys, whole.stored_keys);
+    // Past the routes' room instead: split the same way (its stored side has the more
+    // pairs), exact, visiting what the whole does.
+    let mut cap = Capacity::of_budget(&gpu.device, 64 << 20);
+    cap.routes = whole.visited_pairs as u32 / 3;
+    let tight = GpuJoiner::with_capacity(Arc::clone(&gpu.device), cap, 1 << 12, None);
+    let (got, parts) = join_keys(&tight, &west, &east, factors, live, 0);
+    assert_eq!((got, parts.hits), (Some(want.0), want.1));
+    let visits = parts.visited_pairs as f64 / whole.visited_pairs as f64;
+    let trees = parts.tree_tests as f64 / whole.tree_tests as f64;
+    eprintln!(
+        "routes cut in {} parts: {visits:.3} of the whole's visits, {trees:.3} of its tree's tests",
+        parts.regenerations + 1
+    );
+    assert!(parts.regenerations >= 2, "{}", parts.regenerations);
+    assert!(visits <= 1.05, "{visits:.3} times the whole's visits");
+    // Each key stored by one part (a cut of the queries stores them all in each).
+    assert_eq!(parts.stored_keys, whole.stored_keys);
 }
 
 #[test]
