@@ -202,29 +202,30 @@ impl Request {
     }
 
     /// The requests whose counts add up to this one's, its stored side (the east one where
-    /// `east`) of `keys` keys, past its fill cap, stored a portion of at most the cap at a
-    /// time (keys in the CPU's order), each portion met by every query, as the CPU stores
-    /// it. The first takes the tied halves.
-    pub(crate) fn portions(&self, east: bool, keys: u32) -> Vec<Request> {
-        let size = self.desc.cap.max(1);
+    /// `east`) of `keys` keys, past its fill cap, stored a portion of at most the cap (and
+    /// at most `most` keys) at a time (keys in the CPU's order), each portion met by every
+    /// query, as the CPU stores it. The first takes the tied halves.
+    pub(crate) fn portions(&self, east: bool, keys: u32, most: u32) -> Vec<Request> {
+        let size = self.desc.cap.min(most).max(1);
         (0..keys.div_ceil(size))
             .map(|k| self.portion(east, k * size, size, k == 0))
             .collect()
     }
 
-    /// The two halves of a portion ([`JOIN_PORTION`]) that found no room alone in a batch;
-    /// none where it holds one key only.
-    pub(crate) fn halves(&self) -> Vec<Request> {
+    /// A portion ([`JOIN_PORTION`]) that found no room alone in a batch cut into `parts`
+    /// ranges of its keys as even as can be (two at least, none empty); none where it holds
+    /// one key only. The first takes the tied halves.
+    pub(crate) fn ranges(&self, parts: u64) -> Vec<Request> {
         let (lo, size) = (self.desc.lo, self.desc.cap);
         let east = self.desc.flags & JOIN_EAST_STORED != 0;
         if size < 2 {
             return Vec::new();
         }
-        let half = size / 2;
-        vec![
-            self.portion(east, lo, half, true),
-            self.portion(east, lo + half, size - half, false),
-        ]
+        let parts = parts.clamp(2, u64::from(size));
+        let end = |k: u64| lo + (u64::from(size) * k / parts) as u32;
+        (0..parts)
+            .map(|k| self.portion(east, end(k), end(k + 1) - end(k), k == 0))
+            .collect()
     }
 
     /// This request storing keys `lo` to `lo + size` of its stored side (the east one where
@@ -599,5 +600,34 @@ mod tests {
                 parts.len()
             );
         }
+    }
+
+    /// A portion's ranges cover its range once, in order, as even as can be, none empty;
+    /// the first alone takes the tied halves; one key cannot be cut.
+    #[test]
+    fn a_portions_ranges_cover_it_once() {
+        let desc = JoinDesc {
+            flags: JOIN_TIES,
+            ..JoinDesc::default()
+        };
+        let whole = Request::of_keys(&[1, 2, 3], &[8; 5], desc);
+        for parts in [1, 2, 3, 7, 64, 200] {
+            let ranges = whole.portion(true, 10, 101, true).ranges(parts);
+            assert_eq!(ranges.len() as u64, parts.clamp(2, 101));
+            let mut at = 10;
+            for (k, r) in ranges.iter().enumerate() {
+                assert_eq!(r.desc.lo, at, "{parts}");
+                assert!(
+                    r.desc.cap >= 101 / ranges.len() as u32,
+                    "{parts}: {}",
+                    r.desc.cap
+                );
+                assert_ne!(r.desc.flags & JOIN_EAST_STORED, 0);
+                assert_eq!(r.desc.flags & JOIN_TIES != 0, k == 0, "{parts}");
+                at += r.desc.cap;
+            }
+            assert_eq!(at, 10 + 101);
+        }
+        assert!(whole.portion(true, 3, 1, true).ranges(4).is_empty());
     }
 }

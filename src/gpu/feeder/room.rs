@@ -117,6 +117,12 @@ impl Sizes {
         ]
     }
 
+    /// The stored keys whose blocks the batches so far say fill `blocks` blocks (at least
+    /// one key; before any batch, by the default's generous blocks a key).
+    pub(super) fn keys_for(&self, blocks: f64) -> u32 {
+        (blocks / self.blocks_per_key).clamp(1.0, f64::from(u32::MAX)) as u32
+    }
+
     /// Moves the ratios towards what `request`'s row shows (never below a tenth of the
     /// bound, so that one odd join cannot make the next batch overflow wholesale).
     pub(super) fn learn(&mut self, request: &Request, row: &[u32]) {

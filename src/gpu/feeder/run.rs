@@ -9,7 +9,9 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use super::cut::{cut_plan, larger_role, past_room, portion_plan, root_split, stored_role};
+use super::cut::{
+    cut_plan, larger_role, past_room, portion_plan, root_split, stored_role, RANGE_SHARE,
+};
 use super::levels::Levels;
 use super::room::{Room, Sizes};
 use super::shares::{joined_work, pass_seconds, Shares};
@@ -493,10 +495,15 @@ impl Loop {
         } else if status & FILL_REFUSED != 0 {
             s.reply.send(Ok((None, work)));
         } else if status & FILL_TOO_LARGE != 0 {
-            // Its stored side passes a fill: stored a portion at a time, as the CPU does.
+            // Its stored side passes a fill: stored a portion at a time, as the CPU does,
+            // each within what the batches so far say fills most of a batch's blocks (a
+            // portion past them is cut into ranges, after a half join of all its keys).
             let role = stored_role(row);
             let keys = row[(RESULT_SIZES + role) as usize];
-            let parts = s.request.portions(role == ROLE_EAST, keys);
+            let most = self
+                .sizes
+                .keys_for(RANGE_SHARE * f64::from(self.cap.blocks));
+            let parts = s.request.portions(role == ROLE_EAST, keys, most);
             self.queue_parts(s, parts, work);
         } else if status == FILL_STOPPED && !alone {
             // A software driver stopped a block count workgroup that met its routes beside
@@ -515,12 +522,12 @@ impl Loop {
             self.queue.push_front(s);
         } else if s.request.desc.flags & JOIN_PORTION != 0 {
             // A portion is a range of its stored keys: that side is cut only into smaller
-            // ranges; its queries are cut by jobs as any join's (that leaves its stored
-            // keys).
+            // ranges, at once into as many as its blocks need; its queries are cut by jobs
+            // as any join's (that leaves its stored keys).
             let software = self.dev.adapter.software;
             let plan = portion_plan(&s.request, row, status, &self.cap, software);
             if plan.role == stored_role(row) {
-                let parts = s.request.halves();
+                let parts = s.request.ranges(plan.parts);
                 self.queue_parts(s, parts, work);
             } else {
                 let most = (s.request.pairs(plan.role) / plan.parts).max(1);
