@@ -190,6 +190,9 @@ pub(crate) const TREE_PAST_ROOM: u32 = 2;
 /// A root above this times the blocks' room stops; one that would just have fitted is
 /// split, and costs a half join more, against a tree built in vain.
 pub(crate) const PAST_ROOM_KEYS: u32 = BLOCK_KEYS / 8 * 7;
+/// The mark of a results row that carries its root pass's cuts (a tree stopped past the
+/// room), in the top bit of its second tests word.
+pub(crate) const ROOT_CUTS_MARK: u32 = 0x8000_0000;
 
 /// A job's word offset that points into the words its batch carries rather than the
 /// resident ones.
@@ -279,6 +282,7 @@ pub(crate) fn prelude() -> String {
         ("TREE_WORDS", TREE_WORDS),
         ("TREE_PAST_ROOM", TREE_PAST_ROOM),
         ("PAST_ROOM_KEYS", PAST_ROOM_KEYS),
+        ("ROOT_CUTS_MARK", ROOT_CUTS_MARK),
         ("NO_FILL", NO_FILL),
         ("CARRIED", CARRIED),
         ("CLASS_SHIFT", CLASS_SHIFT),

@@ -3,8 +3,8 @@
 
 use crate::gpu::layout::{
     FILL_ERRORS, FILL_OVER_BLOCKS, FILL_OVER_ROUTES, FILL_ROOT_SHIFT, FILL_STOPPED, FILL_SWAPPED,
-    FILL_UNFINISHED, RESULT_BLOCKS, RESULT_ROUTES, RESULT_SIZES, RESULT_STATUS, ROLE_EAST,
-    ROLE_WEST,
+    FILL_UNFINISHED, RESULT_BLOCKS, RESULT_ROUTES, RESULT_SIZES, RESULT_STATUS, RESULT_TESTS,
+    ROLE_EAST, ROLE_WEST, ROOT_CUTS_MARK, TOP_DEPTH, TOP_PARTS,
 };
 use crate::gpu::request::Request;
 use crate::gpu::slot::Capacity;
@@ -18,15 +18,17 @@ pub(super) fn past_room(row: &[u32], cap: &Capacity) -> bool {
         || over(FILL_OVER_ROUTES, RESULT_ROUTES, cap.routes)
 }
 
-/// The two parts of a join whose blocks or routes alone pass a batch's room, its stored
-/// side split on the bit its tree's root split on (its results row says which): parts that
-/// are the whole tree's two halves, so that they visit about the blocks the whole would (a
-/// cut into runs of jobs makes trees that every query meets: 1.33 times the visits in the
-/// test), and share its routes. Past the routes' room, only where its stored side has the
-/// more pairs: a cut of its queries makes the whole tree again for each part, a split makes
-/// the queries' half join again for both. `None` where its tree did not get that far, the
-/// bit cannot split it, or it passes [`ROOT_SPLIT_ROOMS`] batches' room.
-pub(super) fn root_split(request: &Request, row: &[u32], cap: &Capacity) -> Option<[Request; 2]> {
+/// The parts of a join whose blocks or routes alone pass a batch's room, its stored side
+/// split as its tree splits it: on its root's bit (its results row says which), and where
+/// the row carries its root pass's cuts (a tree stopped there, past the blocks' room), on
+/// its children's and theirs too, into as many parts as its blocks need, up to eight, in
+/// one round. The parts are subtrees of the whole tree, so they visit about the blocks the
+/// whole would (a cut into runs of jobs makes trees that every query meets: 1.33 times the
+/// visits in the test), and share its routes. Past the routes' room, only where its stored
+/// side has the more pairs: a cut of its queries makes the whole tree again for each part,
+/// a split makes the queries' half join again for each. `None` where its tree did not get
+/// that far, the bit cannot split it, or it passes [`ROOT_SPLIT_ROOMS`] batches' room.
+pub(super) fn root_split(request: &Request, row: &[u32], cap: &Capacity) -> Option<Vec<Request>> {
     let status = row[RESULT_STATUS as usize];
     let bit = (status >> FILL_ROOT_SHIFT).checked_sub(1)?;
     let stored = stored_role(row);
@@ -40,17 +42,67 @@ pub(super) fn root_split(request: &Request, row: &[u32], cap: &Capacity) -> Opti
     if !past_room(row, cap) || u64::from(used) > ROOT_SPLIT_ROOMS * u64::from(room) {
         return None;
     }
-    request.split_on(bit, stored)
+    let (cuts, depth) = match root_cuts(row) {
+        Some(cuts) => (cuts, split_depth(f64::from(used) / f64::from(room))),
+        None => (heap_of(bit), 1),
+    };
+    let parts = split_by(request, &cuts, 1, depth, stored);
+    (parts.len() >= 2).then_some(parts)
 }
 
-/// The most batches' blocks (or routes) a join split on its root's bit may take: its
-/// parts, split again while they pass the room, fit within about two rounds. Each round
-/// makes every part's half join again (and a part's tree, where its keys do not show it
-/// past the room at its root), so a join of more rooms is cut into runs of jobs at once.
-/// (Splitting them all, N = 28's sample on lavapipe's 5,391 blocks a batch, with joins of
-/// up to six rooms, visited 0.73 times the blocks but built 1.3 times the trees and tested
-/// 1.7 times the half join's pairs: more in all than it saved.)
-const ROOT_SPLIT_ROOMS: u64 = 4;
+/// The most batches' blocks (or routes) a join split as its tree splits may take: its
+/// parts, split again where they still pass the room, fit within about two rounds. Each
+/// round makes every part's half join again (each tests all the join's pairs to keep its
+/// own keys), so a join of more rooms is cut into runs of jobs at once. (Splitting them
+/// all in halves, N = 28's sample on lavapipe's 5,391 blocks a batch, with joins of up to
+/// six rooms, visited 0.73 times the blocks but, building every part's tree before the
+/// stop at the root, built 1.3 times the trees and tested 1.7 times the half join's pairs:
+/// more in all than it saved.)
+const ROOT_SPLIT_ROOMS: u64 = 8;
+
+/// A tree's cuts in a heap's order from 1 (a node `i`'s children `2i` without its bit and
+/// `2i + 1` with it), `None` where a node does not split.
+type Cuts = [Option<u32>; TOP_PARTS as usize];
+
+/// The root's bit alone.
+fn heap_of(bit: u32) -> Cuts {
+    let mut cuts = [None; TOP_PARTS as usize];
+    cuts[1] = Some(bit);
+    cuts
+}
+
+/// The root pass's cuts a results row carries (top.wgsl's `stop_past_room`), if it does.
+fn root_cuts(row: &[u32]) -> Option<Cuts> {
+    let words = [row[RESULT_TESTS as usize], row[RESULT_TESTS as usize + 1]];
+    if words[1] & ROOT_CUTS_MARK == 0 {
+        return None;
+    }
+    Some(std::array::from_fn(|i| {
+        let byte = |i: usize| (words[(i - 1) / 4] >> (8 * ((i - 1) % 4))) & 0xff;
+        (i > 0).then(|| byte(i).checked_sub(1)).flatten()
+    }))
+}
+
+/// Levels of the root pass to split a join of `rooms` batches' room on: parts of about
+/// [`RANGE_SHARE`] of a room each where its cuts are even (a root's keys split 40:60 in
+/// N = 28's joins, so the larger parts take more), at least two parts, at most the pass's.
+fn split_depth(rooms: f64) -> u32 {
+    let parts = (rooms / RANGE_SHARE).max(2.0);
+    (parts.log2().ceil() as u32).min(TOP_DEPTH)
+}
+
+/// `request`'s parts below heap node `i` of `cuts`, `depth` levels down at most.
+fn split_by(request: &Request, cuts: &Cuts, i: usize, depth: u32, stored: u32) -> Vec<Request> {
+    let cut = cuts.get(i).copied().flatten().filter(|_| depth > 0);
+    match cut.and_then(|bit| request.split_on(bit, stored)) {
+        Some([without, with]) => {
+            let mut parts = split_by(&without, cuts, 2 * i, depth - 1, stored);
+            parts.extend(split_by(&with, cuts, 2 * i + 1, depth - 1, stored));
+            parts
+        }
+        None => vec![request.clone()],
+    }
+}
 
 /// The role a join's results row says it stored.
 pub(super) fn stored_role(row: &[u32]) -> u32 {
@@ -278,7 +330,7 @@ mod tests {
                 .all(|s| s.role != ROLE_WEST || s.exact_mask[0] & 8 != 0)
         };
         assert!(parts.iter().all(fixed));
-        assert!(root_split(&tall, &over(300, 10, 50_000), &cap).is_none());
+        assert!(root_split(&tall, &over(300, 10, 90_000), &cap).is_none());
         assert!(root_split(&tall, &over(300, 10, 9_000), &cap).is_none());
         let wide = Request::of_keys(&[1; 10], &[2; 300], desc);
         assert!(root_split(&wide, &over(10, 300, 25_000), &cap).is_none());
@@ -305,5 +357,59 @@ mod tests {
             false,
         );
         assert_eq!((keys.role, keys.parts), (ROLE_WEST, 2));
+    }
+
+    /// A join stopped at its root, past four rooms of blocks, is split on its root pass's
+    /// cuts into eight parts at once, each with its path's bits; one past two rooms into
+    /// four; a row without the cuts on its root's bit alone.
+    #[test]
+    fn a_join_stopped_at_its_root_is_split_on_its_root_pass_in_one_round() {
+        let cap = room();
+        let desc = JoinDesc {
+            live: split(0xff),
+            ..JoinDesc::default()
+        };
+        let request = Request::of_keys(&[1; 300], &[2; 10], desc);
+        let status = FILL_OVER_BLOCKS | 2 << FILL_ROOT_SHIFT;
+        let stopped = |blocks: u32| {
+            let mut r = row(300, 10, status);
+            r[RESULT_BLOCKS as usize] = blocks;
+            // Bits 1 (the root), 2 and 3, then 4 to 7, each plus one, a byte each.
+            r[RESULT_TESTS as usize] = 2 | 3 << 8 | 4 << 16 | 5 << 24;
+            r[RESULT_TESTS as usize + 1] = 6 | 7 << 8 | 8 << 16 | ROOT_CUTS_MARK;
+            r
+        };
+        let stored_bits = |r: &Request| {
+            let s = r.sides.iter().find(|s| s.role == ROLE_WEST).unwrap();
+            (s.exact_mask[0], s.exact_bits[0])
+        };
+        let parts = root_split(&request, &stopped(160), &cap).expect("split");
+        let paths: Vec<_> = parts.iter().map(stored_bits).collect();
+        // Heap order: node 2 (without bit 1) splits on bit 2, node 3 (with it) on bit 3;
+        // node 4 (without 1 and 2) on bit 4, 5 (without 1, with 2) on 5, 6 on 6, 7 on 7.
+        let b = |bits: &[u32]| bits.iter().map(|&k| 1u32 << k).sum::<u32>();
+        let want = [
+            (b(&[1, 2, 4]), 0),
+            (b(&[1, 2, 4]), b(&[4])),
+            (b(&[1, 2, 5]), b(&[2])),
+            (b(&[1, 2, 5]), b(&[2, 5])),
+            (b(&[1, 3, 6]), b(&[1])),
+            (b(&[1, 3, 6]), b(&[1, 6])),
+            (b(&[1, 3, 7]), b(&[1, 3])),
+            (b(&[1, 3, 7]), b(&[1, 3, 7])),
+        ];
+        assert_eq!(paths, want);
+        assert_eq!(
+            root_split(&request, &stopped(90), &cap).map(|p| p.len()),
+            Some(4)
+        );
+        assert_eq!(
+            root_split(&request, &stopped(60), &cap).map(|p| p.len()),
+            Some(2)
+        );
+        assert!(root_split(&request, &stopped(401), &cap).is_none());
+        let mut plain = stopped(160);
+        plain[RESULT_TESTS as usize + 1] = 0;
+        assert_eq!(root_split(&request, &plain, &cap).map(|p| p.len()), Some(2));
     }
 }

@@ -536,7 +536,7 @@ impl Loop {
         } else if let Some(parts) = root_split(&s.request, row, &self.cap) {
             // Its blocks (or routes) alone pass a batch's: its stored side split as its
             // tree's root splits it.
-            self.queue_parts(s, parts.into(), work);
+            self.queue_parts(s, parts, work);
         } else {
             // No room even alone: cut the side that fills the arena it passed, into as many
             // parts as its measured sizes say.

@@ -165,9 +165,12 @@ fn end_tree(j: u32) {
     atomicOr(&results[row(j) + RESULT_STATUS], scan[at + TREE_ROOT] << FILL_ROOT_SHIFT);
     let unfinished = scan[at + TREE_UNFINISHED];
     if (unfinished == TREE_PAST_ROOM) {
-        // Stopped at its root: past the blocks' room by the blocks its keys need at least.
+        // Stopped at its root: past the blocks' room by the blocks its keys need at least;
+        // its root pass's cuts in the words a counted join's tests take (top.wgsl).
         fills[j].status = f.status | FILL_OVER_BLOCKS;
         fills[j].blocks = scan[at + TREE_BLOCKS];
+        atomicStore(&results[row(j) + RESULT_TESTS], scan[at + TREE_NODES]);
+        atomicStore(&results[row(j) + RESULT_TESTS + 1u], scan[at + TREE_LEAVES]);
         return;
     }
     if (unfinished != 0u) {

@@ -347,6 +347,22 @@ fn top(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li
     }
 }
 
+// Stops fill `fid`'s tree at its root's pass, its `n` keys past the batch's blocks' room
+// (thread 0): the blocks they take at least, and the pass's cuts in its node and leaf
+// counters, which no other node of it reads now: each bit plus one (0: no split), a byte
+// each in the heap's order from its first node, four to a word, the second word marked.
+fn stop_past_room(fid: u32, n: u32) {
+    atomicStore(&scan[counter(fid, TREE_BLOCKS)], n / PAST_ROOM_KEYS + 1u);
+    var packed = vec2<u32>(0u, ROOT_CUTS_MARK);
+    for (var i = 1u; i < TOP_PARTS; i = i + 1u) {
+        let c = select(cuts[i] + 1u, 0u, cuts[i] == NONE);
+        packed[(i - 1u) / 4u] |= c << (8u * ((i - 1u) % 4u));
+    }
+    atomicStore(&scan[counter(fid, TREE_NODES)], packed.x);
+    atomicStore(&scan[counter(fid, TREE_LEAVES)], packed.y);
+    atomicOr(&scan[counter(fid, TREE_UNFINISHED)], TREE_PAST_ROOM);
+}
+
 // Builds top-level node `e`, the level's g-th (every invocation, uniformly).
 fn build_top(li: u32, g: u32, e: Node) {
     if (p.wide != 0u && li == 0u) {
@@ -365,11 +381,10 @@ fn build_top(li: u32, g: u32, e: Node) {
         atomicStore(&scan[counter(e.fill, TREE_ROOT)], cuts[1] + 1u);
     }
     if (p.level == 0u && n / PAST_ROOM_KEYS >= p.block_cap) {
-        // Its blocks would pass the batch's room alone: the host splits it on its root's
-        // bit, or cuts it, from these counts, without the rest of its tree.
+        // Its blocks would pass the batch's room alone: the host splits it as this pass
+        // would, or cuts it, without the rest of its tree.
         if (li == 0u) {
-            atomicStore(&scan[counter(e.fill, TREE_BLOCKS)], n / PAST_ROOM_KEYS + 1u);
-            atomicOr(&scan[counter(e.fill, TREE_UNFINISHED)], TREE_PAST_ROOM);
+            stop_past_room(e.fill, n);
         }
         return;
     }
