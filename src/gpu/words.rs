@@ -1,5 +1,5 @@
 //! The quarter words a GPU request carries, in buffers kept for reuse: the requests that
-//! carry them (`request.rs`) and the resident buffer that may keep them on the GPU for a
+//! carry them (`request/`) and the resident buffer that may keep them on the GPU for a
 //! join's later batches (`resident.rs`) both hold them.
 
 use std::sync::{Mutex, PoisonError};
