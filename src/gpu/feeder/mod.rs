@@ -20,6 +20,7 @@ mod cut;
 mod levels;
 mod room;
 mod run;
+mod settle;
 mod shares;
 mod submission;
 

@@ -3,7 +3,7 @@
 //! batch writes `scan` or `results`), each lasting the longest of the step latency, its
 //! longest workgroup, and its work spread over the whole GPU. The list follows what
 //! `slot/record.rs` records; debug builds (every GPU test, on lavapipe in CI) check each
-//! batch's recorded steps against it (`feeder/run/`).
+//! batch's recorded steps against it (`feeder/run.rs`).
 
 use super::rates::*;
 use crate::gpu::layout::{SCAN_SEGMENT, TILE, TILE_WORDS, TOP_DEPTH, TOP_LEVELS, WIDE_TILE};

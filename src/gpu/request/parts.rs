@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::Request;
+use super::whole::Request;
 use crate::gpu::layout::{
     split, unsplit, Job, Side, JOIN_EAST_STORED, JOIN_PORTION, JOIN_TIES, ROLE_EAST,
     ROLE_TIED_EAST, ROLE_TIED_WEST, ROLE_WEST,

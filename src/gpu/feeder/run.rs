@@ -30,8 +30,6 @@ pub(crate) const SLOTS: usize = 3;
 /// and one queued. The span model forms a count's batches by the same rule.
 pub(crate) const FEED_DEPTH: usize = 2;
 
-mod settle;
-
 /// One batch on the GPU: its slot, its joins, what it uploaded, and how it ends.
 struct InFlight {
     slot: usize,
@@ -53,15 +51,15 @@ struct InFlight {
 
 /// What the feeder thread holds.
 pub(super) struct Loop {
-    dev: Arc<Device>,
+    pub(super) dev: Arc<Device>,
     resident: Arc<Resident>,
-    cap: Capacity,
+    pub(super) cap: Capacity,
     slots: Vec<Slot>,
     free: Vec<usize>,
     belt: wgpu::util::StagingBelt,
     rx: Receiver<Submission>,
     /// Joins waiting for a batch: redone ones first.
-    queue: VecDeque<Submission>,
+    pub(super) queue: VecDeque<Submission>,
     flight: VecDeque<InFlight>,
     /// Whether the workers' end of the channel is gone.
     closed: bool,
@@ -69,7 +67,7 @@ pub(super) struct Loop {
     totals: Arc<Mutex<Work>>,
     /// The error that stopped the GPU, if one did: every later join gets it.
     failed: Option<String>,
-    sizes: Sizes,
+    pub(super) sizes: Sizes,
     levels: Levels,
     /// One past the last submission a worker waits for
     /// ([`Ticket::wait`](super::submission::Ticket::wait)).

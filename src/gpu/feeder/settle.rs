@@ -2,11 +2,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::Loop;
-use crate::gpu::feeder::cut::{
-    cut_plan, past_room, portion_plan, root_split, stored_role, RANGE_SHARE,
-};
-use crate::gpu::feeder::submission::{Reply, Submission, Whole};
+use super::cut::{cut_plan, past_room, portion_plan, root_split, stored_role, RANGE_SHARE};
+use super::run::Loop;
+use super::submission::{Reply, Submission, Whole};
 use crate::gpu::layout::{
     wide, FILL_EMPTY, FILL_ERRORS, FILL_REFUSED, FILL_STOPPED, FILL_TOO_LARGE, FILL_UNFINISHED,
     JOIN_PORTION, RESULT_SIZES, RESULT_STATUS, RESULT_WEIGHTED, ROLE_EAST,
