@@ -136,6 +136,13 @@ pub struct Work {
     pub gpu_count_groups: u64,
     /// Blocks' tables they loaded.
     pub gpu_count_loads: u64,
+    /// Half join pairs tested by the parts of joins cut for room (a share of
+    /// `half_pairs_tested`): each part makes all its join's pairs again to keep its own
+    /// keys, work a GPU whose batches hold those joins whole does not do.
+    pub gpu_part_pairs: u64,
+    /// Stored keys of the joins cut for room, once a cut: what a GPU holding them whole
+    /// moves at its trees' roots, where their parts' trees began below.
+    pub gpu_cut_keys: u64,
     /// Peak (the most of any one batch; peaks combine by the largest, never by the sum): the
     /// top levels' chain, each level's busiest workgroup's accesses added over the levels.
     pub gpu_top_chain_peak: u64,
@@ -163,6 +170,16 @@ pub struct Work {
     pub gpu_fill_blocks_peak: u64,
     /// Peak: joins of one batch.
     pub gpu_batch_joins_peak: u64,
+    /// Peak: the stored keys of one join cut for room (its first try's): with the three
+    /// below, what a batch holding it whole needs room for.
+    pub gpu_cut_stored_peak: u64,
+    /// Peak: the queries of one join cut for room (its first try's).
+    pub gpu_cut_queries_peak: u64,
+    /// Peak: the blocks of one join cut for room (its parts' together, or its first try's
+    /// estimate where that is more).
+    pub gpu_cut_blocks_peak: u64,
+    /// Peak: the routes of one join cut for room (its parts' together, or its first try's).
+    pub gpu_cut_routes_peak: u64,
     /// The GPU's critical path by the span model (`nqueens::gpu`'s), over the batches this
     /// run formed, with a dependent step of at least 5 µs.
     pub gpu_span_5us_seconds: f64,
@@ -204,7 +221,7 @@ impl Work {
         counts.chain(peaks).chain(seconds).collect()
     }
 
-    fn peaks(&self) -> [u64; 11] {
+    fn peaks(&self) -> [u64; 15] {
         [
             self.gpu_top_chain_peak,
             self.gpu_top_levels_peak,
@@ -217,10 +234,14 @@ impl Work {
             self.gpu_count_loads_peak,
             self.gpu_fill_blocks_peak,
             self.gpu_batch_joins_peak,
+            self.gpu_cut_stored_peak,
+            self.gpu_cut_queries_peak,
+            self.gpu_cut_blocks_peak,
+            self.gpu_cut_routes_peak,
         ]
     }
 
-    fn peaks_mut(&mut self) -> [&mut u64; 11] {
+    fn peaks_mut(&mut self) -> [&mut u64; 15] {
         [
             &mut self.gpu_top_chain_peak,
             &mut self.gpu_top_levels_peak,
@@ -233,10 +254,14 @@ impl Work {
             &mut self.gpu_count_loads_peak,
             &mut self.gpu_fill_blocks_peak,
             &mut self.gpu_batch_joins_peak,
+            &mut self.gpu_cut_stored_peak,
+            &mut self.gpu_cut_queries_peak,
+            &mut self.gpu_cut_blocks_peak,
+            &mut self.gpu_cut_routes_peak,
         ]
     }
 
-    fn counts(&self) -> [u64; 43] {
+    fn counts(&self) -> [u64; 45] {
         [
             self.quarter_placements,
             self.half_pairs_tested,
@@ -281,10 +306,12 @@ impl Work {
             self.gpu_jobs,
             self.gpu_count_groups,
             self.gpu_count_loads,
+            self.gpu_part_pairs,
+            self.gpu_cut_keys,
         ]
     }
 
-    fn counts_mut(&mut self) -> [&mut u64; 43] {
+    fn counts_mut(&mut self) -> [&mut u64; 45] {
         [
             &mut self.quarter_placements,
             &mut self.half_pairs_tested,
@@ -329,6 +356,8 @@ impl Work {
             &mut self.gpu_jobs,
             &mut self.gpu_count_groups,
             &mut self.gpu_count_loads,
+            &mut self.gpu_part_pairs,
+            &mut self.gpu_cut_keys,
         ]
     }
 
@@ -506,7 +535,7 @@ pub fn is_peak(name: &str) -> bool {
 }
 
 /// The names of the peaks, in [`Work::counters`] order (the field names).
-const PEAK_NAMES: [&str; 11] = [
+const PEAK_NAMES: [&str; 15] = [
     "gpu_top_chain_peak",
     "gpu_top_levels_peak",
     "gpu_wide_levels_peak",
@@ -518,10 +547,14 @@ const PEAK_NAMES: [&str; 11] = [
     "gpu_count_loads_peak",
     "gpu_fill_blocks_peak",
     "gpu_batch_joins_peak",
+    "gpu_cut_stored_peak",
+    "gpu_cut_queries_peak",
+    "gpu_cut_blocks_peak",
+    "gpu_cut_routes_peak",
 ];
 
 /// The names of the counts, in [`Work::counters`] order (the field names).
-const COUNT_NAMES: [&str; 43] = [
+const COUNT_NAMES: [&str; 45] = [
     "quarter_placements",
     "half_pairs_tested",
     "keys_built",
@@ -565,6 +598,8 @@ const COUNT_NAMES: [&str; 43] = [
     "gpu_jobs",
     "gpu_count_groups",
     "gpu_count_loads",
+    "gpu_part_pairs",
+    "gpu_cut_keys",
 ];
 
 /// The names of the times, in [`Work::counters`] order (the field names).

@@ -321,7 +321,7 @@ pub(crate) fn wait(ticket: Ticket, work: &mut Work) -> Result<Option<u64>, Strin
 
 /// The most stored keys of one fill in a batch of capacity `cap`: what an empty batch's keys
 /// and tree slots hold, or (`cpu_fill`) the CPU's fill.
-fn fill_cap(cap: &Capacity, cpu_fill: bool) -> u32 {
+pub(crate) fn fill_cap(cap: &Capacity, cpu_fill: bool) -> u32 {
     let mut keys = cap.stored.min(cap.leaves / 5 * BLOCK_KEYS);
     if cpu_fill {
         keys = keys.min(SOFTWARE_FILL_KEYS);

@@ -224,7 +224,7 @@ fn over(used: f64, room: u32) -> u64 {
 const SOFTWARE_TREE_KEYS: u64 = 1 << 15;
 
 /// The role a join's results row says it queried.
-fn query_role(row: &[u32]) -> u32 {
+pub(super) fn query_role(row: &[u32]) -> u32 {
     if stored_role(row) == ROLE_WEST {
         ROLE_EAST
     } else {

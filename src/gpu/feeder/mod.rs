@@ -116,6 +116,7 @@ impl Feeder {
                 reply: Reply::Worker(tx),
                 seq,
                 alone: false,
+                again: false,
             })
             .map_err(|_| "the GPU feeder has stopped".to_string())?;
         let (flush, stopped) = (Arc::clone(&self.flush), Arc::clone(&self.stopped));

@@ -341,7 +341,7 @@ impl Loop {
                     let s = self.queue.pop_front().expect("a front");
                     let role = larger_role(&s.request);
                     let most = (s.request.pairs(role) / 2).max(1);
-                    self.cut(s, role, most, Work::default());
+                    self.cut(s, role, most, Work::default(), None);
                     continue;
                 }
                 room.force(&need);
@@ -460,6 +460,9 @@ impl Loop {
         let parts = shares.split(&batch_work);
         for (i, (s, row)) in batch.entries.into_iter().zip(&rows).enumerate() {
             let mut work = joined_work(&s.request, row);
+            if s.again {
+                work.gpu_part_pairs = work.half_pairs_tested;
+            }
             work.add(&parts[i]);
             if let Some(passes) = &passes {
                 shares.add_seconds(i, passes, &mut work);

@@ -2,12 +2,15 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::cut::{cut_plan, past_room, portion_plan, root_split, stored_role, RANGE_SHARE};
+use super::cut::{
+    cut_plan, past_room, portion_plan, query_role, root_split, stored_role, RANGE_SHARE,
+};
 use super::run::Loop;
 use super::submission::{Reply, Submission, Whole};
 use crate::gpu::layout::{
     wide, FILL_EMPTY, FILL_ERRORS, FILL_REFUSED, FILL_STOPPED, FILL_TOO_LARGE, FILL_UNFINISHED,
-    JOIN_PORTION, RESULT_SIZES, RESULT_STATUS, RESULT_WEIGHTED, ROLE_EAST,
+    JOIN_PORTION, RESULT_BLOCKS, RESULT_ROUTES, RESULT_SIZES, RESULT_STATUS, RESULT_WEIGHTED,
+    ROLE_EAST,
 };
 use crate::gpu::request::Request;
 use crate::work::Work;
@@ -43,7 +46,7 @@ impl Loop {
                 .sizes
                 .keys_for(RANGE_SHARE * f64::from(self.cap.blocks));
             let parts = s.request.portions(role == ROLE_EAST, keys, most);
-            self.queue_parts(s, parts, work);
+            self.queue_parts(s, parts, work, Some(row));
         } else if status == FILL_STOPPED && !alone {
             // A software driver stopped a block count workgroup that met its routes beside
             // other joins': a workgroup that meets many small fills' blocks may be stopped
@@ -67,52 +70,82 @@ impl Loop {
             let plan = portion_plan(&s.request, row, status, &self.cap, software);
             if plan.role == stored_role(row) {
                 let parts = s.request.ranges(plan.parts);
-                self.queue_parts(s, parts, work);
+                self.queue_parts(s, parts, work, Some(row));
             } else {
                 let most = (s.request.pairs(plan.role) / plan.parts).max(1);
-                self.cut(s, plan.role, most, work);
+                self.cut(s, plan.role, most, work, Some(row));
             }
         } else if let Some(parts) = root_split(&s.request, row, &self.cap) {
             // Its blocks (or routes) alone pass a batch's: its stored side split as its
             // tree's root splits it.
-            self.queue_parts(s, parts, work);
+            self.queue_parts(s, parts, work, Some(row));
         } else {
             // No room even alone: cut the side that fills the arena it passed, into as many
             // parts as its measured sizes say.
             let software = self.dev.adapter.software;
             let plan = cut_plan(&s.request, row, status, &self.cap, software);
             let most = (s.request.pairs(plan.role) / plan.parts).max(1);
-            self.cut(s, plan.role, most, work);
+            self.cut(s, plan.role, most, work, Some(row));
         }
     }
 
     /// Queues the parts of `s` cut on role `role` into runs of at most `most` pairs, first in
-    /// line; their counts add up to its count. A join that cannot be cut fails.
-    pub(super) fn cut(&mut self, s: Submission, role: u32, most: u64, work: Work) {
+    /// line; their counts add up to its count. A join that cannot be cut fails. `row`: the
+    /// results row of its try, if it ran.
+    pub(super) fn cut(
+        &mut self,
+        s: Submission,
+        role: u32,
+        most: u64,
+        work: Work,
+        row: Option<&[u32]>,
+    ) {
         let parts = s.request.cut(role, most);
-        self.queue_parts(s, parts, work);
+        self.queue_parts(s, parts, work, row);
     }
 
     /// Queues `parts`, requests whose counts add up to that of `s`, first in line. Fewer
-    /// than two: `s` cannot be cut, and fails.
-    fn queue_parts(&mut self, s: Submission, parts: Vec<Request>, work: Work) {
+    /// than two: `s` cannot be cut, and fails. Where it ran (`row`, its try's results), its
+    /// parts make its pairs again, and what it needs of a batch is noted: a GPU whose
+    /// batches hold it whole would not cut it.
+    fn queue_parts(&mut self, s: Submission, parts: Vec<Request>, work: Work, row: Option<&[u32]>) {
         if parts.len() < 2 {
             let why = "a join too large for the GPU's batch buffers, and it cannot be cut";
             s.reply.send(Err(why.to_string()));
             return;
         }
-        let work = Work {
+        let mut work = Work {
             regenerations: parts.len() as u64 - 1,
             ..work
         };
-        let whole = Arc::new(Mutex::new(Whole::new(parts.len(), work, s.reply)));
+        if let Some(row) = row {
+            note_cut(row, &mut work);
+        }
+        let whole = Whole::new(parts.len(), work, s.reply).tried(row.is_some());
+        let whole = Arc::new(Mutex::new(whole));
         for request in parts.into_iter().rev() {
             self.queue.push_front(Submission {
                 request,
                 reply: Reply::Part(Arc::clone(&whole)),
                 seq: s.seq,
                 alone: false,
+                again: s.again || row.is_some(),
             });
         }
     }
+}
+
+/// Notes in `work` what a join cut after its try (whose results row is `row`) needs of a
+/// batch to run whole: its stored keys and queries, as its half join counted them all, and
+/// the blocks and routes its try measured (its parts' add up at the end: [`Whole`]).
+fn note_cut(row: &[u32], work: &mut Work) {
+    let size = |r: u32| u64::from(row[(RESULT_SIZES + r) as usize]);
+    let stored = size(stored_role(row));
+    work.gpu_cut_keys += stored;
+    work.gpu_cut_stored_peak = work.gpu_cut_stored_peak.max(stored);
+    work.gpu_cut_queries_peak = work.gpu_cut_queries_peak.max(size(query_role(row)));
+    let blocks = u64::from(row[RESULT_BLOCKS as usize]);
+    let routes = u64::from(row[RESULT_ROUTES as usize]);
+    work.gpu_cut_blocks_peak = work.gpu_cut_blocks_peak.max(blocks);
+    work.gpu_cut_routes_peak = work.gpu_cut_routes_peak.max(routes);
 }

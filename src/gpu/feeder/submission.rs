@@ -22,6 +22,9 @@ pub(super) struct Submission {
     /// Whether it runs alone in a batch: a software driver stopped a block count workgroup
     /// that met its routes beside other joins'.
     pub(super) alone: bool,
+    /// Whether it is a part of a join whose half join ran already (cut after a try): its
+    /// pairs are tested again ([`Work::gpu_part_pairs`]).
+    pub(super) again: bool,
 }
 
 /// What a join given up because the run is stopping answers.
@@ -97,6 +100,9 @@ pub(super) struct Whole {
     left: usize,
     reply: Reply,
     failed: bool,
+    /// Whether its join ran before it was cut: its parts then add up to what a batch
+    /// holding it whole would need of blocks and routes.
+    tried: bool,
 }
 
 impl Reply {
@@ -143,7 +149,13 @@ impl Whole {
             left: parts,
             reply,
             failed: false,
+            tried: false,
         }
+    }
+
+    /// This whole, marked as a join that ran before it was cut where `tried`.
+    pub(super) fn tried(self, tried: bool) -> Self {
+        Whole { tried, ..self }
     }
 
     /// Adds a part's outcome; once every part is in (or one failed), the whole's outcome
@@ -178,7 +190,15 @@ impl Whole {
             self.failed = true;
             return Some((self.reply.clone(), Err(why)));
         }
-        (self.left == 0).then(|| (self.reply.clone(), Ok((self.count, self.work))))
+        if self.left > 0 {
+            return None;
+        }
+        if self.tried {
+            let w = &mut self.work;
+            w.gpu_cut_blocks_peak = w.gpu_cut_blocks_peak.max(w.blocks_built);
+            w.gpu_cut_routes_peak = w.gpu_cut_routes_peak.max(w.visited_pairs);
+        }
+        Some((self.reply.clone(), Ok((self.count, self.work))))
     }
 }
 

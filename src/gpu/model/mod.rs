@@ -17,6 +17,7 @@
 mod batches;
 mod rates;
 mod steps;
+mod whole;
 
 use std::collections::BTreeMap;
 
@@ -92,6 +93,7 @@ pub fn span_model(strata: &[StratumWork], workers: usize) -> Option<SpanEstimate
         steps: 0.0,
     };
     for s in strata.iter().filter(|s| s.tasks > 0.0) {
+        let s = &whole::held_whole(s, &cap);
         let packing = batches::packing(s, &cap, workers);
         let mut shape = batches::shape(s, packing);
         shape.block_scan = f64::from(cap.blocks) + 1.0;

@@ -207,6 +207,19 @@ fn a_join_past_the_blocks_room_is_cut_and_exact() {
     // times the whole's tree tests in all; 4.17 where it was, before its root was split).
     assert!(trees <= 3.0, "{trees:.3} times the whole's tree tests");
     assert_eq!(parts.stored_keys, whole.stored_keys);
+    // Its try tested the whole's pairs, its parts the rest; it notes what a batch holding
+    // it whole needs: its keys, and blocks and routes past the tight room.
+    assert_eq!((whole.gpu_part_pairs, whole.gpu_cut_keys), (0, 0));
+    assert_eq!(whole.gpu_cut_blocks_peak, 0);
+    assert_eq!(
+        parts.half_pairs_tested - parts.gpu_part_pairs,
+        whole.half_pairs_tested
+    );
+    assert_eq!(parts.gpu_cut_stored_peak, whole.stored_keys);
+    assert_eq!(parts.gpu_cut_queries_peak, whole.queries);
+    assert!(parts.gpu_cut_keys >= whole.stored_keys);
+    assert!(parts.gpu_cut_blocks_peak > u64::from(cap.blocks));
+    assert!(parts.gpu_cut_routes_peak >= parts.visited_pairs);
     // Past the routes' room instead: split the same way (its stored side has the more
     // pairs), exact, visiting what the whole does.
     let mut cap = Capacity::of_budget(&gpu.device, 64 << 20);
