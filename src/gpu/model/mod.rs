@@ -6,7 +6,8 @@
 //!   workers forms them ([`batches`]). Rates are in [`rates`], each with its source; the
 //!   step latency, never measured, is a parameter reported at 5 and 30 µs. A count reports
 //!   it over the batches it formed (`count --json`'s `gpu` object), an estimate over the
-//!   batches its plan would form (`estimate --gpu --json`'s `gpu_span_seconds`).
+//!   batches its plan would form (`estimate --gpu --json`'s `gpu_span_seconds`), the joins
+//!   its sample cut run whole where the modelled GPU's batch holds them (`whole.rs`).
 //! - **The throughput sum** ([`model_seconds`], `gpu_model_seconds`): every kind of work at
 //!   the whole GPU's rate and a few microseconds a step, every batch charged the most steps
 //!   a batch may record. It cannot see a narrow step; it stays for comparison with earlier
