@@ -22,7 +22,8 @@ pub struct StratumWork {
 }
 
 impl StratumWork {
-    fn get(&self, name: &str) -> f64 {
+    /// A counter's value, 0 where the sample has none.
+    pub(super) fn get(&self, name: &str) -> f64 {
         self.counters.get(name).copied().unwrap_or(0.0)
     }
 

@@ -25,9 +25,9 @@ pub(crate) fn held_whole(s: &StratumWork, cap: &Capacity) -> StratumWork {
     ];
     let fits = rooms
         .iter()
-        .all(|&(name, room)| get(s, name) <= f64::from(room));
-    let tested = get(s, "half_pairs_tested");
-    let parts = get(s, "gpu_part_pairs");
+        .all(|&(name, room)| s.get(name) <= f64::from(room));
+    let tested = s.get("half_pairs_tested");
+    let parts = s.get("gpu_part_pairs");
     if !fits || parts <= 0.0 || tested <= 0.0 {
         return s.clone();
     }
@@ -38,20 +38,16 @@ pub(crate) fn held_whole(s: &StratumWork, cap: &Capacity) -> StratumWork {
             *v *= keep;
         }
     }
-    let root_tiles = get(s, "gpu_cut_keys") / f64::from(WIDE_TILE);
+    let root_tiles = s.get("gpu_cut_keys") / f64::from(WIDE_TILE);
     *out.counters.entry("gpu_wide_tiles").or_default() += root_tiles;
     for name in ["gpu_wide_levels_peak", "gpu_top_levels_peak"] {
         let levels = out.counters.entry(name).or_default();
         *levels = levels.max(1.0);
     }
-    let blocks = get(s, "gpu_cut_blocks_peak");
+    let blocks = s.get("gpu_cut_blocks_peak");
     let peak = out.counters.entry("gpu_fill_blocks_peak").or_default();
     *peak = peak.max(blocks);
     out
-}
-
-fn get(s: &StratumWork, name: &str) -> f64 {
-    s.counters.get(name).copied().unwrap_or(0.0)
 }
 
 #[cfg(test)]
