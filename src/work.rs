@@ -109,6 +109,9 @@ pub struct Work {
     /// Their accesses: keys and sampled queries read or written in GPU memory, every pass
     /// counted (a partition's count and its move into the other key buffer are two).
     pub gpu_top_accesses: u64,
+    /// Keys their moves wrote: a move reads and writes each key, where the accesses count
+    /// it once (tiles' moves not included: their keys are the tiles').
+    pub gpu_top_writes: u64,
     /// Tiles of 4,096 keys the top levels' largest nodes were split into across workgroups.
     pub gpu_wide_tiles: u64,
     /// Subtrees built, a workgroup each, depth first.
@@ -118,6 +121,8 @@ pub struct Work {
     pub gpu_rest_iterations: u64,
     /// Their accesses (two-block leaves' included).
     pub gpu_rest_accesses: u64,
+    /// Keys their moves and copies back wrote, each also one of their accesses.
+    pub gpu_rest_writes: u64,
     /// Leaves of two blocks the subtrees ordered.
     pub gpu_pair_leaves: u64,
     /// Their rounds (a skip bit chosen and the keys partitioned on it, each).
@@ -261,7 +266,7 @@ impl Work {
         ]
     }
 
-    fn counts(&self) -> [u64; 45] {
+    fn counts(&self) -> [u64; 47] {
         [
             self.quarter_placements,
             self.half_pairs_tested,
@@ -308,10 +313,12 @@ impl Work {
             self.gpu_count_loads,
             self.gpu_part_pairs,
             self.gpu_cut_keys,
+            self.gpu_top_writes,
+            self.gpu_rest_writes,
         ]
     }
 
-    fn counts_mut(&mut self) -> [&mut u64; 45] {
+    fn counts_mut(&mut self) -> [&mut u64; 47] {
         [
             &mut self.quarter_placements,
             &mut self.half_pairs_tested,
@@ -358,6 +365,8 @@ impl Work {
             &mut self.gpu_count_loads,
             &mut self.gpu_part_pairs,
             &mut self.gpu_cut_keys,
+            &mut self.gpu_top_writes,
+            &mut self.gpu_rest_writes,
         ]
     }
 
@@ -554,7 +563,7 @@ const PEAK_NAMES: [&str; 15] = [
 ];
 
 /// The names of the counts, in [`Work::counters`] order (the field names).
-const COUNT_NAMES: [&str; 45] = [
+const COUNT_NAMES: [&str; 47] = [
     "quarter_placements",
     "half_pairs_tested",
     "keys_built",
@@ -600,6 +609,8 @@ const COUNT_NAMES: [&str; 45] = [
     "gpu_count_loads",
     "gpu_part_pairs",
     "gpu_cut_keys",
+    "gpu_top_writes",
+    "gpu_rest_writes",
 ];
 
 /// The names of the times, in [`Work::counters`] order (the field names).

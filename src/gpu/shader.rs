@@ -65,6 +65,9 @@ pub(crate) enum Stat {
     /// The most node iterations and accesses of one subtree's workgroup.
     RestIterationsPeak,
     RestAccessesPeak,
+    /// Keys the subtrees' passes wrote (a move's, a copy back's): each also one of their
+    /// accesses, read and written where `RestAccesses` counts one.
+    RestWrites,
     /// Leaves of two blocks ordered (`pairs` workgroups), their rounds and accesses, and
     /// the most of one workgroup.
     PairLeaves,
@@ -86,7 +89,7 @@ pub(crate) enum Stat {
 }
 
 impl Stat {
-    pub(crate) const ALL: [Stat; 20] = [
+    pub(crate) const ALL: [Stat; 21] = [
         Stat::TableKeyTests,
         Stat::TableChunks,
         Stat::RouteAtomics,
@@ -96,6 +99,7 @@ impl Stat {
         Stat::RestAccesses,
         Stat::RestIterationsPeak,
         Stat::RestAccessesPeak,
+        Stat::RestWrites,
         Stat::PairLeaves,
         Stat::PairRounds,
         Stat::PairAccesses,
@@ -121,6 +125,7 @@ impl Stat {
             Stat::RestAccesses => "STAT_REST_ACCESSES",
             Stat::RestIterationsPeak => "STAT_REST_ITERATIONS_PEAK",
             Stat::RestAccessesPeak => "STAT_REST_ACCESSES_PEAK",
+            Stat::RestWrites => "STAT_REST_WRITES",
             Stat::PairLeaves => "STAT_PAIR_LEAVES",
             Stat::PairRounds => "STAT_PAIR_ROUNDS",
             Stat::PairAccesses => "STAT_PAIR_ACCESSES",
@@ -149,14 +154,17 @@ pub(crate) enum LevelStat {
     AccessesPeak,
     /// Tiles handed out to split its largest nodes across workgroups.
     Tiles,
+    /// Keys its workgroups' moves wrote (as [`Stat::RestWrites`] counts them).
+    Writes,
 }
 
 impl LevelStat {
-    pub(crate) const ALL: [LevelStat; 4] = [
+    pub(crate) const ALL: [LevelStat; 5] = [
         LevelStat::Nodes,
         LevelStat::Accesses,
         LevelStat::AccessesPeak,
         LevelStat::Tiles,
+        LevelStat::Writes,
     ];
 
     fn constant(self) -> &'static str {
@@ -165,6 +173,7 @@ impl LevelStat {
             LevelStat::Accesses => "LEVEL_ACCESSES",
             LevelStat::AccessesPeak => "LEVEL_ACCESSES_PEAK",
             LevelStat::Tiles => "LEVEL_TILES",
+            LevelStat::Writes => "LEVEL_WRITES",
         }
     }
 

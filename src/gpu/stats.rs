@@ -91,6 +91,7 @@ pub(crate) fn read(stats: &[u32], rows: &[&[u32]], recorded: &Recorded) -> (Work
             accesses: sum(stats, at(LevelStat::Accesses)) as f64,
             accesses_peak: peak(stats, at(LevelStat::AccessesPeak)) as f64,
             tiles: sum(stats, at(LevelStat::Tiles)) as f64,
+            writes: sum(stats, at(LevelStat::Writes)) as f64,
         };
     }
     let rowed = Rows::of(rows);
@@ -108,6 +109,7 @@ pub(crate) fn read(stats: &[u32], rows: &[&[u32]], recorded: &Recorded) -> (Work
         subtrees: s(Stat::Subtrees) as f64,
         rest_iterations: s(Stat::RestIterations) as f64,
         rest_accesses: s(Stat::RestAccesses) as f64,
+        rest_writes: s(Stat::RestWrites) as f64,
         rest_iterations_peak: p(Stat::RestIterationsPeak) as f64,
         rest_accesses_peak: p(Stat::RestAccessesPeak) as f64,
         blocks: rowed.blocks as f64,
@@ -141,10 +143,12 @@ pub(crate) fn read(stats: &[u32], rows: &[&[u32]], recorded: &Recorded) -> (Work
         gpu_dependent_steps: spans[0].steps,
         gpu_top_nodes: levels.iter().map(|l| l.nodes as u64).sum(),
         gpu_top_accesses: levels.iter().map(|l| l.accesses as u64).sum(),
+        gpu_top_writes: levels.iter().map(|l| l.writes as u64).sum(),
         gpu_wide_tiles: levels.iter().map(|l| l.tiles as u64).sum(),
         gpu_subtrees: s(Stat::Subtrees),
         gpu_rest_iterations: s(Stat::RestIterations),
         gpu_rest_accesses: s(Stat::RestAccesses),
+        gpu_rest_writes: s(Stat::RestWrites),
         gpu_pair_leaves: s(Stat::PairLeaves),
         gpu_pair_rounds: s(Stat::PairRounds),
         gpu_pair_accesses: s(Stat::PairAccesses),

@@ -91,7 +91,7 @@ impl Shares {
         let n = self.uploads.len();
         let even = vec![1.0; n];
         let mut parts = vec![Work::default(); n];
-        let counters: [(Counter, &[f64]); 28] = [
+        let counters: [(Counter, &[f64]); 30] = [
             (|w| &mut w.tree_tests, &self.weights[1].0),
             (|w| &mut w.gpu_top_nodes, &self.weights[1].0),
             (|w| &mut w.gpu_top_accesses, &self.weights[1].0),
@@ -99,6 +99,8 @@ impl Shares {
             (|w| &mut w.gpu_subtrees, &self.weights[1].0),
             (|w| &mut w.gpu_rest_iterations, &self.weights[1].0),
             (|w| &mut w.gpu_rest_accesses, &self.weights[1].0),
+            (|w| &mut w.gpu_top_writes, &self.weights[1].0),
+            (|w| &mut w.gpu_rest_writes, &self.weights[1].0),
             (|w| &mut w.gpu_pair_leaves, &self.weights[1].0),
             (|w| &mut w.gpu_pair_rounds, &self.weights[1].0),
             (|w| &mut w.gpu_pair_accesses, &self.weights[1].0),

@@ -137,6 +137,8 @@ pub(crate) fn shape(s: &StratumWork, p: Packing) -> Shape {
             } else {
                 0.0
             },
+            // A sample from before writes were counted: none, as it was priced.
+            writes: sum("gpu_top_writes") / l,
         };
     }
     // Each half join work item tests a north word against a tile of south words.
@@ -169,6 +171,7 @@ pub(crate) fn shape(s: &StratumWork, p: Packing) -> Shape {
         subtrees: sum("gpu_subtrees"),
         rest_iterations: sum("gpu_rest_iterations"),
         rest_accesses: sum("gpu_rest_accesses"),
+        rest_writes: sum("gpu_rest_writes"),
         rest_iterations_peak: peak("gpu_rest_iterations_peak"),
         rest_accesses_peak: peak("gpu_rest_accesses_peak"),
         blocks: sum("blocks_built"),

@@ -33,6 +33,9 @@ pub(crate) struct Shape {
     pub(crate) subtrees: f64,
     pub(crate) rest_iterations: f64,
     pub(crate) rest_accesses: f64,
+    /// Keys the subtrees wrote, each also one of their accesses (a pass counts one access
+    /// of a key it reads and writes).
+    pub(crate) rest_writes: f64,
     pub(crate) rest_iterations_peak: f64,
     pub(crate) rest_accesses_peak: f64,
     pub(crate) blocks: f64,
@@ -52,13 +55,16 @@ pub(crate) struct Shape {
     pub(crate) timed: bool,
 }
 
-/// One top level of the tree.
+/// One top level of the tree: its nodes, their accesses (a pass over a key one, a move's
+/// read and write included), the busiest workgroup's, its tiles, and the keys its
+/// workgroups' moves wrote.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(crate) struct Level {
     pub(crate) nodes: f64,
     pub(crate) accesses: f64,
     pub(crate) accesses_peak: f64,
     pub(crate) tiles: f64,
+    pub(crate) writes: f64,
 }
 
 /// One dependent step: its pass (`slot::PASSES`' index; the copies at the ends count with
@@ -158,13 +164,28 @@ fn plan_step(pass: usize, joins: f64) -> Step {
     step(pass, (joins / GROUP).ceil().max(1.0) * PLAN_CHUNK, 0.0)
 }
 
-/// A tree step whose workgroups' accesses add up to `accesses`, the busiest one's
-/// `peak` after `iterations` node iterations; the whole GPU makes `rate` accesses a second
-/// (HBM's for the top levels, L2's where a workgroup's keys stay in the cache).
-fn tree_step(accesses: f64, peak: f64, iterations: f64, total_iterations: f64, rate: f64) -> Step {
-    let busiest = iterations * NODE + peak / GROUP * ACCESS;
-    let all = total_iterations * NODE + accesses / GROUP * ACCESS;
-    step(SIEVE, busiest, (all / SLOTS).max(accesses / rate))
+/// The work of a tree step: its workgroups' accesses (a pass over a key one, as `ACCESS`
+/// was fitted), the keys they wrote, the busiest workgroup's accesses after its node
+/// iterations, and all the workgroups' iterations.
+struct TreeWork {
+    accesses: f64,
+    writes: f64,
+    peak: f64,
+    iterations: f64,
+    total_iterations: f64,
+}
+
+/// A tree step of `w`: the whole GPU makes `rate` reads or writes a second (HBM's for the
+/// top levels, L2's where a workgroup's keys stay in the cache), and a pass that moves a
+/// key makes two.
+fn tree_step(w: TreeWork, rate: f64) -> Step {
+    let busiest = w.iterations * NODE + w.peak / GROUP * ACCESS;
+    let all = w.total_iterations * NODE + w.accesses / GROUP * ACCESS;
+    step(
+        SIEVE,
+        busiest,
+        (all / SLOTS).max((w.accesses + w.writes) / rate),
+    )
 }
 
 /// The tree's top levels, subtrees and leaves of two blocks, and the blocks' placing.
@@ -173,13 +194,14 @@ fn sieve(s: &Shape, out: &mut Vec<Step>) {
     // before its one partition.
     let depth = f64::from(TOP_DEPTH);
     for (d, level) in s.levels.iter().enumerate().take(s.top_levels as usize) {
-        out.push(tree_step(
-            level.accesses,
-            level.accesses_peak,
-            depth,
-            level.nodes * depth,
-            ACCESSES_PER_SECOND,
-        ));
+        let work = TreeWork {
+            accesses: level.accesses,
+            writes: level.writes,
+            peak: level.accesses_peak,
+            iterations: depth,
+            total_iterations: level.nodes * depth,
+        };
+        out.push(tree_step(work, ACCESSES_PER_SECOND));
         if (d as u32) < s.wide_levels {
             wide(level, out);
         }
@@ -187,13 +209,14 @@ fn sieve(s: &Shape, out: &mut Vec<Step>) {
     // The subtrees and their leaves of two blocks (each round of ordering one an iteration),
     // an indirect dispatch whose arguments the top levels kept.
     validation(s, SIEVE, out);
-    out.push(tree_step(
-        s.rest_accesses,
-        s.rest_accesses_peak,
-        s.rest_iterations_peak,
-        s.rest_iterations,
-        L2_ACCESSES_PER_SECOND,
-    ));
+    let work = TreeWork {
+        accesses: s.rest_accesses,
+        writes: s.rest_writes,
+        peak: s.rest_accesses_peak,
+        iterations: s.rest_iterations_peak,
+        total_iterations: s.rest_iterations,
+    };
+    out.push(tree_step(work, L2_ACCESSES_PER_SECOND));
     out.push(plan_step(SIEVE, s.joins));
     // `place_blocks`: a workgroup a fill, its leaves 256 at a time (a leaf is a block or
     // two).
@@ -315,6 +338,7 @@ mod tests {
                 accesses: 4.0 * 20_000.0,
                 accesses_peak: 20_000.0,
                 tiles: 0.0,
+                writes: 0.0,
             }; TOP_LEVELS as usize],
             subtrees: 8.0,
             rest_iterations: 80.0,
@@ -406,5 +430,27 @@ mod tests {
         let added = span(&long, 5e-6).seconds - base;
         let walk = 10_000.0 * DEPENDENT_LOAD;
         assert!((added - (2.0 * walk - 2.0 * 5e-6)).abs() < 1e-9, "{added}");
+    }
+
+    #[test]
+    fn a_key_a_tree_pass_moves_is_read_and_written_at_the_memory_rate() {
+        // The subtrees' step, its accesses at L2's rate: 5e9 of them take 10 ms.
+        let rest = |writes: f64| {
+            let s = Shape {
+                rest_accesses: 5e9,
+                rest_writes: writes,
+                ..small()
+            };
+            let mut out = Vec::new();
+            sieve(&s, &mut out);
+            out.into_iter()
+                .find(|st| st.full > 5e-3)
+                .expect("the subtrees' step")
+        };
+        let (read, moved) = (rest(0.0), rest(2e9));
+        assert!((read.full - 5e9 / L2_ACCESSES_PER_SECOND).abs() < 1e-12);
+        assert!((moved.full - 7e9 / L2_ACCESSES_PER_SECOND).abs() < 1e-12);
+        // Its busiest workgroup is timed by its passes, as `ACCESS` was fitted.
+        assert_eq!(read.longest, moved.longest);
     }
 }

@@ -166,6 +166,7 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
             let back = settle(li, e.keys.x, e.keys.y, in_temp);
             if (li == 0u) {
                 acc = acc + back;
+                wrote = wrote + back;
                 leaf(f, e);
             }
             continue;
@@ -200,6 +201,7 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         stat_add(STAT_REST_ITERATIONS, built);
         stat_max(STAT_REST_ITERATIONS_PEAK, built);
         stat_add(STAT_REST_ACCESSES, acc);
+        stat_add(STAT_REST_WRITES, wrote);
         stat_max(STAT_REST_ACCESSES_PEAK, acc);
     }
 }
@@ -330,6 +332,7 @@ fn order_pair(li: u32, f: Fill, e: Node, in_temp: bool) -> u32 {
         let back = settle(li, lo, lo + zeros, from_temp);
         if (li == 0u) {
             acc = acc + 2u * (e.keys.y - lo) + back;
+            wrote = wrote + e.keys.y - lo + back;
         }
         lo = lo + zeros;
         mask = with_bit(mask, b);
@@ -338,6 +341,7 @@ fn order_pair(li: u32, f: Fill, e: Node, in_temp: bool) -> u32 {
     let back = settle(li, lo, e.keys.y, from_temp);
     if (li == 0u) {
         acc = acc + back;
+        wrote = wrote + back;
         stat_add(STAT_PAIR_LEAVES, 1u);
         stat_add(STAT_PAIR_ROUNDS, rounds);
         stat_max(STAT_PAIR_ROUNDS_PEAK, rounds);

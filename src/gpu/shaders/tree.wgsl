@@ -114,6 +114,10 @@ var<private> alive: u32;
 // `stored` one), for the work counters it adds once at the end
 // (`results.wgsl`).
 var<private> acc: u32;
+// Of those passes, the keys thread 0's workgroup wrote (a move's, a copy back's): a pass
+// that moves a key reads and writes it, two accesses of the memory where `acc` counts one,
+// and the span model prices the memory's traffic.
+var<private> wrote: u32;
 
 // The exclusive prefix of `v` over the workgroup, and the workgroup's total.
 fn excl_scan(li: u32, v: u32) -> vec2<u32> {
@@ -349,6 +353,7 @@ fn split_node(li: u32, f: Fill, e: Node, bit: u32, in_temp: bool) -> bool {
     if (li == 0u) {
         tested(e.fill, e.keys.y - e.keys.x);
         acc = acc + 2u * (e.keys.y - e.keys.x);
+        wrote = wrote + e.keys.y - e.keys.x;
         let two = split(e, bit, e.keys.x + zeros, a);
         kids[0] = two[0];
         kids[1] = two[1];

@@ -89,6 +89,13 @@ fn a_large_fill_is_built_level_by_level_without_a_cut() {
     let tiled = work.gpu_wide_tiles * u64::from(layout::WIDE_TILE);
     let passes = (work.gpu_top_accesses / 2 + tiled) as f64 / west.len() as f64;
     assert!(passes < 4.0, "{passes} passes a key: {work:?}");
+    // Each of those moves writes its keys, a pass the accesses count once: the root's
+    // pass alone (in tiles or not) moves every key, and a top level's workgroup reads a
+    // key twice for each it writes; a subtree reads each key it writes at least once.
+    assert!(work.gpu_top_writes + tiled >= west.len() as u64, "{work:?}");
+    assert!(2 * work.gpu_top_writes <= work.gpu_top_accesses, "{work:?}");
+    assert!(work.gpu_rest_writes > 0, "{work:?}");
+    assert!(work.gpu_rest_writes <= work.gpu_rest_accesses, "{work:?}");
 }
 
 /// A top level's large nodes partitioned in tiles across workgroups build the tree their
