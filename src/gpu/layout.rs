@@ -151,6 +151,11 @@ pub(crate) const SUBTREE_KEYS: u32 = 1 << 14;
 /// workgroup reads a node of this size twice over (some 1,000 loads an invocation), long
 /// against the two steps it takes to spread the node instead.
 pub(crate) const WIDE_KEYS: u32 = 1 << 17;
+/// The most keys of a subtree's node built with its keys held in registers (subtrees.wgsl),
+/// `HELD_EACH` an invocation: read once, written once, the partitions below it renumbering
+/// them. More an invocation would spill a GPU's registers (it holds 16 sampled queries too).
+pub(crate) const HELD_EACH: u32 = 16;
+pub(crate) const HELD_KEYS: u32 = HELD_EACH * GROUP_SIZE;
 /// The tree's levels one top pass splits (top.wgsl: a node, and its large children and
 /// theirs, with one move of its keys), the parts it moves keys into, and the keys it samples
 /// by stride to choose them (512 a node of the deepest level, on average).
@@ -272,6 +277,7 @@ pub(crate) fn prelude() -> String {
         ("TILE_WORDS", TILE_WORDS),
         ("TOP_LEVELS", TOP_LEVELS),
         ("SUBTREE_KEYS", SUBTREE_KEYS),
+        ("HELD_EACH", HELD_EACH),
         ("TREE_NODES", TREE_NODES),
         ("TREE_LEAVES", TREE_LEAVES),
         ("TREE_BLOCKS", TREE_BLOCKS),
@@ -443,6 +449,8 @@ pub(crate) struct Batch {
     pub(crate) wide_at: u32,
     pub(crate) tiles_at: u32,
     pub(crate) tile_cap: u32,
+    /// The most keys of a subtree's node held in registers (`HELD_KEYS`; 0: none).
+    pub(crate) held: u32,
 }
 
 /// A tree node to build (`Node` in types.wgsl): the host only sizes the lists of them.
@@ -539,7 +547,7 @@ mod tests {
                 block_routes_at, block_cursor_at, ties_at, result_stats, tree_at, stored_cap,
                 queries_cap, ties_cap, level_cap, node_cap, leaf_cap, block_cap, route_cap,
                 leaf_keys, key_sample, query_sample, level, top_levels, subtree_cap, wide,
-                wide_at, tiles_at, tile_cap),
+                wide_at, tiles_at, tile_cap, held),
             layout!(Node; keys, node, next, used, taken, fill, pad),
             layout!(ScanParams; off, len, sums, pad),
         ];

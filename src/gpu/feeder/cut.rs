@@ -262,6 +262,7 @@ mod tests {
             blocks: 50,
             routes: 10_000,
             wide_keys: 1 << 17,
+            held_keys: 4096,
         }
     }
 

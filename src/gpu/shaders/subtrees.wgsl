@@ -3,16 +3,123 @@
 // blocks it makes so that the second block's keys share skip bits, from the sampled
 // queries it holds for the leaf (no dispatch of its own, and no read of the fill's sample
 // again).
+//
+// A node of at most `p.held` keys (HELD_EACH an invocation at most) that splits or orders a leaf of two blocks is built with its
+// keys held in registers, read once and written once, where its
+// subtree leaves them in `stored`: a stable partition keeps the order of the keys on each
+// side, so the keys of any node below it are, in order, the held ones in its range taken
+// invocation by invocation, slot by slot, and a split or a round of ordering only
+// renumbers their places. The tree is the one the partitions through memory build.
+
+// An invocation's held keys, where each now lies, and how many it holds.
+var<private> hold_keys: array<vec2<u32>, HELD_EACH>;
+var<private> hold_at: array<u32, HELD_EACH>;
+var<private> hold_len: u32;
+// The range of the node whose keys are held (empty: none).
+var<workgroup> hold_range: vec2<u32>;
+
+// Reads node `e`'s keys (in `temp` where `in_temp`) into `hold_*`, a run of consecutive
+// ones an invocation.
+fn hold_node(li: u32, e: Node, in_temp: bool) {
+    let n = e.keys.y - e.keys.x;
+    let chunk = (n + GROUP_SIZE - 1u) / GROUP_SIZE;
+    let a = min(e.keys.x + li * chunk, e.keys.y);
+    hold_len = min(a + chunk, e.keys.y) - a;
+    for (var k = 0u; k < hold_len; k = k + 1u) {
+        hold_keys[k] = key_at(in_temp, a + k);
+        hold_at[k] = a + k;
+    }
+    if (li == 0u) {
+        hold_range = e.keys;
+        acc = acc + n;
+    }
+}
+
+// Writes the held keys where their subtree left them, in `stored`, and holds none.
+fn release(li: u32) {
+    for (var k = 0u; k < hold_len; k = k + 1u) {
+        stored[hold_at[k]] = hold_keys[k];
+    }
+    hold_len = 0u;
+    storageBarrier();
+    if (li == 0u) {
+        let n = hold_range.y - hold_range.x;
+        acc = acc + n;
+        wrote = wrote + n;
+        hold_range = vec2<u32>(0u);
+    }
+}
+
+// Whether held key k lies in [lo, hi).
+fn holds(k: u32, lo: u32, hi: u32) -> bool {
+    return hold_at[k] >= lo && hold_at[k] < hi;
+}
+
+// `part_across` of the held keys: renumbers those of [lo, hi) as it would place them;
+// returns how many are without `bit`.
+fn part_held(li: u32, lo: u32, hi: u32, bit: u32) -> u32 {
+    var zeros = 0u;
+    var ones = 0u;
+    for (var k = 0u; k < hold_len; k = k + 1u) {
+        if (holds(k, lo, hi)) {
+            if (has_bit(hold_keys[k], bit)) {
+                ones = ones + 1u;
+            } else {
+                zeros = zeros + 1u;
+            }
+        }
+    }
+    let z = excl_scan(li, zeros);
+    let o = excl_scan(li, ones);
+    var zi = lo + z.x;
+    var oi = lo + z.y + o.x;
+    for (var k = 0u; k < hold_len; k = k + 1u) {
+        if (holds(k, lo, hi)) {
+            if (has_bit(hold_keys[k], bit)) {
+                hold_at[k] = oi;
+                oi = oi + 1u;
+            } else {
+                hold_at[k] = zi;
+                zi = zi + 1u;
+            }
+        }
+    }
+    return z.y;
+}
+
+// `count_keys` of node `e`'s held keys: those whose place in it is a multiple of the
+// stride.
+fn count_held(li: u32, f: Fill, e: Node, most: u32) -> u32 {
+    if (li < 128u) {
+        atomicStore(&bits[li], 0u);
+    }
+    workgroupBarrier();
+    let n = e.keys.y - e.keys.x;
+    let step = max(n / most, 1u);
+    let mask = f.live & ~e.used;
+    for (var k = 0u; k < hold_len; k = k + 1u) {
+        if (holds(k, e.keys.x, e.keys.y) && (hold_at[k] - e.keys.x) % step == 0u) {
+            count_bits(0u, hold_keys[k] & mask);
+        }
+    }
+    return (n + step - 1u) / step;
+}
 
 // The bit to split node `e` of `rest` on, by the rule of a top level's (top.wgsl) with
-// `p.key_sample` keys (in `temp` where `in_temp`): reads the queries listed for it (`e.pad`
+// `p.key_sample` keys (in `temp` where `in_temp`, or held: `in_regs`): reads the queries listed for it (`e.pad`
 // of them), or lists them from the fill's sample (NONE). Returns the bit and how many
 // queries reach the node (more than LISTED: not all are listed).
-fn choose_listed(li: u32, f: Fill, e: Node, in_temp: bool) -> vec2<u32> {
+fn choose_listed(li: u32, f: Fill, e: Node, in_temp: bool, in_regs: bool) -> vec2<u32> {
     if (li == 0u) {
         atomicStore(&listing, 0u);
     }
-    let sampled = count_keys(li, f, e, in_temp, p.key_sample);
+    var sampled = 0u;
+    if (in_regs) {
+        sampled = count_held(li, f, e, p.key_sample);
+    } else {
+        sampled = count_keys(li, f, e, in_temp, p.key_sample);
+    }
+    let read = select(sampled, 0u, in_regs);
     let s = sample_of(f);
     let mask = f.live & ~e.used;
     if (e.pad != NONE) {
@@ -20,7 +127,7 @@ fn choose_listed(li: u32, f: Fill, e: Node, in_temp: bool) -> vec2<u32> {
         for (var k = 0u; k < held; k = k + 1u) {
             count_bits(64u, held_qs[k] & mask);
         }
-        return vec2<u32>(pick(li, e, sampled, e.pad), e.pad);
+        return vec2<u32>(pick(li, e, sampled, e.pad, read), e.pad);
     }
     for (var i = li; i < s.x; i = i + GROUP_SIZE) {
         let q = queries[f.queries + i * s.y] & f.live;
@@ -32,7 +139,7 @@ fn choose_listed(li: u32, f: Fill, e: Node, in_temp: bool) -> vec2<u32> {
             count_bits(64u, q & mask);
         }
     }
-    let bit = pick(li, e, sampled, s.x);
+    let bit = pick(li, e, sampled, s.x, read);
     if (li == 0u) {
         listed_len = atomicLoad(&listing);
     }
@@ -114,7 +221,8 @@ fn depth_of(e: Node) -> u32 {
 // Each subtree, depth first, a workgroup each. Its keys pass from one buffer to the other
 // at each split, as the top levels' do (the root's lie in `temp` where its `pad` is 1), so
 // a node's buffer follows its depth; a leaf in `temp` copies its keys back to `stored`,
-// where leaves and blocks read them.
+// where leaves and blocks read them. Below a node of at most `p.held` keys they are held
+// instead, and written to `stored` once.
 @compute @workgroup_size(GROUP_SIZE)
 fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let g = flat_group(wg);
@@ -132,6 +240,8 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         stack[0].pad = NONE;
         depth = 1u;
         mode = BUILD_SPLIT;
+        // Workgroup memory starts as the last kernel left it.
+        hold_range = vec2<u32>(0u);
     }
     var built = 0u;
     // A tree of k leaves has 2k - 1 nodes, and a fill at most `leaf_cap` leaves.
@@ -142,14 +252,26 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
             pop();
         }
         let m = workgroupUniformLoad(&mode);
+        let e = workgroupUniformLoad(&cur);
+        // The held keys are written once their node's subtree is built: the next node lies
+        // outside it.
+        let range = workgroupUniformLoad(&hold_range);
+        let within = e.keys.x >= range.x && e.keys.y <= range.y;
+        if (range.y > range.x && (m == BUILD_DONE || !within)) {
+            release(li);
+        }
         if (m == BUILD_DONE) {
             break;
         }
         built = built + 1u;
-        let e = workgroupUniformLoad(&cur);
         let in_temp = (depth_of(e) & 1u) == temp_parity;
+        var in_regs = range.y > range.x && within;
+        if (!in_regs && m != BUILD_LEAF && e.keys.y - e.keys.x <= min(p.held, HELD_EACH * GROUP_SIZE)) {
+            hold_node(li, e, in_temp);
+            in_regs = true;
+        }
         if (m == BUILD_PAIR) {
-            built = built + order_pair(li, f, e, in_temp);
+            built = built + order_pair(li, f, e, in_temp, in_regs);
             if (li == 0u) {
                 leaf(f, e);
             }
@@ -158,12 +280,12 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         var bit = NONE;
         var reach = NONE;
         if (m == BUILD_SPLIT) {
-            let c = choose_listed(li, f, e, in_temp);
+            let c = choose_listed(li, f, e, in_temp, in_regs);
             bit = c.x;
             reach = c.y;
         }
-        if (!split_node(li, f, e, bit, in_temp)) {
-            let back = settle(li, e.keys.x, e.keys.y, in_temp);
+        if (!split_node(li, f, e, bit, in_temp, in_regs)) {
+            let back = settle(li, e.keys.x, e.keys.y, in_temp && !in_regs);
             if (li == 0u) {
                 acc = acc + back;
                 wrote = wrote + back;
@@ -191,6 +313,10 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
             depth = depth + 2u;
         }
     }
+    let range = workgroupUniformLoad(&hold_range);
+    if (range.y > range.x) {
+        release(li);
+    }
     // A subtree cut short would route queries past keys: the fill counts nothing, and the
     // host cuts its join.
     if (li == 0u && mode != BUILD_DONE) {
@@ -206,15 +332,24 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     }
 }
 
-// The AND of the keys of node `e` (in `temp` where `in_temp`), over the fill's live bits.
-fn and_of(li: u32, f: Fill, e: Node, in_temp: bool) -> vec2<u32> {
+// The AND of the keys of node `e` (in `temp` where `in_temp`, or held: `in_regs`), over the fill's
+// live bits.
+fn and_of(li: u32, f: Fill, e: Node, in_temp: bool, in_regs: bool) -> vec2<u32> {
     if (li < 2u) {
         atomicStore(&key_and[li], 0xffffffffu);
     }
     workgroupBarrier();
     var acc = f.live;
-    for (var i = e.keys.x + li; i < e.keys.y; i = i + GROUP_SIZE) {
-        acc = acc & key_at(in_temp, i);
+    if (in_regs) {
+        for (var k = 0u; k < hold_len; k = k + 1u) {
+            if (holds(k, e.keys.x, e.keys.y)) {
+                acc = acc & hold_keys[k];
+            }
+        }
+    } else {
+        for (var i = e.keys.x + li; i < e.keys.y; i = i + GROUP_SIZE) {
+            acc = acc & key_at(in_temp, i);
+        }
     }
     atomicAnd(&key_and[0], acc.x);
     atomicAnd(&key_and[1], acc.y);
@@ -251,7 +386,7 @@ fn hold_reach(li: u32, f: Fill, e: Node) -> u32 {
 
 // The bit to add to a leaf's skip bits `mask` (or NONE): the one most held queries still
 // alive (those without the bits so far) have, among those at least `need` of its keys from
-// `lo` (in `temp` where `in_temp`) have; not `all`, the bits every key has (a query with
+// `lo` (in `temp` where `in_temp`, or held: `in_regs`) have; not `all`, the bits every key has (a query with
 // one skips both blocks anyway). The lowest of equals.
 fn skip_bit(
     li: u32,
@@ -261,14 +396,23 @@ fn skip_bit(
     need: u32,
     bits_so_far: vec4<u32>,
     in_temp: bool,
+    in_regs: bool,
 ) -> u32 {
     let open = f.live & ~(bits_so_far.xy | bits_so_far.zw);
     if (li < 128u) {
         atomicStore(&bits[li], 0u);
     }
     workgroupBarrier();
-    for (var i = lo + li; i < e.keys.y; i = i + GROUP_SIZE) {
-        count_bits(0u, key_at(in_temp, i) & open);
+    if (in_regs) {
+        for (var k = 0u; k < hold_len; k = k + 1u) {
+            if (holds(k, lo, e.keys.y)) {
+                count_bits(0u, hold_keys[k] & open);
+            }
+        }
+    } else {
+        for (var i = lo + li; i < e.keys.y; i = i + GROUP_SIZE) {
+            count_bits(0u, key_at(in_temp, i) & open);
+        }
     }
     for (var k = 0u; k < held; k = k + 1u) {
         if ((alive & (1u << k)) != 0u) {
@@ -278,7 +422,7 @@ fn skip_bit(
     workgroupBarrier();
     if (li == 0u) {
         tested(e.fill, e.keys.y - lo);
-        acc = acc + e.keys.y - lo;
+        acc = acc + select(e.keys.y - lo, 0u, in_regs);
         var best = NONE;
         var most = 0u;
         for (var b = 0u; b < 64u; b = b + 1u) {
@@ -306,14 +450,15 @@ fn drop_queries(bit: u32) {
 // Orders leaf `e` of two blocks (its keys in `temp` where `in_temp`) so that its second
 // block's keys share skip bits: round by round the keys from `lo` pass from one buffer to
 // the other, those without the round's bit placed (back in `stored` where they are in
-// `temp`). Leaves every key in `stored`; returns its rounds (every invocation, uniformly).
-fn order_pair(li: u32, f: Fill, e: Node, in_temp: bool) -> u32 {
+// `temp`), or where they are held (`in_regs`), are renumbered so. Leaves every key in
+// `stored` or held; returns its rounds (every invocation, uniformly).
+fn order_pair(li: u32, f: Fill, e: Node, in_temp: bool, in_regs: bool) -> u32 {
     let before = acc;
-    let all = and_of(li, f, e, in_temp);
+    let all = and_of(li, f, e, in_temp, in_regs);
     let reads = hold_reach(li, f, e);
     if (li == 0u) {
         tested(e.fill, reads);
-        acc = acc + e.keys.y - e.keys.x + reads;
+        acc = acc + select(e.keys.y - e.keys.x, 0u, in_regs) + reads;
     }
     let need = e.keys.y - e.keys.x - p.leaf_keys;
     var lo = e.keys.x;
@@ -323,9 +468,15 @@ fn order_pair(li: u32, f: Fill, e: Node, in_temp: bool) -> u32 {
     // Each round adds a bit the keys from `lo` do not all have: at most 64 rounds.
     for (var r = 0u; r < 64u; r = r + 1u) {
         rounds = r + 1u;
-        let b = skip_bit(li, f, e, lo, need, vec4<u32>(mask, all), from_temp);
+        let b = skip_bit(li, f, e, lo, need, vec4<u32>(mask, all), from_temp, in_regs);
         if (b == NONE) {
             break;
+        }
+        if (in_regs) {
+            lo = lo + part_held(li, lo, e.keys.y, b);
+            mask = with_bit(mask, b);
+            drop_queries(b);
+            continue;
         }
         let zeros = part_across(li, lo, e.keys.y, b, from_temp);
         from_temp = !from_temp;
@@ -338,7 +489,7 @@ fn order_pair(li: u32, f: Fill, e: Node, in_temp: bool) -> u32 {
         mask = with_bit(mask, b);
         drop_queries(b);
     }
-    let back = settle(li, lo, e.keys.y, from_temp);
+    let back = settle(li, lo, e.keys.y, from_temp && !in_regs);
     if (li == 0u) {
         acc = acc + back;
         wrote = wrote + back;

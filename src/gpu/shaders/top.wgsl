@@ -180,7 +180,7 @@ fn plan_top(li: u32, f: Fill, e: Node) -> bool {
             count_bits(64u, q & mask);
         }
     }
-    let bit = pick(li, e, sampled, s.x);
+    let bit = pick(li, e, sampled, s.x, sampled);
     if (bit == NONE) {
         return false;
     }

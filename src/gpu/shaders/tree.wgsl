@@ -231,12 +231,12 @@ fn count_keys(li: u32, f: Fill, e: Node, in_temp: bool, most: u32) -> u32 {
 }
 
 // Once every invocation has counted `bits`, the bit a node splits on (`reads` sampled
-// queries were read).
-fn pick(li: u32, e: Node, sampled: u32, reads: u32) -> u32 {
+// queries were read, and `read` of its sampled keys from global memory).
+fn pick(li: u32, e: Node, sampled: u32, reads: u32, read: u32) -> u32 {
     workgroupBarrier();
     if (li == 0u) {
         tested(e.fill, sampled + reads);
-        acc = acc + sampled + reads;
+        acc = acc + read + reads;
         chosen = best_bit(0u, sampled);
     }
     return workgroupUniformLoad(&chosen);
@@ -338,10 +338,11 @@ fn split(e: Node, bit: u32, mid: u32, a: u32) -> array<Node, 2> {
 }
 
 // Splits subtree node `e` on `bit` (every invocation, uniformly): reserves its slots,
-// partitions its keys from the buffer they are in (`temp` where `in_temp`) into the other
-// and writes the split, its children left in `kids` for thread 0. False where it does not
-// split (no bit, or no leaf slot to spare).
-fn split_node(li: u32, f: Fill, e: Node, bit: u32, in_temp: bool) -> bool {
+// partitions its keys from the buffer they are in (`temp` where `in_temp`) into the other,
+// or where they are held in registers (`in_regs`, subtrees.wgsl) renumbers them, and writes the split, its
+// children left in `kids` for thread 0. False where it does not split (no bit, or no leaf
+// slot to spare).
+fn split_node(li: u32, f: Fill, e: Node, bit: u32, in_temp: bool, in_regs: bool) -> bool {
     if (li == 0u) {
         slots = select(NONE, reserve_split(e.fill, f), bit != NONE);
     }
@@ -349,11 +350,18 @@ fn split_node(li: u32, f: Fill, e: Node, bit: u32, in_temp: bool) -> bool {
     if (a == NONE) {
         return false;
     }
-    let zeros = part_across(li, e.keys.x, e.keys.y, bit, in_temp);
+    var zeros = 0u;
+    if (in_regs) {
+        zeros = part_held(li, e.keys.x, e.keys.y, bit);
+    } else {
+        zeros = part_across(li, e.keys.x, e.keys.y, bit, in_temp);
+    }
     if (li == 0u) {
         tested(e.fill, e.keys.y - e.keys.x);
-        acc = acc + 2u * (e.keys.y - e.keys.x);
-        wrote = wrote + e.keys.y - e.keys.x;
+        if (!in_regs) {
+            acc = acc + 2u * (e.keys.y - e.keys.x);
+            wrote = wrote + e.keys.y - e.keys.x;
+        }
         let two = split(e, bit, e.keys.x + zeros, a);
         kids[0] = two[0];
         kids[1] = two[1];

@@ -124,6 +124,8 @@ struct Batch {
     wide_at: u32,
     tiles_at: u32,
     tile_cap: u32,
+    // The most keys of a subtree's node held in registers (subtrees.wgsl; 0: none).
+    held: u32,
 }
 
 // A tree node to build (tree.wgsl): its keys (a range of `stored`), its slot, the node a

@@ -4,8 +4,8 @@
 
 use crate::gpu::device::Device;
 use crate::gpu::layout::{
-    Job, Side, DEST_WORDS, HEAD_WORDS, JOB_SIDE_MASK, SCAN_SEGMENT, SUBTREE_KEYS, TABLE_WORDS,
-    TILE_WORDS, TOP_LEVELS, TOP_PARTS, TREE_WORDS, WIDE_KEYS, WIDE_TILE, WIDE_WORDS,
+    Job, Side, DEST_WORDS, HEAD_WORDS, HELD_KEYS, JOB_SIDE_MASK, SCAN_SEGMENT, SUBTREE_KEYS,
+    TABLE_WORDS, TILE_WORDS, TOP_LEVELS, TOP_PARTS, TREE_WORDS, WIDE_KEYS, WIDE_TILE, WIDE_WORDS,
 };
 use crate::gpu::shader::BLOCK_INFO;
 
@@ -32,6 +32,9 @@ pub(crate) struct Capacity {
     /// The most keys of a top-level node partitioned by one workgroup (`WIDE_KEYS`; tests
     /// change it to split more nodes, or none, across workgroups).
     pub(crate) wide_keys: u32,
+    /// The most keys of a subtree's node held in registers (`HELD_KEYS`, at most; tests
+    /// set 0 to build every subtree through memory).
+    pub(crate) held_keys: u32,
 }
 
 impl Capacity {
@@ -93,6 +96,7 @@ impl Capacity {
             blocks: n(&s.blocks),
             routes: n(&s.routes),
             wide_keys: WIDE_KEYS,
+            held_keys: HELD_KEYS,
         };
         // The jobs' buffer holds one more, their end.
         cap.jobs = cap.jobs.min((bind / JOB_BYTES - 1) as u32);

@@ -9,7 +9,7 @@ use super::scan::{run_scan, scan_steps};
 use crate::gpu::device::Device;
 use crate::gpu::layout::{
     Batch, Job, JoinDesc, Side, ARGS_COUNT, ARGS_ROUTE, ARGS_SUBTREES, ARGS_TABLES, ARGS_TIES,
-    ARGS_WORDS, BLOCK_KEYS, GROUP_SIZE, RESULT_WORDS, SUBTREE_KEYS, TILE, TOP_LEVELS,
+    ARGS_WORDS, BLOCK_KEYS, GROUP_SIZE, HELD_KEYS, RESULT_WORDS, SUBTREE_KEYS, TILE, TOP_LEVELS,
 };
 use crate::gpu::words::Words;
 
@@ -159,6 +159,7 @@ impl Slot {
             wide_at: r.wide_at,
             tiles_at: r.tiles_at,
             tile_cap: cap.tiles(),
+            held: cap.held_keys.min(HELD_KEYS),
         }
     }
 

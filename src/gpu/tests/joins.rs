@@ -91,10 +91,12 @@ fn a_large_fill_is_built_level_by_level_without_a_cut() {
     assert!(passes < 4.0, "{passes} passes a key: {work:?}");
     // Each of those moves writes its keys, a pass the accesses count once: the root's
     // pass alone (in tiles or not) moves every key, and a top level's workgroup reads a
-    // key twice for each it writes; a subtree reads each key it writes at least once.
+    // key twice for each it writes. Its subtrees, each past a leaf, write every key at
+    // least once (where they hold keys in registers, once built), and read each they
+    // write.
     assert!(work.gpu_top_writes + tiled >= west.len() as u64, "{work:?}");
     assert!(2 * work.gpu_top_writes <= work.gpu_top_accesses, "{work:?}");
-    assert!(work.gpu_rest_writes > 0, "{work:?}");
+    assert!(work.gpu_rest_writes >= west.len() as u64, "{work:?}");
     assert!(work.gpu_rest_writes <= work.gpu_rest_accesses, "{work:?}");
 }
 
@@ -139,6 +141,61 @@ fn nodes_split_across_workgroups_build_the_same_tree() {
         )
     };
     assert_eq!(same(&wide), same(&narrow));
+}
+
+/// A subtree's node small enough to hold in registers builds the tree that partitions
+/// through memory build, each key read once and written once below it: the same blocks,
+/// routes and visits, every count exact.
+#[test]
+fn subtrees_held_in_registers_build_the_same_tree() {
+    let Some(gpu) = gpu("subtrees_held_in_registers_build_the_same_tree") else {
+        return;
+    };
+    let mut rng = fastrand::Rng::with_seed(31);
+    let live = (1u64 << 61) - 1;
+    let factors = [1, 2, 3, 4];
+    // A fill of one subtree held whole, and one whose subtrees split through memory first.
+    for stored in [3_000, 40_000] {
+        let west = keys(&mut rng, stored, 48, 0.15);
+        let east = keys(&mut rng, 2_000, 48, 0.15);
+        let want = brute(&west, &east, factors, live);
+        let run = |held_keys: u32| {
+            let mut cap = Capacity::of_budget(&gpu.device, 64 << 20);
+            cap.held_keys = held_keys;
+            let joiner = GpuJoiner::with_capacity(Arc::clone(&gpu.device), cap, 1 << 12, None);
+            let (got, work) = join_keys(&joiner, &west, &east, factors, live, 0);
+            let case = (stored, held_keys);
+            assert_eq!((got, work.hits), (Some(want.0), want.1), "{case:?}");
+            assert_eq!(work.regenerations, 0, "{case:?}");
+            work
+        };
+        let memory = run(0);
+        let held = run(layout::HELD_KEYS);
+        let same = |w: &Work| {
+            (
+                w.blocks_built,
+                w.visited_pairs,
+                w.routing_tests,
+                w.tree_tests,
+                w.gpu_rest_iterations,
+                w.gpu_pair_rounds,
+            )
+        };
+        assert_eq!(same(&held), same(&memory), "{stored}");
+        assert!(held.gpu_rest_writes < memory.gpu_rest_writes, "{stored}");
+        assert!(
+            held.gpu_rest_accesses < memory.gpu_rest_accesses,
+            "{stored}"
+        );
+        assert!(
+            held.gpu_pair_accesses < memory.gpu_pair_accesses,
+            "{stored}"
+        );
+        if stored <= layout::HELD_KEYS as usize {
+            // Its root, held: each key read once and written once where its leaf lies.
+            assert_eq!(held.gpu_rest_writes, stored as u64);
+        }
+    }
 }
 
 /// Routing keeps each workgroup's histogram of blocks for its second walk in the slot's
