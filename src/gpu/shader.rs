@@ -62,18 +62,20 @@ pub(crate) enum Stat {
     Subtrees,
     RestIterations,
     RestAccesses,
-    /// The most node iterations and accesses of one subtree's workgroup.
-    RestIterationsPeak,
+    /// The most accesses of one subtree's workgroup, and in its high word the most node
+    /// iterations (two peaks a slot: the counters read back each batch are a budget).
     RestAccessesPeak,
     /// Keys the subtrees' passes wrote (a move's, a copy back's): each also one of their
     /// accesses, read and written where `RestAccesses` counts one.
     RestWrites,
+    /// Keys the top levels' workgroups moved (as `RestWrites`; one counter for all the
+    /// levels, as the counters read back each batch are a budget).
+    TopWrites,
     /// Leaves of two blocks ordered (`pairs` workgroups), their rounds and accesses, and
-    /// the most of one workgroup.
+    /// the most accesses of one workgroup (the most rounds in its high word).
     PairLeaves,
     PairRounds,
     PairAccesses,
-    PairRoundsPeak,
     PairAccessesPeak,
     /// Routing invocations that walked a query, and the most tests one made in one walk of
     /// all its queries (its dependent chain: each test a load the next one waits on).
@@ -89,7 +91,7 @@ pub(crate) enum Stat {
 }
 
 impl Stat {
-    pub(crate) const ALL: [Stat; 21] = [
+    pub(crate) const ALL: [Stat; 20] = [
         Stat::TableKeyTests,
         Stat::TableChunks,
         Stat::RouteAtomics,
@@ -97,13 +99,12 @@ impl Stat {
         Stat::Subtrees,
         Stat::RestIterations,
         Stat::RestAccesses,
-        Stat::RestIterationsPeak,
         Stat::RestAccessesPeak,
         Stat::RestWrites,
+        Stat::TopWrites,
         Stat::PairLeaves,
         Stat::PairRounds,
         Stat::PairAccesses,
-        Stat::PairRoundsPeak,
         Stat::PairAccessesPeak,
         Stat::RouteWalkers,
         Stat::RouteTestsPeak,
@@ -123,13 +124,12 @@ impl Stat {
             Stat::Subtrees => "STAT_SUBTREES",
             Stat::RestIterations => "STAT_REST_ITERATIONS",
             Stat::RestAccesses => "STAT_REST_ACCESSES",
-            Stat::RestIterationsPeak => "STAT_REST_ITERATIONS_PEAK",
             Stat::RestAccessesPeak => "STAT_REST_ACCESSES_PEAK",
             Stat::RestWrites => "STAT_REST_WRITES",
+            Stat::TopWrites => "STAT_TOP_WRITES",
             Stat::PairLeaves => "STAT_PAIR_LEAVES",
             Stat::PairRounds => "STAT_PAIR_ROUNDS",
             Stat::PairAccesses => "STAT_PAIR_ACCESSES",
-            Stat::PairRoundsPeak => "STAT_PAIR_ROUNDS_PEAK",
             Stat::PairAccessesPeak => "STAT_PAIR_ACCESSES_PEAK",
             Stat::RouteWalkers => "STAT_ROUTE_WALKERS",
             Stat::RouteTestsPeak => "STAT_ROUTE_TESTS_PEAK",
@@ -154,17 +154,14 @@ pub(crate) enum LevelStat {
     AccessesPeak,
     /// Tiles handed out to split its largest nodes across workgroups.
     Tiles,
-    /// Keys its workgroups' moves wrote (as [`Stat::RestWrites`] counts them).
-    Writes,
 }
 
 impl LevelStat {
-    pub(crate) const ALL: [LevelStat; 5] = [
+    pub(crate) const ALL: [LevelStat; 4] = [
         LevelStat::Nodes,
         LevelStat::Accesses,
         LevelStat::AccessesPeak,
         LevelStat::Tiles,
-        LevelStat::Writes,
     ];
 
     fn constant(self) -> &'static str {
@@ -173,7 +170,6 @@ impl LevelStat {
             LevelStat::Accesses => "LEVEL_ACCESSES",
             LevelStat::AccessesPeak => "LEVEL_ACCESSES_PEAK",
             LevelStat::Tiles => "LEVEL_TILES",
-            LevelStat::Writes => "LEVEL_WRITES",
         }
     }
 

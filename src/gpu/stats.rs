@@ -83,6 +83,7 @@ fn needed_levels(peaks: &[u64], recorded: &Recorded) -> (u32, u32) {
 pub(crate) fn read(stats: &[u32], rows: &[&[u32]], recorded: &Recorded) -> (Work, Shape) {
     let s = |stat: Stat| sum(stats, stat as u32);
     let p = |stat: Stat| peak(stats, stat as u32);
+    let high = |stat: Stat| u64::from(stats[2 * stat as usize + 1]);
     let mut levels = [Level::default(); TOP_LEVELS as usize];
     for (d, level) in levels.iter_mut().enumerate() {
         let at = |k: LevelStat| k.slot(d as u32);
@@ -91,9 +92,10 @@ pub(crate) fn read(stats: &[u32], rows: &[&[u32]], recorded: &Recorded) -> (Work
             accesses: sum(stats, at(LevelStat::Accesses)) as f64,
             accesses_peak: peak(stats, at(LevelStat::AccessesPeak)) as f64,
             tiles: sum(stats, at(LevelStat::Tiles)) as f64,
-            writes: sum(stats, at(LevelStat::Writes)) as f64,
+            writes: 0.0,
         };
     }
+    spread_writes(&mut levels, s(Stat::TopWrites) as f64);
     let rowed = Rows::of(rows);
     let shape = Shape {
         joins: f64::from(recorded.joins),
@@ -110,7 +112,7 @@ pub(crate) fn read(stats: &[u32], rows: &[&[u32]], recorded: &Recorded) -> (Work
         rest_iterations: s(Stat::RestIterations) as f64,
         rest_accesses: s(Stat::RestAccesses) as f64,
         rest_writes: s(Stat::RestWrites) as f64,
-        rest_iterations_peak: p(Stat::RestIterationsPeak) as f64,
+        rest_iterations_peak: high(Stat::RestAccessesPeak) as f64,
         rest_accesses_peak: p(Stat::RestAccessesPeak) as f64,
         blocks: rowed.blocks as f64,
         fill_blocks_peak: rowed.fill_blocks_peak as f64,
@@ -143,7 +145,7 @@ pub(crate) fn read(stats: &[u32], rows: &[&[u32]], recorded: &Recorded) -> (Work
         gpu_dependent_steps: spans[0].steps,
         gpu_top_nodes: levels.iter().map(|l| l.nodes as u64).sum(),
         gpu_top_accesses: levels.iter().map(|l| l.accesses as u64).sum(),
-        gpu_top_writes: levels.iter().map(|l| l.writes as u64).sum(),
+        gpu_top_writes: s(Stat::TopWrites),
         gpu_wide_tiles: levels.iter().map(|l| l.tiles as u64).sum(),
         gpu_subtrees: s(Stat::Subtrees),
         gpu_rest_iterations: s(Stat::RestIterations),
@@ -159,9 +161,9 @@ pub(crate) fn read(stats: &[u32], rows: &[&[u32]], recorded: &Recorded) -> (Work
         gpu_top_chain_peak: chain as u64,
         gpu_top_levels_peak: u64::from(top),
         gpu_wide_levels_peak: u64::from(wide),
-        gpu_rest_iterations_peak: p(Stat::RestIterationsPeak),
+        gpu_rest_iterations_peak: high(Stat::RestAccessesPeak),
         gpu_rest_accesses_peak: p(Stat::RestAccessesPeak),
-        gpu_pair_rounds_peak: p(Stat::PairRoundsPeak),
+        gpu_pair_rounds_peak: high(Stat::PairAccessesPeak),
         gpu_pair_accesses_peak: p(Stat::PairAccessesPeak),
         gpu_route_tests_peak: p(Stat::RouteTestsPeak),
         gpu_count_loads_peak: p(Stat::CountLoadsPeak),
@@ -173,6 +175,17 @@ pub(crate) fn read(stats: &[u32], rows: &[&[u32]], recorded: &Recorded) -> (Work
         ..Work::default()
     };
     (work, shape)
+}
+
+/// Shares the top levels' `writes` among them by their accesses (a level's moves are most of
+/// its accesses; the kernels count the writes of all the levels together).
+fn spread_writes(levels: &mut [Level], writes: f64) {
+    let accesses: f64 = levels.iter().map(|l| l.accesses).sum();
+    if accesses > 0.0 {
+        for level in levels {
+            level.writes = writes * level.accesses / accesses;
+        }
+    }
 }
 
 /// What the results rows of a batch add up to, over its joins that were counted.
@@ -260,8 +273,9 @@ mod tests {
         let (work, shape) = read(&stats, &[&row], &recorded);
         let high = 1u64 << 32;
         assert_eq!(work.gpu_subtrees, high + 10 + Stat::Subtrees as u64);
-        // A peak ignores the high word.
+        // A peak ignores the high word, where a slot of two peaks keeps its second.
         assert_eq!(work.gpu_route_tests_peak, 10 + Stat::RouteTestsPeak as u64);
+        assert_eq!(work.gpu_rest_iterations_peak, 1);
         assert_eq!(shape.levels[2].accesses_peak, 3002.0);
         assert_eq!(shape.levels[15].tiles, 16003.0);
         let peaks: u64 = (1..=u64::from(TOP_LEVELS)).map(|d| 1000 * d + 2).sum();

@@ -325,7 +325,7 @@ fn rest(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     if (li == 0u && built > 0u) {
         stat_add(STAT_SUBTREES, 1u);
         stat_add(STAT_REST_ITERATIONS, built);
-        stat_max(STAT_REST_ITERATIONS_PEAK, built);
+        stat_max_high(STAT_REST_ACCESSES_PEAK, built);
         stat_add(STAT_REST_ACCESSES, acc);
         stat_add(STAT_REST_WRITES, wrote);
         stat_max(STAT_REST_ACCESSES_PEAK, acc);
@@ -495,7 +495,7 @@ fn order_pair(li: u32, f: Fill, e: Node, in_temp: bool, in_regs: bool) -> u32 {
         wrote = wrote + back;
         stat_add(STAT_PAIR_LEAVES, 1u);
         stat_add(STAT_PAIR_ROUNDS, rounds);
-        stat_max(STAT_PAIR_ROUNDS_PEAK, rounds);
+        stat_max_high(STAT_PAIR_ACCESSES_PEAK, rounds);
         stat_add(STAT_PAIR_ACCESSES, acc - before);
         stat_max(STAT_PAIR_ACCESSES_PEAK, acc - before);
     }

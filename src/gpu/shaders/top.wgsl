@@ -341,7 +341,7 @@ fn top(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li
     if (li == 0u) {
         stat_add(level_stat(p.level, LEVEL_NODES), 1u);
         stat_add(level_stat(p.level, LEVEL_ACCESSES), acc);
-        stat_add(level_stat(p.level, LEVEL_WRITES), wrote);
+        stat_add(STAT_TOP_WRITES, wrote);
         stat_max(level_stat(p.level, LEVEL_ACCESSES_PEAK), acc);
         // The host learns from it which levels to split across workgroups.
         stat_max_high(level_stat(p.level, LEVEL_ACCESSES_PEAK), e.keys.y - e.keys.x);
