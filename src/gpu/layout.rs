@@ -158,10 +158,27 @@ pub(crate) const HELD_EACH: u32 = 16;
 pub(crate) const HELD_KEYS: u32 = HELD_EACH * GROUP_SIZE;
 /// The tree's levels one top pass splits (top.wgsl: a node, and its large children and
 /// theirs, with one move of its keys), the parts it moves keys into, and the keys it samples
-/// by stride to choose them (512 a node of the deepest level, on average).
-pub(crate) const TOP_DEPTH: u32 = 3;
+/// by stride to choose them (512 a node of the deepest level, on average). A pass reads and
+/// writes each key of its node three times at the memory's rate whatever its depth, so a
+/// deeper pass moves a key fewer times down to its subtree: four levels a pass priced N =
+/// 28 at 4,419 H100-hours by the span, three 4,563 and five 4,637 (its choices and the
+/// tiles' sums of 32 parts cost more than the moves it saves).
+pub(crate) const TOP_DEPTH: u32 = 4;
 pub(crate) const TOP_PARTS: u32 = 1 << TOP_DEPTH;
 pub(crate) const TOP_SAMPLE: u32 = 512 << TOP_DEPTH;
+/// A pass's part counts, four to a vector (top.wgsl's `Parts`), and packed two to a word,
+/// four words to a vector (wide.wgsl's `Packed`).
+pub(crate) const TOP_QUADS: u32 = TOP_PARTS / 4;
+pub(crate) const PACKED_QUADS: u32 = TOP_PARTS / 8;
+/// The nodes of one depth of a pass whose sampled bits one read of the sample counts (the
+/// tree's `bits` holds four nodes'): a depth of more nodes reads its sample again for each
+/// four.
+pub(crate) const TOP_GROUP: u32 = 4;
+/// The levels of the root's pass whose cuts a results row carries where its tree stopped
+/// past the room (a byte each in two words: seven cuts), and the parts the host splits it
+/// into at most in one round.
+pub(crate) const ROOT_DEPTH: u32 = 3;
+pub(crate) const ROOT_PARTS: u32 = 1 << ROOT_DEPTH;
 /// Keys of one tile of a node split across workgroups: 16 an invocation.
 pub(crate) const WIDE_TILE: u32 = 4096;
 /// Words per node of a level's region of wide splits in `scan`: its first tile, its tiles
@@ -175,7 +192,8 @@ pub(crate) const WIDE_SLOTS: u32 = 2 + TOP_PARTS;
 /// Words per tile of a wide node: its node's number in the level, then the keys of each
 /// part of the node's pass in it, two to a word (a tile's keys fit in 16 bits).
 pub(crate) const TILE_WORDS: u32 = 1 + TOP_PARTS / 2;
-const _: () = assert!(TOP_PARTS == 8 && WIDE_TILE < 1 << 16);
+const _: () =
+    assert!(TOP_PARTS.is_multiple_of(8) && ROOT_DEPTH <= TOP_DEPTH && WIDE_TILE < 1 << 16);
 /// Each fill's tree counters in `scan`: nodes, leaves and blocks handed out, leaf slots
 /// reserved, whether its tree is unfinished, the keys and sampled queries its build read
 /// (64-bit, low word first), and its root's bit plus one (0: the root did not split).
@@ -274,6 +292,10 @@ pub(crate) fn prelude() -> String {
         ("TOP_DEPTH", TOP_DEPTH),
         ("TOP_PARTS", TOP_PARTS),
         ("TOP_SAMPLE", TOP_SAMPLE),
+        ("TOP_QUADS", TOP_QUADS),
+        ("PACKED_QUADS", PACKED_QUADS),
+        ("TOP_GROUP", TOP_GROUP),
+        ("ROOT_PARTS", ROOT_PARTS),
         ("TILE_WORDS", TILE_WORDS),
         ("TOP_LEVELS", TOP_LEVELS),
         ("SUBTREE_KEYS", SUBTREE_KEYS),

@@ -4,7 +4,7 @@
 use crate::gpu::layout::{
     FILL_ERRORS, FILL_OVER_BLOCKS, FILL_OVER_ROUTES, FILL_ROOT_SHIFT, FILL_STOPPED, FILL_SWAPPED,
     FILL_UNFINISHED, RESULT_BLOCKS, RESULT_ROUTES, RESULT_SIZES, RESULT_STATUS, RESULT_TESTS,
-    ROLE_EAST, ROLE_WEST, ROOT_CUTS_MARK, TOP_DEPTH, TOP_PARTS,
+    ROLE_EAST, ROLE_WEST, ROOT_CUTS_MARK, ROOT_DEPTH, ROOT_PARTS,
 };
 use crate::gpu::request::Request;
 use crate::gpu::slot::Capacity;
@@ -62,11 +62,11 @@ const ROOT_SPLIT_ROOMS: u64 = 8;
 
 /// A tree's cuts in a heap's order from 1 (a node `i`'s children `2i` without its bit and
 /// `2i + 1` with it), `None` where a node does not split.
-type Cuts = [Option<u32>; TOP_PARTS as usize];
+type Cuts = [Option<u32>; ROOT_PARTS as usize];
 
 /// The root's bit alone.
 fn heap_of(bit: u32) -> Cuts {
-    let mut cuts = [None; TOP_PARTS as usize];
+    let mut cuts = [None; ROOT_PARTS as usize];
     cuts[1] = Some(bit);
     cuts
 }
@@ -85,10 +85,11 @@ fn root_cuts(row: &[u32]) -> Option<Cuts> {
 
 /// Levels of the root pass to split a join of `rooms` batches' room on: parts of about
 /// [`RANGE_SHARE`] of a room each where its cuts are even (a root's keys split 40:60 in
-/// N = 28's joins, so the larger parts take more), at least two parts, at most the pass's.
+/// N = 28's joins, so the larger parts take more), at least two parts, at most the levels
+/// a row carries the cuts of (`ROOT_DEPTH`).
 fn split_depth(rooms: f64) -> u32 {
     let parts = (rooms / RANGE_SHARE).max(2.0);
-    (parts.log2().ceil() as u32).min(TOP_DEPTH)
+    (parts.log2().ceil() as u32).min(ROOT_DEPTH)
 }
 
 /// `request`'s parts below heap node `i` of `cuts`, `depth` levels down at most.

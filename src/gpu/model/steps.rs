@@ -6,7 +6,10 @@
 //! batch's recorded steps against it (`feeder/run.rs`).
 
 use super::rates::*;
-use crate::gpu::layout::{SCAN_SEGMENT, TILE, TILE_WORDS, TOP_DEPTH, TOP_LEVELS, WIDE_TILE};
+use crate::gpu::layout::{
+    PACKED_QUADS, SCAN_SEGMENT, TILE, TILE_WORDS, TOP_DEPTH, TOP_GROUP, TOP_LEVELS, TOP_QUADS,
+    WIDE_TILE,
+};
 use crate::gpu::shader::ROUTES_PER_GROUP;
 
 /// What the span model reads of one batch: sizes the host knows, the kernels' work counters
@@ -188,11 +191,20 @@ fn tree_step(w: TreeWork, rate: f64) -> Step {
     )
 }
 
+/// The rounds a top node's workgroup chooses its pass's cuts in: its own bit, then each
+/// depth's, `TOP_GROUP` nodes a round (a read of the sample each).
+fn top_choices() -> f64 {
+    let groups: u32 = (1..TOP_DEPTH)
+        .map(|d| (1u32 << d).div_ceil(TOP_GROUP))
+        .sum();
+    f64::from(1 + groups)
+}
+
 /// The tree's top levels, subtrees and leaves of two blocks, and the blocks' placing.
 fn sieve(s: &Shape, out: &mut Vec<Step>) {
-    // A top node's workgroup chooses its pass's cuts depth by depth (an iteration each)
+    // A top node's workgroup chooses its pass's cuts round by round (an iteration each)
     // before its one partition.
-    let depth = f64::from(TOP_DEPTH);
+    let depth = top_choices();
     for (d, level) in s.levels.iter().enumerate().take(s.top_levels as usize) {
         let work = TreeWork {
             accesses: level.accesses,
@@ -230,20 +242,24 @@ fn sieve(s: &Shape, out: &mut Vec<Step>) {
 }
 
 /// The two steps of a top level whose largest nodes are split in tiles across workgroups:
-/// each tile's keys counted, and moved to the other key buffer (each tile first summing its
-/// node's counts of each part, at most all the level's, four words a tile, in four scans).
+/// each tile's keys counted (a scan of their packed counts, `PACKED_QUADS` vectors), and
+/// moved to the other key buffer (each tile first summing its node's counts of each part,
+/// at most all the level's, `TILE_WORDS - 1` words a tile, in two scans a vector of four
+/// parts, then its keys read, held, placed by one scan of packed counts and written).
 fn wide(level: &Level, out: &mut Vec<Step>) {
     let per = f64::from(WIDE_TILE) / GROUP;
     let keys = level.tiles * f64::from(WIDE_TILE);
-    let read = per * ACCESS + 10.0 * BARRIER;
+    let packed_scan = f64::from(PACKED_QUADS) * 10.0 * BARRIER;
+    let read = per * ACCESS + packed_scan;
     out.push(step(
         SIEVE,
         read,
         (level.tiles * read / SLOTS).max(keys / ACCESSES_PER_SECOND),
     ));
     let words = f64::from(TILE_WORDS - 1);
-    let sums = words * (level.tiles / GROUP).ceil() * ACCESS + 4.0 * SCAN_GROUP;
-    let moved = sums + per * (2.0 * ACCESS + 10.0 * BARRIER);
+    let scans = 2.0 * f64::from(TOP_QUADS);
+    let sums = words * (level.tiles / GROUP).ceil() * ACCESS + scans * SCAN_GROUP;
+    let moved = sums + per * 2.0 * ACCESS + packed_scan;
     let all = (level.tiles * moved / SLOTS).max(2.0 * keys / ACCESSES_PER_SECOND);
     out.push(step(SIEVE, moved, all));
 }

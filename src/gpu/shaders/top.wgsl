@@ -6,9 +6,10 @@
 // largest cost by as much.
 //
 // Each node of a pass chooses its bit as every node does (tree.wgsl), from keys sampled by
-// stride: the pass's first node from TOP_SAMPLE of its keys, each node below it from those
-// of them that fall in it, with the sampled queries that reach it. A node below the first
-// is split in the same pass where those keys say it holds more than SUBTREE_KEYS keys (it
+// stride: the pass's first node from up to TOP_SAMPLE of its keys (`top_sample`), each node
+// below it from those of them that fall in it, with the sampled queries that reach it, four
+// nodes of a depth a read of them (TOP_GROUP: `bits` holds four). A node below the first is
+// split in the same pass where those keys say it holds more than SUBTREE_KEYS keys (it
 // would go on to the next level) and a bit splits them; every split's children are not
 // empty (some but not all of its sampled keys have its bit). The nodes of a pass are
 // numbered as in a heap (1 the first, 2i and 2i + 1 the children of i without and with its
@@ -17,41 +18,69 @@
 // tree does not depend on which did.
 
 // TOP_DEPTH, TOP_PARTS and TOP_SAMPLE (layout.rs): the tree's levels one top pass splits,
-// the parts it moves keys into (eight: the scans take them four at once), and the keys
-// sampled by stride at its first node.
+// the parts it moves keys into (TOP_QUADS vectors of four: the scans take them four at
+// once), and the keys sampled by stride at its first node. TOP_GROUP: the nodes of one
+// depth whose sampled bits `bits` counts at once.
 
 // The pass's cuts (the bit of each node of the heap, NONE: not split, or not a node) and
 // the first of each split's node slots.
 var<workgroup> cuts: array<u32, TOP_PARTS>;
 var<workgroup> cut_slots: array<u32, TOP_PARTS>;
 // The sampled keys of each node of the depth being chosen, and each node's path: the bits
-// it used and took (xy, zw), where it is a node (`on`).
-var<workgroup> node_sampled: array<atomic<u32>, 4>;
-var<workgroup> paths: array<vec4<u32>, 4>;
-var<workgroup> path_on: array<u32, 4>;
+// it used and took (xy, zw); the depth's nodes (those whose parents split) in order
+// (`on_list`, `on_count`), and each node's place among them (`on_rank`, NONE: none).
+var<workgroup> node_sampled: array<atomic<u32>, TOP_PARTS>;
+var<workgroup> paths: array<vec4<u32>, TOP_PARTS>;
+var<workgroup> on_list: array<u32, TOP_PARTS>;
+var<workgroup> on_rank: array<u32, TOP_PARTS>;
+var<workgroup> on_count: u32;
 
-// Counts of a pass's eight parts, four to a vector.
-struct Eight {
-    lo: vec4<u32>,
-    hi: vec4<u32>,
+// Counts of a pass's parts, four to a vector (a function's `var` of it starts at zero).
+struct Parts {
+    q: array<vec4<u32>, TOP_QUADS>,
 }
 
 // One key of part j.
-fn unit(j: u32) -> Eight {
-    let v = vec4<u32>(j);
-    let one = vec4<u32>(1u);
-    let none = vec4<u32>(0u);
-    return Eight(select(none, one, v == vec4<u32>(0u, 1u, 2u, 3u)),
-        select(none, one, v == vec4<u32>(4u, 5u, 6u, 7u)));
+fn unit(j: u32) -> Parts {
+    var a: Parts;
+    for (var i = 0u; i < TOP_QUADS; i = i + 1u) {
+        let v = vec4<u32>(4u * i) + vec4<u32>(0u, 1u, 2u, 3u);
+        a.q[i] = select(vec4<u32>(0u), vec4<u32>(1u), v == vec4<u32>(j));
+    }
+    return a;
 }
 
-fn plus(a: Eight, b: Eight) -> Eight {
-    return Eight(a.lo + b.lo, a.hi + b.hi);
+fn plus(a: Parts, b: Parts) -> Parts {
+    var c = a;
+    var d = b;
+    for (var i = 0u; i < TOP_QUADS; i = i + 1u) {
+        c.q[i] = c.q[i] + d.q[i];
+    }
+    return c;
 }
 
 // Part j's count.
-fn in_part(a: Eight, j: u32) -> u32 {
-    return select(a.lo, a.hi, j >= 4u)[j & 3u];
+fn in_part(a: Parts, j: u32) -> u32 {
+    var c = a;
+    return c.q[j >> 2u][j & 3u];
+}
+
+// The exclusive prefix of each part's count over the workgroup (`before`), and the
+// workgroup's totals (every invocation, uniformly).
+struct PartsScan {
+    before: Parts,
+    total: Parts,
+}
+
+fn excl_scan_parts(li: u32, a: Parts) -> PartsScan {
+    var c = a;
+    var out: PartsScan;
+    for (var i = 0u; i < TOP_QUADS; i = i + 1u) {
+        let s = excl_scan4(li, c.q[i]);
+        out.before.q[i] = s.before;
+        out.total.q[i] = s.total;
+    }
+    return out;
 }
 
 // The part key k goes to by the pass's `cuts`.
@@ -71,7 +100,7 @@ fn parts_below(i: u32, d: u32) -> vec2<u32> {
 }
 
 // The keys of parts [r.x, r.y) of counts `t`.
-fn keys_in(t: Eight, r: vec2<u32>) -> u32 {
+fn keys_in(t: Parts, r: vec2<u32>) -> u32 {
     var n = 0u;
     for (var j = r.x; j < r.y; j = j + 1u) {
         n = n + in_part(t, j);
@@ -81,9 +110,10 @@ fn keys_in(t: Eight, r: vec2<u32>) -> u32 {
 
 // The path of each node of depth d of the pass from node `e` (thread 0): where every node
 // above it on its way splits, the bits its way used and those whose child with the bit it
-// took.
+// took; the list of those nodes. The others do not split.
 fn set_paths(e: Node, d: u32) {
     let first = 1u << d;
+    on_count = 0u;
     for (var j = 0u; j < first; j = j + 1u) {
         let i = first + j;
         var used = e.used;
@@ -101,7 +131,13 @@ fn set_paths(e: Node, d: u32) {
             }
         }
         paths[j] = vec4<u32>(used, taken);
-        path_on[j] = on;
+        on_rank[j] = NONE;
+        cuts[first + j] = NONE;
+        if (on == 1u) {
+            on_rank[j] = on_count;
+            on_list[on_count] = j;
+            on_count = on_count + 1u;
+        }
     }
 }
 
@@ -115,36 +151,48 @@ fn node_at(k: vec2<u32>, d: u32) -> u32 {
 }
 
 // Chooses the cuts of the nodes of depth d >= 1 of node `e`'s pass from its `sampled` keys
-// (by `step`) and its fill's sampled queries (every invocation, uniformly).
+// (by `step`) and its fill's sampled queries (every invocation, uniformly), TOP_GROUP of
+// the depth's nodes a read of them.
 fn choose_depth(li: u32, f: Fill, e: Node, d: u32, sampled: u32, step: u32) {
-    let first = 1u << d;
     // Every invocation is done with the last depth's counts.
     workgroupBarrier();
     if (li == 0u) {
         set_paths(e, d);
     }
-    for (var i = li; i < 128u * first; i = i + GROUP_SIZE) {
+    let nodes = workgroupUniformLoad(&on_count);
+    for (var g0 = 0u; g0 < nodes; g0 = g0 + TOP_GROUP) {
+        choose_group(li, f, e, d, vec2<u32>(g0, min(g0 + TOP_GROUP, nodes)), sampled, step);
+    }
+}
+
+// Chooses the cuts of the depth's nodes [r.x, r.y) of `on_list` (`choose_depth`).
+fn choose_group(li: u32, f: Fill, e: Node, d: u32, r: vec2<u32>, sampled: u32, step: u32) {
+    // Every invocation is done with the last group's counts.
+    workgroupBarrier();
+    for (var i = li; i < 128u * (r.y - r.x); i = i + GROUP_SIZE) {
         atomicStore(&bits[i], 0u);
     }
-    if (li < first) {
-        atomicStore(&node_sampled[li], 0u);
+    if (li < r.y - r.x) {
+        atomicStore(&node_sampled[on_list[r.x + li]], 0u);
     }
     workgroupBarrier();
     let in_temp = level_in_temp();
     for (var i = li; i < sampled; i = i + GROUP_SIZE) {
         let k = key_at(in_temp, e.keys.x + i * step);
         let j = node_at(k, d);
-        if (path_on[j] == 1u) {
+        let g = on_rank[j];
+        if (g != NONE && g >= r.x && g < r.y) {
             atomicAdd(&node_sampled[j], 1u);
-            count_bits(128u * j, k & f.live & ~paths[j].xy);
+            count_bits(128u * (g - r.x), k & f.live & ~paths[j].xy);
         }
     }
     let s = sample_of(f);
     for (var i = li; i < s.x; i = i + GROUP_SIZE) {
         let q = queries[f.queries + i * s.y] & f.live;
-        for (var j = 0u; j < first; j = j + 1u) {
-            if (path_on[j] == 1u && disjoint(q, paths[j].zw)) {
-                count_bits(128u * j + 64u, q & ~paths[j].xy);
+        for (var g = r.x; g < r.y; g = g + 1u) {
+            let j = on_list[g];
+            if (disjoint(q, paths[j].zw)) {
+                count_bits(128u * (g - r.x) + 64u, q & ~paths[j].xy);
             }
         }
     }
@@ -153,17 +201,25 @@ fn choose_depth(li: u32, f: Fill, e: Node, d: u32, sampled: u32, step: u32) {
         tested(e.fill, sampled + s.x);
         acc = acc + sampled + s.x;
         let n = e.keys.y - e.keys.x;
-        for (var j = 0u; j < first; j = j + 1u) {
+        let first = 1u << d;
+        for (var g = r.x; g < r.y; g = g + 1u) {
+            let j = on_list[g];
             let m = atomicLoad(&node_sampled[j]);
             // Large: by its share of the sample, more keys than a subtree takes.
-            let large = f32(m) * f32(n) > f32(SUBTREE_KEYS) * f32(sampled);
-            var c = NONE;
-            if (path_on[j] == 1u && large) {
-                c = best_bit(128u * j, m);
+            if (f32(m) * f32(n) > f32(SUBTREE_KEYS) * f32(sampled)) {
+                cuts[first + j] = best_bit(128u * (g - r.x), m);
             }
-            cuts[first + j] = c;
         }
     }
+}
+
+// The keys a top node of n keys samples, at most: 1,024 for each subtree's worth of them,
+// so every node of its pass that splits (more than SUBTREE_KEYS keys) chooses from about
+// 1,024 or more, and up to TOP_SAMPLE (512 a node of the pass's deepest level). A node of
+// a few subtrees' keys sampled TOP_SAMPLE would read them all, twice, for a pass of one
+// or two levels.
+fn top_sample(n: u32) -> u32 {
+    return min(TOP_SAMPLE, max(n / SUBTREE_KEYS, 1u) * 1024u);
 }
 
 // Chooses the cuts of top node `e`'s pass, and reserves their slots (every invocation,
@@ -171,7 +227,8 @@ fn choose_depth(li: u32, f: Fill, e: Node, d: u32, sampled: u32, step: u32) {
 // where `e` does not split.
 fn plan_top(li: u32, f: Fill, e: Node) -> bool {
     let in_temp = level_in_temp();
-    let sampled = count_keys(li, f, e, in_temp, TOP_SAMPLE);
+    let most = top_sample(e.keys.y - e.keys.x);
+    let sampled = count_keys(li, f, e, in_temp, most);
     let s = sample_of(f);
     let mask = f.live & ~e.used;
     for (var i = li; i < s.x; i = i + GROUP_SIZE) {
@@ -190,7 +247,7 @@ fn plan_top(li: u32, f: Fill, e: Node) -> bool {
         }
         cuts[1] = bit;
     }
-    let step = max((e.keys.y - e.keys.x) / TOP_SAMPLE, 1u);
+    let step = max((e.keys.y - e.keys.x) / most, 1u);
     for (var d = 1u; d < TOP_DEPTH; d = d + 1u) {
         choose_depth(li, f, e, d, sampled, step);
     }
@@ -219,11 +276,10 @@ fn reserve_top(f: Fill, e: Node) {
 }
 
 // Writes the splits of top node `e`'s pass (`cuts`, `cut_slots`), its parts holding `t`
-// keys each; leaves the nodes of the next level in `kids` (thread 0).
-fn split_top(e: Node, t: Eight) {
-    var nodes: array<Node, 16>;
+// keys each, and places the nodes it makes of the next level (thread 0).
+fn split_top(e: Node, t: Parts) {
+    var nodes: array<Node, 2 * TOP_PARTS>;
     nodes[1] = e;
-    var n = 0u;
     for (var i = 1u; i < 2u * TOP_PARTS; i = i + 1u) {
         // A node of the pass where its parent splits.
         if (i > 1u && cuts[i / 2u] == NONE) {
@@ -236,28 +292,25 @@ fn split_top(e: Node, t: Eight) {
             nodes[2u * i] = two[0];
             nodes[2u * i + 1u] = two[1];
         } else {
-            kids[n] = nodes[i];
-            n = n + 1u;
+            place(nodes[i]);
         }
     }
-    kid_count = n;
 }
 
 // Moves the keys of [lo, hi) from the level's key buffer to the same places of the other,
 // in the parts `part_of` names, each in order; returns each part's keys.
-fn part_top(li: u32, lo: u32, hi: u32) -> Eight {
+fn part_top(li: u32, lo: u32, hi: u32) -> Parts {
     let from_temp = level_in_temp();
     let chunk = (hi - lo + GROUP_SIZE - 1u) / GROUP_SIZE;
     let a = min(lo + li * chunk, hi);
     let b = min(a + chunk, hi);
-    var mine = Eight(vec4<u32>(0u), vec4<u32>(0u));
+    var mine: Parts;
     for (var i = a; i < b; i = i + 1u) {
         mine = plus(mine, unit(part_of(key_at(from_temp, i))));
     }
-    let low = excl_scan4(li, mine.lo);
-    let high = excl_scan4(li, mine.hi);
-    let t = Eight(low.total, high.total);
-    var at = starts(lo, t, Eight(low.before, high.before));
+    let s = excl_scan_parts(li, mine);
+    let t = s.total;
+    var at = starts(lo, t, s.before);
     for (var i = a; i < b; i = i + 1u) {
         let k = key_at(from_temp, i);
         let j = part_of(k);
@@ -268,13 +321,17 @@ fn part_top(li: u32, lo: u32, hi: u32) -> Eight {
 }
 
 // Where each part's keys go from `lo`, parts holding `t` keys, `before` of each ahead.
-fn starts(lo: u32, t: Eight, before: Eight) -> Eight {
-    let x = t.lo;
-    let first = vec4<u32>(0u, x.x, x.x + x.y, x.x + x.y + x.z);
-    let low = vec4<u32>(lo) + first;
-    let high = vec4<u32>(low.w + x.w) + vec4<u32>(0u, t.hi.x, t.hi.x + t.hi.y,
-        t.hi.x + t.hi.y + t.hi.z);
-    return Eight(low + before.lo, high + before.hi);
+fn starts(lo: u32, t: Parts, before: Parts) -> Parts {
+    var c = t;
+    var b = before;
+    var out: Parts;
+    var run = lo;
+    for (var i = 0u; i < TOP_QUADS; i = i + 1u) {
+        let x = c.q[i];
+        out.q[i] = vec4<u32>(run) + vec4<u32>(0u, x.x, x.x + x.y, x.x + x.y + x.z) + b.q[i];
+        run = run + x.x + x.y + x.z + x.w;
+    }
+    return out;
 }
 
 // Sends a top-level child to the next level's list, or to the subtrees', marked (`pad` 1)
@@ -285,13 +342,6 @@ fn place(e: Node) {
     var kid = e;
     kid.pad = select(0u, 1u, !level_in_temp());
     append(select(TOP_LEVELS, next, big && next < p.top_levels), kid);
-}
-
-// Places the nodes `split_top` left in `kids` (thread 0).
-fn place_kids() {
-    for (var i = 0u; i < kid_count; i = i + 1u) {
-        place(kids[i]);
-    }
 }
 
 // Sends a top-level node that does not split to the subtrees', marked as `place` marks.
@@ -349,13 +399,14 @@ fn top(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li
 }
 
 // Stops fill `fid`'s tree at its root's pass, its `n` keys past the batch's blocks' room
-// (thread 0): the blocks they take at least, and the pass's cuts in its node and leaf
-// counters, which no other node of it reads now: each bit plus one (0: no split), a byte
-// each in the heap's order from its first node, four to a word, the second word marked.
+// (thread 0): the blocks they take at least, and the cuts of the pass's first ROOT_PARTS
+// - 1 nodes (its first three levels) in its node and leaf counters, which no other node of
+// it reads now: each bit plus one (0: no split), a byte each in the heap's order from its
+// first node, four to a word, the second word marked.
 fn stop_past_room(fid: u32, n: u32) {
     atomicStore(&scan[counter(fid, TREE_BLOCKS)], n / PAST_ROOM_KEYS + 1u);
     var packed = vec2<u32>(0u, ROOT_CUTS_MARK);
-    for (var i = 1u; i < TOP_PARTS; i = i + 1u) {
+    for (var i = 1u; i < ROOT_PARTS; i = i + 1u) {
         let c = select(cuts[i] + 1u, 0u, cuts[i] == NONE);
         packed[(i - 1u) / 4u] |= c << (8u * ((i - 1u) % 4u));
     }
@@ -399,6 +450,5 @@ fn build_top(li: u32, g: u32, e: Node) {
         acc = acc + 2u * n;
         wrote = wrote + n;
         split_top(e, t);
-        place_kids();
     }
 }

@@ -74,15 +74,14 @@ const BUILD_DONE: u32 = 2u;
 const BUILD_PAIR: u32 = 3u;
 
 // Set bits among the sampled keys (0..63) and the sampled queries (64..127) of a node; a
-// top level's node counts those of up to four nodes of its pass at once (top.wgsl), 128
-// words each.
+// top level's node counts those of up to TOP_GROUP (four) nodes of its pass at once
+// (top.wgsl), 128 words each.
 var<workgroup> bits: array<atomic<u32>, 512>;
 var<workgroup> chosen: u32;
-// The first of a split's two node slots, or NONE; the split's children (thread 0's: a
-// top level's node makes up to eight, `kid_count` of them).
+// The first of a split's two node slots, or NONE; a subtree's split's children (thread
+// 0's).
 var<workgroup> slots: u32;
-var<workgroup> kids: array<Node, 8>;
-var<workgroup> kid_count: u32;
+var<workgroup> kids: array<Node, 2>;
 // `rest`: the nodes waiting to be built, the one being built and what to do with it.
 var<workgroup> stack: array<Node, STACK>;
 var<workgroup> depth: u32;

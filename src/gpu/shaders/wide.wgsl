@@ -79,20 +79,55 @@ fn load_cuts(li: u32, g: u32) {
     workgroupBarrier();
 }
 
-// Counts packed as tiles keep them: part j in the low (even j) or high half of word j / 2
-// (a tile's or a round's counts stay below 65,536).
-fn packed(a: Eight) -> vec4<u32> {
-    return vec4<u32>(a.lo.x | (a.lo.y << 16u), a.lo.z | (a.lo.w << 16u),
-        a.hi.x | (a.hi.y << 16u), a.hi.z | (a.hi.w << 16u));
+// Counts packed as tiles keep them: part j in the low (even j) or high half of word j / 2,
+// four words to a vector (a tile's or a round's counts stay below 65,536).
+struct Packed {
+    w: array<vec4<u32>, PACKED_QUADS>,
 }
 
-fn unpacked(v: vec4<u32>) -> Eight {
-    let low = v & vec4<u32>(0xffffu);
-    let high = v >> vec4<u32>(16u);
-    return Eight(vec4<u32>(low.x, high.x, low.y, high.y), vec4<u32>(low.z, high.z, low.w, high.w));
+fn packed(a: Parts) -> Packed {
+    var c = a;
+    var out: Packed;
+    for (var i = 0u; i < PACKED_QUADS; i = i + 1u) {
+        let lo = c.q[2u * i];
+        let hi = c.q[2u * i + 1u];
+        out.w[i] = vec4<u32>(lo.x | (lo.y << 16u), lo.z | (lo.w << 16u),
+            hi.x | (hi.y << 16u), hi.z | (hi.w << 16u));
+    }
+    return out;
 }
 
-// Counts each tile's keys in each part of its node's pass (its words 1 to 4, packed).
+fn unpacked(v: Packed) -> Parts {
+    var c = v;
+    var out: Parts;
+    for (var i = 0u; i < PACKED_QUADS; i = i + 1u) {
+        let low = c.w[i] & vec4<u32>(0xffffu);
+        let high = c.w[i] >> vec4<u32>(16u);
+        out.q[2u * i] = vec4<u32>(low.x, high.x, low.y, high.y);
+        out.q[2u * i + 1u] = vec4<u32>(low.z, high.z, low.w, high.w);
+    }
+    return out;
+}
+
+// The exclusive prefix of packed counts over the workgroup and their totals (every
+// invocation, uniformly; a round's or a tile's, so below 65,536 each).
+struct PackedScan {
+    before: Packed,
+    total: Packed,
+}
+
+fn excl_scan_packed(li: u32, v: Packed) -> PackedScan {
+    var c = v;
+    var out: PackedScan;
+    for (var i = 0u; i < PACKED_QUADS; i = i + 1u) {
+        let s = excl_scan4(li, c.w[i]);
+        out.before.w[i] = s.before;
+        out.total.w[i] = s.total;
+    }
+    return out;
+}
+
+// Counts each tile's keys in each part of its node's pass (its words from 1, packed).
 @compute @workgroup_size(GROUP_SIZE)
 fn wide_count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let t = flat_group(wg);
@@ -102,13 +137,14 @@ fn wide_count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
     }
     load_cuts(li, x.g);
     let from_temp = level_in_temp();
-    var mine = Eight(vec4<u32>(0u), vec4<u32>(0u));
+    var mine: Parts;
     for (var i = x.keys.x + li; i < x.keys.y; i = i + GROUP_SIZE) {
         mine = plus(mine, unit(part_of(key_at(from_temp, i))));
     }
-    let s = excl_scan4(li, packed(mine));
-    if (li < 4u) {
-        atomicStore(&scan[tile_word(t, 1u + li)], s.total[li]);
+    let s = excl_scan_packed(li, packed(mine));
+    if (li < TILE_WORDS - 1u) {
+        var total = s.total;
+        atomicStore(&scan[tile_word(t, 1u + li)], total.w[li / 4u][li % 4u]);
     }
 }
 
@@ -116,20 +152,19 @@ fn wide_count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
 // (`before`, `total`): each tile's workgroup sums its node's counts itself, so no step of
 // its own scans them.
 struct Around {
-    before: Eight,
-    total: Eight,
+    before: Parts,
+    total: Parts,
 }
 
 fn parts_around(li: u32, g: u32, t: u32) -> Around {
     let first = atomicLoad(&scan[wide_word(g, WIDE_FIRST)]);
     let tiles = atomicLoad(&scan[wide_word(g, WIDE_TILES)]);
-    let zero = Eight(vec4<u32>(0u), vec4<u32>(0u));
-    var before = zero;
-    var all = zero;
+    var before: Parts;
+    var all: Parts;
     for (var i = li; i < tiles; i = i + GROUP_SIZE) {
-        var w = vec4<u32>(0u);
-        for (var k = 0u; k < 4u; k = k + 1u) {
-            w[k] = atomicLoad(&scan[tile_word(first + i, 1u + k)]);
+        var w: Packed;
+        for (var k = 0u; k < TILE_WORDS - 1u; k = k + 1u) {
+            w.w[k / 4u][k % 4u] = atomicLoad(&scan[tile_word(first + i, 1u + k)]);
         }
         let z = unpacked(w);
         all = plus(all, z);
@@ -137,14 +172,18 @@ fn parts_around(li: u32, g: u32, t: u32) -> Around {
             before = plus(before, z);
         }
     }
-    let b = Eight(excl_scan4(li, before.lo).total, excl_scan4(li, before.hi).total);
-    let a = Eight(excl_scan4(li, all.lo).total, excl_scan4(li, all.hi).total);
-    return Around(b, a);
+    return Around(excl_scan_parts(li, before).total, excl_scan_parts(li, all).total);
 }
 
+// Keys of a tile one invocation moves, held in registers between its count and its move.
+const TILE_EACH: u32 = WIDE_TILE / GROUP_SIZE;
+
 // Moves each tile's keys to the other buffer, where its node's keys go once partitioned
-// into its pass's parts, each in order (as `part_top`). The node's first tile also writes
-// its pass's splits and places the nodes they make, as `build_top` does.
+// into its pass's parts, each in order (as `part_top`): each invocation reads its run of
+// TILE_EACH keys once, holds them while one scan of the runs' counts places them, and
+// writes them (a scan a round of 256 keys made the move wait on barriers, more so the
+// more parts). The node's first tile also writes its pass's splits and places the nodes
+// they make, as `build_top` does.
 @compute @workgroup_size(GROUP_SIZE)
 fn wide_move(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let t = flat_group(wg);
@@ -157,25 +196,23 @@ fn wide_move(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
     if (li == 0u && t == atomicLoad(&scan[wide_word(x.g, WIDE_FIRST)])) {
         tested(x.e.fill, x.e.keys.y - x.e.keys.x);
         split_top(x.e, around.total);
-        place_kids();
     }
     let from_temp = level_in_temp();
-    var at = starts(x.e.keys.x, around.total, around.before);
-    let zero = vec4<u32>(0u);
-    for (var base = x.keys.x; base < x.keys.y; base = base + GROUP_SIZE) {
-        let i = base + li;
-        var k = vec2<u32>(0u);
-        var one = zero;
-        var j = 0u;
-        if (i < x.keys.y) {
-            k = key_at(from_temp, i);
-            j = part_of(k);
-            one = packed(unit(j));
-        }
-        let s = excl_scan4(li, one);
-        if (i < x.keys.y) {
-            put_key(!from_temp, in_part(at, j) + in_part(unpacked(s.before), j), k);
-        }
-        at = plus(at, unpacked(s.total));
+    let a = min(x.keys.x + li * TILE_EACH, x.keys.y);
+    let b = min(a + TILE_EACH, x.keys.y);
+    var run: array<vec2<u32>, TILE_EACH>;
+    var mine: Parts;
+    for (var i = a; i < b; i = i + 1u) {
+        let k = key_at(from_temp, i);
+        run[i - a] = k;
+        mine = plus(mine, unit(part_of(k)));
+    }
+    let s = excl_scan_packed(li, packed(mine));
+    var at = plus(starts(x.e.keys.x, around.total, around.before), unpacked(s.before));
+    for (var i = a; i < b; i = i + 1u) {
+        let k = run[i - a];
+        let j = part_of(k);
+        put_key(!from_temp, in_part(at, j), k);
+        at = plus(at, unit(j));
     }
 }
