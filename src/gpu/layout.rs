@@ -161,8 +161,8 @@ pub(crate) const HELD_KEYS: u32 = HELD_EACH * GROUP_SIZE;
 /// by stride to choose them (512 a node of the deepest level, on average). A pass reads and
 /// writes each key of its node three times at the memory's rate whatever its depth, so a
 /// deeper pass moves a key fewer times down to its subtree: four levels a pass priced N =
-/// 28 at 4,419 H100-hours by the span, three 4,563 and five 4,637 (its choices and the
-/// tiles' sums of 32 parts cost more than the moves it saves).
+/// 28 at 4,419 H100-hours by the span, three 4,563 and five 4,637 (fewer moves still, but
+/// a costlier sieve by the model).
 pub(crate) const TOP_DEPTH: u32 = 4;
 pub(crate) const TOP_PARTS: u32 = 1 << TOP_DEPTH;
 pub(crate) const TOP_SAMPLE: u32 = 512 << TOP_DEPTH;
