@@ -123,6 +123,9 @@ pub struct Work {
     pub gpu_rest_accesses: u64,
     /// Keys their moves and copies back wrote, each also one of their accesses.
     pub gpu_rest_writes: u64,
+    /// Block count visits times the chunks of their block's tables (a visit reads each
+    /// chunk's entry): what the count's cost follows beside its visits.
+    pub gpu_visit_chunks: u64,
     /// Leaves of two blocks the subtrees ordered.
     pub gpu_pair_leaves: u64,
     /// Their rounds (a skip bit chosen and the keys partitioned on it, each).
@@ -266,7 +269,7 @@ impl Work {
         ]
     }
 
-    fn counts(&self) -> [u64; 47] {
+    fn counts(&self) -> [u64; 48] {
         [
             self.quarter_placements,
             self.half_pairs_tested,
@@ -315,10 +318,11 @@ impl Work {
             self.gpu_cut_keys,
             self.gpu_top_writes,
             self.gpu_rest_writes,
+            self.gpu_visit_chunks,
         ]
     }
 
-    fn counts_mut(&mut self) -> [&mut u64; 47] {
+    fn counts_mut(&mut self) -> [&mut u64; 48] {
         [
             &mut self.quarter_placements,
             &mut self.half_pairs_tested,
@@ -367,6 +371,7 @@ impl Work {
             &mut self.gpu_cut_keys,
             &mut self.gpu_top_writes,
             &mut self.gpu_rest_writes,
+            &mut self.gpu_visit_chunks,
         ]
     }
 
@@ -563,7 +568,7 @@ const PEAK_NAMES: [&str; 15] = [
 ];
 
 /// The names of the counts, in [`Work::counters`] order (the field names).
-const COUNT_NAMES: [&str; 47] = [
+const COUNT_NAMES: [&str; 48] = [
     "quarter_placements",
     "half_pairs_tested",
     "keys_built",
@@ -611,6 +616,7 @@ const COUNT_NAMES: [&str; 47] = [
     "gpu_cut_keys",
     "gpu_top_writes",
     "gpu_rest_writes",
+    "gpu_visit_chunks",
 ];
 
 /// The names of the times, in [`Work::counters`] order (the field names).

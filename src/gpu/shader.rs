@@ -88,10 +88,12 @@ pub(crate) enum Stat {
     CountGroups,
     CountLoads,
     CountLoadsPeak,
+    /// Their visits times the chunks of each visited block's tables.
+    VisitChunks,
 }
 
 impl Stat {
-    pub(crate) const ALL: [Stat; 20] = [
+    pub(crate) const ALL: [Stat; 21] = [
         Stat::TableKeyTests,
         Stat::TableChunks,
         Stat::RouteAtomics,
@@ -112,6 +114,7 @@ impl Stat {
         Stat::CountGroups,
         Stat::CountLoads,
         Stat::CountLoadsPeak,
+        Stat::VisitChunks,
     ];
 
     /// The name the shaders know it by.
@@ -137,6 +140,7 @@ impl Stat {
             Stat::CountGroups => "STAT_COUNT_GROUPS",
             Stat::CountLoads => "STAT_COUNT_LOADS",
             Stat::CountLoadsPeak => "STAT_COUNT_LOADS_PEAK",
+            Stat::VisitChunks => "STAT_VISIT_CHUNKS",
         }
     }
 }

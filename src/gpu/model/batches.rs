@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::rates::VISIT_RATE_CHUNKS;
 use super::steps::{Level, Shape};
 use crate::gpu::feeder::{CUT_SHARE, FEED_DEPTH, MARGIN};
 use crate::gpu::join::TASKS_IN_FLIGHT;
@@ -180,6 +181,13 @@ pub(crate) fn shape(s: &StratumWork, p: Packing) -> Shape {
         routing_tests: sum("routing_tests"),
         route_tests_peak: peak("gpu_route_tests_peak"),
         routes: sum("visited_pairs"),
+        // A sample from before visits' chunks were counted: every block of the chunks the
+        // visit rates were measured at, as it was priced.
+        visit_chunks: if s.counters.contains_key("gpu_visit_chunks") {
+            sum("gpu_visit_chunks")
+        } else {
+            VISIT_RATE_CHUNKS * sum("visited_pairs")
+        },
         count_loads: sum("gpu_count_loads"),
         count_loads_peak: peak("gpu_count_loads_peak"),
         tie_groups: (tie_pairs / f64::from(GROUP_SIZE * TIE_EAST)).ceil(),

@@ -45,9 +45,20 @@ pub(crate) const ACCESSES_PER_SECOND: f64 = 2e11;
 /// (predicted).
 pub(crate) const L2_ACCESSES_PER_SECOND: f64 = 5e11;
 
-/// (query, block) visits a second of the block count on the whole GPU: the
-/// microbenchmark's rate on an H100 (22.8 G visits/s) rounded down.
+/// (query, block) visits a second of the block count on the whole GPU, to blocks of
+/// [`VISIT_RATE_CHUNKS`] chunks: the microbenchmark's rate on an H100 (22.8 G visits/s)
+/// rounded down.
 pub(crate) const VISITS_PER_SECOND: f64 = 20e9;
+
+/// The chunks a block's tables had where the visit rates were measured.
+pub(crate) const VISIT_RATE_CHUNKS: f64 = 10.0;
+
+/// What each chunk adds to a visit, as a share of a visit's time at [`VISIT_RATE_CHUNKS`]:
+/// the microbenchmark's H100 rates at 10 and 11 chunks (22.8 and 21.6 G visits/s) differ
+/// by 5.6%; the rest of a visit (its route, the popcount, the loop) does not follow the
+/// chunks. So a visit of 8 chunks costs 0.89 of one of 10. Only those two chunk counts
+/// were timed.
+pub(crate) const VISIT_CHUNK_SHARE: f64 = 22.8 / 21.6 - 1.0;
 
 /// Visits a second of one block count workgroup alone: a third of an SM's share of the
 /// microbenchmark's rate (one workgroup does not hide its own loads).

@@ -48,6 +48,8 @@ pub(crate) struct Shape {
     pub(crate) route_tests_peak: f64,
     /// Routes, each one (query, block) visit of the block count.
     pub(crate) routes: f64,
+    /// Routes times the chunks of their blocks' tables.
+    pub(crate) visit_chunks: f64,
     pub(crate) count_loads: f64,
     pub(crate) count_loads_peak: f64,
     pub(crate) tie_groups: f64,
@@ -290,11 +292,18 @@ fn later(s: &Shape, out: &mut Vec<Step>) {
     out.push(step(ROUTING, walk, tests));
     validation(s, COUNT, out);
     // A block count workgroup takes up to ROUTES_PER_GROUP routes and loads the tables of
-    // each block they reach.
-    let routes_each = s.routes.min(ROUTES_PER_GROUP as f64);
+    // each block they reach; its visits are priced as visits of the chunks the rates were
+    // measured at.
+    let priced = rated_visits(s);
+    let per_route = if s.routes > 0.0 {
+        priced / s.routes
+    } else {
+        1.0
+    };
+    let routes_each = s.routes.min(ROUTES_PER_GROUP as f64) * per_route;
     let busiest = s.count_loads_peak * TABLE_LOAD + routes_each / VISITS_PER_GROUP_SECOND;
-    let all = (s.routes / VISITS_PER_GROUP_SECOND + s.count_loads * TABLE_LOAD) / SLOTS;
-    out.push(step(COUNT, busiest, all.max(s.routes / VISITS_PER_SECOND)));
+    let all = (priced / VISITS_PER_GROUP_SECOND + s.count_loads * TABLE_LOAD) / SLOTS;
+    out.push(step(COUNT, busiest, all.max(priced / VISITS_PER_SECOND)));
     validation(s, TIES, out);
     let ties = even(TIES, s.tie_groups, TIE_GROUP);
     out.push(step(
@@ -307,6 +316,13 @@ fn later(s: &Shape, out: &mut Vec<Step>) {
     for _ in 0..copies {
         out.push(step(TIES, 0.0, 0.0));
     }
+}
+
+/// The batch's visits as that many visits of [`VISIT_RATE_CHUNKS`] chunks: each visit's
+/// fixed part, and a share of a visit a chunk (the chunks it reads).
+pub(crate) fn rated_visits(s: &Shape) -> f64 {
+    let fixed = 1.0 - VISIT_RATE_CHUNKS * VISIT_CHUNK_SHARE;
+    s.routes * fixed + s.visit_chunks * VISIT_CHUNK_SHARE
 }
 
 /// What one batch costs by its steps, at one step latency.
@@ -367,6 +383,7 @@ mod tests {
             routing_tests: 1e5,
             route_tests_peak: 10.0,
             routes: 2e5,
+            visit_chunks: 2e6,
             count_loads: 100.0,
             count_loads_peak: 4.0,
             timed: true,
@@ -446,6 +463,29 @@ mod tests {
         let added = span(&long, 5e-6).seconds - base;
         let walk = 10_000.0 * DEPENDENT_LOAD;
         assert!((added - (2.0 * walk - 2.0 * 5e-6)).abs() < 1e-9, "{added}");
+    }
+
+    #[test]
+    fn a_visit_costs_by_its_chunks_as_the_visit_rates_were_measured() {
+        let count = |chunks: f64| {
+            let s = Shape {
+                routes: 1e9,
+                visit_chunks: chunks * 1e9,
+                ..small()
+            };
+            let mut out = Vec::new();
+            later(&s, &mut out);
+            out.into_iter()
+                .find(|st| st.pass == COUNT)
+                .expect("the block count's step")
+                .full
+        };
+        // At the chunks the rate was measured at, its rate; at 11 chunks, the slower
+        // rate measured there; fewer chunks, less.
+        assert!((count(10.0) - 1e9 / VISITS_PER_SECOND).abs() < 1e-12);
+        assert!((count(11.0) / count(10.0) - 22.8 / 21.6).abs() < 1e-9);
+        assert!(count(8.0) < 0.9 * count(10.0));
+        assert!(count(1.0) > 0.4 * count(10.0));
     }
 
     #[test]

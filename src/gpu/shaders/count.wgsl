@@ -173,6 +173,8 @@ fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     }
     // Blocks whose tables this workgroup loaded: its longest stretch is these loads.
     var loads = 0u;
+    // Its visits times their blocks' chunks (each visit reads an entry of every chunk).
+    var chunk_visits = 0u;
     loop {
         if (lo >= hi || b >= n) {
             break;
@@ -218,6 +220,7 @@ fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
         // (mod 16), the j0-th of the stage and every 16th after it.
         let first = max(lo, start);
         let last = min(hi, end);
+        chunk_visits = chunk_visits + (last - first) * chunks;
         let j0 = (lo + half - first) & 15u;
         for (var s = first; s < last; s = s + STAGE) {
             workgroupBarrier();
@@ -239,6 +242,7 @@ fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
         stat_add(STAT_COUNT_GROUPS, 1u);
         stat_add(STAT_COUNT_LOADS, loads);
         stat_max(STAT_COUNT_LOADS_PEAK, loads);
+        stat_add(STAT_VISIT_CHUNKS, chunk_visits);
     }
     // Each of the workgroup's routes is visited by the 16 invocations of one half-warp.
     let share = select(0u, (hi - lo - half + 15u) / 16u, hi > lo + half);

@@ -106,6 +106,12 @@ fn every_chunk_count_and_weighing_equals_brute_force() {
             assert!(work.hits > 0, "{case}: no pair met");
             assert_eq!(work.table_chunks, u64::from(chunks), "{case}: chunks built");
             assert_eq!(work.blocks_built, 1, "{case}: one block");
+            // Every visit of that block reads its chunks.
+            assert_eq!(
+                work.gpu_visit_chunks,
+                work.visited_pairs * u64::from(chunks),
+                "{case}: visits' chunks"
+            );
         }
     }
 }
