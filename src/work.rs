@@ -140,9 +140,7 @@ pub struct Work {
     /// Half join jobs (a run of north words against a run of south ones) the batches held:
     /// what each work item searches for its own (the span model's search).
     pub gpu_jobs: u64,
-    /// Block count workgroups.
-    pub gpu_count_groups: u64,
-    /// Blocks' tables they loaded.
+    /// Blocks' tables the block count's workgroups loaded.
     pub gpu_count_loads: u64,
     /// Half join pairs tested by the parts of joins cut for room (a share of
     /// `half_pairs_tested`): each part makes all its join's pairs again to keep its own
@@ -269,7 +267,7 @@ impl Work {
         ]
     }
 
-    fn counts(&self) -> [u64; 48] {
+    fn counts(&self) -> [u64; 47] {
         [
             self.quarter_placements,
             self.half_pairs_tested,
@@ -312,7 +310,6 @@ impl Work {
             self.gpu_route_walkers,
             self.gpu_pairs_written,
             self.gpu_jobs,
-            self.gpu_count_groups,
             self.gpu_count_loads,
             self.gpu_part_pairs,
             self.gpu_cut_keys,
@@ -322,7 +319,7 @@ impl Work {
         ]
     }
 
-    fn counts_mut(&mut self) -> [&mut u64; 48] {
+    fn counts_mut(&mut self) -> [&mut u64; 47] {
         [
             &mut self.quarter_placements,
             &mut self.half_pairs_tested,
@@ -365,7 +362,6 @@ impl Work {
             &mut self.gpu_route_walkers,
             &mut self.gpu_pairs_written,
             &mut self.gpu_jobs,
-            &mut self.gpu_count_groups,
             &mut self.gpu_count_loads,
             &mut self.gpu_part_pairs,
             &mut self.gpu_cut_keys,
@@ -568,7 +564,7 @@ const PEAK_NAMES: [&str; 15] = [
 ];
 
 /// The names of the counts, in [`Work::counters`] order (the field names).
-const COUNT_NAMES: [&str; 48] = [
+const COUNT_NAMES: [&str; 47] = [
     "quarter_placements",
     "half_pairs_tested",
     "keys_built",
@@ -610,7 +606,6 @@ const COUNT_NAMES: [&str; 48] = [
     "gpu_route_walkers",
     "gpu_pairs_written",
     "gpu_jobs",
-    "gpu_count_groups",
     "gpu_count_loads",
     "gpu_part_pairs",
     "gpu_cut_keys",

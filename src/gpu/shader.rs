@@ -83,9 +83,7 @@ pub(crate) enum Stat {
     RouteTestsPeak,
     /// Half join pairs the write pass tested (items with keys in their join's kept range).
     PairsWritten,
-    /// Block count workgroups that counted, the blocks' tables they loaded, and the most
-    /// tables one loaded.
-    CountGroups,
+    /// The blocks' tables the block count's workgroups loaded, and the most one loaded.
     CountLoads,
     CountLoadsPeak,
     /// Their visits times the chunks of each visited block's tables.
@@ -93,7 +91,7 @@ pub(crate) enum Stat {
 }
 
 impl Stat {
-    pub(crate) const ALL: [Stat; 21] = [
+    pub(crate) const ALL: [Stat; 20] = [
         Stat::TableKeyTests,
         Stat::TableChunks,
         Stat::RouteAtomics,
@@ -111,7 +109,6 @@ impl Stat {
         Stat::RouteWalkers,
         Stat::RouteTestsPeak,
         Stat::PairsWritten,
-        Stat::CountGroups,
         Stat::CountLoads,
         Stat::CountLoadsPeak,
         Stat::VisitChunks,
@@ -137,7 +134,6 @@ impl Stat {
             Stat::RouteWalkers => "STAT_ROUTE_WALKERS",
             Stat::RouteTestsPeak => "STAT_ROUTE_TESTS_PEAK",
             Stat::PairsWritten => "STAT_PAIRS_WRITTEN",
-            Stat::CountGroups => "STAT_COUNT_GROUPS",
             Stat::CountLoads => "STAT_COUNT_LOADS",
             Stat::CountLoadsPeak => "STAT_COUNT_LOADS_PEAK",
             Stat::VisitChunks => "STAT_VISIT_CHUNKS",

@@ -157,7 +157,6 @@ pub(crate) fn read(stats: &[u32], rows: &[&[u32]], recorded: &Recorded) -> (Work
         gpu_pair_accesses: s(Stat::PairAccesses),
         gpu_route_walkers: s(Stat::RouteWalkers),
         gpu_pairs_written: s(Stat::PairsWritten),
-        gpu_count_groups: s(Stat::CountGroups),
         gpu_count_loads: s(Stat::CountLoads),
         gpu_visit_chunks: s(Stat::VisitChunks),
         gpu_top_chain_peak: chain as u64,

@@ -91,7 +91,7 @@ impl Shares {
         let n = self.uploads.len();
         let even = vec![1.0; n];
         let mut parts = vec![Work::default(); n];
-        let counters: [(Counter, &[f64]); 31] = [
+        let counters: [(Counter, &[f64]); 30] = [
             (|w| &mut w.tree_tests, &self.weights[1].0),
             (|w| &mut w.gpu_top_nodes, &self.weights[1].0),
             (|w| &mut w.gpu_top_accesses, &self.weights[1].0),
@@ -107,7 +107,6 @@ impl Shares {
             (|w| &mut w.gpu_route_walkers, &self.weights[3].0),
             (|w| &mut w.gpu_pairs_written, &self.weights[0].0),
             (|w| &mut w.gpu_jobs, &self.weights[0].0),
-            (|w| &mut w.gpu_count_groups, &self.weights[4].0),
             (|w| &mut w.gpu_count_loads, &self.weights[4].0),
             (|w| &mut w.gpu_visit_chunks, &self.weights[4].0),
             (|w| &mut w.gpu_batches, &even),

@@ -7,8 +7,8 @@
 
 use super::rates::*;
 use crate::gpu::layout::{
-    PACKED_QUADS, SCAN_SEGMENT, TILE, TILE_WORDS, TOP_DEPTH, TOP_GROUP, TOP_LEVELS, TOP_QUADS,
-    WIDE_TILE,
+    PACKED_QUADS, PLACE_GROUPS, SCAN_SEGMENT, TILE, TILE_WORDS, TOP_DEPTH, TOP_GROUP, TOP_LEVELS,
+    TOP_QUADS, WIDE_TILE,
 };
 use crate::gpu::shader::ROUTES_PER_GROUP;
 
@@ -232,15 +232,22 @@ fn sieve(s: &Shape, out: &mut Vec<Step>) {
     };
     out.push(tree_step(work, L2_ACCESSES_PER_SECOND));
     out.push(plan_step(SIEVE, s.joins));
-    // `place_blocks`: a workgroup a fill, its leaves 256 at a time (a leaf is a block or
-    // two).
+    out.push(place_blocks(s));
+}
+
+/// `place_blocks`: `PLACE_GROUPS` workgroups a fill, each a run of its leaves 256 at a time
+/// (a leaf is a block or two), after adding up the blocks of the leaves before its run
+/// (sequential accesses, one a round of 256 leaves).
+fn place_blocks(s: &Shape) -> Step {
     let chunk = 10.0 * BARRIER + 2.0 * DEPENDENT_LOAD;
-    let longest = (s.fill_blocks_peak / GROUP).ceil().max(1.0) * chunk;
-    out.push(step(
-        SIEVE,
-        longest,
-        (s.blocks / GROUP).ceil() * chunk / SLOTS,
-    ));
+    let groups = f64::from(PLACE_GROUPS);
+    let chunks = (s.fill_blocks_peak / GROUP).ceil().max(1.0);
+    let each = (chunks / groups).ceil();
+    let longest = each * chunk + (chunks - each) * ACCESS + 10.0 * BARRIER;
+    // The runs before a workgroup's: on average half of the fill's.
+    let before = s.blocks * (groups - 1.0) / 2.0 / groups;
+    let all = ((s.blocks / GROUP).ceil() * chunk + before / GROUP * ACCESS) / SLOTS;
+    step(SIEVE, longest, all)
 }
 
 /// The two steps of a top level whose largest nodes are split in tiles across workgroups:
@@ -463,6 +470,20 @@ mod tests {
         let added = span(&long, 5e-6).seconds - base;
         let walk = 10_000.0 * DEPENDENT_LOAD;
         assert!((added - (2.0 * walk - 2.0 * 5e-6)).abs() < 1e-9, "{added}");
+    }
+
+    #[test]
+    fn a_large_fills_blocks_are_placed_by_several_workgroups() {
+        let s = Shape {
+            fill_blocks_peak: 35_535.0,
+            blocks: 40_000.0,
+            ..small()
+        };
+        // One workgroup alone walked its 139 rounds of 256 leaves in turn.
+        let alone = (35_535.0f64 / GROUP).ceil() * (10.0 * BARRIER + 2.0 * DEPENDENT_LOAD);
+        let placed = place_blocks(&s);
+        assert!(placed.longest < alone / 4.0, "{placed:?}");
+        assert!(placed.full < placed.longest);
     }
 
     #[test]

@@ -239,7 +239,6 @@ fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
         flush(li, fid, weighted, hits);
     }
     if (li == 0u && lo < hi) {
-        stat_add(STAT_COUNT_GROUPS, 1u);
         stat_add(STAT_COUNT_LOADS, loads);
         stat_max(STAT_COUNT_LOADS_PEAK, loads);
         stat_add(STAT_VISIT_CHUNKS, chunk_visits);

@@ -389,10 +389,13 @@ fn alloc_blocks(@builtin(local_invocation_index) li: u32) {
 }
 
 // Each leaf's first block (and after a fill's last leaf, its end), and each block's keys
-// (first key, keys, leaf, fill): one workgroup per fill.
+// (first key, keys, leaf, fill): PLACE_GROUPS workgroups a fill, each a run of its leaves
+// 256 at a time. A run starts after the blocks of the leaves before it, added up first
+// (their loads all in flight at once, where one workgroup's runs would wait on each other).
 @compute @workgroup_size(GROUP_SIZE)
 fn place_blocks(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let fid = flat_group(wg);
+    let g = flat_group(wg);
+    let fid = g / PLACE_GROUPS;
     if (fid >= p.joins) {
         return;
     }
@@ -400,9 +403,19 @@ fn place_blocks(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_
     if ((f.status & FILL_ERRORS) != 0u || f.blocks == 0u) {
         return;
     }
-    var base = f.block_base;
     let chunks = ceil_div(f.leaves, GROUP_SIZE);
-    for (var c = 0u; c < chunks; c = c + 1u) {
+    let each = ceil_div(chunks, PLACE_GROUPS);
+    let c0 = min(g % PLACE_GROUPS * each, chunks);
+    let c1 = min(c0 + each, chunks);
+    if (c0 == c1) {
+        return;
+    }
+    var before = 0u;
+    for (var l = li; l < c0 * GROUP_SIZE; l = l + GROUP_SIZE) {
+        before = before + ceil_div(leaves[f.leaf_base + l].y, BLOCK_KEYS);
+    }
+    var base = f.block_base + excl_scan(li, before).y;
+    for (var c = c0; c < c1; c = c + 1u) {
         let l = c * GROUP_SIZE + li;
         var leaf = vec2<u32>(0u);
         if (l < f.leaves) {
@@ -424,7 +437,7 @@ fn place_blocks(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_
         }
         base = base + s.y;
     }
-    if (li == 0u) {
+    if (li == 0u && c1 == chunks) {
         scan[p.leaf_blocks_at + f.leaf_base + f.leaves] = base;
     }
 }

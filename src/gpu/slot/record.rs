@@ -9,7 +9,8 @@ use super::scan::{run_scan, scan_steps};
 use crate::gpu::device::Device;
 use crate::gpu::layout::{
     Batch, Job, JoinDesc, Side, ARGS_COUNT, ARGS_ROUTE, ARGS_SUBTREES, ARGS_TABLES, ARGS_TIES,
-    ARGS_WORDS, BLOCK_KEYS, GROUP_SIZE, HELD_KEYS, RESULT_WORDS, SUBTREE_KEYS, TILE, TOP_LEVELS,
+    ARGS_WORDS, BLOCK_KEYS, GROUP_SIZE, HELD_KEYS, PLACE_GROUPS, RESULT_WORDS, SUBTREE_KEYS, TILE,
+    TOP_LEVELS,
 };
 use crate::gpu::words::Words;
 
@@ -245,7 +246,8 @@ impl Slot {
                 .tree_rest
                 .dispatch_indirect(pass, &g.tree_rest, 0, &b.tree_args, ARGS_SUBTREES)
                 + k.alloc_blocks.dispatch(pass, &g.plan, 0, 1)
-                + k.place_blocks.dispatch(pass, &g.plan, 0, joins)
+                + k.place_blocks
+                    .dispatch(pass, &g.plan, 0, joins * PLACE_GROUPS)
         });
         steps += self.pass(encoder, 2, |pass| {
             k.tables
