@@ -327,7 +327,7 @@ fn later(s: &Shape, out: &mut Vec<Step>) {
 
 /// The batch's visits as that many visits of [`VISIT_RATE_CHUNKS`] chunks: each visit's
 /// fixed part, and a share of a visit a chunk (the chunks it reads).
-pub(crate) fn rated_visits(s: &Shape) -> f64 {
+fn rated_visits(s: &Shape) -> f64 {
     let fixed = 1.0 - VISIT_RATE_CHUNKS * VISIT_CHUNK_SHARE;
     s.routes * fixed + s.visit_chunks * VISIT_CHUNK_SHARE
 }
