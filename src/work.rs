@@ -124,7 +124,8 @@ pub struct Work {
     /// Keys their moves and copies back wrote, each also one of their accesses.
     pub gpu_rest_writes: u64,
     /// Block count visits times the chunks of their block's tables (a visit reads each
-    /// chunk's entry): what the count's cost follows beside its visits.
+    /// chunk's entry), of the joins whose visits `visited_pairs` counts: what the count's
+    /// cost follows beside its visits.
     pub gpu_visit_chunks: u64,
     /// Leaves of two blocks the subtrees ordered.
     pub gpu_pair_leaves: u64,

@@ -86,7 +86,8 @@ pub(crate) enum Stat {
     /// The blocks' tables the block count's workgroups loaded, and the most one loaded.
     CountLoads,
     CountLoadsPeak,
-    /// Their visits times the chunks of each visited block's tables.
+    /// Their visits times the chunks of each visited block's tables, in fills without an
+    /// error (those a results row counts).
     VisitChunks,
 }
 

@@ -52,6 +52,9 @@ pub(super) struct Shares {
     weights: Vec<(Vec<f64>, f64)>,
     /// Each join's bytes of jobs, sides, description and carried words.
     uploads: Vec<f64>,
+    /// Each join's routes where its row counts them (no error): the block count keeps the
+    /// chunks of those visits only, so a join cut or queued again takes none of them.
+    counted_routes: Vec<f64>,
 }
 
 impl Shares {
@@ -78,7 +81,22 @@ impl Shares {
             .iter()
             .map(|s| s.request.upload_bytes() as f64)
             .collect();
-        Shares { weights, uploads }
+        let counted_routes = rows
+            .iter()
+            .map(|r| {
+                let counted = r[RESULT_STATUS as usize] & FILL_ERRORS == 0;
+                if counted {
+                    f64::from(r[RESULT_ROUTES as usize])
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        Shares {
+            weights,
+            uploads,
+            counted_routes,
+        }
     }
 
     /// The batch's counters `batch` split among its joins, each counter's parts adding up to
@@ -108,7 +126,7 @@ impl Shares {
             (|w| &mut w.gpu_pairs_written, &self.weights[0].0),
             (|w| &mut w.gpu_jobs, &self.weights[0].0),
             (|w| &mut w.gpu_count_loads, &self.weights[4].0),
-            (|w| &mut w.gpu_visit_chunks, &self.weights[4].0),
+            (|w| &mut w.gpu_visit_chunks, &self.counted_routes),
             (|w| &mut w.gpu_batches, &even),
             (|w| &mut w.gpu_dependent_steps, &even),
             (|w| &mut w.table_key_tests, &self.weights[2].0),

@@ -173,8 +173,11 @@ fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     }
     // Blocks whose tables this workgroup loaded: its longest stretch is these loads.
     var loads = 0u;
-    // Its visits times their blocks' chunks (each visit reads an entry of every chunk).
+    // Its visits times their blocks' chunks (each visit reads an entry of every chunk), of
+    // fills with no error: the visits a results row counts (a fill past the routes' room
+    // has some of its routes counted here, and is cut and joined again).
     var chunk_visits = 0u;
+    var live = false;
     loop {
         if (lo >= hi || b >= n) {
             break;
@@ -198,6 +201,7 @@ fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
                 hits = 0u;
             }
             fid = desc.y;
+            live = (atomicLoad(&results[row(fid) + RESULT_STATUS]) & FILL_ERRORS) == 0u;
         }
         let wts = info[INFO * b + 2u];
         let chunks = desc.x & 0xffu;
@@ -220,7 +224,7 @@ fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
         // (mod 16), the j0-th of the stage and every 16th after it.
         let first = max(lo, start);
         let last = min(hi, end);
-        chunk_visits = chunk_visits + (last - first) * chunks;
+        chunk_visits = chunk_visits + select(0u, (last - first) * chunks, live);
         let j0 = (lo + half - first) & 15u;
         for (var s = first; s < last; s = s + STAGE) {
             workgroupBarrier();

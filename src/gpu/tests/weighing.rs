@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::common::{brute, gpu, join_keys, keys};
 use crate::gpu::join::{weights_fit, GpuJoiner};
 use crate::gpu::layout::JOIN_SWAP;
+use crate::gpu::slot::Capacity;
 
 /// A weighing of a join's pairs: the west classes' factors, whether the east side is stored
 /// (its queries then carry the factors), and the classes the west and east keys take.
@@ -114,6 +115,35 @@ fn every_chunk_count_and_weighing_equals_brute_force() {
             );
         }
     }
+}
+
+/// A join past the routes' room counts some of its visits before it is cut; those are not
+/// its parts' visits, so its chunks are not counted either: the chunks a visit reads follow
+/// the visits `visited_pairs` counts, as the span model prices them together.
+#[test]
+fn a_cut_joins_visit_chunks_are_its_parts_visits_chunks() {
+    let Some(gpu) = gpu("a_cut_joins_visit_chunks_are_its_parts_visits_chunks") else {
+        return;
+    };
+    let mut rng = fastrand::Rng::with_seed(5);
+    let live = (1 << 61) - 1;
+    // One block of seven chunks, met by most of 400 queries.
+    let chunks = 7u32;
+    let west = keys(&mut rng, 512, 5 * chunks - 2, 0.2);
+    let east = keys(&mut rng, 400, 5 * chunks - 2, 0.2);
+    let want = brute(&west, &east, [1; 4], live);
+    let mut cap = Capacity::of_budget(&gpu.device, 64 << 20);
+    cap.routes = 150;
+    let tight = GpuJoiner::with_capacity(Arc::clone(&gpu.device), cap, 1 << 12, None);
+    let (count, work) = join_keys(&tight, &west, &east, [1; 4], live, 0);
+    assert_eq!((count, work.hits), (Some(want.0), want.1));
+    assert!(work.regenerations >= 2, "not cut: {work:?}");
+    assert_eq!(work.blocks_built, work.regenerations + 1, "a block a part");
+    assert_eq!(
+        work.gpu_visit_chunks,
+        work.visited_pairs * u64::from(chunks),
+        "{work:?}"
+    );
 }
 
 #[test]
