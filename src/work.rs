@@ -150,6 +150,14 @@ pub struct Work {
     /// Stored keys of the joins cut for room, once a cut: what a GPU holding them whole
     /// moves at its trees' roots, where their parts' trees began below.
     pub gpu_cut_keys: u64,
+    /// The tree's work of those joins' tries (their shares of their batches' counters, tree
+    /// work shared by keys): the top levels' accesses and writes. A GPU holding those joins
+    /// whole builds their trees once, as their parts and roots do.
+    pub gpu_tried_top_accesses: u64,
+    /// The tries' tiles of top levels split across workgroups (of `gpu_wide_tiles`).
+    pub gpu_tried_wide_tiles: u64,
+    /// The tries' subtrees' accesses and writes.
+    pub gpu_tried_rest_accesses: u64,
     /// Peak (the most of any one batch; peaks combine by the largest, never by the sum): the
     /// top levels' chain, each level's busiest workgroup's accesses added over the levels.
     pub gpu_top_chain_peak: u64,
@@ -268,7 +276,7 @@ impl Work {
         ]
     }
 
-    fn counts(&self) -> [u64; 47] {
+    fn counts(&self) -> [u64; 50] {
         [
             self.quarter_placements,
             self.half_pairs_tested,
@@ -317,10 +325,13 @@ impl Work {
             self.gpu_top_writes,
             self.gpu_rest_writes,
             self.gpu_visit_chunks,
+            self.gpu_tried_top_accesses,
+            self.gpu_tried_wide_tiles,
+            self.gpu_tried_rest_accesses,
         ]
     }
 
-    fn counts_mut(&mut self) -> [&mut u64; 47] {
+    fn counts_mut(&mut self) -> [&mut u64; 50] {
         [
             &mut self.quarter_placements,
             &mut self.half_pairs_tested,
@@ -369,6 +380,9 @@ impl Work {
             &mut self.gpu_top_writes,
             &mut self.gpu_rest_writes,
             &mut self.gpu_visit_chunks,
+            &mut self.gpu_tried_top_accesses,
+            &mut self.gpu_tried_wide_tiles,
+            &mut self.gpu_tried_rest_accesses,
         ]
     }
 
@@ -565,7 +579,7 @@ const PEAK_NAMES: [&str; 15] = [
 ];
 
 /// The names of the counts, in [`Work::counters`] order (the field names).
-const COUNT_NAMES: [&str; 47] = [
+const COUNT_NAMES: [&str; 50] = [
     "quarter_placements",
     "half_pairs_tested",
     "keys_built",
@@ -613,6 +627,9 @@ const COUNT_NAMES: [&str; 47] = [
     "gpu_top_writes",
     "gpu_rest_writes",
     "gpu_visit_chunks",
+    "gpu_tried_top_accesses",
+    "gpu_tried_wide_tiles",
+    "gpu_tried_rest_accesses",
 ];
 
 /// The names of the times, in [`Work::counters`] order (the field names).

@@ -13,9 +13,10 @@ use crate::gpu::slot::Capacity;
 /// routes the arenas), the parts' half join is taken out (their pairs tested, and the
 /// pairs written and jobs in the same proportion), and the cut joins' stored keys are moved
 /// once more, at a top level split across workgroups: the root's, which their parts' trees
-/// began below. The rest of the parts' work stays (their trees and routing, about the whole
-/// join's, and more where a try built a tree before it was cut), so the figure errs on the
-/// side of too much. Anything else, or a sample from before these counters, is `s` itself.
+/// began below. The tries' trees, built before their joins were cut, are taken out too
+/// (where the sample counted them). The rest of the parts' work stays (their trees and
+/// routing, about the whole join's), so the figure errs on the side of too much. Anything
+/// else, or a sample from before these counters, is `s` itself.
 pub(crate) fn held_whole(s: &StratumWork, cap: &Capacity) -> StratumWork {
     let rooms = [
         ("gpu_cut_stored_peak", fill_cap(cap, false)),
@@ -38,6 +39,21 @@ pub(crate) fn held_whole(s: &StratumWork, cap: &Capacity) -> StratumWork {
             *v *= keep;
         }
     }
+    untried(
+        &mut out,
+        "gpu_tried_top_accesses",
+        ["gpu_top_accesses", "gpu_top_writes"],
+    );
+    untried(
+        &mut out,
+        "gpu_tried_wide_tiles",
+        ["gpu_wide_tiles", "gpu_wide_tiles"],
+    );
+    untried(
+        &mut out,
+        "gpu_tried_rest_accesses",
+        ["gpu_rest_accesses", "gpu_rest_writes"],
+    );
     let root_tiles = s.get("gpu_cut_keys") / f64::from(WIDE_TILE);
     *out.counters.entry("gpu_wide_tiles").or_default() += root_tiles;
     for name in ["gpu_wide_levels_peak", "gpu_top_levels_peak"] {
@@ -48,6 +64,26 @@ pub(crate) fn held_whole(s: &StratumWork, cap: &Capacity) -> StratumWork {
     let peak = out.counters.entry("gpu_fill_blocks_peak").or_default();
     *peak = peak.max(blocks);
     out
+}
+
+/// Takes the tries' work `tried` out of the two counters `of` that hold it (the same one
+/// twice where one does), in proportion to them.
+fn untried(s: &mut StratumWork, tried: &str, of: [&'static str; 2]) {
+    let t = s.get(tried);
+    let total = if of[0] == of[1] {
+        s.get(of[0])
+    } else {
+        s.get(of[0]) + s.get(of[1])
+    };
+    if t <= 0.0 || total <= 0.0 {
+        return;
+    }
+    let keep = (1.0 - t / total).clamp(0.0, 1.0);
+    for name in if of[0] == of[1] { &of[..1] } else { &of[..] } {
+        if let Some(v) = s.counters.get_mut(name) {
+            *v *= keep;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -64,6 +100,13 @@ mod tests {
             ("gpu_jobs", 50.0),
             ("gpu_cut_keys", 8.0 * f64::from(WIDE_TILE)),
             ("gpu_wide_tiles", 20.0),
+            ("gpu_top_accesses", 300.0),
+            ("gpu_top_writes", 100.0),
+            ("gpu_tried_top_accesses", 100.0),
+            ("gpu_tried_wide_tiles", 5.0),
+            ("gpu_rest_accesses", 900.0),
+            ("gpu_rest_writes", 100.0),
+            ("gpu_tried_rest_accesses", 500.0),
             ("gpu_cut_stored_peak", 1000.0),
             ("gpu_cut_queries_peak", 1000.0),
             ("gpu_cut_blocks_peak", blocks),
@@ -77,7 +120,7 @@ mod tests {
     }
 
     #[test]
-    fn a_cut_join_a_gpu_holds_whole_makes_its_half_join_once_and_its_root_level_more() {
+    fn a_cut_join_a_gpu_holds_whole_makes_its_half_join_and_tree_once_and_its_root_level_more() {
         let cap = Capacity::of(3 << 30, u64::from(u32::MAX));
         let s = sample(f64::from(cap.blocks));
         let whole = held_whole(&s, &cap);
@@ -85,8 +128,14 @@ mod tests {
         assert!((at("half_pairs_tested") - 400.0).abs() < 1e-9);
         assert!((at("gpu_pairs_written") - 200.0).abs() < 1e-9);
         assert!((at("gpu_jobs") - 20.0).abs() < 1e-9);
-        // The roots' keys moved once: eight tiles more, on a level split across workgroups.
-        assert!((at("gpu_wide_tiles") - 28.0).abs() < 1e-9);
+        // The tries' trees out (a quarter of the top levels' work, a quarter of the tiles,
+        // half the subtrees'), then the roots' keys moved once: eight tiles more, on a
+        // level split across workgroups.
+        assert!((at("gpu_top_accesses") - 225.0).abs() < 1e-9);
+        assert!((at("gpu_top_writes") - 75.0).abs() < 1e-9);
+        assert!((at("gpu_wide_tiles") - 23.0).abs() < 1e-9);
+        assert!((at("gpu_rest_accesses") - 450.0).abs() < 1e-9);
+        assert!((at("gpu_rest_writes") - 50.0).abs() < 1e-9);
         assert_eq!(at("gpu_wide_levels_peak"), 1.0);
         assert_eq!(at("gpu_fill_blocks_peak"), f64::from(cap.blocks));
         // Nothing else moves.

@@ -280,6 +280,15 @@ fn a_join_past_the_blocks_room_is_cut_and_exact() {
     // it whole needs: its keys, and blocks and routes past the tight room.
     assert_eq!((whole.gpu_part_pairs, whole.gpu_cut_keys), (0, 0));
     assert_eq!(whole.gpu_cut_blocks_peak, 0);
+    // Its try's share of the tree's work is noted, a part of what the parts' counters hold.
+    let tried = whole.gpu_tried_top_accesses + whole.gpu_tried_rest_accesses;
+    assert_eq!((tried, whole.gpu_tried_wide_tiles), (0, 0));
+    let tried = parts.gpu_tried_top_accesses + parts.gpu_tried_rest_accesses;
+    let built = parts.gpu_top_accesses
+        + parts.gpu_top_writes
+        + parts.gpu_rest_accesses
+        + parts.gpu_rest_writes;
+    assert!(tried > 0 && tried < built, "{parts:?}");
     assert_eq!(
         parts.half_pairs_tested - parts.gpu_part_pairs,
         whole.half_pairs_tested
