@@ -139,13 +139,6 @@ impl Loop {
 /// Notes in `work` what a join cut after its try (whose results row is `row`) needs of a
 /// batch to run whole: its stored keys and queries, as its half join counted them all, and
 /// the blocks and routes its try measured (its parts' add up at the end: [`Whole`]).
-/// Notes a cut try's own share of its batches' tree work (`work`: what the try did).
-fn note_tried(work: &mut Work) {
-    work.gpu_tried_top_accesses += work.gpu_top_accesses + work.gpu_top_writes;
-    work.gpu_tried_wide_tiles += work.gpu_wide_tiles;
-    work.gpu_tried_rest_accesses += work.gpu_rest_accesses + work.gpu_rest_writes;
-}
-
 fn note_cut(row: &[u32], work: &mut Work) {
     let size = |r: u32| u64::from(row[(RESULT_SIZES + r) as usize]);
     let stored = size(stored_role(row));
@@ -156,4 +149,11 @@ fn note_cut(row: &[u32], work: &mut Work) {
     let routes = u64::from(row[RESULT_ROUTES as usize]);
     work.gpu_cut_blocks_peak = work.gpu_cut_blocks_peak.max(blocks);
     work.gpu_cut_routes_peak = work.gpu_cut_routes_peak.max(routes);
+}
+
+/// Notes a cut try's own share of its batches' tree work (`work`: what the try did).
+fn note_tried(work: &mut Work) {
+    work.gpu_tried_top_accesses += work.gpu_top_accesses + work.gpu_top_writes;
+    work.gpu_tried_wide_tiles += work.gpu_wide_tiles;
+    work.gpu_tried_rest_accesses += work.gpu_rest_accesses + work.gpu_rest_writes;
 }

@@ -42,17 +42,13 @@ pub(crate) fn held_whole(s: &StratumWork, cap: &Capacity) -> StratumWork {
     untried(
         &mut out,
         "gpu_tried_top_accesses",
-        ["gpu_top_accesses", "gpu_top_writes"],
+        &["gpu_top_accesses", "gpu_top_writes"],
     );
-    untried(
-        &mut out,
-        "gpu_tried_wide_tiles",
-        ["gpu_wide_tiles", "gpu_wide_tiles"],
-    );
+    untried(&mut out, "gpu_tried_wide_tiles", &["gpu_wide_tiles"]);
     untried(
         &mut out,
         "gpu_tried_rest_accesses",
-        ["gpu_rest_accesses", "gpu_rest_writes"],
+        &["gpu_rest_accesses", "gpu_rest_writes"],
     );
     let root_tiles = s.get("gpu_cut_keys") / f64::from(WIDE_TILE);
     *out.counters.entry("gpu_wide_tiles").or_default() += root_tiles;
@@ -66,20 +62,15 @@ pub(crate) fn held_whole(s: &StratumWork, cap: &Capacity) -> StratumWork {
     out
 }
 
-/// Takes the tries' work `tried` out of the two counters `of` that hold it (the same one
-/// twice where one does), in proportion to them.
-fn untried(s: &mut StratumWork, tried: &str, of: [&'static str; 2]) {
+/// Takes the tries' work `tried` out of the counters `of` that hold it, in proportion to them.
+fn untried(s: &mut StratumWork, tried: &str, of: &[&'static str]) {
     let t = s.get(tried);
-    let total = if of[0] == of[1] {
-        s.get(of[0])
-    } else {
-        s.get(of[0]) + s.get(of[1])
-    };
+    let total: f64 = of.iter().map(|name| s.get(name)).sum();
     if t <= 0.0 || total <= 0.0 {
         return;
     }
     let keep = (1.0 - t / total).clamp(0.0, 1.0);
-    for name in if of[0] == of[1] { &of[..1] } else { &of[..] } {
+    for name in of {
         if let Some(v) = s.counters.get_mut(name) {
             *v *= keep;
         }
